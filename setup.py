@@ -1,0 +1,37 @@
+"""Build script: the Cython extension list and one directive dict.
+
+Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
+Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging),
+and ``SOSL_ONLY=_linear,_kernel`` to build a subset of the extensions.
+"""
+import os
+from glob import glob
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+CHECKS = os.environ.get("SOSL_BOUNDSCHECK", "0") == "1"
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": CHECKS,
+    "wraparound": CHECKS,
+    "cdivision": True,
+    "initializedcheck": CHECKS,
+}
+ONLY = {s for s in os.environ.get("SOSL_ONLY", "").split(",") if s}
+
+stems = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob("sosl/_core/_*.pyx"))
+extensions = [
+    Extension(
+        f"sosl._core.{stem}",
+        [f"sosl/_core/{stem}.pyx"],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"],
+    )
+    for stem in stems
+    if not ONLY or stem in ONLY
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))

@@ -1,0 +1,1 @@
+"""Compiled kernels (``_*.pyx``) and their NumPy references (``_*_ref.py``)."""
