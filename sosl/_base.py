@@ -22,7 +22,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["BaseOnlineAUC", "check_scalar_param"]
@@ -67,6 +67,16 @@ def check_scalar_param(value, name, *, low=None, high=None, allow_none=False,
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}, got {value!r}")
     return int(value) if integer else float(value)
+
+
+def _check_binary(y, classes):
+    """Refuse multiclass targets with scikit-learn's standard message (plus the labels)."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError(
+            "Only binary classification is supported. The type of the target is "
+            f"{y_type}; labels found: {classes.tolist()[:6]}"
+        )
 
 
 class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
@@ -127,6 +137,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                              ensure_min_samples=1)
         check_classification_targets(y)
         classes = np.unique(y)
+        _check_binary(y, classes)
         if classes.shape[0] != 2:
             raise ValueError(
                 f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
@@ -172,6 +183,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if first:
             if classes is None:
                 classes = np.unique(y)
+                _check_binary(y, classes)
                 if classes.shape[0] != 2:
                     raise ValueError(
                         "classes=[negative_label, positive_label] must be passed on the first "
