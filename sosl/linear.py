@@ -13,7 +13,7 @@ class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
     _loss = LOSS_M
-    _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_")
+    _state_names = ("coef_", "means_", "covariances_", "counts_")
 
     def _validate_params_(self):
         check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
@@ -24,7 +24,6 @@ class _LinearSOSL(BaseOnlineAUC):
     def _init_state(self, n_features):
         return {
             "coef_": np.zeros(n_features),
-            "intercept_": 0.0,
             "means_": np.zeros((2, n_features)),
             "covariances_": np.zeros((2, n_features, n_features)),
             "counts_": np.zeros(2, dtype=np.int64),
@@ -37,18 +36,17 @@ class _LinearSOSL(BaseOnlineAUC):
             X, s, order, state["coef_"], state["means_"], state["covariances_"],
             state["counts_"], state["t_"], float(self.lam), eta, self._loss, np.zeros(3 * p),
         )
-        state["intercept_"] = self._threshold(state)
 
-    @staticmethod
-    def _threshold(state):
-        """Midpoint of the projected class means: -w.(xbar+ + xbar-)/2 (0 until both are seen).
+    @property
+    def intercept_(self):
+        """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both are seen).
 
         AUC ignores any offset; this one only serves ``predict``. With both class means
         kept, their projected midpoint is the natural cut between the two classes.
         """
-        if np.any(state["counts_"] == 0):
+        if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        return float(-0.5 * state["coef_"] @ (state["means_"][0] + state["means_"][1]))
+        return float(-0.5 * self.coef_ @ (self.means_[0] + self.means_[1]))
 
     def _decision(self, X):
         return X @ self.coef_ + self.intercept_
