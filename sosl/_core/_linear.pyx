@@ -4,7 +4,9 @@
 One ``nogil`` loop over the samples in a given order; no validation, no allocation of
 results. The NumPy reference with the same signature, one line per equation, is
 :mod:`sosl._core._linear_ref`; see it for the symbol table and conventions.
-Cost per round: O(p^2) (one matrix-vector product with Sigma and one rank-one update).
+Cost per round: O(p^2) (one matrix-vector product with Sigma and one rank-one update),
+both on the upper triangle only: the covariances are symmetric, so the lower triangles are
+left stale during the pass and mirrored from the upper ones once at its end.
 """
 
 from libc.math cimport sqrt
@@ -15,7 +17,7 @@ cdef int LOSS_S = 1
 
 cdef inline void welford_update(const double* x, double* xbar, double* Sigma,
                                 long long* N, double* d_old, Py_ssize_t p) noexcept nogil:
-    """Eqs. (15)-(18) in centered (Welford) form, in place."""
+    """Eqs. (15)-(18) in centered (Welford) form, in place, on the upper triangle of Sigma."""
     cdef Py_ssize_t j, k
     cdef double n, dj
     N[0] += 1
@@ -25,8 +27,35 @@ cdef inline void welford_update(const double* x, double* xbar, double* Sigma,
         xbar[j] += d_old[j] / n
     for j in range(p):
         dj = d_old[j]
-        for k in range(p):
+        for k in range(j, p):
             Sigma[j * p + k] += (dj * (x[k] - xbar[k]) - Sigma[j * p + k]) / n
+
+
+cdef inline double sym_matvec(const double* S, const double* w, double* Sw,
+                              Py_ssize_t p) noexcept nogil:
+    """Sw = S w from the upper triangle of the symmetric S; returns w' S w."""
+    cdef Py_ssize_t j, k
+    cdef double acc, wj, s2 = 0.0
+    for j in range(p):
+        Sw[j] = 0.0
+    for j in range(p):
+        wj = w[j]
+        acc = S[j * p + j] * wj
+        for k in range(j + 1, p):
+            acc += S[j * p + k] * w[k]
+            Sw[k] += S[j * p + k] * wj
+        Sw[j] += acc
+    for j in range(p):
+        s2 += w[j] * Sw[j]
+    return s2
+
+
+cdef inline void mirror_upper(double* S, Py_ssize_t p) noexcept nogil:
+    """Copy the upper triangle of S into its lower triangle."""
+    cdef Py_ssize_t j, k
+    for j in range(p):
+        for k in range(j + 1, p):
+            S[k * p + j] = S[j * p + k]
 
 
 def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
@@ -40,10 +69,10 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     """
     cdef Py_ssize_t p = X.shape[1]
     cdef Py_ssize_t m = order.shape[0]
-    cdef Py_ssize_t r, i, j, k
+    cdef Py_ssize_t r, i, j
     cdef long long t = t0
     cdef int own, opp
-    cdef double y, eta_t, mu, b, s2, A, coef_a, coef_S, acc
+    cdef double y, eta_t, mu, b, s2, A, coef_a, coef_S
     cdef double* a = &work[0]
     cdef double* Sw = &work[p]
     cdef double* d_old = &work[2 * p]
@@ -72,13 +101,7 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 for j in range(p):
                     a[j] = y * (x[j] - xbar[opp, j])
                     mu += w[j] * a[j]
-                s2 = 0.0
-                for j in range(p):
-                    acc = 0.0
-                    for k in range(p):
-                        acc += S[j * p + k] * w[k]
-                    Sw[j] = acc
-                    s2 += w[j] * acc
+                s2 = sym_matvec(S, &w[0], Sw, p)
                 b = 1.0 - mu
                 if loss == LOSS_M:
                     if s2 < 0.0:
@@ -99,4 +122,6 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             else:
                 for j in range(p):
                     w[j] -= eta_t * (lam * w[j])
+        mirror_upper(&Sigma[0, 0, 0], p)
+        mirror_upper(&Sigma[1, 0, 0], p)
     return t
