@@ -1,0 +1,574 @@
+"""The linear online baselines of the paper's Table 2, plus SOLAM.
+
+* :class:`Perceptron` and :class:`PAI` -- accuracy-oriented online classifiers;
+* :class:`OAM` -- online AUC maximization with reservoir-sampled buffers
+  (``update='seq'`` is OAM_seq, ``update='gra'`` is OAM_gra);
+* :class:`OLUBAUC` -- online learning on a univariate bound of the AUC risk
+  (a reconstruction, see its docstring);
+* :class:`SOLAM` -- stochastic online AUC maximization, O(p) time and memory per round;
+* :class:`AdaOAM` -- one-pass square-loss AUC gradient with AdaGrad steps, O(p^2).
+
+All share the API of :class:`sosl.OAUCM`: one online pass per ``fit``/``partial_fit``
+in the order given, ``classes_[1]`` positive, transactional state, pickling mid-stream.
+Each runs a typed kernel of :mod:`sosl._core._baselines` beside its NumPy reference in
+:mod:`sosl._core._baselines_ref`.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._base import BaseOnlineAUC, check_scalar_param
+from ._core import _baselines
+from ._core._baselines_ref import OAM_GRA, OAM_SEQ
+
+__all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
+
+
+class _LinearBaseline(BaseOnlineAUC):
+    """Scores ``X @ coef_ + intercept_``; subclasses define the state and the pass."""
+
+    def _validate_params_(self):
+        pass
+
+    def _decision(self, X):
+        return X @ self.coef_ + self.intercept_
+
+
+class Perceptron(_LinearBaseline):
+    """Rosenblatt's perceptron, no bias: one online pass of mistake-driven updates.
+
+    A round with ``s_t w.x_t <= 0`` (a mistake, or a point on the boundary) adds
+    ``s_t x_t`` to ``w``; other rounds leave ``w`` unchanged. It minimizes no AUC loss;
+    the paper uses it as an accuracy-oriented baseline. Starting from ``w = 0`` the
+    learned direction is invariant to a step size, so there is no hyper-parameter.
+
+    Parameters
+    ----------
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights w after the last round.
+    intercept_ : float
+        Always 0 (the perceptron of the paper has no bias).
+    t_, n_seen_ : int
+        Rounds played (instances seen) since ``fit`` or the first ``partial_fit``.
+    classes_ : ndarray of shape (2,)
+        The labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+        Number of features.
+
+    Notes
+    -----
+    Equal to ``sklearn.linear_model.Perceptron(fit_intercept=False, shuffle=False,
+    max_iter=1, tol=None)`` on the same rows (tested). Cost per round O(p), memory O(p).
+
+    References
+    ----------
+    F. Rosenblatt. The perceptron: a probabilistic model for information storage and
+    organization in the brain. Psychological Review, 65(6):386-408, 1958.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import Perceptron
+    >>> X = np.array([[1.0, 0.5], [-1.0, -0.2], [0.8, 0.1], [-0.6, -0.9]])
+    >>> Perceptron().fit(X, [1, 0, 1, 0]).coef_
+    array([1. , 0.5])
+    """
+
+    _state_names = ("coef_", "intercept_")
+
+    def __init__(self, shuffle=False, random_state=None):
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _init_state(self, n_features):
+        return {"coef_": np.zeros(n_features), "intercept_": 0.0}
+
+    def _run_pass(self, state, X, s, order):
+        state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
+
+
+class PAI(_LinearBaseline):
+    """PA-I, the passive-aggressive online classifier with aggressiveness C.
+
+    Round t solves min_w 1/2 ||w - w_t||^2 + C xi subject to
+    ``1 - s_t w.x_t <= xi, xi >= 0``, whose solution is
+
+        w_{t+1} = w_t + tau_t s_t x_t,  tau_t = min(C, max(0, 1 - s_t w_t.x_t) / ||x_t||^2).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Aggressiveness C > 0 (the largest step tau_t).
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights w after the last round.
+    intercept_ : float
+        Always 0 (no bias, as in the paper's baseline).
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    A row with ``x_t = 0`` gives no direction and is skipped (as scikit-learn does).
+    Equal to scikit-learn's PA-I (``SGDClassifier(loss='hinge', penalty=None,
+    learning_rate='pa1', eta0=C, fit_intercept=False, shuffle=False, max_iter=1)``) on
+    the same rows (tested). Cost per round O(p), memory O(p).
+
+    References
+    ----------
+    K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz, Y. Singer. Online
+    passive-aggressive algorithms. JMLR, 7:551-585, 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import PAI
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> PAI(C=0.5).fit(X, [1, 0]).coef_
+    array([ 0.5, -0.5])
+    """
+
+    _state_names = ("coef_", "intercept_")
+
+    def __init__(self, C=1.0, shuffle=False, random_state=None):
+        self.C = C
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params_(self):
+        check_scalar_param(self.C, "C", low=0.0)
+
+    def _init_state(self, n_features):
+        return {"coef_": np.zeros(n_features), "intercept_": 0.0}
+
+    def _run_pass(self, state, X, s, order):
+        state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
+                                          float(self.C))
+
+
+_OAM_UPDATES = {"seq": OAM_SEQ, "gra": OAM_GRA}
+
+
+class OAM(_LinearBaseline):
+    """OAM: online AUC maximization with two reservoir-sampled buffers (OAM_seq, OAM_gra).
+
+    Round t compares ``x_t`` with the buffered instances of the other class through the
+    pairwise hinge loss ``max(0, 1 - s_t w.(x_t - x))`` and minimizes, approximately,
+
+        1/2 ||w - w_t||^2 + C_t sum_{x in B^{other}} max(0, 1 - s_t w.(x_t - x)),
+        C_t = C max(1, N_t^{other} / buffer_size),
+
+    where the weight C_t makes the buffer stand for all N_t^{other} instances of its
+    class seen so far. ``update='seq'`` takes one PA-style step per buffered instance,
+    ``tau = min(C_t/2, loss / ||x_t - x||^2)``; ``update='gra'`` one gradient step
+    ``w += (C_t/2) s_t sum_{active x} (x_t - x)`` evaluated at ``w_t``. Then ``x_t``
+    enters its own class's buffer by reservoir sampling, so each buffer is a uniform
+    sample of its class.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty C > 0 of the pairwise losses.
+    update : {'seq', 'gra'}, default='seq'
+        Sequential (OAM_seq) or gradient (OAM_gra) update of the classifier.
+    buffer_size : int, default=100
+        Capacity of each buffer (N_+ = N_-; 100 in the paper).
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seeds the reservoir sampling (and the shuffling with ``shuffle=True``). The
+        generator state is kept in ``rng_state_``, so a pickled model continues the same
+        random stream.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights w after the last round.
+    intercept_ : float
+        ``-coef_ @ (mean(B^-) + mean(B^+)) / 2`` (0 until both buffers hold an
+        instance): puts the ``predict`` threshold midway between the projected buffer
+        means. AUC ignores it.
+    buffers_ : ndarray of shape (2, buffer_size, n_features)
+        The buffers, row k for ``classes_[k]``; only the first ``buffer_fill_[k]`` slots
+        are used.
+    buffer_fill_ : ndarray of shape (2,)
+        Number of instances in each buffer.
+    counts_ : ndarray of shape (2,)
+        Instances seen per class (N_t^-, N_t^+).
+    rng_state_ : ndarray of shape (1,), uint64
+        State of the splitmix64 generator of the reservoir sampling.
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    Reservoir sampling follows "Algorithm R": the k-th instance of a class (k >
+    buffer_size) draws j uniform in {0, ..., k-1} and replaces slot j if j < buffer_size.
+    The random numbers come from a splitmix64 generator seeded from ``random_state``
+    (written identically in the kernel and the NumPy reference). A pair whose difference
+    ``x_t - x`` is 0 (a duplicate) is skipped by the sequential update. Cost per round
+    O(buffer_size p), memory O(buffer_size p).
+
+    References
+    ----------
+    P. Zhao, S. C. H. Hoi, R. Jin, T. Yang. Online AUC maximization. ICML 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import OAM
+    >>> from sosl.metrics import auc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=400) > 1).astype(int)
+    >>> model = OAM(C=0.1, random_state=0).fit(X, y)
+    >>> bool(auc(y, model.decision_function(X)) > 0.9)
+    True
+    """
+
+    _state_names = ("coef_", "intercept_", "buffers_", "buffer_fill_", "counts_",
+                    "rng_state_")
+
+    def __init__(self, C=1.0, update="seq", buffer_size=100, shuffle=False,
+                 random_state=None):
+        self.C = C
+        self.update = update
+        self.buffer_size = buffer_size
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params_(self):
+        check_scalar_param(self.C, "C", low=0.0)
+        check_scalar_param(self.buffer_size, "buffer_size", low=1, include_low=True,
+                           integer=True)
+        if not isinstance(self.update, str) or self.update not in _OAM_UPDATES:
+            raise ValueError(f"update must be 'seq' or 'gra', got {self.update!r}")
+
+    def _init_state(self, n_features):
+        seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
+                                                             dtype=np.int64)
+        return {
+            "coef_": np.zeros(n_features),
+            "intercept_": 0.0,
+            "buffers_": np.zeros((2, int(self.buffer_size), n_features)),
+            "buffer_fill_": np.zeros(2, dtype=np.int64),
+            "counts_": np.zeros(2, dtype=np.int64),
+            "rng_state_": np.array([seed], dtype=np.uint64),
+        }
+
+    def _run_pass(self, state, X, s, order):
+        self._validate_params_()
+        if state["buffers_"].shape[1] != self.buffer_size:
+            raise ValueError(
+                f"buffer_size={self.buffer_size} differs from the fitted buffers' size "
+                f"{state['buffers_'].shape[1]}; call fit to start again with a new size")
+        p = X.shape[1]
+        state["t_"] = _baselines.oam_pass(
+            X, s, order, state["coef_"], state["buffers_"], state["buffer_fill_"],
+            state["counts_"], state["rng_state_"], state["t_"], float(self.C),
+            _OAM_UPDATES[self.update], np.zeros(2 * p))
+        state["intercept_"] = self._threshold(state)
+
+    @staticmethod
+    def _threshold(state):
+        fill = state["buffer_fill_"]
+        if np.any(fill == 0):
+            return 0.0
+        B = state["buffers_"]
+        mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
+        return float(-state["coef_"] @ mid)
+
+
+class OLUBAUC(_LinearBaseline):
+    """OL-UBAUC: online learning on a univariate (one-instance) bound of the AUC risk.
+
+    Reconstruction (the online algorithm of Lyu & Ying could not be read in full; see
+    Notes). For any threshold c, a mis-ranked pair has ``f(x+) <= c`` or
+    ``f(x-) >= c``, so ``1 - AUC <= P(f <= c | +) + P(f >= c | -)``: a bound with one
+    instance per term and each class weighted by the inverse of its frequency. Round t
+    takes one subgradient step in ``(w, c)`` on
+
+        lam/2 ||w||^2 + omega_t max(0, 1 - s_t (w.x_t - c)),  omega_t = t / (2 N_t^{s_t}),
+
+    with eta_t = 1/(lam t) (``eta=None``; the step of the O(log T) regret bound for
+    strongly convex losses, hence untuned as in the paper) or a constant ``eta``.
+
+    Parameters
+    ----------
+    lam : float, default=1e-2
+        Tikhonov weight lambda (> 0; may be 0 only with a constant ``eta``).
+    eta : float or None, default=None
+        None gives eta_t = 1/(lam t); a positive float a constant step.
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights w after the last round.
+    intercept_ : float
+        ``-c``, minus the learned threshold (AUC ignores it).
+    threshold_ : ndarray of shape (1,)
+        The threshold c.
+    counts_ : ndarray of shape (2,)
+        Instances seen per class.
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    Lyu & Ying (2018) bound the AUC risk through the ranks of the predictions and show
+    the ranking can be avoided, giving a univariate objective learned in O(p) time and
+    memory per round. Their exact online update was not available to us; the
+    class-balanced univariate hinge bound above has the same properties (one instance
+    per term, linear cost, a threshold learned with w) and is the version implemented.
+    Its AUC figures are therefore not those of the paper's OL-UBAUC column.
+
+    References
+    ----------
+    S. Lyu, Y. Ying. A univariate bound of area under ROC. arXiv:1804.05981, 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import OLUBAUC
+    >>> from sosl.metrics import auc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=400) > 1).astype(int)
+    >>> model = OLUBAUC(lam=0.01).fit(X, y)
+    >>> bool(auc(y, model.decision_function(X)) > 0.9)
+    True
+    """
+
+    _state_names = ("coef_", "intercept_", "threshold_", "counts_")
+
+    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
+        self.lam = lam
+        self.eta = eta
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params_(self):
+        check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
+        check_scalar_param(self.eta, "eta", low=0.0, allow_none=True)
+        if self.eta is None and self.lam == 0:
+            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+
+    def _init_state(self, n_features):
+        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+                "threshold_": np.zeros(1), "counts_": np.zeros(2, dtype=np.int64)}
+
+    def _run_pass(self, state, X, s, order):
+        eta = -1.0 if self.eta is None else float(self.eta)
+        state["t_"] = _baselines.ubauc_pass(X, s, order, state["coef_"], state["threshold_"],
+                                            state["counts_"], state["t_"], float(self.lam),
+                                            eta)
+        state["intercept_"] = float(-state["threshold_"][0])
+
+
+class SOLAM(_LinearBaseline):
+    """SOLAM: stochastic online AUC maximization by a saddle-point formulation.
+
+    The expected pairwise square loss, p(1-p) E[(1 - w.(x - x'))^2 | y = 1, y' = -1],
+    equals ``min_{a,b} max_alpha E[F(w, a, b, alpha; x, y)]`` (Theorem 1 of the paper) with
+
+        F = (1-p)(w.x - a)^2 [y=1] + p (w.x - b)^2 [y=-1]
+            + 2(1 + alpha)(p w.x [y=-1] - (1-p) w.x [y=1]) - p(1-p) alpha^2,
+
+    p the fraction of positives. Each round takes one projected stochastic gradient
+    step, descent in v = (w, a, b) and ascent in alpha, with gamma_t = eta / sqrt(t)
+    and the running estimate of p; the model is the gamma-weighted average of the
+    iterates. O(p) time and memory per round.
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+        Step constant zeta > 0 of gamma_t = zeta / sqrt(t).
+    radius : float, default=10.0
+        Radius R > 0 of the domain ``||w|| <= R, |a|, |b| <= R, |alpha| <= 2R``.
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The averaged weights wbar (``v_avg_[:n_features]``) used to score.
+    intercept_ : float
+        ``-(abar + bbar) / 2``, the midpoint of the averaged class score means a and b
+        (AUC ignores it).
+    v_ : ndarray of shape (n_features + 2,)
+        The current iterate (w, a, b).
+    v_avg_ : ndarray of shape (n_features + 2,)
+        Its gamma-weighted average (wbar, abar, bbar).
+    alpha_ : ndarray of shape (2,)
+        The dual iterate alpha and its weighted average.
+    step_sum_ : ndarray of shape (1,)
+        Sum of the steps gamma_1 + ... + gamma_t.
+    counts_ : ndarray of shape (2,)
+        Instances seen per class; p_hat = counts_[1] / t_.
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    The domain uses kappa = 1 (kappa = sup ||x|| in the paper; the features are assumed
+    scaled) and the initial point is v = 0, alpha = 0, which the paper leaves free.
+    p is estimated by the fraction of positives seen so far, including the current one.
+
+    References
+    ----------
+    Y. Ying, L. Wen, S. Lyu. Stochastic online AUC maximization. NeurIPS 29, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import SOLAM
+    >>> from sosl.metrics import auc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=400) > 1).astype(int)
+    >>> model = SOLAM(eta=0.5, radius=10.0).fit(X, y)
+    >>> bool(auc(y, model.decision_function(X)) > 0.9)
+    True
+    """
+
+    _state_names = ("coef_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+
+    def __init__(self, eta=1.0, radius=10.0, shuffle=False, random_state=None):
+        self.eta = eta
+        self.radius = radius
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params_(self):
+        check_scalar_param(self.eta, "eta", low=0.0)
+        check_scalar_param(self.radius, "radius", low=0.0)
+
+    def _init_state(self, n_features):
+        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+                "v_": np.zeros(n_features + 2), "v_avg_": np.zeros(n_features + 2),
+                "alpha_": np.zeros(2), "step_sum_": np.zeros(1),
+                "counts_": np.zeros(2, dtype=np.int64)}
+
+    def _run_pass(self, state, X, s, order):
+        p = X.shape[1]
+        state["t_"] = _baselines.solam_pass(
+            X, s, order, state["v_"], state["v_avg_"], state["alpha_"], state["step_sum_"],
+            state["counts_"], state["t_"], float(self.eta), float(self.radius))
+        state["coef_"] = state["v_avg_"][:p].copy()
+        state["intercept_"] = float(-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1]))
+
+
+class AdaOAM(_LinearBaseline):
+    """AdaOAM: OPAUC's one-pass square-loss gradient with AdaGrad per-feature steps.
+
+    Round t compares ``x_t`` with all earlier instances of the other class through their
+    mean c and covariance S only: with ``a = s_t (x_t - c)`` the loss
+
+        lam/2 ||w||^2 + 1/2 [(1 - w.a)^2 + w' S w]
+
+    is the average pairwise square loss against them (halved), and its gradient g_t is
+    applied with the diagonal AdaGrad scaling ``w_i -= eta g_ti / (delta + sqrt(sum_tau
+    g_taui^2))``, which adapts each feature's step to the gradients seen so far.
+
+    Parameters
+    ----------
+    lam : float, default=1e-2
+        Tikhonov weight lambda >= 0.
+    eta : float, default=0.1
+        AdaGrad step eta > 0.
+    delta : float, default=1e-8
+        AdaGrad smoothing delta >= 0 added to the root of the summed squared gradients.
+    shuffle : bool, default=False
+        Visit the rows of each batch in a seeded random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling (used only with ``shuffle=True``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights w after the last round.
+    intercept_ : float
+        ``-coef_ @ (means_[0] + means_[1]) / 2`` (0 until both classes are seen); AUC
+        ignores it.
+    means_ : ndarray of shape (2, n_features)
+        Class means (row k for ``classes_[k]``).
+    covariances_ : ndarray of shape (2, n_features, n_features)
+        Class covariances (normalized by the count), updated in Welford's form.
+    counts_ : ndarray of shape (2,)
+        Instances seen per class.
+    grad_sq_ : ndarray of shape (n_features,)
+        Per-feature sum of the squared gradients.
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`Perceptron`.
+
+    Notes
+    -----
+    The moment statistics make a round cost O(p^2) time and the model O(p^2) memory, like
+    :class:`sosl.OAUCS`, whose loss is twice this one's. A feature whose gradients have
+    all been 0 (with ``delta=0``) is not moved (0/0 guard).
+
+    References
+    ----------
+    Y. Ding, P. Zhao, S. C. H. Hoi, Y.-S. Ong. An adaptive gradient method for online
+    AUC maximization. AAAI 2015. W. Gao, L. Wang, R. Jin, S. Zhu, Z.-H. Zhou. One-pass
+    AUC optimization. Artificial Intelligence, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import AdaOAM
+    >>> from sosl.metrics import auc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=400) > 1).astype(int)
+    >>> model = AdaOAM(lam=0.01, eta=0.1).fit(X, y)
+    >>> bool(auc(y, model.decision_function(X)) > 0.9)
+    True
+    """
+
+    _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
+
+    def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None):
+        self.lam = lam
+        self.eta = eta
+        self.delta = delta
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _validate_params_(self):
+        check_scalar_param(self.lam, "lam", low=0.0, include_low=True)
+        check_scalar_param(self.eta, "eta", low=0.0)
+        check_scalar_param(self.delta, "delta", low=0.0, include_low=True)
+
+    def _init_state(self, n_features):
+        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+                "means_": np.zeros((2, n_features)),
+                "covariances_": np.zeros((2, n_features, n_features)),
+                "counts_": np.zeros(2, dtype=np.int64), "grad_sq_": np.zeros(n_features)}
+
+    def _run_pass(self, state, X, s, order):
+        p = X.shape[1]
+        state["t_"] = _baselines.adaoam_pass(
+            X, s, order, state["coef_"], state["means_"], state["covariances_"],
+            state["counts_"], state["grad_sq_"], state["t_"], float(self.lam),
+            float(self.eta), float(self.delta), np.zeros(4 * p))
+        if np.any(state["counts_"] == 0):
+            state["intercept_"] = 0.0
+        else:
+            mid = 0.5 * (state["means_"][0] + state["means_"][1])
+            state["intercept_"] = float(-state["coef_"] @ mid)

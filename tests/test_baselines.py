@@ -1,0 +1,378 @@
+"""Tests of the linear baselines: Perceptron, PA-I, OAM (seq/gra), OL-UBAUC, SOLAM, AdaOAM.
+
+Kernel == NumPy reference at rtol 1e-12 on streams with edge cases, one mutant of each
+reference caught, cross-checks against scikit-learn's Perceptron and PA-I, fit ==
+partial_fit over chunks, pickle mid-stream, seeded reservoir sampling, bad input.
+"""
+
+import inspect
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sosl import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
+from sosl._core import _baselines as K
+from sosl._core import _baselines_ref as R
+from sosl.metrics import auc
+
+RTOL = 1e-12
+
+
+# -- streams -----------------------------------------------------------------------------
+def _stream(kind, seed):
+    """(X, s) of a named test stream; labels +-1.0."""
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        X = rng.uniform(-1, 1, (300, 4))
+        s = np.where(rng.random(300) < 0.3, 1.0, -1.0)
+    elif kind == "one_class_first":       # 60 negatives before any positive
+        X = rng.normal(size=(250, 3))
+        s = np.where(rng.random(250) < 0.5, 1.0, -1.0)
+        s[:60] = -1.0
+    elif kind == "duplicates":            # rows repeated, also with both labels
+        base = rng.normal(size=(15, 3))
+        idx = rng.integers(0, 15, 250)
+        X = base[idx].copy()
+        s = np.where(rng.random(250) < 0.4, 1.0, -1.0)
+    elif kind == "p1":
+        X = rng.normal(size=(200, 1))
+        s = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1.0, -1.0)
+    elif kind == "single":                # a pass over one instance
+        X = rng.normal(size=(1, 3))
+        s = np.array([1.0])
+    else:  # pragma: no cover
+        raise ValueError(kind)
+    return np.ascontiguousarray(X), s
+
+
+STREAMS = ["random", "one_class_first", "duplicates", "p1", "single"]
+
+
+# -- one runner per learner: fresh state, run a pass module (kernel or reference) -------
+def _run(name, mod, X, s, order, t0=0, fn=None):
+    p = X.shape[1]
+    if name == "perceptron":
+        st = {"w": np.zeros(p)}
+        t = (fn or mod.perceptron_pass)(X, s, order, st["w"], t0)
+    elif name == "pa1":
+        st = {"w": np.zeros(p)}
+        t = (fn or mod.pa1_pass)(X, s, order, st["w"], t0, 0.3)
+    elif name in ("oam_seq", "oam_gra"):
+        st = {"w": np.zeros(p), "B": np.zeros((2, 6, p)), "nB": np.zeros(2, np.int64),
+              "N": np.zeros(2, np.int64), "rng": np.array([12345], np.uint64)}
+        upd = R.OAM_SEQ if name == "oam_seq" else R.OAM_GRA
+        args = (X, s, order, st["w"], st["B"], st["nB"], st["N"], st["rng"], t0, 0.2, upd)
+        if fn is None and mod is K:
+            t = K.oam_pass(*args, np.zeros(2 * p))
+        else:
+            t = (fn or R.oam_pass)(*args)
+    elif name == "ubauc":
+        st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, -1.0)
+    elif name == "ubauc_c":
+        st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, 0.1)
+    elif name == "solam":
+        st = {"v": np.zeros(p + 2), "v_avg": np.zeros(p + 2), "alpha": np.zeros(2),
+              "G": np.zeros(1), "N": np.zeros(2, np.int64)}
+        t = (fn or mod.solam_pass)(X, s, order, st["v"], st["v_avg"], st["alpha"], st["G"],
+                                   st["N"], t0, 0.7, 2.0)
+    elif name == "adaoam":
+        st = {"w": np.zeros(p), "xbar": np.zeros((2, p)), "Sigma": np.zeros((2, p, p)),
+              "N": np.zeros(2, np.int64), "G2": np.zeros(p)}
+        args = (X, s, order, st["w"], st["xbar"], st["Sigma"], st["N"], st["G2"], t0, 0.01,
+                0.2, 1e-3)
+        t = K.adaoam_pass(*args, np.zeros(4 * p)) if (fn is None and mod is K) else \
+            (fn or R.adaoam_pass)(*args)
+    else:  # pragma: no cover
+        raise ValueError(name)
+    st["t"] = t
+    return st
+
+
+LEARNERS = ["perceptron", "pa1", "oam_seq", "oam_gra", "ubauc", "ubauc_c", "solam",
+            "adaoam"]
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=1e-14, err_msg=key)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=key)
+
+
+@pytest.mark.parametrize("kind", STREAMS)
+@pytest.mark.parametrize("name", LEARNERS)
+def test_kernel_equals_reference(name, kind):
+    X, s = _stream(kind, seed=3)
+    for order in (np.arange(X.shape[0], dtype=np.intp),
+                  np.random.default_rng(7).permutation(X.shape[0]).astype(np.intp)):
+        ker = _run(name, K, X, s, order, t0=4)
+        ref = _run(name, R, X, s, order, t0=4)
+        _assert_same(ker, ref)
+        assert ker["t"] == 4 + X.shape[0]
+        floats = [np.asarray(v) for v in ker.values() if np.asarray(v).dtype.kind == "f"]
+        assert any(np.any(v != 0.0) for v in floats), "the compared state is trivially zero"
+
+
+def test_kernel_empty_order_is_a_no_op():
+    X, s = _stream("random", 0)
+    for name in LEARNERS:
+        st = _run(name, K, X, s, np.zeros(0, dtype=np.intp), t0=9)
+        assert st["t"] == 9
+        assert not np.any(st["w" if "w" in st else "v"])
+
+
+def test_oam_reservoir_replaces_and_matches():
+    """Long stream, small buffer: replacements happen, draws are identical."""
+    X, s = _stream("random", 11)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    ker = _run("oam_seq", K, X, s, order)
+    ref = _run("oam_seq", R, X, s, order)
+    assert int(ker["rng"][0]) != 12345                     # the generator was used
+    assert np.array_equal(ker["B"], ref["B"])
+    # the buffers hold instances of their class only, not just the first ones seen
+    for k, lab in ((0, -1.0), (1, 1.0)):
+        rows = X[s == lab]
+        assert all(any(np.array_equal(b, r) for r in rows) for b in ker["B"][k])
+        assert not np.array_equal(ker["B"][k], rows[:6])
+
+
+def _mutant(func, old, new):
+    """The reference ``func`` with one source line changed (must change exactly one)."""
+    src = inspect.getsource(func)
+    assert src.count(old) == 1, old
+    ns = dict(vars(R))
+    exec(compile(src.replace(old, new), "<mutant>", "exec"), ns)
+    return ns[func.__name__]
+
+
+MUTANTS = {
+    "perceptron": (R.perceptron_pass, "w += y * x", "w -= y * x"),
+    "pa1": (R.pa1_pass, "tau = min(C, loss / sq)", "tau = loss / sq"),
+    "oam_seq": (R.oam_pass, "C_t = C * max(1.0, N[o] / budget)", "C_t = C"),
+    "oam_gra": (R.oam_pass, "active = y * (D @ w) <= 1.0", "active = y * (D @ w) <= 0.0"),
+    "ubauc": (R.ubauc_pass, "omega = t / (2.0 * N[k])", "omega = 1.0"),
+    "solam": (R.solam_pass, "al + gamma * g_al", "al - gamma * g_al"),
+    "adaoam": (R.adaoam_pass, "g = g - (1.0 - w @ a) * a + Sigma[opp] @ w",
+               "g = g - (1.0 - w @ a) * a"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_reference_is_caught(name):
+    func, old, new = MUTANTS[name]
+    bad = _mutant(func, old, new)
+    good = _mutant(func, old, old)                          # recompiled, unchanged
+    X, s = _stream("random", 5)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    ker = _run(name, K, X, s, order)
+    _assert_same(ker, _run(name, R, X, s, order, fn=good))
+    with pytest.raises(AssertionError):
+        _assert_same(ker, _run(name, R, X, s, order, fn=bad))
+
+
+# -- cross-checks with scikit-learn ------------------------------------------------------
+def test_perceptron_equals_sklearn():
+    from sklearn.linear_model import Perceptron as SkPerceptron
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5))
+    y = (X @ rng.normal(size=5) + 0.8 * rng.normal(size=300) > 0).astype(int)
+    sk = SkPerceptron(fit_intercept=False, shuffle=False, max_iter=1, tol=None, eta0=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sk.fit(X, y)
+    ours = Perceptron().fit(X, y)
+    assert np.any(ours.coef_ != 0)
+    np.testing.assert_allclose(ours.coef_, sk.coef_.ravel(), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0])
+def test_pai_equals_sklearn_pa1(C):
+    from sklearn.linear_model import SGDClassifier
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 5))
+    X[17] = 0.0                                             # a zero row is skipped by both
+    y = (X @ rng.normal(size=5) + 0.8 * rng.normal(size=300) > 0).astype(int)
+    sk = SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=C,
+                       fit_intercept=False, shuffle=False, max_iter=1, tol=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sk.fit(X, y)
+    ours = PAI(C=C).fit(X, y)
+    assert np.any(ours.coef_ != 0)
+    np.testing.assert_allclose(ours.coef_, sk.coef_.ravel(), rtol=1e-12, atol=1e-13)
+
+
+# -- estimator API ------------------------------------------------------------------------
+def _estimators():
+    return [Perceptron(), PAI(C=0.5), OAM(C=0.3, buffer_size=8, random_state=0),
+            OAM(C=0.3, update="gra", buffer_size=8, random_state=0), OLUBAUC(lam=0.05),
+            OLUBAUC(lam=0.01, eta=0.05), SOLAM(eta=0.5, radius=5.0),
+            AdaOAM(lam=0.01, eta=0.1, delta=1e-3)]
+
+
+def _data(seed=0, n=240, p=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = np.where(X[:, 0] - 0.5 * X[:, 1] + 0.5 * rng.normal(size=n) > 0.6, "pos", "neg")
+    return X, y
+
+
+def _state(est):
+    return {name: getattr(est, name) for name in est._state_names + ("t_", "n_seen_")}
+
+
+def _assert_states_equal(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_fit_equals_partial_fit_in_chunks(est):
+    X, y = _data()
+    whole = pickle.loads(pickle.dumps(est)).fit(X, y)
+    chunked = pickle.loads(pickle.dumps(est))
+    bounds = [0, 1, 8, 9, 60, 130, X.shape[0]]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        chunked.partial_fit(X[lo:hi], y[lo:hi], classes=["neg", "pos"])
+    _assert_states_equal(_state(whole), _state(chunked))
+    assert whole.t_ == X.shape[0]
+    assert np.any(whole.coef_ != 0)
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_pickle_mid_stream_then_continue(est):
+    X, y = _data(1)
+    a = pickle.loads(pickle.dumps(est)).partial_fit(X[:100], y[:100])
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[100:], y[100:])
+    b.partial_fit(X[100:], y[100:])
+    _assert_states_equal(_state(a), _state(b))
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_learns_a_ranking(est):
+    """Each learner ranks a linearly separable-ish stream well (AUC well above 1/2)."""
+    X, y = _data(2, n=600)
+    model = pickle.loads(pickle.dumps(est)).fit(X, y)
+    assert auc(y == "pos", model.decision_function(X)) > 0.85
+
+
+def test_oam_seeded_reproducibility():
+    X, y = _data(3, n=300)
+    a = OAM(buffer_size=5, random_state=42).fit(X, y)
+    b = OAM(buffer_size=5, random_state=42).fit(X, y)
+    c = OAM(buffer_size=5, random_state=43).fit(X, y)
+    _assert_states_equal(_state(a), _state(b))
+    assert not np.array_equal(a.buffers_, c.buffers_)
+    r1 = OAM(buffer_size=5, random_state=np.random.RandomState(0)).fit(X, y)
+    r2 = OAM(buffer_size=5, random_state=np.random.RandomState(0)).fit(X, y)
+    _assert_states_equal(_state(r1), _state(r2))
+
+
+def test_oam_buffer_weighting_and_counts():
+    X, y = _data(4, n=300)
+    model = OAM(buffer_size=7, random_state=0).fit(X, y)
+    n_pos = int(np.sum(y == "pos"))
+    np.testing.assert_array_equal(model.counts_, [X.shape[0] - n_pos, n_pos])
+    np.testing.assert_array_equal(model.buffer_fill_, [7, 7])
+
+
+@pytest.mark.parametrize("est, match", [
+    (PAI(C=-1.0), "C must be"),
+    (PAI(C="1"), "C must be"),
+    (OAM(update="foo"), "update must be"),
+    (OAM(buffer_size=0), "buffer_size must be"),
+    (OAM(buffer_size=2.5), "buffer_size must be"),
+    (OLUBAUC(lam=0.0), "lam must be"),
+    (OLUBAUC(lam=0.1, eta=-1.0), "eta must be"),
+    (SOLAM(radius=0.0), "radius must be"),
+    (SOLAM(eta=float("nan")), "eta must be"),
+    (AdaOAM(delta=-1.0), "delta must be"),
+    (AdaOAM(eta=0.0), "eta must be"),
+])
+def test_bad_hyper_parameters(est, match):
+    X, y = _data()
+    with pytest.raises((ValueError, TypeError), match=match):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
+def test_bad_batch_leaves_state_unchanged():
+    X, y = _data()
+    for est in _estimators():
+        est.fit(X, y)
+        before = pickle.dumps(_state(est))
+        X_bad = X[:5].copy()
+        X_bad[2, 1] = np.nan
+        with pytest.raises(ValueError):
+            est.partial_fit(X_bad, y[:5])
+        with pytest.raises(ValueError):
+            est.partial_fit(X[:5, :2], y[:5])
+        assert pickle.dumps(_state(est)) == before
+
+
+def test_oam_buffer_size_change_mid_stream_is_refused():
+    X, y = _data()
+    model = OAM(buffer_size=5, random_state=0).partial_fit(X[:50], y[:50])
+    before = model.buffers_.copy()
+    model.set_params(buffer_size=6)
+    with pytest.raises(ValueError, match="buffer_size"):
+        model.partial_fit(X[50:], y[50:])
+    np.testing.assert_array_equal(model.buffers_, before)
+    assert model.t_ == 50
+
+
+def test_adaoam_zero_delta_guard_matches_reference():
+    """delta = 0 and all-zero gradients (one class first, w = 0): no 0/0, same as NumPy."""
+    X, s = _stream("one_class_first", 8)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    states = []
+    for mod in (K, R):
+        p = X.shape[1]
+        st = [np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p)), np.zeros(2, np.int64),
+              np.zeros(p)]
+        args = (X, s, order, *st, 0, 0.0, 0.3, 0.0)
+        mod.adaoam_pass(*args, np.zeros(4 * p)) if mod is K else mod.adaoam_pass(*args)
+        states.append(st)
+    for a, b in zip(*states):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+    assert np.all(np.isfinite(states[0][0])) and np.any(states[0][0] != 0)
+
+
+def _inclusion_counts(pass_fn, n_items=40, budget=5, n_seeds=1500, use_kernel=True):
+    """How often each of n_items positives ends in the buffer, over seeds 0..n_seeds-1."""
+    X = np.arange(n_items, dtype=np.float64).reshape(-1, 1) + 1.0
+    s = np.ones(n_items)
+    order = np.arange(n_items, dtype=np.intp)
+    counts = np.zeros(n_items, dtype=np.int64)
+    for seed in range(n_seeds):
+        st = [np.zeros(1), np.zeros((2, budget, 1)), np.zeros(2, np.int64),
+              np.zeros(2, np.int64), np.array([seed], np.uint64)]
+        args = (X, s, order, *st, 0, 1.0, R.OAM_SEQ)
+        pass_fn(*args, np.zeros(2)) if use_kernel else pass_fn(*args)
+        counts[st[1][1, :, 0].astype(np.int64) - 1] += 1
+    return counts
+
+
+def test_oam_reservoir_is_uniform():
+    """Algorithm R keeps each instance with probability budget / n: counts within 6 sd."""
+    n_items, budget, n_seeds = 40, 5, 1500
+    mean = n_seeds * budget / n_items
+    sd = np.sqrt(mean * (1 - budget / n_items))
+    counts = _inclusion_counts(K.oam_pass, n_items, budget, n_seeds)
+    assert counts.sum() == n_seeds * budget
+    assert np.all(np.abs(counts - mean) < 6 * sd), counts
+    # mutant: always replacing a slot once the buffer is full favours late instances
+    bad = _mutant(R.oam_pass, "if j < budget:", "j = j % budget\n            if True:")
+    bad_counts = _inclusion_counts(bad, n_items, budget, 300, use_kernel=False) * 5
+    assert not np.all(np.abs(bad_counts - mean) < 6 * sd)
