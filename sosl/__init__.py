@@ -3,11 +3,22 @@
 Public estimators (scikit-learn compatible binary classifiers trained by one online pass):
 
 * :class:`OAUCM` -- OAUC-M (step 1/(lam t)) and OAUC-M_c (constant ``eta``), psi_M loss;
-* :class:`OAUCS` -- OAUC-S (= OPAUC), psi_S loss.
+* :class:`OAUCS` -- OAUC-S (= OPAUC), psi_S loss;
+* :class:`OKAUCM`, :class:`OKAUCS` -- kernel OKAUC-M / OKAUC-S with budgeted buffers;
+* :class:`Perceptron`, :class:`PAI`, :class:`OAM`, :class:`OLUBAUC`, :class:`SOLAM`,
+  :class:`AdaOAM` -- the linear online baselines (:mod:`sosl.baselines`);
+* :class:`KOIL` -- the kernel baseline KOIL (k nearest opposite SVs, RS++ / FIFO++ buffers);
+* :class:`POLK` -- parsimonious online learning with kernels (functional SGD + KOMP,
+  :mod:`sosl.komp`).
 """
 
 from .linear import OAUCM, OAUCS
+from .kernel import OKAUCM, OKAUCS
+from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
+from .koil import KOIL
+from .polk import POLK
 
 __version__ = "0.1.0"
 
-__all__ = ["OAUCM", "OAUCS", "__version__"]
+__all__ = ["OAUCM", "OAUCS", "OKAUCM", "OKAUCS",
+           "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "KOIL", "POLK", "__version__"]

@@ -1,0 +1,213 @@
+# cython: language_level=3
+"""Typed kernel of the kernel second-order learners (Algorithms 2-4, eqs. 20-28).
+
+One ``nogil`` loop over the samples in a given order; no validation, no allocation of
+results. The NumPy reference with the same signature, one line per equation, is
+:mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
+and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
+stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
+Gram matrix, i.e. O(B^2 + B p) for budgets B.
+"""
+
+from libc.math cimport sqrt, fabs
+
+from sosl._core._kfun cimport kernel_eval
+
+cdef int LOSS_M = 0
+cdef int TRANSFER_OPTIMAL = 0
+
+
+def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+                double[:, ::1] SV, double[::1] alpha, double[:, ::1] G, double[::1] fb,
+                const long long[::1] cap, long long[::1] count, long long[::1] head,
+                long long t0, double lam, double eta, int loss, int kind, double gamma,
+                double degree, double coef0, int transfer, double[::1] work,
+                double[:, ::1] trace):
+    """Run Algorithm 2 over ``X[order]``; update the buffers in place.
+
+    ``work`` is scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
+    Returns the round counter after the pass. See
+    :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
+    """
+    cdef Py_ssize_t p = X.shape[1]
+    cdef Py_ssize_t m = order.shape[0]
+    cdef Py_ssize_t M = alpha.shape[0]
+    cdef double* kx = &work[0]
+    cdef double* d = &work[M]
+    cdef double* tmp = &work[2 * M]
+    cdef double* Gq
+    cdef double dq
+    cdef Py_ssize_t start[2]
+    cdef Py_ssize_t stop[2]
+    cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
+    cdef long long t = t0
+    cdef int own, opp, record
+    cdef const double* x
+    cdef double y, eta_t, kxx, fx, decay, mu, s2, b, A, sA, g, h, a_new, acc, aj
+    cdef double score, best_score, delta, krr, krj, N
+    if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M or SV.shape[0] != M
+            or fb.shape[0] != M or SV.shape[1] != p or cap[0] + cap[1] != M):
+        raise ValueError("kernel_pass: inconsistent buffer shapes (need M = cap[0] + cap[1] "
+                         "slots, G of shape (M, M), SV of shape (M, p), work of length 3 M)")
+    start[0] = 0
+    start[1] = cap[0]
+    record = trace.shape[0] == m and m > 0
+
+    with nogil:
+        for r_ in range(m):
+            i = order[r_]
+            t += 1
+            x = &X[i, 0]
+            y = s[i]
+            if y > 0:
+                own = 1
+                opp = 0
+            else:
+                own = 0
+                opp = 1
+            if eta > 0:
+                eta_t = eta
+            else:
+                eta_t = 1.0 / (lam * <double> t)
+            stop[0] = start[0] + count[0]
+            stop[1] = start[1] + count[1]
+            if record:
+                acc = 0.0
+                for c in range(2):
+                    for q in range(start[c], stop[c]):
+                        for l in range(2):
+                            for j in range(start[l], stop[l]):
+                                acc += alpha[q] * G[q, j] * alpha[j]
+                trace[r_, 1] = acc
+            # kernel row of x_t and f_t(x_t), eq. (20)
+            fx = 0.0
+            for c in range(2):
+                for q in range(start[c], stop[c]):
+                    kx[q] = kernel_eval(&SV[q, 0], x, p, kind, gamma, degree, coef0)
+                    fx += alpha[q] * kx[q]
+            kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+            decay = 1.0 - lam * eta_t
+            a_new = 0.0
+            if count[opp] > 0:
+                N = <double> count[opp]
+                mu = 0.0
+                for q in range(start[opp], stop[opp]):
+                    mu += fb[q]
+                mu /= N
+                s2 = 0.0
+                for q in range(start[opp], stop[opp]):
+                    s2 += (fb[q] - mu) * (fb[q] - mu)
+                s2 /= N
+                b = 1.0 - y * (fx - mu)
+                if loss == LOSS_M:
+                    A = b * b + s2
+                    if A > 0:
+                        sA = sqrt(A)
+                        g = 0.5 * (b + sA) / sA
+                        h = 1.0 / (2.0 * sA)
+                    else:
+                        g = 0.5
+                        h = 0.0
+                    if record:
+                        trace[r_, 0] = 0.5 * (b + sqrt(A))
+                    a_new = eta_t * y * g
+                    for q in range(start[opp], stop[opp]):
+                        d[q] = -(eta_t / N) * (y * g + h * (fb[q] - mu))
+                else:
+                    if record:
+                        trace[r_, 0] = 0.5 * (b * b + s2)
+                    a_new = eta_t * y * b
+                    for q in range(start[opp], stop[opp]):
+                        d[q] = -(eta_t / N) * (y * b + fb[q] - mu)
+                # f on the buffers and at x_t after the step, eq. (22)
+                # tmp = sum_q d_q G[q, :] accumulated row by row (q ascending): the same
+                # sums as a dot product per l, but independent across l, so they vectorize
+                for c in range(2):
+                    for l in range(start[c], stop[c]):
+                        tmp[l] = 0.0
+                for q in range(start[opp], stop[opp]):
+                    dq = d[q]
+                    Gq = &G[q, 0]
+                    for c in range(2):
+                        for l in range(start[c], stop[c]):
+                            tmp[l] += dq * Gq[l]
+                for c in range(2):
+                    for l in range(start[c], stop[c]):
+                        fb[l] = decay * fb[l] + tmp[l] + a_new * kx[l]
+                acc = 0.0
+                for q in range(start[opp], stop[opp]):
+                    acc += d[q] * kx[q]
+                fx = decay * fx + acc + a_new * kxx
+                for c in range(2):
+                    for q in range(start[c], stop[c]):
+                        alpha[q] = decay * alpha[q]
+                for q in range(start[opp], stop[opp]):
+                    alpha[q] += d[q]
+            else:
+                if record:
+                    trace[r_, 0] = 0.0
+                for c in range(2):
+                    for q in range(start[c], stop[c]):
+                        fb[q] = decay * fb[q]
+                        alpha[q] = decay * alpha[q]
+                fx = decay * fx
+            # Algorithm 4: insert x_t into its own buffer; FIFO removal + eq. (28) if full
+            if count[own] < cap[own]:
+                slot = start[own] + count[own]
+            else:
+                slot = start[own] + head[own]
+                head[own] = (head[own] + 1) % cap[own]
+                j = slot
+                aj = alpha[j]
+                rs = -2
+                best_score = 0.0
+                delta = 0.0
+                for q in range(start[own], stop[own] + 1):
+                    if q == j:
+                        continue
+                    if q == stop[own]:
+                        krr = kxx
+                        krj = kx[j]
+                    else:
+                        krr = G[q, q]
+                        krj = G[q, j]
+                    if krr <= 0:
+                        continue
+                    if transfer == TRANSFER_OPTIMAL:
+                        score = krj * krj / krr
+                    else:
+                        score = -fabs(krj)
+                    if rs == -2 or score > best_score:
+                        rs = q
+                        best_score = score
+                        delta = aj * krj / krr
+                for c in range(2):
+                    for l in range(start[c], stop[c]):
+                        fb[l] -= aj * G[j, l]
+                fx -= aj * kx[j]
+                if rs == stop[own]:
+                    for c in range(2):
+                        for l in range(start[c], stop[c]):
+                            fb[l] += delta * kx[l]
+                    fx += delta * kxx
+                    a_new += delta
+                elif rs >= 0:
+                    for c in range(2):
+                        for l in range(start[c], stop[c]):
+                            fb[l] += delta * G[rs, l]
+                    fx += delta * kx[rs]
+                    alpha[rs] += delta
+            if count[own] < cap[own]:
+                count[own] += 1
+                stop[own] += 1
+            for j in range(p):
+                SV[slot, j] = x[j]
+            for c in range(2):
+                for l in range(start[c], stop[c]):
+                    if l != slot:
+                        G[slot, l] = kx[l]
+                        G[l, slot] = kx[l]
+            G[slot, slot] = kxx
+            alpha[slot] = a_new
+            fb[slot] = fx
+    return t

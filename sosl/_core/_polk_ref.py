@@ -1,0 +1,123 @@
+"""NumPy implementation of POLK: functional SGD projected by KOMP (Koppel et al.).
+
+One line per equation of "Parsimonious Online Learning with Kernels via Sparse
+Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
+eqs. (12), (17)-(18)). The projection is :func:`sosl.komp.komp_prune` (Algorithm 1),
+which runs in the typed core :mod:`sosl._core._komp` (tested against its NumPy/LAPACK
+reference in :mod:`sosl.komp`). This module is the implementation used by
+:class:`sosl.POLK`: there is no typed POLK loop, because the dictionary changes size every
+round (no fixed-size state for a ``nogil`` pass) and the per-round cost is the O(M^3)
+projection; the Python overhead of the loop is about half of a round at M ~ 20.
+
+Symbols
+-------
+=========  ==============================================  ============================
+symbol     paper                                           public name
+=========  ==============================================  ============================
+D          D_t, kernel dictionary (M_t x p, rows)           ``support_vectors_``
+w          w_t, weights of f_t = w . k_D(.)                 ``dual_coef_``
+Kdd        K_{D_t, D_t}, Gram matrix of the dictionary     ``gram_``
+s          y_t in {-1, +1}                                  ``classes_[1]`` -> +1
+eta_t      step size (constant, or eta / (1 + lam eta t))  ``eta``, ``schedule``
+lam        lambda, Tikhonov weight                         ``lam``
+eps_t      KOMP budget epsilon_t                           ``epsilon``, ``parsimony``
+Kpar       parsimony constant K in eps = K eta^{3/2}       ``parsimony``
+M          model order (dictionary size)                   ``model_orders_``
+=========  ==============================================  ============================
+
+Conventions
+-----------
+* ``loss`` 0 = hinge max(0, 1 - y z), 1 = logistic log(1 + exp(-y z)),
+  2 = square (z - y)^2 / 2; l'(z, y) is the derivative in z (for the hinge the
+  subgradient -y where y z < 1, else 0).
+* ``eta_t``: constant ``eta`` (Theorem 4) or, with ``schedule=1``, the diminishing
+  eta / (1 + lam eta t), which is O(1/t) and always < 1/lam as Theorem 3 requires.
+* ``eps_t``: if ``epsilon >= 0`` it is used as given; otherwise the paper's choices,
+  Kpar eta^{3/2} (constant step, Theorem 4) or Kpar eta_t^2 (diminishing, Theorem 3).
+"""
+
+import numpy as np
+
+from ..kernels import kernel_diag, kernel_matrix
+from ..komp import komp_prune
+
+__all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "loss_value", "loss_derivative",
+           "step_size", "komp_budget", "polk_step", "polk_pass"]
+
+LOSS_HINGE = 0
+LOSS_LOGISTIC = 1
+LOSS_SQUARE = 2
+
+
+def loss_value(z, y, loss):
+    """l(z, y) for the three losses (z = f(x), y in {-1, +1})."""
+    if loss == LOSS_HINGE:
+        return np.maximum(0.0, 1.0 - y * z)
+    if loss == LOSS_LOGISTIC:
+        return np.logaddexp(0.0, -y * z)
+    return 0.5 * (z - y) ** 2
+
+
+def loss_derivative(z, y, loss):
+    """l'(z, y) = d l(z, y) / d z, the scalar factor of the functional gradient (eq. 10)."""
+    if loss == LOSS_HINGE:
+        return -y if y * z < 1.0 else 0.0
+    if loss == LOSS_LOGISTIC:
+        return -y * 0.5 * (1.0 - np.tanh(0.5 * y * z))       # -y / (1 + exp(y z)), overflow-free
+    return z - y
+
+
+def step_size(t, eta, lam, schedule):
+    """eta_t: constant (schedule 0) or eta / (1 + lam eta t) (schedule 1)."""
+    return eta if schedule == 0 else eta / (1.0 + lam * eta * t)
+
+
+def komp_budget(eta_t, epsilon, parsimony, schedule):
+    """eps_t: ``epsilon`` if >= 0, else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Theorem 3)."""
+    if epsilon >= 0:
+        return epsilon
+    return parsimony * eta_t ** 1.5 if schedule == 0 else parsimony * eta_t ** 2
+
+
+def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
+    """One round of Algorithm 2; returns ``(D, w, Kdd, f_x, error)``.
+
+    ``kern`` is a dict with ``kernel, gamma, degree, coef0`` for :func:`kernel_matrix`.
+    """
+    kx = kernel_matrix(D, x[None, :], **kern)[:, 0]                    # k_D(x_t)
+    f_x = float(w @ kx)                                                 # f_t(x_t) = w_t . k_D(x_t)
+    g = loss_derivative(f_x, y, loss)                                   # l'(f_t(x_t), y_t)
+    w_tilde = np.append((1.0 - eta_t * lam) * w, -eta_t * g)            # eq. (18): weights of f~
+    D_tilde = np.vstack([D, x[None, :]])                                # eq. (18): D~ = [D_t, x_t]
+    kxx = kernel_diag(x[None, :], **kern)[0]
+    K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
+    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, return_error=True)   # Algorithm 1
+    return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
+
+
+def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony, loss, kern):
+    """Run POLK over ``X[order]`` starting from ``(D, w, Kdd)`` after ``t0`` rounds.
+
+    Returns
+    -------
+    D, w, Kdd : the final dictionary, weights and Gram matrix
+    t : int, the round counter after the pass
+    orders : ndarray of int of shape (len(order),), model order M_{t+1} after each round
+    errors : ndarray of shape (len(order),), ||f~_{t+1} - f_{t+1}||_H of each projection
+    budgets : ndarray of shape (len(order),), the budget eps_t of each projection
+    """
+    m = order.shape[0]
+    orders = np.empty(m, dtype=np.int64)
+    errors = np.empty(m)
+    budgets = np.empty(m)
+    t = t0
+    for r in range(m):
+        i = order[r]
+        t += 1
+        eta_t = step_size(t, eta, lam, schedule)
+        eps_t = komp_budget(eta_t, epsilon, parsimony, schedule)
+        D, w, Kdd, _, err = polk_step(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t, loss, kern)
+        orders[r] = D.shape[0]
+        errors[r] = err
+        budgets[r] = eps_t
+    return D, w, Kdd, t, orders, errors, budgets

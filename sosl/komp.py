@@ -1,0 +1,297 @@
+"""Destructive kernel orthogonal matching pursuit (KOMP) with pre-fitting.
+
+A function of a reproducing kernel Hilbert space given by a finite expansion
+
+    f = sum_i alpha_i k(d_i, .)          (dictionary d_1..d_M, weights alpha)
+
+is compressed by removing dictionary elements one at a time. At each stage the element
+whose removal costs the least Hilbert-norm error is removed, the error being measured
+after re-fitting the remaining weights by least squares in the RKHS (the orthogonal
+projection of the *original* f onto the span of the remaining elements). The removals
+stop as soon as the next one would make ||f - f_new||_H exceed ``epsilon``. This is
+Algorithm 1 of Koppel et al. (POLK), "destructive KOMP with pre-fitting" of Vincent &
+Bengio (2002, Section 2.3).
+
+Two implementations with the same steps and tie rules: the typed core
+:mod:`sosl._core._komp` (plain loops, the default ``backend="cython"``) and the NumPy/LAPACK
+reference in this module (``backend="numpy"``); they keep the same elements and give the
+same function to rounding (tested; with exactly duplicated points either copy may be kept).
+
+Everything is expressed through the Gram matrix ``K`` of the dictionary, so the function
+does not depend on the kernel or on the data: it serves POLK (:class:`sosl.POLK`) and
+any learner that wants to compress a kernel expansion (e.g. ``OKAUCM(budget_policy='komp')``).
+
+Symbols
+-------
+========  ===============================================  ======================
+symbol    paper (Koppel et al.)                             here
+========  ===============================================  ======================
+K         K_{D,D}, Gram matrix of the dictionary             ``K``
+alpha     w~, weights of the function to compress f~         ``alpha``
+b         K alpha, inner products <k(d_i, .), f~>_H          -
+I         index set of the dictionary kept so far            ``kept``
+w         least-squares weights on I, K_II^{-1} b_I          ``new_alpha``
+G         K_II^{-1}                                          -
+gamma_j   error of f~ when d_j is removed and w re-fitted    -
+epsilon   epsilon_t, the approximation budget                ``epsilon``
+========  ===============================================  ======================
+
+How the costs are computed (O(M^2) per removal, O(M^3) once)
+------------------------------------------------------------
+With I the current index set, w = G b_I the current fit and e^2 = ||f~ - w.k_I||^2 its
+squared error, removing j in I and re-fitting gives the squared error
+
+    gamma_j^2 = e^2 + w_j^2 / G_jj,
+
+because f~ - P_I f~ is orthogonal to span(I) and the extra error is the component of
+w_j k(d_j, .) orthogonal to the other elements (1/G_jj is the squared distance of
+k(d_j, .) to their span). After removing j the inverse and the fit are downdated by
+
+    G <- G_{-j,-j} - G_{-j,j} G_{j,-j} / G_jj,     w <- w_{-j} - G_{-j,j} w_j / G_jj.
+
+Departure from the paper (numerical rank)
+-----------------------------------------
+A Gram matrix can be singular or numerically singular (repeated points; many points
+under a wide Gaussian). A pivoted Cholesky factorization (LAPACK ``dpstrf``) first finds
+a maximal subset whose squared distances to the span of the previously chosen ones
+exceed ``rtol * max_i K_ii``; the remaining elements lie (numerically) in the span of that
+subset and are removed first, as one group, if the error of the projection onto the
+subset is within ``epsilon`` (it is at the level of rounding). In exact arithmetic this
+is what the greedy search would do (each of these removals costs ~0). If even that
+group cannot be removed within ``epsilon`` (``epsilon`` below the numerical resolution,
+e.g. ``epsilon = 0``), the dictionary is returned unchanged. The returned weights are
+re-solved on the kept set with a fresh Cholesky factorization (not the downdated ones).
+"""
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotri, dpstrf
+from threadpoolctl import ThreadpoolController
+
+try:
+    from ._core import _komp
+except ImportError:                                  # pragma: no cover - extension not built
+    _komp = None
+
+__all__ = ["komp_prune", "komp_error", "komp_prune_bruteforce", "single_thread_blas"]
+
+_CONTROLLER = []
+
+
+def single_thread_blas():
+    """Context manager limiting BLAS to one thread (cheap after the first call).
+
+    KOMP makes small dense LAPACK calls; on a loaded machine a threaded BLAS makes them
+    10-100x slower (threads spinning for cores that are busy), so they run single-threaded.
+    """
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def _as_gram(K, alpha):
+    K = np.asarray(K, dtype=np.float64)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be a square matrix, got shape {K.shape}")
+    if alpha.ndim != 1 or alpha.shape[0] != K.shape[0]:
+        raise ValueError(f"alpha must have shape ({K.shape[0]},), got {alpha.shape}")
+    if not (np.isfinite(K).all() and np.isfinite(alpha).all()):
+        raise ValueError("K and alpha must be finite")
+    return 0.5 * (K + K.T), alpha
+
+
+def komp_error(K, alpha, kept, new_alpha):
+    """Hilbert-norm distance ||f - f_new||_H between two expansions on one dictionary.
+
+    Parameters
+    ----------
+    K : ndarray of shape (M, M)
+        Gram matrix of the full dictionary.
+    alpha : ndarray of shape (M,)
+        Weights of f.
+    kept : ndarray of int of shape (m,)
+        Indices (into the dictionary) of the elements used by f_new.
+    new_alpha : ndarray of shape (m,)
+        Weights of f_new on those elements.
+
+    Returns
+    -------
+    error : float
+        sqrt((alpha - beta)' K (alpha - beta)) with beta = new_alpha embedded at ``kept``.
+    """
+    K = np.asarray(K, dtype=np.float64)
+    diff = np.array(alpha, dtype=np.float64)
+    diff[np.asarray(kept, dtype=np.intp)] -= np.asarray(new_alpha, dtype=np.float64)
+    return float(np.sqrt(max(diff @ K @ diff, 0.0)))
+
+
+def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cython"):
+    """Compress f = sum_i alpha_i k(d_i, .) by destructive KOMP with pre-fitting.
+
+    Repeatedly removes the dictionary element whose removal, with the remaining weights
+    re-fitted by least squares in the RKHS, gives the smallest error ||f - f_new||_H,
+    as long as that error stays <= ``epsilon`` (Algorithm 1 of Koppel et al.). The error
+    is always measured against the original f, so it does not accumulate beyond
+    ``epsilon``. The last element may be removed too (f_new = 0) if ||f||_H <= epsilon.
+
+    Parameters
+    ----------
+    K : array-like of shape (M, M)
+        Gram matrix of the dictionary, ``K[i, j] = k(d_i, d_j)`` (symmetric PSD).
+    alpha : array-like of shape (M,)
+        Weights of f.
+    epsilon : float
+        Approximation budget (epsilon_t in the paper), >= 0.
+    rtol : float, default=1e-10
+        Relative threshold on squared feature-space distances below which an element is
+        treated as lying in the span of the others (see the module notes).
+    return_error : bool, default=False
+        Also return ||f - f_new||_H, recomputed from the final weights.
+    backend : {"cython", "numpy"}, default="cython"
+        The typed core (:mod:`sosl._core._komp`, plain loops) or the NumPy/LAPACK
+        reference of this module; they agree to rounding (tested).
+
+    Returns
+    -------
+    kept : ndarray of int of shape (m,)
+        Indices of the kept elements, in increasing order (dictionary order preserved).
+    new_alpha : ndarray of shape (m,)
+        Least-squares weights of f_new on the kept elements.
+    error : float
+        Only if ``return_error``: ||f - f_new||_H.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.array([[1.0, 0.999], [0.999, 1.0]])     # two nearly identical elements
+    >>> kept, w = komp_prune(K, np.array([1.0, 2.0]), 0.1)
+    >>> kept.tolist(), np.round(w, 3).tolist()
+    ([1], [2.999])
+    """
+    K, alpha = _as_gram(K, alpha)
+    if isinstance(epsilon, bool) or not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    M = K.shape[0]
+    eps2 = float(epsilon) ** 2
+    if backend == "cython" and _komp is not None:
+        kept, new_alpha = _komp_typed(K, alpha, eps2, rtol)
+    elif backend in ("cython", "numpy"):
+        with single_thread_blas():
+            if M:
+                kept, new_alpha = _komp_core(K, alpha, eps2, rtol)
+            else:
+                kept, new_alpha = np.arange(0), alpha.copy()
+    else:
+        raise ValueError(f"backend must be 'cython' or 'numpy', got {backend!r}")
+    if return_error:
+        return kept, new_alpha, komp_error(K, alpha, kept, new_alpha)
+    return kept, new_alpha
+
+
+def _komp_typed(K, alpha, eps2, rtol):
+    n = K.shape[0]
+    kept = np.empty(n, dtype=np.intp)
+    w = np.empty(n)
+    m = _komp.komp_core(np.ascontiguousarray(K), alpha, eps2, float(rtol), kept, w,
+                        np.empty(2 * n * n + 4 * n), np.empty(3 * n, dtype=np.intp))
+    return kept[:m].copy(), w[:m].copy()
+
+
+def _refit(K, b, kept):
+    """w = K_II^{-1} b_I by Cholesky (I numerically independent)."""
+    if kept.shape[0] == 0:
+        return np.zeros(0)
+    return cho_solve(cho_factor(K[np.ix_(kept, kept)], lower=True), b[kept])
+
+
+def _inverse_pd(A):
+    """Inverse of a positive definite matrix by Cholesky (LAPACK dpotrf + dpotri)."""
+    L, info = dpotrf(A, lower=1, clean=1)
+    if info != 0:
+        raise np.linalg.LinAlgError("KOMP: the Gram matrix of the kept set is not positive "
+                                    f"definite (info={info})")
+    G, info = dpotri(L, lower=1)
+    G = np.tril(G)
+    return G + np.tril(G, -1).T
+
+
+def _removal_costs(e2, w, G):
+    """Squared errors gamma_j^2 = e^2 + w_j^2 / G_jj of removing each j and re-fitting."""
+    return e2 + w * w / np.diag(G)
+
+
+def _komp_core(K, alpha, eps2, rtol):
+    M = K.shape[0]
+    b = K @ alpha                                              # <k(d_i, .), f~>_H
+    fn2 = float(alpha @ b)                                     # ||f~||_H^2
+    scale = float(np.max(np.diag(K)))
+    if scale <= 0.0:                                           # every element is the zero function
+        return np.arange(0), np.zeros(0)
+    c, piv, rank, info = dpstrf(K, tol=rtol * scale, lower=1)
+    if rank < M:
+        I = np.sort(piv[:rank] - 1).astype(np.intp)            # numerically independent subset
+        w = _refit(K, b, I)
+        e2 = max(fn2 - float(b[I] @ w), 0.0)                   # error of projecting onto span(I)
+        if e2 > eps2:
+            return np.arange(M), alpha.copy()                  # epsilon below numerical resolution
+    else:
+        I = np.arange(M)
+        w = alpha.copy()
+        e2 = 0.0
+    if I.shape[0]:
+        G = _inverse_pd(K[np.ix_(I, I)])
+    removed_any = I.shape[0] < M
+    while I.shape[0]:
+        if I.shape[0] == 1:
+            gamma2 = np.array([fn2])                           # removing the last leaves f_new = 0
+        else:
+            gamma2 = _removal_costs(e2, w, G)
+        j = int(np.argmin(gamma2))                             # j* = argmin_j gamma_j
+        if gamma2[j] > eps2:
+            break
+        e2 = float(gamma2[j])
+        removed_any = True
+        g = G[:, j]
+        keep = np.arange(I.shape[0]) != j
+        w = w[keep] - g[keep] * (w[j] / g[j])                  # re-fitted weights on I \ {j}
+        G = G[np.ix_(keep, keep)] - np.outer(g[keep], g[keep]) / g[j]
+        I = I[keep]
+    if not removed_any:
+        return I, alpha.copy()
+    return I, _refit(K, b, I)
+
+
+def komp_prune_bruteforce(K, alpha, epsilon):
+    """Slow reference of :func:`komp_prune`: every cost by an explicit least-squares fit.
+
+    At each stage, for every j the weights on the remaining elements minimize
+    ||f - f_new||_H (normal equations solved with ``lstsq``) and the error is recomputed
+    from scratch. O(M^5) in total; for tests on small dictionaries only.
+
+    Returns
+    -------
+    kept, new_alpha : as :func:`komp_prune`
+    """
+    K, alpha = _as_gram(K, alpha)
+    b = K @ alpha
+    fn2 = float(alpha @ b)
+    I = list(range(K.shape[0]))
+    w = alpha.copy()
+    while I:
+        costs = []
+        fits = []
+        for j in I:
+            rest = [i for i in I if i != j]
+            if rest:
+                wj = np.linalg.lstsq(K[np.ix_(rest, rest)], b[rest], rcond=None)[0]
+                costs.append(komp_error(K, alpha, rest, wj))
+            else:
+                wj = np.zeros(0)
+                costs.append(np.sqrt(max(fn2, 0.0)))
+            fits.append((rest, wj))
+        j = int(np.argmin(costs))
+        if costs[j] > epsilon:
+            break
+        I, w = fits[j]
+    return np.asarray(I, dtype=np.intp), np.asarray(w, dtype=np.float64)

@@ -1,0 +1,345 @@
+"""OKAUC-M / OKAUC-S: Cython pass == NumPy reference, the update is the paper's functional
+gradient step, the FIFO transfer rule of eq. (28), kernels, API behaviour."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from sosl import OKAUCM, OKAUCS
+from sosl._core import _kernel
+from sosl._core import _kernel_ref as ref
+from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
+from sosl.metrics import auc
+
+KPAR = dict(gamma=0.7, degree=2.0, coef0=1.0)
+
+
+def _state(p, caps):
+    M = caps[0] + caps[1]
+    return dict(SV=np.zeros((M, p)), alpha=np.zeros(M), G=np.zeros((M, M)), fb=np.zeros(M),
+                cap=np.array(caps, dtype=np.int64), count=np.zeros(2, dtype=np.int64),
+                head=np.zeros(2, dtype=np.int64))
+
+
+def _run(pass_fn, X, s, order, caps, lam, eta, loss, kind=1, transfer=0, trace=False):
+    st = _state(X.shape[1], caps)
+    tr = np.zeros((order.shape[0] if trace else 0, 2))
+    t = pass_fn(X, s, order, st["SV"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
+                st["head"], 0, lam, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
+                KPAR["coef0"], transfer, np.zeros(3 * (caps[0] + caps[1])), tr)
+    st["t"], st["trace"] = t, tr
+    return st
+
+
+def _occ(st):
+    c0 = int(st["cap"][0])
+    return np.r_[0:st["count"][0], c0:c0 + st["count"][1]]
+
+
+def _assert_same(c, r, rtol=1e-12):
+    assert c["t"] == r["t"]
+    for name in ("count", "head"):
+        np.testing.assert_array_equal(c[name], r[name])
+    occ = _occ(r)
+    for name in ("alpha", "fb", "SV"):
+        scale = max(np.abs(r[name][occ]).max(), 1.0)
+        np.testing.assert_allclose(c[name][occ], r[name][occ], rtol=rtol, atol=rtol * scale,
+                                   err_msg=name)
+    G = r["G"][np.ix_(occ, occ)]
+    np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], G, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(c["trace"], r["trace"], rtol=1e-10, atol=1e-10 * np.abs(r["trace"]).max(initial=1.0))
+
+
+def _streams():
+    """(name, X, s, caps) edge cases: first instance, one class for a while, duplicates, p=1,
+    overflowing small buffers, constant features (sigma = 0, A = 0 reachable)."""
+    rng = np.random.default_rng(0)
+    out = []
+    X = rng.uniform(-1, 1, size=(150, 5))
+    s = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=150) > 0, 1.0, -1.0)
+    out.append(("random-overflow", X, s, (12, 9)))
+    out.append(("random-roomy", X, s, (150, 150)))
+    s1 = np.r_[np.ones(25), -np.ones(20), rng.choice([-1.0, 1.0], size=45)]
+    out.append(("one-class-first", rng.normal(size=(90, 3)), s1, (10, 10)))
+    Xd = np.repeat(rng.normal(size=(6, 3)), 10, axis=0)
+    out.append(("duplicates", Xd, np.tile([1.0, -1.0, -1.0], 20), (7, 5)))
+    X1 = rng.normal(size=(100, 1))
+    out.append(("p=1", X1, np.where(np.abs(X1[:, 0]) < 0.7, 1.0, -1.0), (8, 8)))
+    out.append(("single", rng.normal(size=(1, 4)), -np.ones(1), (3, 3)))
+    out.append(("constant", np.ones((40, 2)), rng.choice([-1.0, 1.0], size=40), (4, 6)))
+    out.append(("budget-1", X[:60], s[:60], (1, 1)))
+    return out
+
+
+STREAMS = _streams()
+CONFIGS = [(0.1, -1.0, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LOSS_S),
+           (1.0, -1.0, ref.LOSS_S)]
+
+
+@pytest.mark.parametrize("lam,eta,loss", CONFIGS)
+@pytest.mark.parametrize("name,X,s,caps", STREAMS, ids=[c[0] for c in STREAMS])
+def test_cython_equals_reference(name, X, s, caps, lam, eta, loss):
+    order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
+    r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
+    _assert_same(c, r)
+    if X.shape[0] > 1 and name != "constant":
+        assert np.abs(r["alpha"]).max() > 1e-3          # not trivially zero
+
+
+@pytest.mark.parametrize("kind", sorted(set(KERNEL_CODES.values())))
+@pytest.mark.parametrize("transfer", [ref.TRANSFER_OPTIMAL, ref.TRANSFER_MIN_ABS])
+def test_cython_equals_reference_kernels_and_transfer(kind, transfer):
+    name, X, s, caps = STREAMS[0]
+    order = np.arange(X.shape[0], dtype=np.intp)
+    for lam, eta, loss in CONFIGS[:3]:
+        c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
+        r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
+        _assert_same(c, r)
+
+
+def _mutant_loss_coefficients(loss, y, eta_t, b, s2, fO, mu):
+    a_new, d = ORIGINAL_LOSS_COEFFICIENTS(loss, y, eta_t, b, s2, fO, mu)
+    if loss == ref.LOSS_M:                                  # sigma term sign flipped
+        A = b * b + s2
+        g = 0.5 * (b + np.sqrt(A)) / np.sqrt(A) if A > 0 else 0.5
+        h = 1.0 / (2.0 * np.sqrt(A)) if A > 0 else 0.0
+        d = -(eta_t / fO.shape[0]) * (y * g - h * (fO - mu))
+    return a_new, d
+
+
+ORIGINAL_LOSS_COEFFICIENTS = ref.loss_coefficients
+
+
+def test_mutant_reference_is_caught(monkeypatch):
+    name, X, s, caps = STREAMS[0]
+    order = np.arange(X.shape[0], dtype=np.intp)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M))
+    monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    with pytest.raises(AssertionError):
+        _assert_same(c, m)
+
+
+def test_mutant_transfer_is_caught(monkeypatch):
+    """The literal rule in place of the default must change the result on an overflowing stream."""
+    name, X, s, caps = STREAMS[0]
+    order = np.arange(X.shape[0], dtype=np.intp)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    original = ref.choose_transfer
+    monkeypatch.setattr(ref, "choose_transfer",
+                        lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    with pytest.raises(AssertionError):
+        _assert_same(c, m)
+
+
+def test_cached_f_and_gram_match_direct_evaluation():
+    name, X, s, caps = STREAMS[0]
+    order = np.random.default_rng(3).permutation(X.shape[0]).astype(np.intp)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, -1.0, ref.LOSS_M)
+    occ = _occ(c)
+    K = kernel_matrix(c["SV"][occ], c["SV"][occ], "gaussian", KPAR["gamma"])
+    np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], K, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(c["fb"][occ], K @ c["alpha"][occ], rtol=1e-10, atol=1e-12)
+    assert np.abs(c["fb"][occ]).max() > 1e-2
+
+
+def _objective(loss, lam, beta, K, t, y, S):
+    """L_t(f) with f = sum_i beta_i k(x_i, .), from the Gram matrix: lam/2 |f|^2 + psi (eq. 21)."""
+    f = K @ beta
+    mu = f[S].mean()
+    s2 = ((f[S] - mu) ** 2).mean()
+    b = 1.0 - y * (f[t] - mu)
+    return 0.5 * lam * beta @ K @ beta + ref.psi_value(loss, b, s2)
+
+
+@pytest.mark.parametrize("loss,eta", [(ref.LOSS_M, -1.0), (ref.LOSS_S, 0.05)])
+def test_update_is_functional_gradient_step(loss, eta):
+    """Infinite buffer: alpha_t - alpha_{t+1} = eta_t c with K c = grad_beta L_t (eqs. 22-27).
+
+    The gradient in the coefficients beta of L_t(sum beta_i k(x_i, .)) is K times the
+    coefficients of the functional gradient; it is compared with central differences."""
+    rng = np.random.default_rng(5)
+    n, lam = 30, 0.2
+    X = rng.normal(size=(n, 2))
+    s = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    s[:2] = [1.0, -1.0]
+    K = kernel_matrix(X, X, "gaussian", KPAR["gamma"])
+    checked = 0
+    for t in range(2, n):
+        before = _run(ref.kernel_pass, X, s, np.arange(t, dtype=np.intp), (n, n), lam, eta, loss)
+        after = _run(ref.kernel_pass, X, s, np.arange(t + 1, dtype=np.intp), (n, n), lam, eta, loss)
+        # slot -> stream index: each buffer holds its class in arrival order
+        def coefs(st, m):
+            beta = np.zeros(n)
+            for c, idx in ((0, np.flatnonzero(s[:m] < 0)), (1, np.flatnonzero(s[:m] > 0))):
+                beta[idx] = st["alpha"][c * n: c * n + idx.size]
+            return beta
+        b0, b1 = coefs(before, t), coefs(after, t + 1)
+        S = np.flatnonzero(s[:t] == -s[t])
+        eta_t = eta if eta > 0 else 1.0 / (lam * (t + 1))
+        grad = np.zeros(n)
+        for i in range(n):
+            e = np.zeros(n)
+            e[i] = 1e-6
+            grad[i] = (_objective(loss, lam, b0 + e, K, t, s[t], S)
+                       - _objective(loss, lam, b0 - e, K, t, s[t], S)) / 2e-6
+        np.testing.assert_allclose(K @ (b0 - b1) / eta_t, grad, rtol=1e-5, atol=1e-6)
+        checked += np.abs(grad).max() > 1e-3
+    assert checked > 20
+
+
+def test_default_transfer_minimizes_the_stated_objective():
+    """r* of the default rule minimizes min_Delta ||alpha_j k(., x_j) - Delta k(., x_r)||^2."""
+    rng = np.random.default_rng(7)
+    wins = 0
+    for trial in range(40):
+        kind = trial % 3
+        Xb = rng.normal(size=(8, 3)) * rng.uniform(0.3, 2.0)
+        K = kernel_matrix(Xb, Xb, ["linear", "gaussian", "poly"][kind], 0.5, 2, 1.0)
+        j, aj = 0, rng.normal()
+        cand = np.arange(1, 8)
+        c, ratio = ref.choose_transfer(ref.TRANSFER_OPTIMAL, K[cand, j], K[cand, cand])
+
+        def residual(r, delta):
+            return aj ** 2 * K[j, j] - 2 * aj * delta * K[r, j] + delta ** 2 * K[r, r]
+
+        grid = np.linspace(-3, 3, 6001) * abs(aj) * 3
+        brute = min(residual(r, dl) for r in cand for dl in grid)
+        best = residual(cand[c], aj * ratio)
+        assert best <= brute + 1e-12
+        exact = [residual(r, aj * K[r, j] / K[r, r]) for r in cand]
+        assert best == pytest.approx(min(exact), rel=1e-12, abs=1e-14)
+        cl, rl = ref.choose_transfer(ref.TRANSFER_MIN_ABS, K[cand, j], K[cand, cand])
+        wins += residual(cand[cl], aj * rl) > best + 1e-9
+    assert wins > 10                                      # the literal rule is often worse
+
+
+def test_kernels_match_scikit_learn_and_sigma_mapping():
+    rng = np.random.default_rng(2)
+    A, B = rng.normal(size=(7, 4)), rng.normal(size=(5, 4))
+    np.testing.assert_allclose(kernel_matrix(A, B, "gaussian", 0.3),
+                               pairwise_kernels(A, B, metric="rbf", gamma=0.3), rtol=1e-12)
+    np.testing.assert_allclose(kernel_matrix(A, B, "poly", 0.3, 3, 0.5),
+                               pairwise_kernels(A, B, metric="poly", gamma=0.3, degree=3, coef0=0.5),
+                               rtol=1e-12)
+    np.testing.assert_allclose(kernel_matrix(A, B, "linear"), A @ B.T, rtol=1e-12)
+    sigma = 0.8                                          # paper: exp(-|x - x'|^2 / sigma^2)
+    d2 = np.sum((A[0] - B[0]) ** 2)
+    assert kernel_matrix(A[:1], B[:1], "gaussian", gamma_from_sigma(sigma))[0, 0] == pytest.approx(
+        np.exp(-d2 / sigma ** 2), rel=1e-14)
+    assert sigma_from_gamma(gamma_from_sigma(sigma)) == pytest.approx(sigma)
+    with pytest.raises(ValueError, match="kernel"):
+        kernel_matrix(A, B, "sigmoid")
+    with pytest.raises(ValueError, match="gamma"):
+        kernel_matrix(A, B, "gaussian", gamma=-1.0)
+
+
+def _circle(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, (np.hypot(X[:, 0], X[:, 1]) < 0.6).astype(int)
+
+
+@pytest.mark.parametrize("Est,kw", [(OKAUCM, dict(lam=1e-3, gamma=4.0, budget=30)),
+                                    (OKAUCM, dict(lam=1e-2, gamma=4.0, budget=None)),
+                                    (OKAUCM, dict(lam=1e-3, gamma=4.0, budget=(20, 15), eta=0.5)),
+                                    (OKAUCS, dict(gamma=4.0, budget=25))])
+def test_fit_equals_partial_fit_in_chunks_and_pickle(Est, kw):
+    X, y = _circle(300, 0)
+    full = Est(**kw).fit(X, y)
+    part = Est(**kw)
+    bounds = [0, 1, 2, 50, 51, 170, 300]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
+        if a == 51:
+            part = pickle.loads(pickle.dumps(part))       # pickle mid-stream, then continue
+    for name in ("support_vectors_", "dual_coef_", "n_support_"):
+        np.testing.assert_allclose(getattr(part, name), getattr(full, name), rtol=1e-12, atol=1e-14)
+    assert part.t_ == full.t_ == 300
+    np.testing.assert_allclose(part.decision_function(X), full.decision_function(X), rtol=1e-10)
+    assert auc(y, full.decision_function(X)) > 0.9
+
+
+def test_budgets_and_infinite_buffer():
+    X, y = _circle(200, 1)
+    m = OKAUCM(gamma=4.0, budget=(10, 20)).fit(X, y)
+    assert m.n_support_.tolist() == [20, 10]               # (N-, N+) internal order; N+ = 10
+    inf = OKAUCM(gamma=4.0, budget=None).fit(X, y)
+    assert inf.n_support_.tolist() == [int(np.sum(y == 0)), int(np.sum(y == 1))]
+    np.testing.assert_array_equal(np.sort(inf.support_vectors_, axis=0), np.sort(X, axis=0))
+    # decision_function is the expansion over the support vectors plus the intercept
+    K = kernel_matrix(X[:5], inf.support_vectors_, "gaussian", 4.0)
+    np.testing.assert_allclose(inf.decision_function(X[:5]), K @ inf.dual_coef_ + inf.intercept_)
+    assert inf.hilbert_norm() <= (np.sqrt(2) + 0.5) / inf.lam
+
+
+def test_learns_a_nonlinear_concept():
+    X, y = _circle(1200, 4)
+    for model in (OKAUCM(lam=1e-3, gamma=4.0), OKAUCS(gamma=4.0, eta=0.05)):
+        model.fit(X[:900], y[:900])
+        assert auc(y[900:], model.decision_function(X[900:])) > 0.97
+        assert np.mean(model.predict(X[900:]) == y[900:]) > 0.85
+
+
+@pytest.mark.parametrize("params,exc,match", [
+    (dict(lam=-1.0), ValueError, "lam"), (dict(gamma=0.0), ValueError, "gamma"),
+    (dict(kernel="cosine"), ValueError, "kernel"), (dict(budget=0), ValueError, "budget"),
+    (dict(budget=(3, 4, 5)), ValueError, "budget"), (dict(budget=2.5), TypeError, "budget"),
+    (dict(transfer="nearest"), ValueError, "transfer"), (dict(degree=1.5), TypeError, "degree"),
+    (dict(budget_policy="lru"), ValueError, "budget_policy"), (dict(eta=-0.1), ValueError, "eta"),
+    (dict(budget_policy="komp", epsilon=-1.0), ValueError, "epsilon"),
+    (dict(budget_policy="komp", budget=None), ValueError, "budget"),
+])
+def test_bad_parameters_raise_and_leave_state_unchanged(params, exc, match):
+    X, y = _circle(50, 2)
+    model = OKAUCM(gamma=4.0, budget=10).fit(X, y)
+    before = model.dual_coef_.copy()
+    model.set_params(**params)
+    with pytest.raises(exc, match=match):
+        model.fit(X, y)
+    np.testing.assert_array_equal(model.dual_coef_, before)
+    with pytest.raises(exc, match=match):
+        OKAUCM(**params).fit(X, y)
+
+
+def test_komp_policy_without_overflow_equals_fifo_and_compresses():
+    X, y = _circle(250, 6)
+    fifo = OKAUCM(lam=1e-2, gamma=4.0, budget=300).fit(X, y)
+    exact = OKAUCM(lam=1e-2, gamma=4.0, budget=300, budget_policy="komp", epsilon=0.0).fit(X, y)
+    np.testing.assert_allclose(exact.decision_function(X), fifo.decision_function(X),
+                               rtol=1e-8, atol=1e-8)
+    small = OKAUCM(lam=1e-2, gamma=4.0, budget=300, budget_policy="komp", epsilon=0.05).fit(X, y)
+    assert small.model_order_ < exact.model_order_
+    # loose sanity bound (the trajectories differ, so this is no theorem): the injected
+    # errors sum to <= epsilon / lam in H-norm and |f(x)| <= ||f||_H for the Gaussian kernel
+    gap = small.decision_function(X) - small.intercept_ - (exact.decision_function(X) - exact.intercept_)
+    assert np.abs(gap).max() <= 0.05 / 1e-2
+    assert np.abs(gap).max() > 0
+
+
+def test_komp_policy_partial_fit_pickle_and_budget():
+    X, y = _circle(230, 8)
+    kw = dict(lam=1e-3, gamma=4.0, budget=(15, 20), budget_policy="komp", epsilon=0.02)
+    full = OKAUCM(**kw).fit(X, y)
+    part = OKAUCM(**kw)
+    for a, b in ((0, 7), (7, 95), (95, 230)):
+        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
+        part = pickle.loads(pickle.dumps(part))
+    np.testing.assert_allclose(part.decision_function(X), full.decision_function(X), rtol=1e-10)
+    assert full.counts_.tolist() == [20, 15]
+    assert full.model_order_ == full.support_vectors_.shape[0] > 0
+    assert auc(y, full.decision_function(X)) > 0.95
+
+
+def test_verify_lemma7_theorem8_quick(tmp_path):
+    """The verify module at its quick size: every bound holds, every negative control fails."""
+    from verify import lemma7_theorem8_kernel as mod
+    records = mod.run("quick", 0, tmp_path)
+    assert len(records) >= 6
+    assert all(r.ok for r in records), [(r.name, r.outcome) for r in records]
+    assert sum(r.negative for r in records) >= 3

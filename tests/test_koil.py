@@ -1,0 +1,201 @@
+"""Tests of KOIL: Cython pass == NumPy reference, mutants caught, seeded buffers, API."""
+
+import copy
+import inspect
+import os
+import pickle
+import types
+
+import numpy as np
+import pytest
+
+from sosl import KOIL
+from sosl._core import _koil, _koil_ref
+from sosl.metrics import auc
+
+
+def _stream(rng, n, p, pos_rate=0.3, dup=False, first_neg=0):
+    X = rng.uniform(-1, 1, size=(n, p))
+    if dup:
+        X[n // 2:] = X[: n - n // 2]                      # every row repeated once
+    score = X[:, 0] + 0.5 * np.sin(3 * X[:, -1]) + 0.3 * rng.normal(size=n)
+    y = (score > np.quantile(score, 1 - pos_rate)).astype(int)
+    y[:first_neg] = 0                                      # one class only for a while
+    return X, y
+
+
+def _run_both(model, X, y, ref_module=_koil_ref, order=None):
+    model._validate_params_()
+    s = np.where(y == 1, 1.0, -1.0)
+    order = np.arange(X.shape[0], dtype=np.intp) if order is None else order
+    st_c = model._init_state(X.shape[1])
+    st_c["t_"] = 0
+    st_r = copy.deepcopy(st_c)
+    t_c = _koil.koil_pass(*model._pass_args(st_c, X, s, order))
+    t_r = ref_module.koil_pass(*model._pass_args(st_r, X, s, order))
+    assert t_c == t_r == order.shape[0]
+    return st_c, st_r
+
+
+def _assert_same(st_c, st_r):
+    for name in ("buffer_", "alpha_", "gram_", "buffer_scores_"):
+        np.testing.assert_allclose(st_c[name], st_r[name], rtol=1e-12, atol=1e-13, err_msg=name)
+    for name in ("n_buffer_", "n_class_seen_", "fifo_head_"):
+        np.testing.assert_array_equal(st_c[name], st_r[name], err_msg=name)
+
+
+CASES = [
+    # (policy, kernel, extra params, n, p, budget, k, stream options)
+    ("rs++", "gaussian", {"gamma": 2.0}, 400, 3, (6, 9), 3, {}),
+    ("fifo++", "gaussian", {"gamma": 2.0}, 400, 3, (6, 9), 3, {}),
+    ("rs++", "gaussian", {"gamma": 0.5}, 300, 1, 5, 10, {"first_neg": 40}),
+    ("fifo++", "poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0}, 300, 4, 7, 2, {"dup": True}),
+    ("rs++", "linear", {}, 300, 2, (4, 3), 1, {"pos_rate": 0.1}),
+    ("fifo++", "gaussian", {"gamma": 1.0}, 200, 5, 1, 10, {}),
+    ("rs++", "gaussian", {"gamma": 2.0}, 1100, 2, 10, 5, {}),        # passes a refresh of f
+]
+
+
+@pytest.mark.parametrize("policy, kernel, kp, n, p, budget, k, opts", CASES)
+def test_cython_matches_reference(policy, kernel, kp, n, p, budget, k, opts):
+    rng = np.random.default_rng(n + p)
+    X, y = _stream(rng, n, p, **opts)
+    model = KOIL(policy=policy, kernel=kernel, budget=budget, n_neighbors=k, eta=0.1, C=1.0,
+                 random_state=3, **kp)
+    st_c, st_r = _run_both(model, X, y)
+    _assert_same(st_c, st_r)
+    budgets = model._budgets()
+    np.testing.assert_array_equal(st_c["n_buffer_"], budgets)      # both buffers got full
+    np.testing.assert_allclose(st_c["buffer_scores_"],                 # cached f == gram @ alpha
+                               st_c["gram_"] @ st_c["alpha_"], rtol=1e-10, atol=1e-12)
+    assert np.all(st_c["n_class_seen_"] > budgets)                 # so replacements happened
+    assert np.count_nonzero(st_c["alpha_"]) > 0
+
+
+def test_cython_matches_reference_on_a_shuffled_order():
+    rng = np.random.default_rng(11)
+    X, y = _stream(rng, 300, 3)
+    model = KOIL(budget=8, n_neighbors=4, gamma=3.0, random_state=1)
+    st_c, st_r = _run_both(model, X, y, order=rng.permutation(300).astype(np.intp))
+    _assert_same(st_c, st_r)
+
+
+def _mutant(old, new):
+    """The reference module with one line changed (a mutant that the tests must catch)."""
+    src = inspect.getsource(_koil_ref)
+    assert old in src
+    src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
+    module = types.ModuleType("koil_ref_mutant")
+    exec(compile(src, "koil_ref_mutant", "exec"), module.__dict__)
+    return module
+
+
+@pytest.mark.parametrize("old, new", [
+    ("alpha[l] -= g ", "alpha[l] += g "),                                      # flipped sign
+    ("f[filled] -= g * gram[filled, l]", "pass"),                              # f not updated
+    ("alpha[cstar] += a_old", "pass"),                                        # no compensation
+    ("alpha[filled] *= 1.0 - eta", "alpha[filled] *= 1.0"),                   # no decay
+])
+def test_mutant_reference_is_caught(old, new):
+    rng = np.random.default_rng(5)
+    X, y = _stream(rng, 300, 3)
+    model = KOIL(policy="fifo++", budget=(6, 9), n_neighbors=3, eta=0.1, gamma=2.0, random_state=0)
+    st_c, st_r = _run_both(model, X, y, ref_module=_mutant(old, new))
+    with pytest.raises(AssertionError):
+        _assert_same(st_c, st_r)
+
+
+def test_nearest_violators_are_selected():
+    """One round by hand: the k nearest violating opposite SVs lose eta C each."""
+    X = np.array([[0.0], [0.1], [0.5], [0.9], [0.2]])
+    y = np.array([0, 0, 0, 0, 1])
+    model = KOIL(budget=10, n_neighbors=2, eta=0.1, C=1.0, gamma=1.0, random_state=0)
+    model.partial_fit(X[:4], y[:4], classes=[0, 1])
+    before = model.alpha_.copy()
+    model.partial_fit(X[4:], y[4:])
+    # all four negatives violate (f = 0 for the positive's pairs); the 2 nearest to 0.2 are 0.1, 0.0
+    delta = model.alpha_[:4] - 0.9 * before[:4]
+    np.testing.assert_allclose(delta, [-0.1, -0.1, 0.0, 0.0], atol=1e-15)
+    assert model.dual_coef_[-1] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("policy", ["rs++", "fifo++"])
+def test_fit_equals_partial_fit_in_chunks_and_pickle(policy):
+    rng = np.random.default_rng(7)
+    X, y = _stream(rng, 500, 3)
+    kw = dict(policy=policy, budget=20, gamma=2.0, random_state=42)
+    full = KOIL(**kw).fit(X, y)
+    part = KOIL(**kw)
+    bounds = [0, 1, 17, 100, 101, 333, 500]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
+        if a == 100:
+            part = pickle.loads(pickle.dumps(part))
+    for name in ("alpha_", "buffer_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_",
+                 "fifo_head_"):
+        np.testing.assert_array_equal(getattr(full, name), getattr(part, name))
+    np.testing.assert_array_equal(full.decision_function(X), part.decision_function(X))
+
+
+def test_seed_controls_reservoir():
+    rng = np.random.default_rng(8)
+    X, y = _stream(rng, 600, 3)
+    a = KOIL(budget=15, random_state=1).fit(X, y)
+    b = KOIL(budget=15, random_state=1).fit(X, y)
+    c = KOIL(budget=15, random_state=2).fit(X, y)
+    np.testing.assert_array_equal(a.alpha_, b.alpha_)
+    assert not np.array_equal(a.buffer_, c.buffer_)
+    assert a.support_vectors_.shape[0] == 30
+
+
+def test_learns_a_nonlinear_problem():
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-1, 1, size=(1500, 2))
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 < 0.3).astype(int)
+    for policy in ("rs++", "fifo++"):
+        model = KOIL(policy=policy, gamma=4.0, random_state=0).fit(X[:1000], y[:1000])
+        assert auc(y[1000:], model.decision_function(X[1000:])) > 0.97
+
+
+def test_fourclass_auc():
+    data_dir = os.environ.get("SOSL_DATA_DIR")
+    if not data_dir:
+        pytest.skip("SOSL_DATA_DIR is not set")
+    from sosl.datasets import load_dataset
+    X, y = load_dataset("fourclass", data_dir=data_dir)
+    perm = np.random.default_rng(0).permutation(len(y))
+    X, y = X[perm], y[perm]
+    model = KOIL(gamma=10.0, random_state=0).fit(X[:690], y[:690])
+    assert auc(y[690:], model.decision_function(X[690:])) > 0.97
+
+
+@pytest.mark.parametrize("params, err, match", [
+    ({"eta": 1.0}, ValueError, "eta"),
+    ({"eta": -0.1}, ValueError, "eta"),
+    ({"C": 0.0}, ValueError, "C"),
+    ({"n_neighbors": 0}, ValueError, "n_neighbors"),
+    ({"n_neighbors": 2.5}, TypeError, "n_neighbors"),
+    ({"budget": 0}, ValueError, "budget"),
+    ({"budget": (3, 4, 5)}, ValueError, "budget"),
+    ({"budget": 2.0}, TypeError, "budget"),
+    ({"policy": "lifo"}, ValueError, "policy"),
+    ({"kernel": "sigmoid"}, ValueError, "kernel"),
+    ({"gamma": 0.0}, ValueError, "gamma"),
+])
+def test_bad_params(params, err, match):
+    X = np.array([[0.0], [1.0]])
+    with pytest.raises(err, match=match):
+        KOIL(**params).fit(X, [0, 1])
+
+
+def test_bad_batch_leaves_state_unchanged():
+    rng = np.random.default_rng(10)
+    X, y = _stream(rng, 100, 2)
+    model = KOIL(budget=5, random_state=0).fit(X, y)
+    alpha = model.alpha_.copy()
+    Xbad = X[:3].copy()
+    Xbad[1, 0] = np.nan
+    with pytest.raises(ValueError):
+        model.partial_fit(Xbad, y[:3])
+    np.testing.assert_array_equal(model.alpha_, alpha)
+    assert model.t_ == 100
