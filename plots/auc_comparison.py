@@ -1,0 +1,75 @@
+"""Per-dataset test AUC of every algorithm: reproduced (mean +- std) beside the paper's.
+
+Reads the ``table2_<grid>.csv`` / ``table3_<grid>.csv`` that ``python -m sosl.experiments``
+writes (:func:`sosl.experiments.report`); filled markers with error bars are ours, hollow
+markers the published values. ``--quick`` first runs a tiny protocol (1 x 2 folds, quick
+grid, OAUC-M and OAUC-S) on fourclass if ``$SOSL_DATA_DIR`` has it, else on breast cancer
+(which has no published value).
+"""
+
+import csv
+import sys
+from pathlib import Path
+
+from sosl import datasets as ds
+from sosl.experiments import run_experiment
+
+from ._common import parser, plt, save
+
+
+def _read(results, grid):
+    recs = []
+    for t in (2, 3):
+        f = Path(results) / f"table{t}_{grid}.csv"
+        if f.exists():
+            with open(f, newline="") as fh:
+                recs += list(csv.DictReader(fh))
+    return recs
+
+
+def main(argv=None):
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--results", default="results/coarse", help="directory of a runner output")
+    p.add_argument("--grid", default="coarse")
+    args = p.parse_args(argv)
+    if args.quick:
+        name = "fourclass" if "fourclass" in ds.available_datasets() else "default"
+        args.results, args.grid = str(Path(args.out) / "_quick_run"), "quick"
+        run_experiment([name], ["OAUC-M", "OAUC-S"], grid="quick", out=args.results, seed=args.seed,
+                       n_repeats=1, n_folds=2, inner_folds=2, progress=False)
+    recs = _read(args.results, args.grid)
+    if not recs:
+        sys.exit(f"no table2_{args.grid}.csv / table3_{args.grid}.csv in {args.results}; "
+                 "run python -m sosl.experiments first")
+    dsets = list(dict.fromkeys(r["dataset"] for r in recs))
+    algos = list(dict.fromkeys(r["algorithm"] for r in recs))
+    width = 0.8 / len(algos)
+    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(dsets) + 2), 4.8))
+    for j, a in enumerate(algos):
+        xs, ys, es, px, py = [], [], [], [], []
+        for i, d in enumerate(dsets):
+            for r in recs:
+                if r["dataset"] == d and r["algorithm"] == a:
+                    x = i - 0.4 + (j + 0.5) * width
+                    xs.append(x)
+                    ys.append(float(r["auc_mean"]))
+                    es.append(float(r["auc_std"]))
+                    if r["paper_mean"] not in ("", "None"):
+                        px.append(x)
+                        py.append(float(r["paper_mean"]))
+        c = f"C{j % 10}"
+        ax.errorbar(xs, ys, yerr=es, fmt="o", color=c, ms=4, capsize=2, label=f"{a} (ours)")
+        ax.plot(px, py, "o", mfc="none", mec=c, ms=7)
+    ax.plot([], [], "o", mfc="none", mec="k", label="paper (hollow)")
+    ax.set_xticks(range(len(dsets)), dsets, rotation=30, ha="right")
+    ax.set_xlim(-0.6, len(dsets) - 0.4)
+    ax.set(ylabel="test AUC (%)", title=f"Reproduced vs published AUC ({args.grid} grid)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, ncol=2, loc="lower left")
+    paths = save(fig, args.out, f"auc_comparison_{args.grid}")
+    print("\n".join(paths))
+    return paths
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

@@ -1,0 +1,68 @@
+"""Regret of OAUC-M (step 1/(lam t)) vs T, with the 18(1 + ln T)/lam bound of Theorem 6.
+
+The numbers come from :func:`verify.theorem6_regret.regret_curve` (comparator solved to a
+certified tolerance; the plotted regret is an upper estimate of the true regret). Streams:
+breast cancer and, when ``$SOSL_DATA_DIR`` has them, fourclass and diabetes, scaled to
+[-1, 1], shuffled with ``--seed`` and divided by the largest row norm (Theorem 6 assumes
+||x|| <= 1). Solid: regret; dashed: 18(1 + ln T)/lam; dotted: the sharpened 8(1 + ln T)/lam
+that verify establishes (when provided). Log-x axis; symmetric-log y axis, since a
+regret can be negative (the moving learner beats the best fixed w).
+"""
+
+import sys
+
+import numpy as np
+
+from sosl import datasets as ds
+
+from ._common import parser, plt, save
+
+
+def main(argv=None):
+    p = parser(__doc__.splitlines()[0])
+    args = p.parse_args(argv)
+    try:
+        from verify.theorem6_regret import regret_curve
+    except ImportError as err:
+        print(f"plots.regret skipped: verify.theorem6_regret.regret_curve is not available ({err})")
+        return []
+    names = ["default"] + [d for d in ("fourclass", "diabetes") if d in ds.available_datasets()]
+    if args.quick:
+        names, lams, n_max, n_T = names[:1], (0.1,), 150, 5
+    else:
+        lams, n_max, n_T = (0.01, 0.1, 1.0), 3000, 20
+    fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 4.3), squeeze=False)
+    rng = np.random.default_rng(args.seed)
+    for ax, name in zip(axes[0], names):
+        X, y = ds.load_dataset(name)
+        order = rng.permutation(X.shape[0])
+        X, y = ds.to_unit_ball(X[order]), y[order]
+        if X.shape[0] < n_max:  # short sets: several shuffled passes make a longer stream
+            reps = int(np.ceil(n_max / X.shape[0]))
+            perms = [rng.permutation(X.shape[0]) for _ in range(reps)]
+            X = np.concatenate([X[q] for q in perms])[:n_max]
+            y = np.concatenate([y[q] for q in perms])[:n_max]
+        X, y = X[:n_max], y[:n_max]
+        T_grid = np.unique(np.geomspace(10, X.shape[0], n_T).round().astype(int))
+        for i, lam in enumerate(lams):
+            r = regret_curve(X, y, lam, T_grid)
+            c = f"C{i}"
+            ax.plot(r["T"], r["regret"], c, marker=".", label=f"regret, lam={lam:g}")
+            ax.plot(r["T"], r["bound18"], c, ls="--", lw=1, label="18(1+ln T)/lam" if i == 0 else None)
+            if "bound8" in r:
+                ax.plot(r["T"], r["bound8"], c, ls=":", lw=1, label="8(1+ln T)/lam" if i == 0 else None)
+            ratio = np.max(r["regret"] / r["bound18"])
+            print(f"{name:10s} lam={lam:<5g} T={r['T'][-1]}  regret {r['regret'][-1]:.4g}  "
+                  f"bound18 {r['bound18'][-1]:.4g}  max ratio {ratio:.3g}")
+        ax.set(xscale="log", xlabel="T", ylabel="regret (symlog: negative values shown)",
+               title=f"OAUC-M regret on {name} (||x|| <= 1)")
+        ax.set_yscale("symlog", linthresh=1.0)  # regret can be negative (learner beats w*)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    paths = save(fig, args.out, "regret")
+    print("\n".join(paths))
+    return paths
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() is not None else 1)

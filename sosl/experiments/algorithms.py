@@ -1,0 +1,135 @@
+"""The algorithms of the paper's Tables 2 and 3: factories and hyper-parameter grids.
+
+Each :class:`AlgorithmSpec` maps a paper name (``"OAUC-M"``) to a sosl class, fixed
+constructor arguments (``eta=None`` for OAUC-M, buffers of 100 + 100, 10 neighbours for
+KOIL) and the names of the hyper-parameters searched on the grid 2^e. Classes written by
+other parts of the project are looked up by name at run time, so an algorithm whose class
+does not exist (yet) is skipped with a message instead of breaking the runner.
+"""
+
+from dataclasses import dataclass, field
+
+import sosl
+
+__all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "grid_points", "resolve_algorithms"]
+
+#: exponent sets of the grids 2^e: the paper's full grid 2^[-10, 10], every second
+#: exponent for quick runs, every fourth (for the kernel learners, whose 2-3 searched
+#: parameters make even the coarse grid long), and three points for smoke tests.
+GRIDS = {
+    "full": tuple(range(-10, 11)),
+    "coarse": tuple(range(-10, 11, 2)),
+    "sparse": tuple(range(-8, 9, 4)),
+    "quick": (-6, -2, 2),
+}
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One learner of the comparison.
+
+    Attributes
+    ----------
+    name : str
+        The paper's name (column of Table 2 or 3).
+    table : int
+        2 (linear) or 3 (kernel).
+    cls : str
+        Attribute of the ``sosl`` package holding the estimator class.
+    searched : tuple of str
+        Constructor arguments searched over 2^e, e in the chosen grid.
+    fixed : dict
+        Constructor arguments held fixed.
+    kernel : bool
+        Kernel learners get training sets subsampled to 10 000 (Section 6.3).
+    in_paper : bool
+        Whether the paper reports it (extra baselines are run but have no paper column).
+    """
+
+    name: str
+    table: int
+    cls: str
+    searched: tuple = ()
+    fixed: dict = field(default_factory=dict)
+    kernel: bool = False
+    in_paper: bool = True
+
+    def estimator_class(self):
+        """The class, or None when sosl does not provide it."""
+        return getattr(sosl, self.cls, None)
+
+    def make(self, **params):
+        """A new estimator with the fixed and the given parameters."""
+        cls = self.estimator_class()
+        if cls is None:
+            raise RuntimeError(f"{self.name}: sosl.{self.cls} does not exist")
+        kw = {**self.fixed, **params}
+        if "sigma" in kw:  # the paper's Gaussian width: k = exp(-||x - x'||^2 / sigma^2)
+            kw["gamma"] = 1.0 / float(kw.pop("sigma")) ** 2
+        return cls(**kw)
+
+
+_B = {"budget": 100}  # positive and negative buffers of 100 each (Section 6.3)
+
+#: Registry in the column order of Tables 2 and 3, extra baselines last.
+ALGORITHMS = {a.name: a for a in [
+    # from w = 0 the perceptron's direction does not depend on a step: nothing to search
+    AlgorithmSpec("Perceptron", 2, "Perceptron", ()),
+    AlgorithmSpec("PA-I", 2, "PAI", ("C",)),
+    AlgorithmSpec("OAM", 2, "OAM", ("C",), {"buffer_size": 100, "update": "seq"}),
+    # step 1/(lam t), not searched ("except for UBAUC, for computational efficiency")
+    AlgorithmSpec("OL-UBAUC", 2, "OLUBAUC", ("lam",), {"eta": None}),
+    AlgorithmSpec("OAUC-S", 2, "OAUCS", ("lam", "eta")),
+    AlgorithmSpec("OAUC-M_c", 2, "OAUCM", ("lam", "eta")),
+    AlgorithmSpec("OAUC-M", 2, "OAUCM", ("lam",), {"eta": None}),
+    AlgorithmSpec("OAM_gra", 2, "OAM", ("C",), {"buffer_size": 100, "update": "gra"},
+                  in_paper=False),
+    AlgorithmSpec("SOLAM", 2, "SOLAM", ("eta",), {"radius": 10.0}, in_paper=False),
+    AlgorithmSpec("KOIL", 3, "KOIL", ("eta", "sigma"), {**_B, "n_neighbors": 10}, kernel=True),
+    AlgorithmSpec("OKAUC-M", 3, "OKAUCM", ("lam", "sigma"), {**_B, "eta": None}, kernel=True),
+    AlgorithmSpec("OKAUC-S", 3, "OKAUCS", ("lam", "eta", "sigma"), dict(_B), kernel=True),
+    AlgorithmSpec("POLK", 3, "POLK", ("lam", "sigma"), {"loss": "hinge"}, kernel=True,
+                  in_paper=False),
+]}
+
+
+def grid_points(spec, grid="full"):
+    """All parameter dicts of ``spec`` on the grid: the product of 2^e over its searched names.
+
+    Parameters
+    ----------
+    spec : AlgorithmSpec
+    grid : str or sequence of int
+        A key of :data:`GRIDS` or the exponents themselves.
+
+    Returns
+    -------
+    points : list of dict
+        In a fixed order (first name varies slowest); ``[{}]`` when nothing is searched.
+    """
+    exps = GRIDS[grid] if isinstance(grid, str) else tuple(int(e) for e in grid)
+    points = [{}]
+    for name in spec.searched:
+        points = [{**p, name: 2.0 ** e} for p in points for e in exps]
+    return points
+
+
+def resolve_algorithms(names=None, log=print):
+    """Specs for ``names`` (default: all registered) whose classes exist; others are reported.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not registered.
+    """
+    names = list(ALGORITHMS) if names is None else list(names)
+    out = []
+    for n in names:
+        if n not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {n!r}; registered: {', '.join(ALGORITHMS)}")
+        spec = ALGORITHMS[n]
+        if spec.estimator_class() is None:
+            log(f"skipping {n}: sosl.{spec.cls} is not available in this build")
+            continue
+        out.append(spec)
+    return out
