@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from sosl.experiments import ALGORITHMS, cv_score, get_data, grid_points, resolve_algorithms
+from sosl.experiments import cv_score, get_data, grid_points, resolve_algorithms
 from sosl.experiments.curves import learning_curve
 from sosl.experiments.protocol import run_seed, train_part
 

@@ -27,7 +27,6 @@ import os
 import shutil
 import tempfile
 import urllib.request
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 

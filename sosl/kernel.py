@@ -7,14 +7,12 @@ The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
 :func:`sosl._core._kernel_ref.kernel_pass`.
 """
 
-from numbers import Integral
-
 import numpy as np
 
 from ._base import BaseOnlineAUC, check_scalar_param
 from ._core import _kernel
 from ._core._kernel_ref import LOSS_M, LOSS_S, TRANSFER_MIN_ABS, TRANSFER_OPTIMAL
-from .kernels import kernel_matrix, validate_kernel_params
+from .kernels import budget_pair, kernel_matrix, validate_kernel_params
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
@@ -26,24 +24,6 @@ _KOMP_STATE = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "p
                "pool_age_", "capacity_", "counts_", "komp_budget_")
 #: with budget_policy="komp", KOMP runs every KOMP_PERIOD rounds (rounds t = 0 mod period)
 KOMP_PERIOD = 10
-
-
-def _budget_pair(budget):
-    """(N-, N+) from ``budget`` (int, pair (N+, N-) or None); raise naming the problem."""
-    if budget is None:
-        return None
-    if isinstance(budget, (tuple, list)):
-        if len(budget) != 2:
-            raise ValueError(f"budget must be an int, a pair (N+, N-) or None, got {budget!r}")
-        values = list(budget)
-    else:
-        values = [budget, budget]
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, Integral):
-            raise TypeError(f"budget must hold integers, got {budget!r}")
-        if v < 1:
-            raise ValueError(f"budget must be >= 1, got {budget!r}")
-    return int(values[1]), int(values[0])
 
 
 def _grow(state, caps_new):
@@ -154,7 +134,7 @@ class _KernelSOSL(BaseOnlineAUC):
         if self.eta is None and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
         validate_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
-        _budget_pair(self.budget)
+        budget_pair(self.budget, allow_none=True)
         if self.transfer not in TRANSFER_CODES:
             raise ValueError(f"transfer must be one of {sorted(TRANSFER_CODES)}, got {self.transfer!r}")
 
@@ -165,7 +145,7 @@ class _KernelSOSL(BaseOnlineAUC):
 
     # -- state -------------------------------------------------------------------------------
     def _init_state(self, n_features):
-        caps = _budget_pair(self.budget) or (0, 0)
+        caps = budget_pair(self.budget, allow_none=True) or (0, 0)
         if self.budget_policy == "komp":
             return {
                 "pool_x_": np.zeros((0, n_features)), "pool_gram_": np.zeros((0, 0)),

@@ -20,7 +20,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["KERNEL_CODES", "kernel_code", "kernel_matrix", "kernel_diag", "validate_kernel_params",
+__all__ = ["budget_pair", "KERNEL_CODES", "kernel_code", "kernel_matrix", "kernel_diag", "validate_kernel_params",
            "gamma_from_sigma", "sigma_from_gamma"]
 
 #: kernel name -> integer code understood by the Cython passes (``_core/_kfun.pxd``)
@@ -119,3 +119,35 @@ def kernel_diag(A, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
     if code == 2:
         return (gamma * sq + coef0) ** degree
     return sq
+
+
+def budget_pair(budget, *, allow_none=False):
+    """Per-class buffer budgets ``(N-, N+)`` from ``budget``; raise naming the problem.
+
+    Parameters
+    ----------
+    budget : int, pair (N+, N-) or None
+        One budget for both buffers, or the positive and the negative budget (the
+        paper's order N+, N-). None means unbounded buffers where ``allow_none``.
+    allow_none : bool, default=False
+        Whether None is accepted (then None is returned).
+
+    Returns
+    -------
+    budgets : tuple (N-, N+) of int, or None
+        In slot order: the negative buffer (``classes_[0]``) first.
+    """
+    if budget is None and allow_none:
+        return None
+    if isinstance(budget, (tuple, list, np.ndarray)):
+        if len(budget) != 2:
+            raise ValueError(f"budget must be an int or a pair (N+, N-), got {budget!r}")
+        values = list(budget)
+    else:
+        values = [budget, budget]
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral):
+            raise TypeError(f"budget must hold integers, got {budget!r}")
+        if v < 1:
+            raise ValueError(f"budget must be >= 1, got {budget!r}")
+    return int(values[1]), int(values[0])

@@ -1,15 +1,13 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al.), the kernel
 baseline of the second-order learners."""
 
-from numbers import Integral
-
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ._base import BaseOnlineAUC, check_scalar_param
 from ._core import _koil
 from ._core._koil_ref import POLICY_FIFO, POLICY_RS
-from .kernels import kernel_matrix, validate_kernel_params
+from .kernels import budget_pair, kernel_matrix, validate_kernel_params
 
 __all__ = ["KOIL"]
 
@@ -164,19 +162,7 @@ class KOIL(BaseOnlineAUC):
     # -- parameters ----------------------------------------------------------------------
     def _budgets(self):
         """(N-, N+) as an int64 array (slot order: negative buffer first)."""
-        b = self.budget
-        if isinstance(b, (tuple, list, np.ndarray)):
-            if len(b) != 2:
-                raise ValueError(f"budget must be an int or a pair (N+, N-), got {b!r}")
-            pos, neg = b
-        else:
-            pos = neg = b
-        for name, v in (("budget (positive)", pos), ("budget (negative)", neg)):
-            if isinstance(v, bool) or not isinstance(v, Integral):
-                raise TypeError(f"{name} must be an integer, got {v!r}")
-            if v < 1:
-                raise ValueError(f"{name} must be >= 1, got {v!r}")
-        return np.array([neg, pos], dtype=np.int64)
+        return np.array(budget_pair(self.budget), dtype=np.int64)
 
     def _validate_params_(self):
         check_scalar_param(self.eta, "eta", low=0.0, high=1.0)

@@ -3,7 +3,6 @@
 import inspect
 
 import numpy as np
-import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
