@@ -333,6 +333,11 @@ _OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization with the second-order 
     the average pairwise square loss of f against the buffer S_t (halved), and the
     weight update of eq. (27) (the exact functional gradient of this L_t).
 
+    The linear :class:`~sosl.OAUCS` minimizes the unhalved loss lam/2 ||w||^2 + psi_S, so
+    with ``kernel="linear"`` and ``budget=None``, ``OKAUCS(lam / 2, eta=2 * eta)`` takes
+    exactly the steps of ``OAUCS(lam, eta)`` (tested). (:class:`OKAUCM` and
+    :class:`~sosl.OAUCM` share one convention: same ``lam`` and ``eta``, same steps.)
+
     Parameters
     ----------
     lam : float, default=1e-2

@@ -27,6 +27,8 @@ def test_grid_points_counts_and_values():
     assert all(tuple(sorted(p.items())) in keys for p in coarse)  # coarse is a subset
     assert ex.grid_points(AlgorithmSpec("x", 2, "OAUCM"), "quick") == [{}]
     assert ex.grid_points(m, [0, 1]) == [{"lam": 1.0}, {"lam": 2.0}]
+    wide = ex.grid_points(m, "wide")
+    assert len(wide) == 31 and {p["lam"] for p in full} < {p["lam"] for p in wide}
 
 
 def test_registry_names_and_skipping(monkeypatch):
@@ -121,6 +123,46 @@ def test_run_selects_best_and_resumes(tmp_path):
     s3 = ex.run_experiment(["synthetic"], ["OAUC-M", "OAUC-M_c"], **kw)
     assert s3["new_rows"] == 5
     assert (tmp_path / "table2_quick.md").read_text() == md
+
+
+def test_capped_grid_is_a_fixed_random_subset():
+    s = ALGORITHMS["OKAUC-S"]
+    assert s.max_dims == 2
+    full = ex.grid_points(s, "full", max_points=0)
+    sub = ex.grid_points(s, "full")
+    assert len(full) == 21 ** 3 and len(sub) == 441
+    keys = [tuple(sorted(p.items())) for p in full]
+    idx = [keys.index(tuple(sorted(p.items()))) for p in sub]
+    assert idx == sorted(set(idx))                      # distinct, in grid order
+    assert ex.grid_points(s, "full") == sub              # same draw every call
+    # the draw covers the grid: every exponent of every parameter appears
+    for name in s.searched:
+        assert {p[name] for p in sub} == {2.0 ** e for e in range(-10, 11)}
+    # the budget of a 2-parameter grid at each resolution
+    assert [len(ex.grid_points(s, g)) for g in ("coarse", "sparse", "quick")] == [121, 25, 9]
+    assert len(ex.grid_points(s, "sparse", max_points=200)) == 125   # cap above the product
+    assert ex.grid_label(s, "full") == "full@441"
+    assert ex.grid_label(s, "sparse", max_points=200) == "sparse"
+    assert ex.grid_label(s, "full", max_points=0) == "full"
+    assert len(ex.grid_points(ALGORITHMS["OAUC-M_c"], "full", max_points=50)) == 50
+    with pytest.raises(ValueError, match="max_points"):
+        ex.grid_points(s, "full", max_points=-1)
+
+
+def test_run_with_capped_grid_records_label(tmp_path):
+    kw = dict(grid="quick", out=tmp_path, progress=False, log=lambda *_: None, **SMALL)
+    s1 = ex.run_experiment(["synthetic"], ["OAUC-M_c"], max_points=4, **kw)
+    rows = _read(tmp_path)
+    cv = [r for r in rows if r["kind"] == "cv"]
+    assert len({r["params"] for r in cv}) == 4 and len(cv) == 2 * 4
+    assert {r["grid"] for r in rows if r["kind"] == "test"} == {"quick@4"}
+    assert len(s1["test_rows"]) == 2
+    # the uncapped search is a different one: its test rows are new, the 4 points reused
+    s2 = ex.run_experiment(["synthetic"], ["OAUC-M_c"], max_points=0, **kw)
+    assert s2["new_rows"] == 2 * (9 - 4) + 2
+    assert {r["grid"] for r in s2["test_rows"]} == {"quick"}
+    capped = ex.report_from_cache(tmp_path, "quick", protocol="1x2/2", max_points=4)
+    assert any(p.endswith(".md") for p in capped)
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])

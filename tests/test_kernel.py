@@ -278,6 +278,28 @@ def test_budgets_and_infinite_buffer():
     assert inf.hilbert_norm() <= (np.sqrt(2) + 0.5) / inf.lam
 
 
+@pytest.mark.parametrize("eta", [None, 0.05])
+def test_linear_kernel_without_budget_is_the_linear_learner(eta):
+    # with k(x, x') = x.x' and every instance kept, f = (sum_i alpha_i x_i).x and the
+    # buffer statistics are the class means and covariances of the linear learner
+    from sosl import OAUCM, OAUCS
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(250, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=250) > 0.3).astype(int)
+    lin = OAUCM(lam=0.01, eta=eta).fit(X, y)
+    ker = OKAUCM(lam=0.01, eta=eta, kernel="linear", budget=None).fit(X, y)
+    np.testing.assert_allclose(ker.dual_coef_ @ ker.support_vectors_, lin.coef_,
+                               rtol=1e-10, atol=1e-12)
+    # OKAUC-S halves the loss: (lam/2, 2 eta) there is (lam, eta) in OAUC-S
+    e = 0.01 if eta is None else eta
+    lin_s = OAUCS(lam=0.02, eta=e).fit(X, y)
+    ker_s = OKAUCS(lam=0.01, eta=2 * e, kernel="linear", budget=None).fit(X, y)
+    np.testing.assert_allclose(ker_s.dual_coef_ @ ker_s.support_vectors_, lin_s.coef_,
+                               rtol=1e-10, atol=1e-12)
+    same = OKAUCS(lam=0.02, eta=e, kernel="linear", budget=None).fit(X, y)
+    assert np.max(np.abs(same.dual_coef_ @ same.support_vectors_ - lin_s.coef_)) > 1e-4
+
+
 def test_learns_a_nonlinear_concept():
     X, y = _circle(1200, 4)
     for model in (OKAUCM(lam=1e-3, gamma=4.0), OKAUCS(gamma=4.0, eta=0.05)):

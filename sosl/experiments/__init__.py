@@ -10,7 +10,12 @@ The protocol (:mod:`sosl.experiments.protocol`): 4 independent 5-fold partitions
 runs per dataset; on each training part a 5-fold CV picks the hyper-parameters on the
 grid 2^[-10, 10] (``--grid full``, the default), every second exponent
 (``--grid coarse``) or every fourth, 2^{-8, -4, 0, 4, 8} (``--grid sparse``, meant for the
-kernel learners, whose 2-3 searched parameters make even the coarse grid long); the chosen model is trained by one pass and scored by the exact AUC
+kernel learners, whose 2-3 searched parameters make even the coarse grid long). OKAUC-S,
+the one learner with three searched parameters, searches a seeded random subset of its
+product grid as large as a two-parameter grid at the same resolution (441 of the 9261
+full-grid points, the budget of OKAUC-M's 21 x 21 grid; ``--max-points 0`` searches the
+whole product, ``--max-points k`` sets any cap).
+The chosen model is trained by one pass and scored by the exact AUC
 (:func:`sosl.metrics.auc`) on the held-out fold. Results are cached one row per
 (dataset, algorithm, run, hyper-parameters) in ``<out>/rows.csv``, so an interrupted run
 resumes; ``<out>/table2_<grid>.md`` / ``.csv`` (linear) and ``table3_<grid>.*`` (kernel)
@@ -39,10 +44,12 @@ run scales from a laptop to a cluster by changing the joblib backend:
 Neither dask nor ray is a dependency of sosl; they are imported only when asked for.
 """
 
-from .algorithms import ALGORITHMS, GRIDS, AlgorithmSpec, grid_points, resolve_algorithms
+from .algorithms import (ALGORITHMS, GRIDS, AlgorithmSpec, grid_label, grid_points,
+                         resolve_algorithms)
 from .protocol import cv_score, heldout_score, outer_splits
 from .runner import get_data, load_rows, paper_table, report, report_from_cache, run_experiment
 
-__all__ = ["ALGORITHMS", "GRIDS", "AlgorithmSpec", "cv_score", "get_data", "grid_points",
+__all__ = ["ALGORITHMS", "GRIDS", "AlgorithmSpec", "cv_score", "get_data", "grid_label",
+           "grid_points",
            "heldout_score", "load_rows", "outer_splits", "paper_table", "report",
            "report_from_cache", "resolve_algorithms", "run_experiment"]

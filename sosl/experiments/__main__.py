@@ -34,7 +34,13 @@ def main(argv=None):
     p.add_argument("--algorithms", nargs="+", default=None, choices=list(ALGORITHMS),
                    metavar="ALG", help=f"paper names, default all available: {', '.join(ALGORITHMS)}")
     p.add_argument("--grid", default="full", choices=sorted(GRIDS),
-                   help="2^e grids: full e in -10..10 (paper), coarse every 2nd, sparse every 4th, quick 3 points")
+                   help="2^e grids: full e in -10..10 (paper), coarse every 2nd, sparse every 4th, "
+                        "quick 3 points, wide e in -20..10 (diagnostic)")
+    p.add_argument("--max-points", type=int, default=None,
+                   help="search at most this many points of each product grid, drawn at random "
+                        "(default: each algorithm's own cap; only OKAUC-S has one, the size of a "
+                        "2-parameter grid: 441 on the full grid); "
+                        "0 = whole grids")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--backend", default="loky",
                    help="joblib backend: loky (default), threading, multiprocessing, dask, ray")
@@ -53,7 +59,7 @@ def main(argv=None):
     if args.report_only:
         proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
         paths = report_from_cache(args.out, args.grid, args.seed, proto, args.datasets,
-                                  args.algorithms)
+                                  args.algorithms, max_points=args.max_points)
         for path in paths:
             if path.endswith(".md"):
                 print(open(path).read())
@@ -66,7 +72,7 @@ def main(argv=None):
                              backend=backend, out=args.out, seed=args.seed,
                              n_repeats=args.repeats, n_folds=args.folds,
                              inner_folds=args.inner_folds, data_dir=args.data_dir,
-                             progress=not args.quiet)
+                             progress=not args.quiet, max_points=args.max_points)
     for path in summary["tables"]:
         if path.endswith(".md"):
             print(open(path).read())

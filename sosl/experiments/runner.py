@@ -27,7 +27,7 @@ import joblib
 import numpy as np
 
 from .. import datasets as ds
-from .algorithms import ALGORITHMS, GRIDS, grid_points, resolve_algorithms
+from .algorithms import ALGORITHMS, GRIDS, grid_label, grid_points, resolve_algorithms
 from .protocol import cv_score, heldout_score, outer_splits
 
 __all__ = ["FIELDS", "get_data", "load_rows", "paper_table", "report", "report_from_cache",
@@ -66,8 +66,9 @@ def _task(kind, dataset, algorithm, run, params, cfg):
                               **proto)
     else:
         score, err = heldout_score(spec, params, X, y, dataset, run, **proto)
+    label = grid_label(spec, cfg["grid"], cfg["max_points"]) if kind == "test" else ""
     return {"kind": kind, "dataset": dataset, "algorithm": algorithm, "run": run,
-            "params": _params_key(params), "grid": cfg["grid"] if kind == "test" else "",
+            "params": _params_key(params), "grid": label,
             "seed": cfg["seed"], "protocol": cfg["protocol"], "auc": score,
             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
             "error": err, "pid": os.getpid(),
@@ -145,7 +146,7 @@ def _select(cv_rows, points):
 
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky", out="results",
                    seed=0, n_repeats=4, n_folds=5, inner_folds=5, data_dir=None, progress=True,
-                   log=print):
+                   log=print, max_points=None):
     """Run (or resume) the protocol and write the tables.
 
     Parameters
@@ -154,7 +155,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Registry names, ``"default"`` or ``"synthetic"``.
     algorithms : list of str or None
         Paper names (keys of :data:`~sosl.experiments.ALGORITHMS`); None = all available.
-    grid : {"full", "coarse", "quick"}
+    grid : {"full", "coarse", "sparse", "quick", "wide"}
         Exponent set of the 2^e grids.
     n_jobs : int
         Workers (joblib); 1 runs in this process.
@@ -169,6 +170,13 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Where the dataset files are (default ``$SOSL_DATA_DIR``, then the cache dir).
     progress : bool
         Show a progress bar on stderr.
+    log : callable
+        Where messages (skipped algorithms) go.
+    max_points : int or None
+        Cap on the grid points searched per algorithm (see
+        :func:`~sosl.experiments.grid_points`): None keeps each algorithm's own cap (only
+        OKAUC-S has one: as many points as a two-parameter grid, 441 of its 21^3 full-grid
+        points), 0 searches every product grid whole. A capped search is recorded as grid ``"<grid>@<k>"``.
 
     Returns
     -------
@@ -183,6 +191,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
+           "max_points": None if max_points is None else int(max_points),
            "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}"}
     n_runs = cfg["n_repeats"] * cfg["n_folds"]
     for name in datasets:  # fail early, in this process, on a missing dataset
@@ -202,7 +211,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
             writer.writeheader()
         base = {"grid": "", "seed": cfg["seed"], "protocol": cfg["protocol"]}
         cv_tasks = [("cv", d, s.name, r, p) for d in datasets for s in specs
-                    for r in range(n_runs) for p in grid_points(s, grid)
+                    for r in range(n_runs) for p in grid_points(s, grid, max_points)
                     if _key({**base, "kind": "cv", "dataset": d, "algorithm": s.name, "run": r,
                              "params": _params_key(p)}) not in done]
         rows_now += _run_tasks(cv_tasks, cfg, writer, fh, n_jobs, backend, "cv  ", progress)
@@ -215,18 +224,20 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         for d in datasets:
             for s in specs:
                 for r in range(n_runs):
-                    best = _select(cv_by[(d, s.name, r)], grid_points(s, grid))
+                    best = _select(cv_by[(d, s.name, r)], grid_points(s, grid, max_points))
                     row = {**base, "kind": "test", "dataset": d, "algorithm": s.name, "run": r,
-                           "params": _params_key(best), "grid": grid}
+                           "params": _params_key(best), "grid": grid_label(s, grid, max_points)}
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
         rows_now += _run_tasks(test_tasks, cfg, writer, fh, n_jobs, backend, "test", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
-    test_rows = [r for r in existing + rows_now if r["kind"] == "test" and r["grid"] == grid
+    labels = {s.name: grid_label(s, grid, max_points) for s in specs}
+    test_rows = [r for r in existing + rows_now if r["kind"] == "test"
+                 and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
                  and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
-                 and r["dataset"] in datasets and r["algorithm"] in {s.name for s in specs}]
+                 and r["dataset"] in datasets]
     tables = report(test_rows, out, suffix=f"_{grid}")
     wall = time.perf_counter() - t0
     summary = {"wall_seconds": wall, "task_seconds": dict(task_seconds), "new_rows": len(rows_now),
@@ -335,9 +346,15 @@ def report(test_rows, out, suffix=""):
     return paths
 
 
-def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=None):
-    """Rewrite the tables of ``out`` from every cached test row of ``grid`` (no computing)."""
-    rows = [r for r in load_rows(out) if r["kind"] == "test" and r["grid"] == grid
+def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=None,
+                      max_points=None):
+    """Rewrite the tables of ``out`` from every cached test row of ``grid`` (no computing).
+
+    ``max_points`` selects, as in :func:`run_experiment`, which search of a capped
+    algorithm is reported.
+    """
+    rows = [r for r in load_rows(out) if r["kind"] == "test" and r["algorithm"] in ALGORITHMS
+            and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid, max_points)
             and r["seed"] == int(seed) and r["protocol"] == protocol
             and (datasets is None or r["dataset"] in datasets)
             and (algorithms is None or r["algorithm"] in algorithms)]
