@@ -165,6 +165,23 @@ def test_run_with_capped_grid_records_label(tmp_path):
     assert any(p.endswith(".md") for p in capped)
 
 
+def test_cost_table_sums_the_cached_tasks(tmp_path):
+    kw = dict(grid="quick", out=tmp_path, progress=False, log=lambda *_: None, **SMALL)
+    ex.run_experiment(["synthetic"], ["OAUC-M", "OAUC-M_c"], **kw)
+    rows = ex.load_rows(tmp_path)
+    paths = ex.report_from_cache(tmp_path, "quick", protocol="1x2/2")
+    cost = [p for p in paths if p.endswith("cost_quick.md")]
+    assert len(cost) == 1
+    lines = {ln.split(" | ")[1]: ln for ln in open(cost[0]) if ln.startswith("| synthetic")}
+    for algo, n_points in (("OAUC-M", 3), ("OAUC-M_c", 9)):
+        cells = [c.strip() for c in lines[algo].strip("|\n").split("|")]
+        assert cells[2:5] == [str(n_points), str(2 * n_points), "2"]
+        cpu = sum(r["cpu_seconds"] for r in rows if r["algorithm"] == algo)
+        assert float(cells[5]) == pytest.approx(cpu, abs=0.51)
+    # nothing cached for another grid: no table
+    assert runner.cost_table(tmp_path, "full", protocol="1x2/2") == []
+
+
 @pytest.mark.parametrize("backend", ["threading", "loky"])
 def test_backend_switch_is_honored(tmp_path, backend):
     s = ex.run_experiment(["synthetic"], ["OAUC-M"], grid="quick", n_jobs=2, backend=backend,

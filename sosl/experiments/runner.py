@@ -30,8 +30,8 @@ from .. import datasets as ds
 from .algorithms import ALGORITHMS, GRIDS, grid_label, grid_points, resolve_algorithms
 from .protocol import cv_score, heldout_score, outer_splits
 
-__all__ = ["FIELDS", "get_data", "load_rows", "paper_table", "report", "report_from_cache",
-           "run_experiment"]
+__all__ = ["FIELDS", "cost_table", "get_data", "load_rows", "paper_table", "report",
+           "report_from_cache", "run_experiment"]
 
 FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "protocol", "auc",
           "seconds", "cpu_seconds", "error", "pid", "thread")
@@ -360,4 +360,63 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
             and (algorithms is None or r["algorithm"] in algorithms)]
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
-    return report(rows, out, suffix=f"_{grid}")
+    return report(rows, out, suffix=f"_{grid}") + cost_table(out, grid, seed, protocol, datasets,
+                                                            algorithms, max_points)
+
+
+def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=None,
+               max_points=None):
+    """Write ``cost_<grid>.md``: the compute behind each cell of the tables.
+
+    For each (dataset, algorithm) with test rows on ``grid``, the CPU seconds of the tasks
+    the cell needed (the inner-CV task of every searched point and run, and the refits),
+    summed from the cache whichever call computed them. On ``n`` idle cores the wall time
+    of the cell is about this figure divided by ``n``.
+
+    Returns
+    -------
+    paths : list of str
+        ``[]`` when there is nothing to report, else the file written.
+    """
+    rows = load_rows(out)
+    tests = defaultdict(int)
+    for r in rows:
+        if (r["kind"] == "test" and r["algorithm"] in ALGORITHMS and r["seed"] == int(seed)
+                and r["protocol"] == protocol
+                and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid, max_points)
+                and (datasets is None or r["dataset"] in datasets)
+                and (algorithms is None or r["algorithm"] in algorithms)):
+            tests[(r["dataset"], r["algorithm"])] += 1
+    if not tests:
+        return []
+    points = {a: {_params_key(p) for p in grid_points(ALGORITHMS[a], grid, max_points)}
+              for a in {a for _, a in tests}}
+    cpu, n_cv, seen = defaultdict(float), defaultdict(int), set()
+    for r in rows:
+        key = (r["dataset"], r["algorithm"])
+        if key not in tests or r["seed"] != int(seed) or r["protocol"] != protocol:
+            continue
+        k = _key(r)
+        if k in seen:       # a task cached twice counts once
+            continue
+        if r["kind"] == "cv" and r["params"] in points[r["algorithm"]]:
+            seen.add(k)
+            cpu[key] += r["cpu_seconds"]
+            n_cv[key] += 1
+        elif r["kind"] == "test" and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid,
+                                                             max_points):
+            seen.add(k)
+            cpu[key] += r["cpu_seconds"]
+    lines = [f"Compute per cell of the `{grid}` tables: CPU seconds (inner-CV tasks, refits)",
+             "", "| dataset | algorithm | grid points | CV tasks | test runs | CPU s |",
+             "|---|---|---|---|---|---|"]
+    order = {d: i for i, d in enumerate(ds.DATASETS)}
+    algo_order = {a: i for i, a in enumerate(ALGORITHMS)}
+    for d, a in sorted(tests, key=lambda k: (order.get(k[0], -1), k[0], algo_order[k[1]])):
+        lines.append(f"| {d} | {a} | {len(points[a])} | {n_cv[(d, a)]} | {tests[(d, a)]} | "
+                     f"{cpu[(d, a)]:.0f} |")
+    lines.append(f"| total | | | {sum(n_cv.values())} | {sum(tests.values())} | "
+                 f"{sum(cpu.values()):.0f} |")
+    path = Path(out) / f"cost_{grid}.md"
+    path.write_text("\n".join(lines) + "\n")
+    return [str(path)]
