@@ -73,6 +73,7 @@ def test_mutant_is_caught(monkeypatch, old, new):
     s = np.where(y == 1, 1.0, -1.0)
     import sosl.polk
     monkeypatch.setattr(sosl.polk, "_polk_ref", _mutant_ref(old, new))
+    monkeypatch.setattr(sosl.polk, "_BACKEND", "numpy")
     model = POLK(loss="logistic", eta=0.3, lam=0.05, epsilon=0.0, gamma=2.0).fit(X, y)
     w = _fsgd_by_hand(X, s, 0.3, 0.05, "logistic", 2.0)
     with pytest.raises(AssertionError):
@@ -162,3 +163,178 @@ def test_verify_module_quick(tmp_path):
     assert sum(r.negative for r in records) == 2
     for r in records:
         assert r.ok, (r.name, r.outcome, r.measured, r.threshold)
+
+
+# ---------------------------------------------------------------------------------------
+# Typed pass (sosl._core._polk, inverse Gram matrix kept across rounds) vs the reference
+# ---------------------------------------------------------------------------------------
+
+def _fast_streams():
+    """(name, X, y, params): several losses/schedules, epsilon = 0, duplicates, p = 1, kernels."""
+    rng = np.random.default_rng(11)
+    out = []
+    X, y = _data(rng, 400)
+    out.append(("hinge", X, y, dict(eta=0.2, gamma=2.0)))
+    X, y = _data(rng, 300, p=3)
+    out.append(("logistic-diminishing", X, y, dict(loss="logistic", eta=0.5, lam=0.05,
+                                                   schedule="diminishing", parsimony=2.0,
+                                                   gamma=3.0)))
+    X, y = _data(rng, 300, p=4)
+    out.append(("square", X, y, dict(loss="square", eta=0.3, lam=0.01, epsilon=0.02,
+                                     gamma=1.0)))
+    X, y = _data(rng, 150, p=3)
+    out.append(("epsilon0", X, y, dict(eta=1.0, lam=0.05, epsilon=0.0, gamma=8.0)))
+    X, y = _data(rng, 300)
+    X[1::2] = X[::2]                               # every point twice in a row, ...
+    X[200:250] = X[20:70]                          # ... and some again much later
+    out.append(("duplicates", X, y, dict(eta=0.2, gamma=2.0)))
+    X, y = _data(rng, 300, p=1)
+    out.append(("p1", X, y, dict(eta=0.5, lam=0.01, gamma=30.0)))
+    X, y = _data(rng, 200)
+    out.append(("poly", X, y, dict(kernel="poly", degree=2, gamma=1.0, eta=0.1, lam=0.01)))
+    return out
+
+
+def _fit_backend(monkeypatch, backend, X, y, params, chunks=None):
+    import sosl.polk
+    monkeypatch.setattr(sosl.polk, "_BACKEND", backend)
+    model = POLK(**params)
+    if chunks is None:
+        return model.fit(X, y)
+    for a, b in chunks:
+        model.partial_fit(X[a:b], y[a:b], classes=[0, 1])
+    return model
+
+
+def _count_reference_rounds(monkeypatch):
+    """Count the rounds the typed pass hands to the reference step."""
+    calls = []
+    step = _polk_ref.polk_step
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return step(*args, **kwargs)
+    monkeypatch.setattr(_polk_ref, "polk_step", counting)
+    return calls
+
+
+def _assert_same_run(fast, ref, wtol=2e-11):
+    """Same dictionary and orders; weights to wtol * max|w| (and the function in H-norm)."""
+    np.testing.assert_array_equal(fast.model_orders_, ref.model_orders_)
+    np.testing.assert_array_equal(fast.support_vectors_, ref.support_vectors_)
+    np.testing.assert_array_equal(fast.projection_budgets_, ref.projection_budgets_)
+    w, v = fast.dual_coef_, ref.dual_coef_
+    scale = max(np.abs(v).max(initial=0.0), 1e-300)
+    np.testing.assert_allclose(w, v, rtol=0, atol=wtol * scale)
+    d = w - v
+    assert d @ ref.gram_ @ d <= (1e-12) ** 2 * max(v @ ref.gram_ @ v, 1e-300)
+    np.testing.assert_allclose(fast.gram_, ref.gram_, rtol=0, atol=1e-14)
+    # squared errors (an error at rounding level, ~1e-8, is the square root of ~1e-17)
+    np.testing.assert_allclose(fast.projection_errors_ ** 2, ref.projection_errors_ ** 2,
+                               rtol=1e-9, atol=1e-15)
+    G = fast._gram_inv
+    np.testing.assert_allclose(G @ fast.gram_, np.eye(G.shape[0]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name, X, y, params",
+                         [pytest.param(*c, id=c[0]) for c in _fast_streams()])
+def test_fast_pass_equals_reference(monkeypatch, name, X, y, params):
+    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
+    calls = _count_reference_rounds(monkeypatch)
+    fast = _fit_backend(monkeypatch, "cython", X, y, params)
+    _assert_same_run(fast, ref)
+    assert fast.model_orders_.max() > 4                     # not a trivial dictionary
+    assert np.any(np.diff(ref.model_orders_) < 1)           # atoms were removed
+    if name in ("duplicates", "poly"):
+        assert len(calls) > 10                              # the dependent-atom fallback ran
+    else:
+        assert len(calls) == 0                              # every round by the typed pass
+    if name == "epsilon0":
+        assert ref.projection_errors_.max() < 1e-12
+
+
+def test_fast_pass_resumed_over_partial_fit(monkeypatch):
+    """Two partial_fit calls (pickled in between) play the same rounds as one fit."""
+    name, X, y, params = _fast_streams()[4]                    # duplicates: fallbacks too
+    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
+    whole = _fit_backend(monkeypatch, "cython", X, y, params)
+    part = _fit_backend(monkeypatch, "cython", X, y, params, chunks=[(0, 1)])
+    part = pickle.loads(pickle.dumps(part))
+    part.partial_fit(X[1:137], y[1:137])
+    part = pickle.loads(pickle.dumps(part))
+    part.partial_fit(X[137:], y[137:])
+    _assert_same_run(part, ref)
+    np.testing.assert_array_equal(part.dual_coef_, whole.dual_coef_)
+    np.testing.assert_array_equal(part.projection_errors_, whole.projection_errors_)
+
+
+def test_fast_pass_rebuilds_and_old_state(monkeypatch):
+    """Drift tolerance 0 (G rebuilt after every round) and a state without G still agree."""
+    import sosl.polk
+    name, X, y, params = _fast_streams()[2]
+    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
+    monkeypatch.setattr(sosl.polk, "_DRIFT_TOL", 0.0)
+    monkeypatch.setattr(sosl.polk, "_DRIFT_REL", 0.0)
+    _assert_same_run(_fit_backend(monkeypatch, "cython", X, y, params), ref)
+    monkeypatch.undo()
+    half = _fit_backend(monkeypatch, "cython", X[:150], y[:150], params)
+    half._gram_inv = None                                   # e.g. a state from the reference
+    half.partial_fit(X[150:], y[150:])
+    _assert_same_run(half, ref)
+
+
+def test_fast_pass_mutant_is_caught(monkeypatch):
+    """The typed pass fed a wrong inverse (G / 2: removal costs 2 w_j^2 / G_jj, wrong Schur
+    complements) must be caught by the comparison, through the trajectory itself."""
+    import sosl.polk
+    name, X, y, params = _fast_streams()[2]
+    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
+    good = sosl.polk._inverse_if_well_posed
+
+    def mutant(K):
+        G = good(K)
+        return None if G is None else 0.5 * G
+    monkeypatch.setattr(sosl.polk, "_DRIFT_TOL", 0.0)      # rebuild (with the mutant) every round
+    monkeypatch.setattr(sosl.polk, "_DRIFT_REL", 0.0)
+    monkeypatch.setattr(sosl.polk, "_inverse_if_well_posed", mutant)
+    calls = _count_reference_rounds(monkeypatch)
+    fast = _fit_backend(monkeypatch, "cython", X, y, params)
+    assert len(calls) < 10                                  # the typed pass did play the rounds
+    assert not np.array_equal(fast.model_orders_, ref.model_orders_)
+    with pytest.raises(AssertionError):
+        _assert_same_run(fast, ref)
+
+
+def test_fast_pass_rank_threshold_is_the_reference_one():
+    """The easy-case test of the typed pass is relative to komp_prune's rank threshold."""
+    import sosl.polk
+    from sosl.komp import komp_prune
+    assert inspect.signature(komp_prune).parameters["rtol"].default == sosl.polk._RTOL
+    assert sosl.polk._SAFETY >= 1.0
+
+
+def test_inverse_updates_match_direct_inverses():
+    """The bordering and deletion formulas of the typed pass (NumPy twins in _polk_ref)."""
+    rng = np.random.default_rng(7)
+    D = rng.uniform(-1, 1, size=(9, 3))
+    K = kernel_matrix(D, D, gamma=1.5)
+    G8 = np.linalg.inv(K[:8, :8])
+    G9, sc = _polk_ref.border_inverse(G8, K[:8, 8], K[8, 8])
+    np.testing.assert_allclose(G9, np.linalg.inv(K), rtol=1e-9, atol=1e-9)
+    assert sc == pytest.approx(1.0 / np.linalg.inv(K)[8, 8], rel=1e-9)
+    for j in (0, 4, 8):
+        keep = np.arange(9) != j
+        np.testing.assert_allclose(_polk_ref.remove_from_inverse(G9, j),
+                                   np.linalg.inv(K[np.ix_(keep, keep)]), rtol=1e-9, atol=1e-9)
+    bad = G8.copy()
+    bad[0, 0] *= 1.001                                      # a perturbed inverse is detected
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(_polk_ref.border_inverse(bad, K[:8, 8], K[8, 8])[0],
+                                   np.linalg.inv(K), rtol=1e-9, atol=1e-9)
+
+
+def test_bad_backend_flag(monkeypatch):
+    import sosl.polk
+    monkeypatch.setattr(sosl.polk, "_BACKEND", "fortran")
+    with pytest.raises(ValueError, match="_BACKEND"):
+        POLK().fit(np.array([[0.0], [1.0]]), [0, 1])

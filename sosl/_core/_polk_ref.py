@@ -4,10 +4,11 @@ One line per equation of "Parsimonious Online Learning with Kernels via Sparse
 Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
 eqs. (12), (17)-(18)). The projection is :func:`sosl.komp.komp_prune` (Algorithm 1),
 which runs in the typed core :mod:`sosl._core._komp` (tested against its NumPy/LAPACK
-reference in :mod:`sosl.komp`). This module is the implementation used by
-:class:`sosl.POLK`: there is no typed POLK loop, because the dictionary changes size every
-round (no fixed-size state for a ``nogil`` pass) and the per-round cost is the O(M^3)
-projection; the Python overhead of the loop is about half of a round at M ~ 20.
+reference in :mod:`sosl.komp`). This module is the reference of :class:`sosl.POLK`
+(O(M^3) per round: the projection factorizes the whole Gram matrix every round). The
+default pass is the typed :mod:`sosl._core._polk`, which keeps the inverse Gram matrix
+across rounds (O(M^2) per round) and hands the rounds with numerically dependent atoms
+back to :func:`polk_step`; the two agree to rounding (tests/test_polk.py).
 
 Symbols
 -------
@@ -42,7 +43,8 @@ from ..kernels import kernel_diag, kernel_matrix
 from ..komp import komp_prune
 
 __all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "loss_value", "loss_derivative",
-           "step_size", "komp_budget", "polk_step", "polk_pass"]
+           "step_size", "komp_budget", "polk_step", "polk_pass", "border_inverse",
+           "remove_from_inverse"]
 
 LOSS_HINGE = 0
 LOSS_LOGISTIC = 1
@@ -121,3 +123,24 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony
         errors[r] = err
         budgets[r] = eps_t
     return D, w, Kdd, t, orders, errors, budgets
+
+
+# The two updates of the inverse Gram matrix G = K_DD^{-1} used by the typed pass
+# sosl._core._polk (not used by polk_pass above; tested against direct inverses).
+
+def border_inverse(G, kx, kxx):
+    """Inverse of [[K, k_x], [k_x', k(x, x)]] from G = K^{-1}; returns ``(G~, sc)``.
+
+    sc = k(x, x) - k_x' G k_x is the squared distance of k(x, .) to span(D) (> 0 needed).
+    """
+    u = G @ kx                                                          # u = G k_x
+    sc = kxx - kx @ u                                                   # Schur complement
+    top = np.hstack([G + np.outer(u, u) / sc, -u[:, None] / sc])        # [G + u u'/sc, -u/sc]
+    return np.vstack([top, np.append(-u / sc, 1.0 / sc)[None, :]]), sc  # [-u'/sc, 1/sc]
+
+
+def remove_from_inverse(G, j):
+    """Inverse of K with row and column j deleted, from G = K^{-1} (see :mod:`sosl.komp`)."""
+    keep = np.arange(G.shape[0]) != j
+    g = G[keep, j]
+    return G[np.ix_(keep, keep)] - np.outer(g, g) / G[j, j]            # G_-j,-j - g g' / G_jj

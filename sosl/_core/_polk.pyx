@@ -1,0 +1,330 @@
+# cython: language_level=3
+"""Typed POLK pass with an incrementally maintained inverse Gram matrix.
+
+Same rounds as the NumPy reference :func:`sosl._core._polk_ref.polk_pass` (see it for the
+symbols and conventions), but instead of handing the whole (M+1) x (M+1) Gram matrix to
+:func:`sosl.komp.komp_prune` every round (pivoted Cholesky + inverse, O(M^3)), it keeps
+G = K_DD^{-1} of the current dictionary from round to round:
+
+1. k_x = k_D(x_t), f = w . k_x, g = l'(f, y_t), eta_t, eps_t as in the reference;
+2. bordering with the new atom: u = G k_x, Schur complement sc = k(x_t, x_t) - k_x . u,
+
+       G~ = [[G + u u' / sc, -u / sc], [-u' / sc, 1 / sc]];
+
+3. destructive KOMP on (K~, alpha = [(1 - eta_t lam) w, -eta_t g]) exactly as
+   :mod:`sosl._core._komp` does it after its rank check: e^2 = 0, w = alpha, costs
+   gamma_j^2 = e^2 + w_j^2 / G_jj (the last element: ||f~||^2), first minimum, stop when
+   above eps_t^2, rank-one downdates of G and w (see :mod:`sosl.komp`);
+4. if anything was removed, the kept weights are G b_I with b = K~ alpha, plus one step of
+   iterative refinement (w += G (b_I - K_II w)), so that their accuracy is that of a
+   backward-stable solve whatever small drift G has; ||f~ - f_new||_H from
+   (alpha - beta)' K~ (alpha - beta) as :func:`sosl.komp.komp_error`;
+5. the dictionary, the weights, K and G are compacted in place to the kept set.
+
+The reference's rank guard (pivoted Cholesky with threshold rtol * max_i K~_ii) is only
+reproduced in the easy case: the round is played here only if the squared distance of
+every element of D~ to the span of the others (1 / G~_jj, and sc for the new atom) exceeds
+``safety * rtol * max_i K~_ii``; then the pivoted factorization is full rank (every pivot
+residual is at least that distance). Otherwise the loop returns ``STATUS_FALLBACK`` before
+changing anything, and the caller plays the round with the exact reference and rebuilds G.
+The loop also returns ``STATUS_GROW`` when the buffers are full, and ``STATUS_REBUILD``
+(after finishing a round) when the drift check fails: each round one column c of G is
+tested, max_i |(K G)_ic - delta_ic| <= max(drift_tol, drift_rel max_i K_ii max_j G_jj)
+(the second term follows the accuracy of a freshly computed inverse, about 1e-15 times
+max K_ii max G_jj, a lower bound of the condition number).
+
+Storage: ``D`` (cap x p), ``w`` (cap), ``K`` and ``G`` (cap x cap, row-major with row
+stride cap); the first M rows/columns are the current dictionary in dictionary order.
+Cost per round: O(M p + M^2), plus O(M^2) per removal.
+"""
+
+from libc.math cimport sqrt, tanh, fabs, pow
+
+from sosl._core._kfun cimport kernel_eval
+
+cdef int LOSS_HINGE = 0
+cdef int LOSS_LOGISTIC = 1
+cdef int LOSS_SQUARE = 2
+
+STATUS_DONE = 0
+STATUS_GROW = 1
+STATUS_FALLBACK = 2
+STATUS_REBUILD = 3
+
+
+cdef inline double loss_derivative(double z, double y, int loss) noexcept nogil:
+    """l'(z, y), as :func:`sosl._core._polk_ref.loss_derivative`."""
+    if loss == LOSS_HINGE:
+        return -y if y * z < 1.0 else 0.0
+    if loss == LOSS_LOGISTIC:
+        return -y * 0.5 * (1.0 - tanh(0.5 * y * z))
+    return z - y
+
+
+cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py_ssize_t n,
+                            double* b) noexcept nogil:
+    """b = K a (K with row stride cap); returns a . b."""
+    cdef Py_ssize_t l, c
+    cdef double acc, out = 0.0
+    for l in range(n):
+        acc = 0.0
+        for c in range(n):
+            acc += K[l * cap + c] * a[c]
+        b[l] = acc
+    for l in range(n):
+        out += a[l] * b[l]
+    return out
+
+
+def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+                   Py_ssize_t r0, double[:, ::1] D, double[::1] w, double[:, ::1] K,
+                   double[:, ::1] G, Py_ssize_t M, long long t_start, double lam, double eta,
+                   int schedule, double epsilon, double parsimony, int loss, int kind,
+                   double gamma, double degree, double coef0, double rtol, double safety,
+                   double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
+                   double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
+    """Play rounds ``order[r0:]`` from a dictionary of size ``M``; see the module notes.
+
+    The round at position r has the counter t = t_start + r + 1. ``work`` needs
+    ``4 * cap`` doubles and ``iwork`` ``cap`` integers (cap = ``D.shape[0]``).
+
+    Returns
+    -------
+    status : int
+        ``STATUS_DONE``, ``STATUS_GROW``, ``STATUS_FALLBACK`` (round r not played) or
+        ``STATUS_REBUILD`` (round r - 1 played, G to be rebuilt).
+    r : int
+        Position in ``order`` of the next round to play.
+    M : int
+        Current model order.
+    """
+    cdef Py_ssize_t n_rounds = order.shape[0]
+    cdef Py_ssize_t r = r0
+    cdef int status = 0
+    if n_rounds > r0:
+        with nogil:
+            status = run(X, s, order, &r, D, w, K, G, &M, t_start, lam, eta, schedule,
+                         epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
+                         drift_tol, drift_rel, orders, errors, budgets, &work[0], &iwork[0])
+    return status, r, M
+
+
+cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+             Py_ssize_t* r_io, double[:, ::1] Dm, double[::1] wm, double[:, ::1] Km,
+             double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, double lam, double eta,
+             int schedule, double epsilon, double parsimony, int loss, int kind,
+             double gamma, double degree, double coef0, double rtol, double safety,
+             double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
+             double[::1] budgets, double* work, Py_ssize_t* I) noexcept nogil:
+    """Body of :func:`polk_fast_pass`; returns the status, updates ``*r_io`` and ``*M_io``."""
+    cdef Py_ssize_t cap = Dm.shape[0]
+    cdef Py_ssize_t p = X.shape[1]
+    cdef Py_ssize_t n_rounds = order.shape[0]
+    cdef Py_ssize_t M = M_io[0]
+    cdef Py_ssize_t r, i, l, c, j, n, m, jstar, col
+    cdef long long t
+    cdef double* D = &Dm[0, 0]
+    cdef double* w = &wm[0]
+    cdef double* K = &Km[0, 0]
+    cdef double* G = &Gm[0, 0]
+    cdef double* kx = &work[0]            # k_D(x_t), then b = K~ alpha (when needed)
+    cdef double* u = &work[cap]           # G k_x, then the removed column of G, then residuals
+    cdef double* a = &work[2 * cap]       # alpha (weights of f~), then the diff of komp_error
+    cdef double* v = &work[3 * cap]       # downdated weights, then the new weights
+    cdef const double* x
+    cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, acc, gjj, decay
+    cdef double fn2, e2, best, gam, gj, wj, err2, res, kmax, gmax, tol, isc, igj
+    cdef bint removed_any, have_b
+
+    for r in range(r_io[0], n_rounds):
+        if M + 1 > cap:
+            r_io[0] = r
+            M_io[0] = M
+            return 1
+        i = order[r]
+        x = &X[i, 0]
+        y = s[i]
+        t = t_start + r + 1
+        eta_t = eta if schedule == 0 else eta / (1.0 + lam * eta * t)
+        if epsilon >= 0:
+            eps_t = epsilon
+        elif schedule == 0:
+            eps_t = parsimony * pow(eta_t, 1.5)
+        else:
+            eps_t = parsimony * pow(eta_t, 2.0)
+        eps2 = eps_t * eps_t
+
+        # k_D(x_t), f_t(x_t), l'
+        f = 0.0
+        kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+        scale = kxx
+        for l in range(M):
+            kx[l] = kernel_eval(&D[l * p], x, p, kind, gamma, degree, coef0)
+            f += w[l] * kx[l]
+            if K[l * cap + l] > scale:
+                scale = K[l * cap + l]
+        g = loss_derivative(f, y, loss)
+
+        # bordering: u = G k_x, sc = k(x, x) - k_x . u; easy case check
+        thr = safety * rtol * scale
+        if not scale > 0.0:
+            r_io[0] = r
+            M_io[0] = M
+            return 2
+        sc = kxx
+        for l in range(M):
+            acc = 0.0
+            for c in range(M):
+                acc += G[l * cap + c] * kx[c]
+            u[l] = acc
+            sc -= kx[l] * acc
+        if not sc > thr:
+            r_io[0] = r
+            M_io[0] = M
+            return 2
+        for l in range(M):
+            gjj = G[l * cap + l] + u[l] * u[l] / sc
+            if not (gjj > 0.0 and gjj * thr < 1.0):
+                r_io[0] = r
+                M_io[0] = M
+                return 2
+
+        # commit the bordered state (n = M + 1 atoms)
+        isc = 1.0 / sc                    # products (u_l u_c) / sc keep G exactly symmetric
+        for l in range(M):
+            for c in range(M):
+                G[l * cap + c] += u[l] * u[c] * isc
+            G[l * cap + M] = -u[l] * isc
+            G[M * cap + l] = -u[l] * isc
+            K[l * cap + M] = kx[l]
+            K[M * cap + l] = kx[l]
+        G[M * cap + M] = 1.0 / sc
+        K[M * cap + M] = kxx
+        for j in range(p):
+            D[M * p + j] = x[j]
+        decay = 1.0 - eta_t * lam
+        for l in range(M):
+            a[l] = decay * w[l]
+        a[M] = -eta_t * g
+        n = M + 1
+
+        # destructive KOMP (Algorithm 1) on (K~, alpha), full-rank branch of _komp;
+        # b = K~ alpha and ||f~||^2 are only needed after a removal (computed then)
+        have_b = False
+        fn2 = 0.0
+        for l in range(n):
+            I[l] = l
+            v[l] = a[l]
+        e2 = 0.0
+        m = n
+        removed_any = False
+        while m > 0:
+            jstar = 0
+            if m == 1:
+                if not have_b:
+                    fn2 = products(K, cap, a, n, kx)
+                    have_b = True
+                best = fn2
+            else:
+                best = e2 + v[0] * v[0] / G[0]
+                for l in range(1, m):
+                    gam = e2 + v[l] * v[l] / G[l * cap + l]
+                    if gam < best:
+                        best = gam
+                        jstar = l
+            if best > eps2:
+                break
+            e2 = best
+            removed_any = True
+            for l in range(m):
+                u[l] = G[l * cap + jstar]
+            gj = u[jstar]
+            wj = v[jstar]
+            for l in range(m - 1):
+                j = l + (l >= jstar)
+                v[l] = v[j] - u[j] * (wj / gj)
+                I[l] = I[j]
+            igj = 1.0 / gj
+            for l in range(m - 1):
+                j = l + (l >= jstar)
+                for c in range(jstar):
+                    G[l * cap + c] = G[j * cap + c] - u[j] * u[c] * igj
+                for c in range(jstar, m - 1):
+                    G[l * cap + c] = G[j * cap + c + 1] - u[j] * u[c + 1] * igj
+            m -= 1
+
+        if not removed_any:
+            for l in range(n):
+                w[l] = a[l]
+            err2 = 0.0
+        else:
+            if not have_b:
+                fn2 = products(K, cap, a, n, kx)
+                have_b = True
+            # v = G b_I, then one refinement step v += G (b_I - K_II v)
+            for l in range(m):
+                acc = 0.0
+                for c in range(m):
+                    acc += G[l * cap + c] * kx[I[c]]
+                v[l] = acc
+            for l in range(m):
+                acc = kx[I[l]]
+                for c in range(m):
+                    acc -= K[I[l] * cap + I[c]] * v[c]
+                u[l] = acc
+            for l in range(m):
+                acc = 0.0
+                for c in range(m):
+                    acc += G[l * cap + c] * u[c]
+                w[l] = v[l] + acc
+            # ||f~ - f_new||_H^2 = diff' K~ diff, diff = alpha - beta (as komp_error)
+            for l in range(m):
+                a[I[l]] -= w[l]
+            err2 = 0.0
+            for l in range(n):
+                acc = 0.0
+                for c in range(n):
+                    acc += K[l * cap + c] * a[c]
+                err2 += a[l] * acc
+            if err2 < 0.0:
+                err2 = 0.0
+            # compact K and D to the kept set (I increasing: reads never behind writes)
+            for l in range(m):
+                for c in range(m):
+                    K[l * cap + c] = K[I[l] * cap + I[c]]
+                if I[l] != l:
+                    for j in range(p):
+                        D[l * p + j] = D[I[l] * p + j]
+        M = m
+        orders[r] = M
+        errors[r] = sqrt(err2)
+        budgets[r] = eps_t
+
+        # drift check on one column of G, against a tolerance that follows the accuracy of
+        # a fresh inverse (about 1e-15 * kappa, kappa = max K_ii max G_jj <= cond(K))
+        if M > 0:
+            col = <Py_ssize_t> (t % M)
+            kmax = 0.0
+            gmax = 0.0
+            for l in range(M):
+                if K[l * cap + l] > kmax:
+                    kmax = K[l * cap + l]
+                if G[l * cap + l] > gmax:
+                    gmax = G[l * cap + l]
+            tol = drift_rel * kmax * gmax
+            if tol < drift_tol:
+                tol = drift_tol
+            res = 0.0
+            for l in range(M):
+                acc = -1.0 if l == col else 0.0
+                for c in range(M):
+                    acc += K[l * cap + c] * G[col * cap + c]      # G symmetric: row col
+                if fabs(acc) > res:
+                    res = fabs(acc)
+            if not res <= tol:
+                r_io[0] = r + 1
+                M_io[0] = M
+                return 3
+    r_io[0] = n_rounds
+    M_io[0] = M
+    return 0
