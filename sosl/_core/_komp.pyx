@@ -19,6 +19,8 @@ loops (dictionaries are small, and no BLAS call means no thread contention).
 
 from libc.math cimport sqrt
 
+from sosl._core._komp_greedy cimport komp_removals
+
 
 cdef int chol_sub(const double[:, ::1] K, const Py_ssize_t* I, Py_ssize_t m,
                   double* L) noexcept nogil:
@@ -115,8 +117,8 @@ cdef Py_ssize_t komp_run(const double[:, ::1] K, const double[::1] alpha, double
                          Py_ssize_t* iwork) noexcept nogil:
     """Body of :func:`komp_core` (n >= 1)."""
     cdef Py_ssize_t n = K.shape[0]
-    cdef Py_ssize_t i, j, l, r, c, m, rank, jstar
-    cdef double fn2, scale, e2, acc, gj, wj, best, gam
+    cdef Py_ssize_t i, l, c, m, rank
+    cdef double fn2, scale, e2, acc
     cdef double* L = &work[0]
     cdef double* G = &work[n * n]
     cdef double* b = &work[2 * n * n]
@@ -183,36 +185,7 @@ cdef Py_ssize_t komp_run(const double[:, ::1] K, const double[::1] alpha, double
             for l in range(i + 1, m):
                 G[i * m + l] = G[l * m + i]
     # G is stored with row stride m0 (its size at the start of the removals)
-    r = m
-    while m > 0:
-        jstar = 0
-        if m == 1:
-            best = fn2
-        else:
-            best = e2 + w[0] * w[0] / G[0]
-            for i in range(1, m):
-                gam = e2 + w[i] * w[i] / G[i * r + i]
-                if gam < best:
-                    best = gam
-                    jstar = i
-        if best > eps2:
-            break
-        e2 = best
-        removed_any = True
-        for i in range(m):
-            g[i] = G[i * r + jstar]
-        gj = g[jstar]
-        wj = w[jstar]
-        for i in range(m - 1):
-            l = i + (i >= jstar)
-            w[i] = w[l] - g[l] * (wj / gj)
-            I[i] = I[l]
-        for i in range(m - 1):
-            l = i + (i >= jstar)
-            for c in range(m - 1):
-                j = c + (c >= jstar)
-                G[i * r + c] = G[l * r + j] - g[l] * g[j] / gj
-        m -= 1
+    m = komp_removals(G, m, w, I, g, m, &e2, eps2, fn2, &removed_any)
     for i in range(m):
         kept[i] = I[i]
     if not removed_any:

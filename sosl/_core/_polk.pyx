@@ -41,6 +41,7 @@ Cost per round: O(M p + M^2), plus O(M^2) per removal.
 from libc.math cimport sqrt, tanh, fabs, pow
 
 from sosl._core._kfun cimport kernel_eval
+from sosl._core._komp_greedy cimport komp_removals
 
 cdef int LOSS_HINGE = 0
 cdef int LOSS_LOGISTIC = 1
@@ -121,7 +122,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
     cdef Py_ssize_t p = X.shape[1]
     cdef Py_ssize_t n_rounds = order.shape[0]
     cdef Py_ssize_t M = M_io[0]
-    cdef Py_ssize_t r, i, l, c, j, n, m, jstar, col
+    cdef Py_ssize_t r, i, l, c, j, n, m, col
     cdef long long t
     cdef double* D = &Dm[0, 0]
     cdef double* w = &wm[0]
@@ -133,7 +134,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
     cdef double* v = &work[3 * cap]       # downdated weights, then the new weights
     cdef const double* x
     cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, acc, gjj, decay
-    cdef double fn2, e2, best, gam, gj, wj, err2, res, kmax, gmax, tol, isc, igj
+    cdef double fn2, e2, err2, res, kmax, gmax, tol, isc
     cdef bint removed_any, have_b
 
     for r in range(r_io[0], n_rounds):
@@ -218,40 +219,11 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
         e2 = 0.0
         m = n
         removed_any = False
-        while m > 0:
-            jstar = 0
-            if m == 1:
-                if not have_b:
-                    fn2 = products(K, cap, a, n, kx)
-                    have_b = True
-                best = fn2
-            else:
-                best = e2 + v[0] * v[0] / G[0]
-                for l in range(1, m):
-                    gam = e2 + v[l] * v[l] / G[l * cap + l]
-                    if gam < best:
-                        best = gam
-                        jstar = l
-            if best > eps2:
-                break
-            e2 = best
-            removed_any = True
-            for l in range(m):
-                u[l] = G[l * cap + jstar]
-            gj = u[jstar]
-            wj = v[jstar]
-            for l in range(m - 1):
-                j = l + (l >= jstar)
-                v[l] = v[j] - u[j] * (wj / gj)
-                I[l] = I[j]
-            igj = 1.0 / gj
-            for l in range(m - 1):
-                j = l + (l >= jstar)
-                for c in range(jstar):
-                    G[l * cap + c] = G[j * cap + c] - u[j] * u[c] * igj
-                for c in range(jstar, m - 1):
-                    G[l * cap + c] = G[j * cap + c + 1] - u[j] * u[c + 1] * igj
-            m -= 1
+        m = komp_removals(G, cap, v, I, u, m, &e2, eps2, -1.0, &removed_any)
+        if m == 1:                        # the last atom's cost ||f~||^2 is needed now
+            fn2 = products(K, cap, a, n, kx)
+            have_b = True
+            m = komp_removals(G, cap, v, I, u, m, &e2, eps2, fn2, &removed_any)
 
         if not removed_any:
             for l in range(n):
