@@ -66,8 +66,9 @@ def main(argv=None):
             cv = np.asarray(cv).reshape(len(runs), len(points))
             test = [heldout_score(spec, points[int(np.argmax(cv[r]))], X, y, name, r, **proto)[0]
                     for r in runs]
-            print(f"{name:10s} {label:24s} {100 * np.mean(test):6.2f} ± {100 * np.std(test, ddof=1):5.2f}"
-                  f"   ({time.perf_counter() - t0:6.1f} s)", flush=True)
+            mean, std = 100 * np.mean(test), 100 * np.std(test, ddof=1)
+            print(f"{name:10s} {label:24s} {mean:6.2f} ± {std:5.2f}   "
+                  f"({time.perf_counter() - t0:6.1f} s)", flush=True)
 
 
 if __name__ == "__main__":

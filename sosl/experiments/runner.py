@@ -176,7 +176,8 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Cap on the grid points searched per algorithm (see
         :func:`~sosl.experiments.grid_points`): None keeps each algorithm's own cap (only
         OKAUC-S has one: as many points as a two-parameter grid, 441 of its 21^3 full-grid
-        points), 0 searches every product grid whole. A capped search is recorded as grid ``"<grid>@<k>"``.
+        points), 0 searches every product grid whole. A capped search is recorded as grid
+        ``"<grid>@<k>"``.
 
     Returns
     -------
