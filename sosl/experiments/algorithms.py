@@ -112,6 +112,11 @@ ALGORITHMS = {a.name: a for a in [
 ]}
 
 
+def _exponents(grid):
+    """The exponent tuple of a grid name of :data:`GRIDS`, or of explicit exponents."""
+    return GRIDS[grid] if isinstance(grid, str) else tuple(int(e) for e in grid)
+
+
 def _cap(spec, n_exps, max_points):
     """The number of points searched of the product grid (``max_points`` None = the spec's)."""
     n = n_exps ** len(spec.searched)
@@ -134,9 +139,9 @@ def grid_points(spec, grid="full", max_points=None):
         A key of :data:`GRIDS` or the exponents themselves.
     max_points : int or None, default=None
         Cap on the number of points; None uses the spec's own (``len(exponents) **
-        spec.max_dims``, or none), 0 means no cap. When
-        the product of the searched names has more points than the cap, a uniform random
-        subset of that size is returned, drawn with a seed fixed by the algorithm's name
+        spec.max_dims``, or none), 0 means no cap. When the product of the searched
+        names has more points than the cap, a uniform random subset of that size is
+        returned, drawn with a seed fixed by the algorithm's name
         and the exponent set (so every run, fold and process searches the same points).
 
     Returns
@@ -145,7 +150,7 @@ def grid_points(spec, grid="full", max_points=None):
         In a fixed order (first name varies slowest; a subset keeps that order);
         ``[{}]`` when nothing is searched.
     """
-    exps = GRIDS[grid] if isinstance(grid, str) else tuple(int(e) for e in grid)
+    exps = _exponents(grid)
     points = [{}]
     for name in spec.searched:
         points = [{**p, name: 2.0 ** e} for p in points for e in exps]
@@ -159,7 +164,7 @@ def grid_points(spec, grid="full", max_points=None):
 
 def grid_label(spec, grid="full", max_points=None):
     """The grid name recorded with results: ``grid``, or ``grid@k`` for a k-point subset."""
-    exps = GRIDS[grid] if isinstance(grid, str) else tuple(int(e) for e in grid)
+    exps = _exponents(grid)
     k = _cap(spec, len(exps), max_points)
     return str(grid) if k == len(exps) ** len(spec.searched) else f"{grid}@{k}"
 
