@@ -7,10 +7,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sosl-installed
 BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*.pxd)
 
-.PHONY: test verify verify-quick bench install clean
+.PHONY: test lint verify verify-quick bench install clean
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 verify: $(STAMP)
 	$(BIN)/python -m verify
