@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sosl import datasets as ds
+from sosl.datasets import _download
 
 
 def _write_libsvm(path, X, y):
@@ -194,7 +195,7 @@ def test_download_verifies_checksums_offline(tmp_path, monkeypatch):
 
 def test_download_never_fetches_when_file_present(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(ds, "_fetch", lambda url, dest: calls.append(url))
+    monkeypatch.setattr(_download, "_fetch", lambda url, dest: calls.append(url))
     _fake_dataset(tmp_path)
     with pytest.raises(ValueError, match="sha256"):
         ds.download("australian", tmp_path, verbose=False)  # only checks the existing file
