@@ -7,10 +7,11 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from ._errors import IntegrityError, UnknownChecksumError
 from ._paths import get_data_dir
 from ._registry import info_of
 
-__all__ = ["sha256sum", "download"]
+__all__ = ["sha256sum", "verify_sha256", "download"]
 
 
 def sha256sum(path, chunk=1 << 20):
@@ -20,6 +21,41 @@ def sha256sum(path, chunk=1 << 20):
         for block in iter(lambda: f.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def verify_sha256(name, path, expected):
+    """Check the sha256 of ``path`` against the registry's ``expected`` digest.
+
+    Parameters
+    ----------
+    name : str
+        The dataset, named in the error messages.
+    path : path-like
+    expected : str or None
+        None means that the registry knows no checksum for this file.
+
+    Returns
+    -------
+    digest : str
+
+    Raises
+    ------
+    UnknownChecksumError
+        If ``expected`` is None: the file cannot be verified.
+    IntegrityError
+        If the digests differ.
+    """
+    path = Path(path)
+    if expected is None:
+        raise UnknownChecksumError(
+            f"dataset {name!r}: the registry knows no sha256 for {path.name}, so {path} cannot "
+            f"be verified; pass verify=False to use it unverified")
+    got = sha256sum(path)
+    if got != expected:
+        raise IntegrityError(
+            f"dataset {name!r}: {path} has sha256 {got}, the registry expects {expected}; the "
+            f"file is not the registered one (fetch it again, or pass verify=False to use it)")
+    return got
 
 
 def _fetch(url, dest):
@@ -40,14 +76,20 @@ def _csv_to_libsvm(src, dst, label_map):
             fout.write(f"{label} {feats}\n")
 
 
-def download(name, data_dir=None, overwrite=False, verbose=True):
+def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
     """Fetch a dataset from its public source, verify it and write ``<name>.libsvm``.
 
     Each source file with a registered sha256 is verified before use (a mismatch raises and
     nothing is written); one without prints its computed sha256 so it can be pinned. The
     sources are concatenated (LIBSVM) or converted (UCI CSV), and the prepared file is then
-    checked with :func:`check_dataset` (shape, label counts, sha256 where registered). The
-    file appears in ``data_dir`` only if every check passes.
+    checked with :func:`check_dataset` (shape, label counts, and the sha256 where
+    registered). The file appears in ``data_dir`` only if every check passes.
+
+    A download is verifiable when the registry knows the prepared file's sha256 or that of
+    every source. Otherwise (the six Table 1 datasets without a checked copy: heart, vehicle,
+    svmguide2, satimage, vowel, letter) it is refused before anything is fetched, unless
+    ``verify=False``; then only the shape and label checks stand between the public file and
+    the data directory.
 
     This function is never called at import or test time. Plain ``urllib`` and ``hashlib``
     are used (pooch-style: known hash, verify, then move into place), so no extra
@@ -61,19 +103,35 @@ def download(name, data_dir=None, overwrite=False, verbose=True):
     overwrite : bool, default=False
         Replace an existing file; otherwise an existing file is only checked.
     verbose : bool, default=True
+    verify : bool, default=True
+        Verify the checksums (refusing an unverifiable download); False checks shape and
+        label counts only.
 
     Returns
     -------
     path : pathlib.Path
+
+    Raises
+    ------
+    UnknownChecksumError
+        (an IntegrityError) if ``verify`` and the registry knows no checksum that could
+        verify the download; nothing is fetched.
+    IntegrityError
+        (a ValueError) if a checksum, the shape or the label counts differ.
     """
     from ._loaders import check_dataset
 
     info = info_of(name)
+    if verify and info.sha256 is None and any(s is None for _, s in info.sources):
+        raise UnknownChecksumError(
+            f"dataset {name!r}: the registry knows no sha256 for {info.filename} nor for every "
+            f"source ({', '.join(u for u, _ in info.sources)}), so a download cannot be "
+            f"verified; pass verify=False to accept it after the shape and label checks")
     target_dir = get_data_dir(data_dir)
     target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / info.filename
     if target.exists() and not overwrite:
-        check_dataset(name, target_dir)
+        check_dataset(name, target_dir, checksum=verify)
         return target
     with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
         parts = []
@@ -81,8 +139,8 @@ def download(name, data_dir=None, overwrite=False, verbose=True):
             part = Path(tmp) / f"part{i}"
             _fetch(url, part)
             got = sha256sum(part)
-            if want is not None and got != want:
-                raise ValueError(f"dataset {name!r}: {url} has sha256 {got}, expected {want}; "
+            if verify and want is not None and got != want:
+                raise IntegrityError(f"dataset {name!r}: {url} has sha256 {got}, expected {want}; "
                                  "the public file changed or the download is corrupt")
             if want is None and verbose:
                 print(f"{name}: {url} sha256 {got} (no registered checksum)")
@@ -95,7 +153,7 @@ def download(name, data_dir=None, overwrite=False, verbose=True):
                 for part in parts:
                     data = part.read_bytes()
                     out.write(data if data.endswith(b"\n") or not data else data + b"\n")
-        check_dataset(name, tmp)
+        check_dataset(name, tmp, checksum=verify and info.sha256 is not None)
         os.replace(prepared, target)
     if verbose:
         print(f"{name}: wrote {target}")

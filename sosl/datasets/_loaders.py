@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ._download import sha256sum
-from ._errors import DatasetNotFoundError, IntegrityError
+from ._download import sha256sum, verify_sha256
+from ._errors import DatasetNotFoundError, IntegrityError, UnknownChecksumError
 from ._paths import find_file
 from ._preprocessing import positive_label, scale_features, to_unit_ball
 from ._registry import DATASETS, info_of
@@ -68,7 +68,7 @@ def available_datasets(data_dir=None):
     return out
 
 
-def load_dataset(name, data_dir=None, scale=True, unit_ball=False):
+def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True):
     """Load a registered dataset as a binary problem with the minority class positive.
 
     Parameters
@@ -81,17 +81,35 @@ def load_dataset(name, data_dir=None, scale=True, unit_ball=False):
         Scale every feature to [-1, 1] over the whole file (the paper's preprocessing).
     unit_ball : bool, default=False
         Afterwards divide by the largest row norm (see :func:`to_unit_ball`).
+    verify : bool, default=True
+        Check the file's sha256 against the registry before reading it. Where the registry
+        knows no checksum (``DatasetInfo.sha256 is None``) the file cannot be verified and
+        the call is refused; ``verify=False`` reads the file unchecked.
 
     Returns
     -------
     X : ndarray of shape (n, p), float64
     y : ndarray of shape (n,), int in {0, 1}; 1 is the positive class of the registry's rule
+
+    Raises
+    ------
+    UnknownDatasetError
+        (a ValueError) for a name that is not registered.
+    DatasetNotFoundError
+        (a FileNotFoundError) if no searched directory holds the file.
+    IntegrityError
+        (a ValueError) if ``verify`` and the sha256 differs from the registry's, or if a
+        ``count=<k>`` rule matches no class; :class:`UnknownChecksumError` (a subclass) if
+        ``verify`` and no checksum is registered.
     """
     if name == "default":
         X, y = load_default(scale=scale)
     else:
         info = info_of(name, extra=("default",))
-        X, labels = load_libsvm(find_dataset(name, data_dir), n_features=info.n_features)
+        path = find_dataset(name, data_dir)
+        if verify:
+            verify_sha256(name, path, info.sha256)
+        X, labels = load_libsvm(path, n_features=info.n_features)
         uniq, counts = np.unique(labels, return_counts=True)
         y = (labels == positive_label(info, uniq, counts)).astype(np.int64)
         if scale:
@@ -105,7 +123,15 @@ def check_dataset(name, data_dir=None, checksum=True):
     """Check that the local prepared file matches the registry.
 
     Compares rows, features, positive count, the count of every original label (where
-    registered) and the sha256 (where registered and ``checksum``).
+    registered) and, when ``checksum``, the sha256.
+
+    Parameters
+    ----------
+    name : str
+    data_dir : str or path-like or None
+    checksum : bool, default=True
+        Compare the sha256 too. Where the registry knows none the file cannot be verified
+        and the call is refused; ``checksum=False`` checks shape and labels only.
 
     Returns
     -------
@@ -118,9 +144,15 @@ def check_dataset(name, data_dir=None, checksum=True):
         (a FileNotFoundError) if the file is not found.
     IntegrityError
         (a ValueError) listing every mismatch, expected against found.
+    UnknownChecksumError
+        (an IntegrityError) if ``checksum`` and the registry knows no sha256 for the file.
     """
     info = info_of(name)
     path = find_dataset(name, data_dir)
+    if checksum and info.sha256 is None:
+        raise UnknownChecksumError(
+            f"dataset {name!r}: the registry knows no sha256 for {info.filename}, so {path} "
+            f"cannot be verified; pass checksum=False to check its shape and labels only")
     X, labels = load_libsvm(path)
     uniq, counts = np.unique(labels, return_counts=True)
     found = {float(k): int(c) for k, c in zip(uniq, counts)}
@@ -143,7 +175,7 @@ def check_dataset(name, data_dir=None, checksum=True):
         if want != found:
             problems.append(f"label counts: expected {want}, found {found}")
     digest = sha256sum(path) if checksum else None
-    if checksum and info.sha256 is not None and digest != info.sha256:
+    if checksum and digest != info.sha256:
         problems.append(f"sha256: expected {info.sha256}, found {digest}")
     if problems:
         raise IntegrityError(f"dataset {name!r} at {path} does not match the registry: "
