@@ -1,13 +1,14 @@
 """Fetching the public source files, checksums, and writing the prepared file."""
 
 import hashlib
+import http.client
 import os
 import shutil
 import tempfile
 import urllib.request
 from pathlib import Path
 
-from ._errors import IntegrityError, UnknownChecksumError
+from ._errors import DownloadError, IntegrityError, UnknownChecksumError
 from ._paths import get_data_dir
 from ._registry import info_of
 
@@ -58,10 +59,51 @@ def verify_sha256(name, path, expected):
     return got
 
 
+#: The opener used by :func:`download` (``urllib.request.urlopen``); tests replace it.
+_urlopen = urllib.request.urlopen
+
+
 def _fetch(url, dest):
-    """Copy ``url`` (http(s) or file://) to the path ``dest``. Replaceable in tests."""
-    with urllib.request.urlopen(url, timeout=60) as r, open(dest, "wb") as f:
+    """Copy ``url`` (http(s) or file://) to the path ``dest``."""
+    with _urlopen(url, timeout=60) as r, open(dest, "wb") as f:
         shutil.copyfileobj(r, f)
+
+
+def _fetch_checked(name, url, dest):
+    """:func:`_fetch`, with any failure turned into a DownloadError naming dataset and URL."""
+    try:
+        _fetch(url, dest)
+    except (OSError, http.client.HTTPException, ValueError) as err:
+        reason = getattr(err, "reason", None) or err
+        raise DownloadError(
+            f"dataset {name!r}: could not fetch {url} ({type(err).__name__}: {reason}); check "
+            f"the network connection, or put the file into the data directory by hand (see "
+            f"data/README.md)") from err
+
+
+def _install(src, target):
+    """Move the checked file ``src`` to ``target`` atomically, creating its directory.
+
+    On any failure the partial copy and the directories created here are removed.
+    """
+    target = Path(target)
+    created, d = [], target.parent
+    while not d.exists():
+        created.append(d)
+        d = d.parent
+    part = target.with_name(f".{target.name}.part")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, part)
+        os.replace(part, target)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        for d in created:  # deepest first
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise
 
 
 def _csv_to_libsvm(src, dst, label_map):
@@ -84,6 +126,10 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
     sources are concatenated (LIBSVM) or converted (UCI CSV), and the prepared file is then
     checked with :func:`check_dataset` (shape, label counts, and the sha256 where
     registered). The file appears in ``data_dir`` only if every check passes.
+
+    The sources are fetched into a temporary directory outside the data directory; the data
+    directory is created, and the file moved into it, only after every check has passed, so
+    a failed download (no network, a corrupt file) leaves nothing behind.
 
     A download is verifiable when the registry knows the prepared file's sha256 or that of
     every source. Otherwise (the six Table 1 datasets without a checked copy: heart, vehicle,
@@ -116,6 +162,9 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
     UnknownChecksumError
         (an IntegrityError) if ``verify`` and the registry knows no checksum that could
         verify the download; nothing is fetched.
+    DownloadError
+        (an OSError) if a source cannot be fetched (no network, HTTP error); the message
+        names the dataset and the URL.
     IntegrityError
         (a ValueError) if a checksum, the shape or the label counts differ.
     """
@@ -128,20 +177,19 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
             f"source ({', '.join(u for u, _ in info.sources)}), so a download cannot be "
             f"verified; pass verify=False to accept it after the shape and label checks")
     target_dir = get_data_dir(data_dir)
-    target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / info.filename
     if target.exists() and not overwrite:
         check_dataset(name, target_dir, checksum=verify)
         return target
-    with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"sosl-{name}-") as tmp:
         parts = []
         for i, (url, want) in enumerate(info.sources):
             part = Path(tmp) / f"part{i}"
-            _fetch(url, part)
+            _fetch_checked(name, url, part)
             got = sha256sum(part)
             if verify and want is not None and got != want:
-                raise IntegrityError(f"dataset {name!r}: {url} has sha256 {got}, expected {want}; "
-                                 "the public file changed or the download is corrupt")
+                raise IntegrityError(f"dataset {name!r}: {url} has sha256 {got}, expected "
+                                     f"{want}; the public file changed or the download is corrupt")
             if want is None and verbose:
                 print(f"{name}: {url} sha256 {got} (no registered checksum)")
             parts.append(part)
@@ -154,7 +202,7 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
                     data = part.read_bytes()
                     out.write(data if data.endswith(b"\n") or not data else data + b"\n")
         check_dataset(name, tmp, checksum=verify and info.sha256 is not None)
-        os.replace(prepared, target)
+        _install(prepared, target)
     if verbose:
         print(f"{name}: wrote {target}")
     return target
