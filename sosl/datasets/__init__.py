@@ -21,6 +21,12 @@ What is here
   scaled to [-1, 1], the paper's Section 6.2), :func:`to_unit_ball` (the projection into the
   unit ball that the regret analysis assumes, ||x|| <= 1).
 * Synthetic streams (:mod:`sosl.datasets._synthetic`): :func:`make_imbalanced_stream`.
+* Sparse and high-dimensional data (:mod:`sosl.datasets._highdim`): :data:`HIGHDIM_DATASETS`
+  and :func:`load_highdim` (``sms_spam`` as raw text with :func:`vectorize_texts`, ``w8a``
+  and ``dorothea_valid`` as scipy CSR), looked up in the ``highdim/`` folder of the data
+  directory.
+* Errors (:mod:`sosl.datasets._errors`): everything raised on purpose derives from
+  :class:`DatasetError` and from the matching built-in exception.
 
 Labels returned by the loaders are ``y in {0, 1}`` with 1 the positive (minority) class, so
 that ``classes_[1]`` of every sosl estimator is the positive class.
@@ -36,6 +42,17 @@ from ._errors import (
     UnknownChecksumError,
     UnknownDatasetError,
 )
+from ._highdim import (
+    find_highdim,
+    load_dorothea_valid,
+    load_highdim,
+    load_sms_spam,
+    load_w8a,
+    read_sms_tsv,
+    read_sparse_binary,
+    text_vectorizer,
+    vectorize_texts,
+)
 from ._loaders import available_datasets, check_dataset, load_dataset, load_default, load_libsvm
 from ._paths import get_data_dir
 from ._preprocessing import scale_features, to_unit_ball
@@ -46,7 +63,9 @@ __all__ = [
     "DATASETS", "DatasetInfo", "available_datasets", "check_dataset", "download",
     "get_data_dir", "load_dataset", "load_default", "load_libsvm", "make_imbalanced_stream",
     "scale_features", "sha256sum", "to_unit_ball",
-    "HIGHDIM_DATASETS", "HighDimInfo",
+    "HIGHDIM_DATASETS", "HighDimInfo", "find_highdim", "load_highdim", "load_sms_spam",
+    "load_w8a", "load_dorothea_valid", "read_sms_tsv", "read_sparse_binary", "text_vectorizer",
+    "vectorize_texts",
     "DatasetError", "UnknownDatasetError", "DataDirectoryError", "DatasetNotFoundError",
     "IntegrityError", "UnknownChecksumError", "DownloadError",
 ]

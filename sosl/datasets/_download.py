@@ -9,8 +9,8 @@ import urllib.request
 from pathlib import Path
 
 from ._errors import DownloadError, IntegrityError, UnknownChecksumError
-from ._paths import get_data_dir
-from ._registry import info_of
+from ._paths import HIGHDIM_SUBDIR, get_data_dir
+from ._registry import HighDimInfo, any_info_of
 
 __all__ = ["sha256sum", "verify_sha256", "download"]
 
@@ -81,23 +81,31 @@ def _fetch_checked(name, url, dest):
             f"data/README.md)") from err
 
 
-def _install(src, target):
-    """Move the checked file ``src`` to ``target`` atomically, creating its directory.
+def _install(pairs):
+    """Move checked files into place: ``pairs`` of (source, target) in one directory.
 
-    On any failure the partial copy and the directories created here are removed.
+    Each file is first copied next to its target under a hidden ``.part`` name and then
+    renamed (atomic on one file system). On any failure the partial copies, the targets
+    already renamed and the directories created here are removed.
     """
-    target = Path(target)
-    created, d = [], target.parent
+    pairs = [(Path(a), Path(b)) for a, b in pairs]
+    parent = pairs[0][1].parent
+    created, d = [], parent
     while not d.exists():
         created.append(d)
         d = d.parent
-    part = target.with_name(f".{target.name}.part")
+    parts = [b.with_name(f".{b.name}.part") for _, b in pairs]
+    done = []
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, part)
-        os.replace(part, target)
+        parent.mkdir(parents=True, exist_ok=True)
+        for (a, _), part in zip(pairs, parts):
+            shutil.copyfile(a, part)
+        for (_, b), part in zip(pairs, parts):
+            os.replace(part, b)
+            done.append(b)
     except BaseException:
-        part.unlink(missing_ok=True)
+        for f in parts + done:
+            f.unlink(missing_ok=True)
         for d in created:  # deepest first
             try:
                 d.rmdir()
@@ -118,8 +126,44 @@ def _csv_to_libsvm(src, dst, label_map):
             fout.write(f"{label} {feats}\n")
 
 
+def _download_files(name, info, data_dir, overwrite, verbose, verify):
+    """download() for a high-dimensional dataset: its files as published, into highdim/."""
+    target_dir = get_data_dir(data_dir) / HIGHDIM_SUBDIR
+    targets = [target_dir / f for f, _ in info.files]
+    if all(t.is_file() for t in targets) and not overwrite:
+        if verify:
+            for t, (_, digest) in zip(targets, info.files):
+                verify_sha256(name, t, digest)
+        return targets[0]
+    if verify and any(digest is None for _, digest in info.sources):
+        raise UnknownChecksumError(
+            f"dataset {name!r}: the registry knows no sha256 for every source, so a download "
+            f"cannot be verified; pass verify=False to accept it unverified")
+    with tempfile.TemporaryDirectory(prefix=f"sosl-{name}-") as tmp:
+        pairs = []
+        for (url, want), target in zip(info.sources, targets):
+            part = Path(tmp) / target.name
+            _fetch_checked(name, url, part)
+            got = sha256sum(part)
+            if verify and got != want:
+                raise IntegrityError(f"dataset {name!r}: {url} has sha256 {got}, expected "
+                                     f"{want}; the public file changed or the download is corrupt")
+            if want is None and verbose:
+                print(f"{name}: {url} sha256 {got} (no registered checksum)")
+            pairs.append((part, target))
+        _install(pairs)
+    if verbose:
+        print(f"{name}: wrote {', '.join(map(str, targets))}")
+    return targets[0]
+
+
 def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
-    """Fetch a dataset from its public source, verify it and write ``<name>.libsvm``.
+    """Fetch a dataset from its public source, verify it and write it to the data directory.
+
+    For a Table 1 dataset the file written is ``<name>.libsvm``. For a high-dimensional one
+    (:data:`HIGHDIM_DATASETS`) the published files are written unchanged into the
+    ``highdim/`` folder of the data directory, each verified against its sha256, and the
+    path of the first one is returned.
 
     Each source file with a registered sha256 is verified before use (a mismatch raises and
     nothing is written); one without prints its computed sha256 so it can be pinned. The
@@ -170,7 +214,9 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
     """
     from ._loaders import check_dataset
 
-    info = info_of(name)
+    info = any_info_of(name)
+    if isinstance(info, HighDimInfo):
+        return _download_files(name, info, data_dir, overwrite, verbose, verify)
     if verify and info.sha256 is None and any(s is None for _, s in info.sources):
         raise UnknownChecksumError(
             f"dataset {name!r}: the registry knows no sha256 for {info.filename} nor for every "
@@ -202,7 +248,7 @@ def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
                     data = part.read_bytes()
                     out.write(data if data.endswith(b"\n") or not data else data + b"\n")
         check_dataset(name, tmp, checksum=verify and info.sha256 is not None)
-        _install(prepared, target)
+        _install([(prepared, target)])
     if verbose:
         print(f"{name}: wrote {target}")
     return target
