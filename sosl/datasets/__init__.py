@@ -20,7 +20,8 @@ What is here
 * Preprocessing (:mod:`sosl.datasets._preprocessing`): :func:`scale_features` (every feature
   scaled to [-1, 1], the paper's Section 6.2), :func:`to_unit_ball` (the projection into the
   unit ball that the regret analysis assumes, ||x|| <= 1).
-* Synthetic streams (:mod:`sosl.datasets._synthetic`): :func:`make_imbalanced_stream`.
+* Synthetic streams (:mod:`sosl.datasets._synthetic`): :func:`make_imbalanced_stream`,
+  :func:`make_drifting_stream` (abrupt or gradual concept drift).
 * Sparse and high-dimensional data (:mod:`sosl.datasets._highdim`): :data:`HIGHDIM_DATASETS`
   and :func:`load_highdim` (``sms_spam`` as raw text with :func:`vectorize_texts`, ``w8a``
   and ``dorothea_valid`` as scipy CSR), looked up in the ``highdim/`` folder of the data
@@ -57,11 +58,12 @@ from ._loaders import available_datasets, check_dataset, load_dataset, load_defa
 from ._paths import get_data_dir
 from ._preprocessing import scale_features, to_unit_ball
 from ._registry import DATASETS, HIGHDIM_DATASETS, DatasetInfo, HighDimInfo
-from ._synthetic import make_imbalanced_stream
+from ._synthetic import make_drifting_stream, make_imbalanced_stream
 
 __all__ = [
     "DATASETS", "DatasetInfo", "available_datasets", "check_dataset", "download",
     "get_data_dir", "load_dataset", "load_default", "load_libsvm", "make_imbalanced_stream",
+    "make_drifting_stream",
     "scale_features", "sha256sum", "to_unit_ball",
     "HIGHDIM_DATASETS", "HighDimInfo", "find_highdim", "load_highdim", "load_sms_spam",
     "load_w8a", "load_dorothea_valid", "read_sms_tsv", "read_sparse_binary", "text_vectorizer",
