@@ -20,7 +20,20 @@ class UnknownDatasetError(DatasetError, ValueError):
 
 
 class DataDirectoryError(DatasetError, FileNotFoundError):
-    """A data directory named by the caller (``data_dir=`` or ``$SOSL_DATA_DIR``) is missing."""
+    """A data directory named by the caller (``data_dir=`` or ``$SOSL_DATA_DIR``) is missing.
+
+    Attributes
+    ----------
+    variable : str
+        ``"SOSL_DATA_DIR"`` or ``"data_dir"``: where the path came from.
+    path : str
+        The path that is not a directory.
+    """
+
+    def __init__(self, message, variable=None, path=None):
+        super().__init__(message)
+        self.variable = variable
+        self.path = path
 
 
 class DatasetNotFoundError(DatasetError, FileNotFoundError):

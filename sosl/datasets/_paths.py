@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from ._errors import DatasetNotFoundError
+from ._errors import DataDirectoryError, DatasetNotFoundError
 
 __all__ = ["get_data_dir", "find_file", "candidate_dirs"]
 
@@ -35,10 +35,34 @@ def get_data_dir(data_dir=None):
 
 
 def candidate_dirs(data_dir=None):
-    """The directories searched, in order: ``[data_dir]``, else ``[$SOSL_DATA_DIR, cache]``."""
+    """The directories searched, in order: ``[data_dir]``, else ``[$SOSL_DATA_DIR, cache]``.
+
+    A directory the caller named (``data_dir``, or ``$SOSL_DATA_DIR`` when set and not
+    empty) must exist; the cache directory may be absent (nothing has been downloaded yet).
+
+    Raises
+    ------
+    DataDirectoryError
+        (a FileNotFoundError) naming the variable and the path, if a named directory is
+        missing or is not a directory.
+    """
     if data_dir is not None:
-        return [Path(data_dir)]
-    return [Path(d) for d in (os.environ.get("SOSL_DATA_DIR"),) if d] + [_cache_dir()]
+        d = Path(data_dir)
+        if not d.is_dir():
+            raise DataDirectoryError(
+                f"data directory {d} (the data_dir argument): "
+                f"{'not a directory' if d.exists() else 'no such directory'}", "data_dir", str(d))
+        return [d]
+    env = os.environ.get("SOSL_DATA_DIR")
+    if env:
+        d = Path(env)
+        if not d.is_dir():
+            raise DataDirectoryError(
+                f"SOSL_DATA_DIR={env}: {'not a directory' if d.exists() else 'no such directory'}"
+                f"; set SOSL_DATA_DIR to the directory holding the dataset files, or unset it "
+                f"to use the cache directory {_cache_dir()}", "SOSL_DATA_DIR", env)
+        return [d, _cache_dir()]
+    return [_cache_dir()]
 
 
 def find_file(name, filenames, data_dir=None, subdir=None):
