@@ -81,3 +81,11 @@ def test_every_error_is_a_dataset_error():
         assert issubclass(cls, ds.DatasetError)
     assert issubclass(ds.DownloadError, OSError)
     assert issubclass(ds.UnknownChecksumError, ValueError)
+
+
+def test_not_found_hint_says_how_to_fetch(tmp_path):
+    with pytest.raises(ds.DatasetNotFoundError, match=r"download\('german', data_dir\)$"):
+        ds.load_dataset("german", tmp_path)
+    hint = r"download\('heart', data_dir, verify=False\)"
+    with pytest.raises(ds.DatasetNotFoundError, match=hint):
+        ds.load_dataset("heart", tmp_path)

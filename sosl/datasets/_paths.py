@@ -65,10 +65,11 @@ def candidate_dirs(data_dir=None):
     return [_cache_dir()]
 
 
-def find_file(name, filenames, data_dir=None, subdir=None):
+def find_file(name, filenames, data_dir=None, subdir=None, unverifiable=False):
     """Paths of ``filenames``, all from the first searched directory that has every one.
 
     With ``subdir``, each directory ``d`` is searched as ``d/subdir`` first, then ``d``.
+    ``unverifiable`` (no checksum known) adds ``verify=False`` to the download hint.
 
     Raises
     ------
@@ -87,4 +88,4 @@ def find_file(name, filenames, data_dir=None, subdir=None):
     raise DatasetNotFoundError(
         f"dataset {name!r}: no file {files} in {', '.join(map(str, searched))}. Set SOSL_DATA_DIR "
         f"to a directory holding it, pass data_dir=, or fetch it with "
-        f"sosl.datasets.download({name!r}, data_dir)")
+        f"sosl.datasets.download({name!r}, data_dir{', verify=False' if unverifiable else ''})")
