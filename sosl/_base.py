@@ -302,15 +302,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._check_same_classes(classes)
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
 
     def score_one(self, x) -> float:
-        """Decision value of one instance (as ``decision_function`` on one row)."""
+        """Decision value of one instance: ``decision_function`` on one row (up to the order
+        in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)
         x = self._validate_row(x)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = self._decision(x.reshape(1, -1))
@@ -376,6 +379,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         state = self._init_state(n_features)
         state["t_"] = 0
         state["n_seen_"] = 0
+        self.__dict__.pop("_stepper_", None)
         for name, value in state.items():
             setattr(self, name, value)
         self.classes_ = classes
@@ -509,6 +513,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                     "pass (the step size is probably too large for this data; try a smaller "
                     "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
+        self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -519,6 +524,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 "for this model's weights; scale the features)."
             )
         return scores
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
