@@ -167,7 +167,7 @@ class _LinearSOSL(BaseOnlineAUC):
             st = _linear.Stepper(self.coef_, self.means_, self.scatter_, self.scales_,
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
                                  self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
-                                 _SAFE_MARGIN, G_factor)
+                                 _SAFE_MARGIN, G_factor, self.calibration_)
             self.__dict__["_stepper_"] = st
         return st
 
@@ -193,6 +193,7 @@ class _LinearSOSL(BaseOnlineAUC):
 
     def score_one(self, x):
         d = self.__dict__
+        # finite input gives a finite score here, except for overflow, which the check sees
         if d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray:
             f = self._stepper().score(x)
             if f == f and abs(f) != np.inf:

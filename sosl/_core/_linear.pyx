@@ -33,6 +33,7 @@ cimport numpy as cnp
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport ddot, dsymv, dsyrk
 
+from sosl._core._calibration cimport platt_step
 from sosl._core._codes cimport LOSS_S, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
@@ -161,6 +162,18 @@ cdef inline void play_round(Model* m, const double* x, double y, long long t) no
             w[j] -= eta_t * (m.lam * w[j])
 
 
+cdef inline double decision(Model* m, const double* x) noexcept nogil:
+    """w.x + intercept, the intercept -w.(xbar_0 + xbar_1)/2 once both classes were seen."""
+    cdef Py_ssize_t j
+    cdef double f = 0.0, off = 0.0
+    for j in range(m.p):
+        f += m.w[j] * x[j]
+    if m.N[0] > 0 and m.N[1] > 0:
+        for j in range(m.p):
+            off += m.w[j] * (m.xbar[j] + m.xbar[m.p + j])
+    return f - 0.5 * off
+
+
 cdef inline void flush_all(Model* m) noexcept nogil:
     if m.use_blas:
         flush(m.C, m.V[0], &m.pending[0], m.p)
@@ -243,6 +256,7 @@ cdef class Stepper:
     """
     cdef Model m
     cdef object arrays
+    cdef double* calib
     cdef double safe_abs
     cdef double margin
     cdef double G_factor
@@ -250,11 +264,14 @@ cdef class Stepper:
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
                  double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
                  int schedule, int loss, double beta, Py_ssize_t blas_min_p,
-                 double safe_abs, double margin, double G_factor):
+                 double safe_abs, double margin, double G_factor, double[::1] calibration):
         cdef double[::1] work
         p = w.shape[0]
         work = cnp.PyArray_ZEROS(1, [3 * p + 2 * p], cnp.NPY_DOUBLE, 0)
-        self.arrays = (w, xbar, C, scale, W, N, work)
+        if calibration.shape[0] != 2:
+            raise ValueError("Stepper: calibration must hold [A, H]")
+        self.arrays = (w, xbar, C, scale, W, N, work, calibration)
+        self.calib = &calibration[0]
         bind(&self.m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p,
              work)
         self.safe_abs = safe_abs
@@ -263,22 +280,12 @@ cdef class Stepper:
 
     def score(self, cnp.ndarray x):
         """w.x - w.(xbar_0 + xbar_1)/2 (the estimator's decision value; the offset only once
-        both classes were seen), or NaN when x is not a finite float64 row of length p."""
-        cdef Model* m = &self.m
-        cdef int p = m.p
-        cdef Py_ssize_t j
-        cdef double f = 0.0, off = 0.0
-        cdef const double* xp
+        both classes were seen), or NaN when x is not a float64 row of length p."""
+        cdef int p = self.m.p
         if (cnp.PyArray_NDIM(x) != 1 or cnp.PyArray_DIM(x, 0) != p
                 or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)):
             return float("nan")
-        xp = <const double*> cnp.PyArray_DATA(x)
-        for j in range(p):
-            f += m.w[j] * xp[j]
-        if m.N[0] > 0 and m.N[1] > 0:
-            for j in range(p):
-                off += m.w[j] * (m.xbar[j] + m.xbar[p + j])
-        return f - 0.5 * off
+        return decision(&self.m, <const double*> cnp.PyArray_DATA(x))
 
     def step(self, cnp.ndarray x, double s, long long t, double R_seen):
         cdef Model* m = &self.m
@@ -311,6 +318,7 @@ cdef class Stepper:
                 ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
                                                     * sqrt(<double> p)) <= self.margin)
             if ok:
+                platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
                 play_round(m, xp, s, t)
                 flush_all(m)
         return R if ok else -1.0
