@@ -14,24 +14,166 @@ Each runs a typed kernel of :mod:`sosl._core._baselines` beside its NumPy refere
 :mod:`sosl._core._baselines_ref`.
 """
 
-import numpy as np
-from sklearn.utils import check_random_state
+from numbers import Integral, Real
 
-from ._base import BaseOnlineAUC, check_scalar_param
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import BaseOnlineAUC, _check_binary
 from ._core import _baselines
-from ._core._baselines_ref import OAM_GRA, OAM_SEQ
+from ._core._codes import OamUpdate, Schedule
 
 __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
 
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NON_NEGATIVE = Interval(Real, 0, None, closed="left")
+_COMMON = {"shuffle": ["boolean"], "random_state": ["random_state"]}
+
+
+def _as_csr(X):
+    """CSR float64 with sorted int32 column indices, the input of the ``*_csr`` kernels."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X
+
 
 class _LinearBaseline(BaseOnlineAUC):
-    """Scores ``X @ coef_ + intercept_``; subclasses define the state and the pass."""
+    """Scores ``X @ coef_ + intercept_``; subclasses define the state and the pass.
 
+    Hyper-parameters are checked against ``_parameter_constraints`` and ``_check_params``
+    on every ``fit``, ``partial_fit``, ``decision_function`` and ``predict``; the values
+    of ``_layout()`` are frozen at the first fit as ``_layout_`` and a later change is
+    refused. With ``_sparse_input = True``, scipy.sparse input is accepted (converted
+    once to CSR) and reaches ``_pass`` as a CSR matrix.
+    """
+
+    _parameter_constraints: dict = dict(_COMMON)
+    _sparse_input = False
+
+    # -- hooks ------------------------------------------------------------------------------
+    def _check_params(self):
+        """Cross-parameter checks that the constraint table cannot express."""
+
+    def _layout(self):
+        """The values that define the fitted state's layout, as plain Python values."""
+        return {}
+
+    def _pass(self, state, X, s, order):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # -- validation on every call ---------------------------------------------------------
     def _validate_params_(self):
-        pass
+        validate_parameter_constraints(self._parameter_constraints,
+                                       self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
+        self._check_params()
+
+    def _check_layout(self):
+        fitted, now = self._layout_, self._layout()
+        for name, value in fitted.items():
+            if now[name] != value:
+                raise ValueError(
+                    f"{type(self).__name__}: {name} changed from {value!r} to {now[name]!r} "
+                    "since the model was fitted; call fit() to start over with the new value")
+
+    def _check_sparse(self, X):
+        if not self._sparse_input:
+            raise TypeError(f"{type(self).__name__} does not accept sparse input; "
+                            "pass a dense array (X.toarray())")
+
+    def _check_rows(self, X):
+        """Validate the rows to score: dense float64 C-ordered, or CSR where accepted."""
+        if sp.issparse(X):
+            self._check_sparse(X)
+            return _as_csr(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                         reset=False))
+        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
+
+    def _validate_batch(self, X, y, reset):
+        """Validate a training batch; sparse input goes to CSR where accepted."""
+        if sp.issparse(X):
+            self._check_sparse(X)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 reset=reset, ensure_min_samples=1)
+            check_classification_targets(y)
+            return _as_csr(X), y
+        return super()._validate_batch(X, y, reset)
+
+    def _fit(self, X, y):
+        self._validate_params_()
+        X, y = self._validate_batch(X, y, reset=True)
+        classes = np.unique(y)
+        _check_binary(y, classes)
+        if classes.shape[0] != 2:
+            raise ValueError(
+                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
+                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}")
+        self._layout_ = self._layout()
+        state = self._init_state(X.shape[1])
+        state["t_"] = 0
+        state["n_seen_"] = 0
+        self._learn(state, X, y, classes=classes)
+
+    def _partial_fit(self, X, y, classes):
+        self._validate_params_()
+        if hasattr(self, "classes_"):
+            self._check_layout()
+        else:
+            self._layout_ = self._layout()
+        super()._partial_fit(X, y, classes)
+
+    def decision_function(self, X):
+        """Score of each row: larger means more likely positive (``classes_[1]``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Sparse input is accepted by the learners with O(p) state.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "classes_")
+        self._validate_params_()
+        self._check_layout()
+        scores = self._decision(self._check_rows(X))
+        if not np.isfinite(scores).all():
+            bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+            raise FloatingPointError(
+                f"{type(self).__name__}: the score of row {bad} is not finite (w.x overflows "
+                "double precision: the features are too large); scale the features")
+        return scores
+
+    # -- the pass -------------------------------------------------------------------------
+    def _run_pass(self, state, X, s, order):
+        try:
+            self._pass(state, X, s, order)
+        except FloatingPointError as err:
+            raise FloatingPointError(f"{type(self).__name__}: {err}. The model was left "
+                                     "unchanged.") from None
+        for name, value in state.items():
+            if isinstance(value, float) and not np.isfinite(value):
+                raise FloatingPointError(
+                    f"{type(self).__name__}: the state '{name}' became non-finite during the "
+                    "pass (the features are too large for double precision, or the step is "
+                    "too large; scale the features). The model was left unchanged.")
 
     def _decision(self, X):
         return X @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._sparse_input
+        return tags
 
 
 class Perceptron(_LinearBaseline):
@@ -82,6 +224,8 @@ class Perceptron(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_")
+    _parameter_constraints: dict = dict(_COMMON)
+    _sparse_input = True
 
     def __init__(self, shuffle=False, random_state=None):
         self.shuffle = shuffle
@@ -90,8 +234,12 @@ class Perceptron(_LinearBaseline):
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0}
 
-    def _run_pass(self, state, X, s, order):
-        state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
+    def _pass(self, state, X, s, order):
+        if sp.issparse(X):
+            state["t_"] = _baselines.perceptron_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                         state["coef_"], state["t_"])
+        else:
+            state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
 
 
 class PAI(_LinearBaseline):
@@ -142,24 +290,27 @@ class PAI(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_")
+    _parameter_constraints: dict = {**_COMMON, "C": [_POSITIVE]}
+    _sparse_input = True
 
     def __init__(self, C=1.0, shuffle=False, random_state=None):
         self.C = C
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.C, "C", low=0.0)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0}
 
-    def _run_pass(self, state, X, s, order):
-        state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
-                                          float(self.C))
+    def _pass(self, state, X, s, order):
+        if sp.issparse(X):
+            state["t_"] = _baselines.pa1_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                  state["coef_"], state["t_"], float(self.C))
+        else:
+            state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
+                                              float(self.C))
 
 
-_OAM_UPDATES = {"seq": OAM_SEQ, "gra": OAM_GRA}
+_OAM_UPDATES = {"seq": int(OamUpdate.OAM_SEQ), "gra": int(OamUpdate.OAM_GRA)}
 
 
 class OAM(_LinearBaseline):
@@ -240,6 +391,10 @@ class OAM(_LinearBaseline):
 
     _state_names = ("coef_", "intercept_", "buffers_", "buffer_fill_", "counts_",
                     "rng_state_")
+    _parameter_constraints: dict = {
+        **_COMMON, "C": [_POSITIVE], "update": [StrOptions(set(_OAM_UPDATES))],
+        "buffer_size": [Interval(Integral, 1, None, closed="left")]}
+    _sparse_input = True
 
     def __init__(self, C=1.0, update="seq", buffer_size=100, shuffle=False,
                  random_state=None):
@@ -249,12 +404,8 @@ class OAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.C, "C", low=0.0)
-        check_scalar_param(self.buffer_size, "buffer_size", low=1, include_low=True,
-                           integer=True)
-        if not isinstance(self.update, str) or self.update not in _OAM_UPDATES:
-            raise ValueError(f"update must be 'seq' or 'gra', got {self.update!r}")
+    def _layout(self):
+        return {"buffer_size": int(self.buffer_size), "update": _OAM_UPDATES[self.update]}
 
     def _init_state(self, n_features):
         seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
@@ -262,23 +413,21 @@ class OAM(_LinearBaseline):
         return {
             "coef_": np.zeros(n_features),
             "intercept_": 0.0,
-            "buffers_": np.zeros((2, int(self.buffer_size), n_features)),
+            "buffers_": np.zeros((2, self._layout_["buffer_size"], n_features)),
             "buffer_fill_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
             "rng_state_": np.array([seed], dtype=np.uint64),
         }
 
-    def _run_pass(self, state, X, s, order):
-        self._validate_params_()
-        if state["buffers_"].shape[1] != self.buffer_size:
-            raise ValueError(
-                f"buffer_size={self.buffer_size} differs from the fitted buffers' size "
-                f"{state['buffers_'].shape[1]}; call fit to start again with a new size")
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
-        state["t_"] = _baselines.oam_pass(
-            X, s, order, state["coef_"], state["buffers_"], state["buffer_fill_"],
-            state["counts_"], state["rng_state_"], state["t_"], float(self.C),
-            _OAM_UPDATES[self.update], np.zeros(2 * p))
+        args = (state["coef_"], state["buffers_"], state["buffer_fill_"], state["counts_"],
+                state["rng_state_"], state["t_"], float(self.C), self._layout_["update"])
+        if sp.issparse(X):
+            state["t_"] = _baselines.oam_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                  *args, np.zeros(3 * p))
+        else:
+            state["t_"] = _baselines.oam_pass(X, s, order, *args, np.zeros(2 * p))
         state["intercept_"] = self._threshold(state)
 
     @staticmethod
@@ -355,6 +504,8 @@ class OLUBAUC(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "threshold_", "counts_")
+    _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
+    _sparse_input = True
 
     def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
         self.lam = lam
@@ -362,21 +513,28 @@ class OLUBAUC(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
-        check_scalar_param(self.eta, "eta", low=0.0, allow_none=True)
+    def _check_params(self):
         if self.eta is None and self.lam == 0:
-            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+            raise ValueError(f"{type(self).__name__}: lam must be > 0 when eta is None "
+                             "(the step is 1/(lam t))")
+
+    def _layout(self):
+        return {"schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
+                                else Schedule.STEP_CONSTANT)}
 
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "threshold_": np.zeros(1), "counts_": np.zeros(2, dtype=np.int64)}
 
-    def _run_pass(self, state, X, s, order):
-        eta = -1.0 if self.eta is None else float(self.eta)
-        state["t_"] = _baselines.ubauc_pass(X, s, order, state["coef_"], state["threshold_"],
-                                            state["counts_"], state["t_"], float(self.lam),
-                                            eta)
+    def _pass(self, state, X, s, order):
+        eta = 0.0 if self.eta is None else float(self.eta)
+        args = (state["coef_"], state["threshold_"], state["counts_"], state["t_"],
+                float(self.lam), self._layout_["schedule"], eta)
+        if sp.issparse(X):
+            state["t_"] = _baselines.ubauc_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                    *args)
+        else:
+            state["t_"] = _baselines.ubauc_pass(X, s, order, *args)
         state["intercept_"] = float(-state["threshold_"][0])
 
 
@@ -448,6 +606,8 @@ class SOLAM(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+    _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
+    _sparse_input = True
 
     def __init__(self, eta=1.0, radius=10.0, shuffle=False, random_state=None):
         self.eta = eta
@@ -455,21 +615,21 @@ class SOLAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.eta, "eta", low=0.0)
-        check_scalar_param(self.radius, "radius", low=0.0)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "v_": np.zeros(n_features + 2), "v_avg_": np.zeros(n_features + 2),
                 "alpha_": np.zeros(2), "step_sum_": np.zeros(1),
                 "counts_": np.zeros(2, dtype=np.int64)}
 
-    def _run_pass(self, state, X, s, order):
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
-        state["t_"] = _baselines.solam_pass(
-            X, s, order, state["v_"], state["v_avg_"], state["alpha_"], state["step_sum_"],
-            state["counts_"], state["t_"], float(self.eta), float(self.radius))
+        args = (state["v_"], state["v_avg_"], state["alpha_"], state["step_sum_"],
+                state["counts_"], state["t_"], float(self.eta), float(self.radius))
+        if sp.issparse(X):
+            state["t_"] = _baselines.solam_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                    *args)
+        else:
+            state["t_"] = _baselines.solam_pass(X, s, order, *args)
         state["coef_"] = state["v_avg_"][:p].copy()
         state["intercept_"] = float(-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1]))
 
@@ -542,6 +702,8 @@ class AdaOAM(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
+    _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE],
+                                    "delta": [_NON_NEGATIVE]}
 
     def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None):
         self.lam = lam
@@ -550,18 +712,13 @@ class AdaOAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=True)
-        check_scalar_param(self.eta, "eta", low=0.0)
-        check_scalar_param(self.delta, "delta", low=0.0, include_low=True)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "means_": np.zeros((2, n_features)),
                 "covariances_": np.zeros((2, n_features, n_features)),
                 "counts_": np.zeros(2, dtype=np.int64), "grad_sq_": np.zeros(n_features)}
 
-    def _run_pass(self, state, X, s, order):
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
         state["t_"] = _baselines.adaoam_pass(
             X, s, order, state["coef_"], state["means_"], state["covariances_"],

@@ -16,7 +16,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sosl import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
 from sosl._core import _baselines as K
 from sosl._core import _baselines_ref as R
+from sosl._core._codes import OamUpdate, Schedule
 from sosl.metrics import auc
+
+OAM_SEQ, OAM_GRA = int(OamUpdate.OAM_SEQ), int(OamUpdate.OAM_GRA)
+INV_LAM_T, CONSTANT = int(Schedule.STEP_INV_LAM_T), int(Schedule.STEP_CONSTANT)
 
 RTOL = 1e-12
 
@@ -63,7 +67,7 @@ def _run(name, mod, X, s, order, t0=0, fn=None):
     elif name in ("oam_seq", "oam_gra"):
         st = {"w": np.zeros(p), "B": np.zeros((2, 6, p)), "nB": np.zeros(2, np.int64),
               "N": np.zeros(2, np.int64), "rng": np.array([12345], np.uint64)}
-        upd = R.OAM_SEQ if name == "oam_seq" else R.OAM_GRA
+        upd = OAM_SEQ if name == "oam_seq" else OAM_GRA
         args = (X, s, order, st["w"], st["B"], st["nB"], st["N"], st["rng"], t0, 0.2, upd)
         if fn is None and mod is K:
             t = K.oam_pass(*args, np.zeros(2 * p))
@@ -71,10 +75,12 @@ def _run(name, mod, X, s, order, t0=0, fn=None):
             t = (fn or R.oam_pass)(*args)
     elif name == "ubauc":
         st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
-        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, -1.0)
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05,
+                                   INV_LAM_T, 0.0)
     elif name == "ubauc_c":
         st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
-        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, 0.1)
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05,
+                                   CONSTANT, 0.1)
     elif name == "solam":
         st = {"v": np.zeros(p + 2), "v_avg": np.zeros(p + 2), "alpha": np.zeros(2),
               "G": np.zeros(1), "N": np.zeros(2, np.int64)}
@@ -157,11 +163,11 @@ MUTANTS = {
     "perceptron": (R.perceptron_pass, "w += y * x", "w -= y * x"),
     "pa1": (R.pa1_pass, "tau = min(C, loss / sq)", "tau = loss / sq"),
     "oam_seq": (R.oam_pass, "C_t = C * max(1.0, N[o] / budget)", "C_t = C"),
-    "oam_gra": (R.oam_pass, "active = y * (D @ w) <= 1.0", "active = y * (D @ w) <= 0.0"),
+    "oam_gra": (R.oam_pass, "active = y * Dw <= 1.0", "active = y * Dw <= 0.0"),
     "ubauc": (R.ubauc_pass, "omega = t / (2.0 * N[k])", "omega = 1.0"),
     "solam": (R.solam_pass, "al + gamma * g_al", "al - gamma * g_al"),
-    "adaoam": (R.adaoam_pass, "g = g - (1.0 - w @ a) * a + Sigma[opp] @ w",
-               "g = g - (1.0 - w @ a) * a"),
+    "adaoam": (R.adaoam_pass, "g = g + 0.5 * (d_mu * a + 2.0 * d_s2 * Sw)",
+               "g = g + 0.5 * d_mu * a"),
 }
 
 
@@ -288,17 +294,18 @@ def test_oam_buffer_weighting_and_counts():
 
 
 @pytest.mark.parametrize("est, match", [
-    (PAI(C=-1.0), "C must be"),
-    (PAI(C="1"), "C must be"),
-    (OAM(update="foo"), "update must be"),
-    (OAM(buffer_size=0), "buffer_size must be"),
-    (OAM(buffer_size=2.5), "buffer_size must be"),
-    (OLUBAUC(lam=0.0), "lam must be"),
-    (OLUBAUC(lam=0.1, eta=-1.0), "eta must be"),
-    (SOLAM(radius=0.0), "radius must be"),
-    (SOLAM(eta=float("nan")), "eta must be"),
-    (AdaOAM(delta=-1.0), "delta must be"),
-    (AdaOAM(eta=0.0), "eta must be"),
+    (PAI(C=-1.0), "'C' parameter of PAI must be"),
+    (PAI(C="1"), "'C' parameter of PAI must be"),
+    (OAM(update="foo"), "'update' parameter of OAM must be"),
+    (OAM(buffer_size=0), "'buffer_size' parameter of OAM must be"),
+    (OAM(buffer_size=2.5), "'buffer_size' parameter of OAM must be"),
+    (OLUBAUC(lam=0.0), "lam must be > 0 when eta is None"),
+    (OLUBAUC(lam=0.1, eta=-1.0), "'eta' parameter of OLUBAUC must be"),
+    (SOLAM(radius=0.0), "'radius' parameter of SOLAM must be"),
+    (SOLAM(eta=float("nan")), "'eta' parameter of SOLAM must be"),
+    (AdaOAM(delta=-1.0), "'delta' parameter of AdaOAM must be"),
+    (AdaOAM(eta=0.0), "'eta' parameter of AdaOAM must be"),
+    (Perceptron(shuffle="yes"), "'shuffle' parameter of Perceptron must be"),
 ])
 def test_bad_hyper_parameters(est, match):
     X, y = _data()
@@ -358,7 +365,7 @@ def _inclusion_counts(pass_fn, n_items=40, budget=5, n_seeds=1500, use_kernel=Tr
     for seed in range(n_seeds):
         st = [np.zeros(1), np.zeros((2, budget, 1)), np.zeros(2, np.int64),
               np.zeros(2, np.int64), np.array([seed], np.uint64)]
-        args = (X, s, order, *st, 0, 1.0, R.OAM_SEQ)
+        args = (X, s, order, *st, 0, 1.0, OAM_SEQ)
         pass_fn(*args, np.zeros(2)) if use_kernel else pass_fn(*args)
         counts[st[1][1, :, 0].astype(np.int64) - 1] += 1
     return counts
@@ -376,3 +383,46 @@ def test_oam_reservoir_is_uniform():
     bad = _mutant(R.oam_pass, "if j < budget:", "j = j % budget\n            if True:")
     bad_counts = _inclusion_counts(bad, n_items, budget, 300, use_kernel=False) * 5
     assert not np.all(np.abs(bad_counts - mean) < 6 * sd)
+
+
+# -- validation on every call, frozen layout ----------------------------------------------
+@pytest.mark.parametrize("est, bad", [
+    (PAI(C=0.5), {"C": -1.0}),
+    (OAM(C=0.3, buffer_size=8, random_state=0), {"C": 0.0}),
+    (OLUBAUC(lam=0.05), {"lam": 0.0}),
+    (OLUBAUC(lam=0.05, eta=0.1), {"eta": -5.0}),
+    (SOLAM(eta=0.5), {"radius": float("nan")}),
+    (AdaOAM(lam=0.01), {"delta": -1.0}),
+    (Perceptron(), {"shuffle": "no"}),
+], ids=repr)
+def test_bad_hyper_parameter_after_fit_is_refused_on_every_call(est, bad):
+    X, y = _data()
+    est.fit(X[:100], y[:100])
+    before = pickle.dumps(_state(est))
+    est.set_params(**bad)
+    name = next(iter(bad))
+    for call in (lambda: est.partial_fit(X[100:], y[100:]), lambda: est.decision_function(X),
+                 lambda: est.predict(X)):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+    assert pickle.dumps(_state(est)) == before
+
+
+@pytest.mark.parametrize("est, change, name", [
+    (OAM(buffer_size=5, random_state=0), {"update": "gra"}, "update"),
+    (OAM(buffer_size=5, random_state=0), {"buffer_size": 6}, "buffer_size"),
+    (OLUBAUC(lam=0.05), {"eta": 0.1}, "schedule"),
+], ids=repr)
+def test_layout_change_after_fit_is_refused(est, change, name):
+    X, y = _data()
+    est.partial_fit(X[:50], y[:50])
+    before = pickle.dumps(_state(est))
+    scores = est.decision_function(X)
+    est.set_params(**change)
+    for call in (lambda: est.partial_fit(X[50:], y[50:]), lambda: est.decision_function(X)):
+        with pytest.raises(ValueError, match=f"{name} changed from .* since the model was fitted"):
+            call()
+    assert pickle.dumps(_state(est)) == before
+    est.fit(X, y)                                           # fit starts over with the new value
+    assert est._layout_ == est._layout()
+    assert not np.array_equal(est.decision_function(X), scores)
