@@ -426,3 +426,191 @@ def test_layout_change_after_fit_is_refused(est, change, name):
     est.fit(X, y)                                           # fit starts over with the new value
     assert est._layout_ == est._layout()
     assert not np.array_equal(est.decision_function(X), scores)
+
+
+# -- CSR kernels == dense reference ----------------------------------------------------------
+def _sparsify(X, seed, density=0.4):
+    """X with most entries set to 0 (each row keeps about ``density`` of its entries, and
+    at least one)."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random(X.shape) < density
+    keep[np.arange(X.shape[0]), rng.integers(0, X.shape[1], X.shape[0])] = True
+    return np.ascontiguousarray(X * keep)
+
+
+def _csr(X):
+    import scipy.sparse as sp
+    A = sp.csr_matrix(X)
+    A.sort_indices()
+    return A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)
+
+
+class _CsrModule:
+    """Stands in for a pass module in :func:`_run`: runs the ``*_pass_csr`` kernels on X."""
+
+    def __init__(self, X):
+        self.csr, self.p = _csr(X), X.shape[1]
+
+    def perceptron_pass(self, X, s, order, w, t0):
+        return K.perceptron_pass_csr(*self.csr, s, order, w, t0)
+
+    def pa1_pass(self, X, s, order, w, t0, C):
+        return K.pa1_pass_csr(*self.csr, s, order, w, t0, C)
+
+    def ubauc_pass(self, X, s, order, *args):
+        return K.ubauc_pass_csr(*self.csr, s, order, *args)
+
+    def solam_pass(self, X, s, order, *args):
+        return K.solam_pass_csr(*self.csr, s, order, *args)
+
+    def oam_pass(self, X, s, order, *args):
+        return K.oam_pass_csr(*self.csr, s, order, *args, np.zeros(3 * self.p))
+
+
+SPARSE_LEARNERS = ["perceptron", "pa1", "oam_seq", "oam_gra", "ubauc", "ubauc_c", "solam"]
+
+
+def _run_csr(name, X, s, order, t0=0, fn=None):
+    mod = _CsrModule(X)
+    if name.startswith("oam"):                       # _run calls K.oam_pass with work space
+        return _run(name, R, X, s, order, t0=t0, fn=fn or mod.oam_pass)
+    return _run(name, mod, X, s, order, t0=t0, fn=fn)
+
+
+@pytest.mark.parametrize("kind", STREAMS)
+@pytest.mark.parametrize("name", SPARSE_LEARNERS)
+def test_csr_kernel_equals_dense_reference(name, kind):
+    X, s = _stream(kind, seed=3)
+    X = _sparsify(X, seed=4)
+    if X.shape[0] > 1:
+        X[1] = 0.0                                          # an empty row
+    for order in (np.arange(X.shape[0], dtype=np.intp),
+                  np.random.default_rng(7).permutation(X.shape[0]).astype(np.intp)):
+        ker = _run_csr(name, X, s, order, t0=4)
+        _assert_same(ker, _run(name, R, X, s, order, t0=4))
+        _assert_same(ker, _run(name, K, X, s, order, t0=4))
+        floats = [np.asarray(v) for v in ker.values() if np.asarray(v).dtype.kind == "f"]
+        assert any(np.any(v != 0.0) for v in floats), "the compared state is trivially zero"
+
+
+@pytest.mark.parametrize("name", sorted(set(MUTANTS) & set(SPARSE_LEARNERS)))
+def test_csr_kernel_catches_mutant_reference(name):
+    func, old, new = MUTANTS[name]
+    X, s = _stream("random", 5)
+    X = _sparsify(X, seed=6)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    ker = _run_csr(name, X, s, order)
+    _assert_same(ker, _run(name, R, X, s, order, fn=_mutant(func, old, old)))
+    with pytest.raises(AssertionError):
+        _assert_same(ker, _run(name, R, X, s, order, fn=_mutant(func, old, new)))
+
+
+def test_csr_rescaling_paths_equal_dense():
+    """Shrinkage and projections strong enough that the CSR kernels fold their scale back
+    into the weights many times within the pass (OL-UBAUC: factor 0.1 per round, so the
+    scale passes 1e-9 every 9 rounds; SOLAM: radius 0.05, a projection in most rounds)."""
+    rng = np.random.default_rng(9)
+    X = _sparsify(rng.normal(size=(400, 6)), seed=10, density=0.5)
+    s = np.where(rng.random(400) < 0.4, 1.0, -1.0)
+    order = np.arange(400, dtype=np.intp)
+    csr, p = _csr(X), X.shape[1]
+    for mod in ("csr", R):
+        st = [np.zeros(p), np.zeros(1), np.zeros(2, np.int64)]
+        args = (*st, 0, 9.0, CONSTANT, 0.1)                 # 1 - eta lam = 0.1
+        if mod == "csr":
+            K.ubauc_pass_csr(*csr, s, order, *args)
+            ker = st
+        else:
+            R.ubauc_pass(X, s, order, *args)
+            ref = st
+    for a, b in zip(ker, ref):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+    assert np.any(ker[0] != 0)
+    out = []
+    for mod in ("csr", R):
+        st = [np.zeros(p + 2), np.zeros(p + 2), np.zeros(2), np.zeros(1), np.zeros(2, np.int64)]
+        if mod == "csr":
+            K.solam_pass_csr(*csr, s, order, *st, 0, 2.0, 0.05)
+        else:
+            R.solam_pass(X, s, order, *st, 0, 2.0, 0.05)
+        out.append(st)
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+    assert np.isclose(np.linalg.norm(out[0][0][:p]), 0.05)   # the ball's boundary was reached
+
+
+# -- sparse input through the estimators --------------------------------------------------
+def _sparse_estimators():
+    return [e for e in _estimators() if e._sparse_input]
+
+
+def _assert_states_close(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=1e-14, err_msg=key)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=key)
+
+
+@pytest.mark.parametrize("est", _sparse_estimators(), ids=lambda e: repr(e))
+def test_sparse_input_equals_dense(est):
+    import scipy.sparse as sp
+    X, y = _data(5)
+    X = _sparsify(X, seed=7)
+    dense = pickle.loads(pickle.dumps(est)).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        sparse = pickle.loads(pickle.dumps(est)).fit(sp.csr_matrix(X).asformat(fmt), y)
+        _assert_states_close(_state(dense), _state(sparse))
+    assert np.any(dense.coef_ != 0)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
+                               dense.decision_function(X), rtol=RTOL, atol=1e-13)
+    # chunks, dense and sparse mixed, equal the whole dense pass
+    mixed = pickle.loads(pickle.dumps(est))
+    bounds = [0, 1, 8, 9, 60, 130, X.shape[0]]
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        part = X[lo:hi] if k % 2 else sp.csr_matrix(X[lo:hi])
+        mixed.partial_fit(part, y[lo:hi], classes=["neg", "pos"])
+    _assert_states_close(_state(dense), _state(mixed))
+
+
+def test_sparse_unsorted_int64_indices_are_canonicalised():
+    import scipy.sparse as sp
+    X, y = _data(6)
+    X = _sparsify(X, seed=8)
+    A = sp.csr_matrix(X)
+    perm = [np.random.default_rng(0).permutation(np.arange(lo, hi))
+            for lo, hi in zip(A.indptr[:-1], A.indptr[1:])]
+    perm = np.concatenate(perm)
+    B = sp.csr_matrix((A.data[perm], A.indices[perm].astype(np.int64),
+                       A.indptr.astype(np.int64)), shape=A.shape)
+    assert not B.has_sorted_indices
+    a = OLUBAUC(lam=0.05).fit(X, y)
+    b = OLUBAUC(lam=0.05).fit(B, y)
+    _assert_states_close(_state(a), _state(b))
+
+
+def test_sparse_input_refused_by_adaoam():
+    import scipy.sparse as sp
+    X, y = _data()
+    with pytest.raises(TypeError, match="AdaOAM does not accept sparse input"):
+        AdaOAM().fit(sp.csr_matrix(X), y)
+    model = AdaOAM().fit(X, y)
+    with pytest.raises(TypeError, match="AdaOAM does not accept sparse input"):
+        model.decision_function(sp.csr_matrix(X))
+
+
+def test_sparse_bad_batch_leaves_state_unchanged():
+    import scipy.sparse as sp
+    X, y = _data()
+    for est in _sparse_estimators():
+        est.fit(sp.csr_matrix(X), y)
+        before = pickle.dumps(_state(est))
+        X_bad = sp.csr_matrix(X[:5])
+        X_bad.data[3] = np.inf
+        with pytest.raises(ValueError):
+            est.partial_fit(X_bad, y[:5])
+        with pytest.raises(ValueError):
+            est.partial_fit(sp.csr_matrix(X[:5, :2]), y[:5])
+        assert pickle.dumps(_state(est)) == before
