@@ -145,7 +145,9 @@ class _LinearBaseline(BaseOnlineAUC):
         check_is_fitted(self, "classes_")
         self._validate_params_()
         self._check_layout()
-        scores = self._decision(self._check_rows(X))
+        X = self._check_rows(X)
+        with np.errstate(over="ignore", invalid="ignore"):   # non-finite scores raise below
+            scores = self._decision(X)
         if not np.isfinite(scores).all():
             bad = int(np.flatnonzero(~np.isfinite(scores))[0])
             raise FloatingPointError(
@@ -436,8 +438,9 @@ class OAM(_LinearBaseline):
         if np.any(fill == 0):
             return 0.0
         B = state["buffers_"]
-        mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
-        return float(-state["coef_"] @ mid)
+        with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
+            mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
+            return float(-state["coef_"] @ mid)
 
 
 class OLUBAUC(_LinearBaseline):
@@ -728,4 +731,5 @@ class AdaOAM(_LinearBaseline):
             state["intercept_"] = 0.0
         else:
             mid = 0.5 * (state["means_"][0] + state["means_"][1])
-            state["intercept_"] = float(-state["coef_"] @ mid)
+            with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
+                state["intercept_"] = float(-state["coef_"] @ mid)

@@ -614,3 +614,56 @@ def test_sparse_bad_batch_leaves_state_unchanged():
         with pytest.raises(ValueError):
             est.partial_fit(sp.csr_matrix(X[:5, :2]), y[:5])
         assert pickle.dumps(_state(est)) == before
+
+
+# -- overflow: a non-finite score or scalar state is an error, not a result ------------------
+def test_oam_overflowing_intercept_is_refused():
+    """Features near 1e160: the pairwise scores overflow in the pass (the reproducer of a
+    committed ``intercept_ = -inf``); a finite pass whose intercept overflows is refused
+    as well, naming ``intercept_``; both leave the fitted state unchanged."""
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [-1, 0]]) * 1e160
+    model = OAM(update="gra", random_state=0)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        model.fit(X, [1, 0, 1, 0])
+    assert not hasattr(model, "coef_")
+    X3 = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1e155]])   # w.d finite, w.mid overflows
+    with pytest.raises(FloatingPointError, match="intercept_"):
+        OAM(update="gra", random_state=0).fit(X3, [1, 0, 1])
+    model = OAM(update="gra", random_state=0).partial_fit(X3[:2], [1, 0])
+    before = pickle.dumps(_state(model))
+    for rows, labels, match in ((X3[2:], [1], "intercept_"),
+                                (X[:, :1] @ np.ones((1, 3)), [1, 0, 1, 0], "not finite")):
+        with pytest.raises(FloatingPointError, match=match):
+            model.partial_fit(rows, labels)
+        assert pickle.dumps(_state(model)) == before
+    assert np.all(np.isfinite(model.decision_function(X3[:2])))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("est, scale", [
+    (Perceptron(), 1e155), (OLUBAUC(lam=0.05), 1e155), (PAI(), 1e155),
+    (OAM(random_state=0), 1e155), (SOLAM(eta=5.0, radius=100.0), 1e300),  # ||w|| <= radius
+], ids=repr)
+def test_overflowing_scores_raise(est, scale):
+    """Finite features so large that w.x overflows: training and scoring raise a clear
+    FloatingPointError instead of NaN/inf scores (and predict mapping NaN to a class)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        pickle.loads(pickle.dumps(est)).fit(X * scale, y)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        pickle.loads(pickle.dumps(est)).fit(sp.csr_matrix(X * scale), y)
+    model = est.fit(X, y)
+    before = pickle.dumps(_state(model))
+    assert np.abs(model.coef_).sum() > 2.0           # so that a finite row can overflow
+    big = np.vstack([X[:3], 1e308 * np.sign(model.coef_)])      # score about 2e308 > max
+    for rows in (big, sp.csr_matrix(big)):
+        with pytest.raises(FloatingPointError, match="score of row .* is not finite"):
+            model.decision_function(rows)
+        with pytest.raises(FloatingPointError, match="score of row .* is not finite"):
+            model.predict(rows)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        model.partial_fit(X[:10] * scale, y[:10])
+    assert pickle.dumps(_state(model)) == before

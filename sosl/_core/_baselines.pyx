@@ -485,6 +485,9 @@ def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
                 v[j] = v[j] - gamma * (cx * x[j])
                 nw += v[j] * v[j]
             nw = sqrt(nw)
+            if not isfinite(nw):
+                bad = order[r]
+                break
             if nw > R:
                 for j in range(p):
                     v[j] *= R / nw
@@ -492,7 +495,7 @@ def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
             v[p + 1] = clip(b - gamma * g_b, R)
             alpha[0] = clip(al + gamma * g_al, 2.0 * R)
     if bad >= 0:
-        _overflow(bad, "score w.x")
+        _overflow(bad, "score w.x or norm ||w||")
     return t
 
 
@@ -558,6 +561,9 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
             if uu < 0.0:
                 uu = 0.0
             nw = sc * sqrt(uu)
+            if not isfinite(nw):
+                bad = order[r]
+                break
             if nw > R:
                 sc *= R / nw
             if sc < RESCALE_MIN_AVG:
@@ -580,7 +586,7 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
                 v_avg[j] = 0.0
             v[j] *= sc
     if bad >= 0:
-        _overflow(bad, "score w.x")
+        _overflow(bad, "score w.x or norm ||w||")
     return t
 
 

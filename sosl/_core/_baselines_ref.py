@@ -233,7 +233,7 @@ def solam_pass(X, s, order, v, v_avg, alpha, step_sum, N, t0, eta, R):
         gamma = eta / np.sqrt(t)                                # gamma_t = zeta / sqrt(t)
         w, a, b, al = v[:p], v[p], v[p + 1], alpha[0]
         f = w @ x
-        _finite(i, "score w.x", f)
+        _finite(i, "score w.x or norm ||w||", f)
         if y > 0:
             g_w = (2.0 * (1.0 - ph) * (f - a) - 2.0 * (1.0 + al) * (1.0 - ph)) * x   # dF/dw
             g_a = -2.0 * (1.0 - ph) * (f - a)                                          # dF/da
@@ -251,6 +251,7 @@ def solam_pass(X, s, order, v, v_avg, alpha, step_sum, N, t0, eta, R):
         step_sum[0] = G
         w_new = w - gamma * g_w                                 # primal descent
         nw = np.sqrt(w_new @ w_new)
+        _finite(i, "score w.x or norm ||w||", nw)
         if nw > R:
             w_new *= R / nw                                     # projection onto ||w|| <= R
         v[:p] = w_new
