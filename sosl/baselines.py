@@ -630,7 +630,7 @@ class SOLAM(_LinearBaseline):
                 state["counts_"], state["t_"], float(self.eta), float(self.radius))
         if sp.issparse(X):
             state["t_"] = _baselines.solam_pass_csr(X.data, X.indices, X.indptr, s, order,
-                                                    *args)
+                                                    *args, np.empty(2 * p))
         else:
             state["t_"] = _baselines.solam_pass(X, s, order, *args)
         state["coef_"] = state["v_avg_"][:p].copy()

@@ -461,7 +461,7 @@ class _CsrModule:
         return K.ubauc_pass_csr(*self.csr, s, order, *args)
 
     def solam_pass(self, X, s, order, *args):
-        return K.solam_pass_csr(*self.csr, s, order, *args)
+        return K.solam_pass_csr(*self.csr, s, order, *args, np.full(2 * self.p, np.nan))
 
     def oam_pass(self, X, s, order, *args):
         return K.oam_pass_csr(*self.csr, s, order, *args, np.zeros(3 * self.p))
@@ -530,7 +530,7 @@ def test_csr_rescaling_paths_equal_dense():
     for mod in ("csr", R):
         st = [np.zeros(p + 2), np.zeros(p + 2), np.zeros(2), np.zeros(1), np.zeros(2, np.int64)]
         if mod == "csr":
-            K.solam_pass_csr(*csr, s, order, *st, 0, 2.0, 0.05)
+            K.solam_pass_csr(*csr, s, order, *st, 0, 2.0, 0.05, np.full(2 * p, np.nan))
         else:
             R.solam_pass(X, s, order, *st, 0, 2.0, 0.05)
         out.append(st)

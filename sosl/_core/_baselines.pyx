@@ -10,7 +10,7 @@ and SOLAM; O(budget p) for OAM; O(p^2) for AdaOAM.
 The ``*_pass_csr`` kernels run the same learners on a CSR matrix (``data``, ``indices``,
 ``indptr``; sorted int32 column indices) and give the same state as the dense pass up to
 rounding. Perceptron, PA-I, OL-UBAUC and SOLAM cost O(nnz(x_t)) per round: the weights
-are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``, in place in ``w``), so
+are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``), so
 a shrinkage or a projection onto a ball multiplies ``a`` only, and SOLAM's running
 average of the iterates is kept as ``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector
 ``Q`` changed only where ``u`` changes). Converting to and from that form costs O(p) once
@@ -502,27 +502,30 @@ def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
 def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                    const double[::1] s, const Py_ssize_t[::1] order, double[::1] v,
                    double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
-                   long long[::1] N, long long t0, double eta, double R):
+                   long long[::1] N, long long t0, double eta, double R, double[::1] work):
     """SOLAM over the CSR rows ``order``, O(nnz) per round; as :func:`solam_pass`.
 
-    During the pass ``w = sc u`` (``u`` in place in ``v[:p]``) and the gamma-weighted
-    sum of the iterates is ``Gamma wbar = c u - Q`` (``Q`` in place in ``v_avg[:p]``):
-    adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a step du on the row's
-    columns adds c du to ``Q``; the projection onto ||w|| <= R multiplies ``sc`` (with
-    ||u||^2 kept up to date on the row's columns). When ``sc`` falls below
-    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart
-    from it (O(p)), which bounds the cancellation in ``c u - Q``.
+    During the pass ``w = sc u`` and the gamma-weighted sum of the iterates is
+    ``Gamma wbar = c u - Q``: adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a
+    step du on the row's columns adds c du to ``Q``; the projection onto ||w|| <= R
+    multiplies ``sc`` (with ||u||^2 kept up to date on the row's columns). ``u`` and ``Q``
+    are interleaved in ``work`` (length >= 2 p; ``work[2j] = u_j``, ``work[2j+1] = Q_j``)
+    so that a row's update touches one cache line per column. When ``sc`` falls below
+    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart from
+    it (O(p)), which bounds the cancellation in ``c u - Q``.
     """
     cdef Py_ssize_t p = v.shape[0] - 2, m = order.shape[0], r, j, k, lo, nnz, bad = -1
     cdef long long t = t0
     cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
-    cdef double sc = 1.0, c = 0.0, uu = 0.0, step, old, new, S_j
+    cdef double sc = 1.0, c = 0.0, uu = 0.0, step, old, new, S_j, acc
+    cdef double* uq = &work[0]
     if m == 0:
         return t
     with nogil:
         for j in range(p):
             uu += v[j] * v[j]
-            v_avg[j] *= -step_sum[0]
+            uq[2 * j] = v[j]
+            uq[2 * j + 1] = -step_sum[0] * v_avg[j]
         for r in range(m):
             t += 1
             lo = indptr[order[r]]
@@ -537,7 +540,10 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
             a = v[p]
             b = v[p + 1]
             al = alpha[0]
-            f = sc * sdot(&v[0], &data[lo], &indices[lo], nnz)
+            acc = 0.0
+            for k in range(lo, lo + nnz):
+                acc += uq[2 * <Py_ssize_t> indices[k]] * data[k]
+            f = sc * acc
             if not isfinite(f):
                 bad = order[r]
                 break
@@ -552,12 +558,12 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
             step_sum[0] = G
             step = gamma * cx / sc
             for k in range(lo, lo + nnz):
-                j = indices[k]
-                old = v[j]
+                j = 2 * <Py_ssize_t> indices[k]
+                old = uq[j]
                 new = old - step * data[k]
-                v[j] = new
+                uq[j] = new
                 uu += new * new - old * old
-                v_avg[j] += c * (new - old)
+                uq[j + 1] += c * (new - old)
             if uu < 0.0:
                 uu = 0.0
             nw = sc * sqrt(uu)
@@ -569,10 +575,10 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
             if sc < RESCALE_MIN_AVG:
                 uu = 0.0
                 for j in range(p):
-                    S_j = c * v[j] - v_avg[j]
-                    v[j] *= sc
-                    v_avg[j] = -S_j
-                    uu += v[j] * v[j]
+                    S_j = c * uq[2 * j] - uq[2 * j + 1]
+                    uq[2 * j] *= sc
+                    uq[2 * j + 1] = -S_j
+                    uu += uq[2 * j] * uq[2 * j]
                 c = 0.0
                 sc = 1.0
             v[p] = clip(a - gamma * g_a, R)
@@ -581,10 +587,10 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
         G = step_sum[0]
         for j in range(p):
             if G > 0.0:
-                v_avg[j] = (c * v[j] - v_avg[j]) / G
+                v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) / G
             else:
                 v_avg[j] = 0.0
-            v[j] *= sc
+            v[j] = sc * uq[2 * j]
     if bad >= 0:
         _overflow(bad, "score w.x or norm ||w||")
     return t
