@@ -19,11 +19,9 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _check_binary
+from ._base import BaseOnlineAUC
 from ._core import _baselines
 from ._core._codes import OamUpdate, Schedule
 
@@ -34,148 +32,28 @@ _NON_NEGATIVE = Interval(Real, 0, None, closed="left")
 _COMMON = {"shuffle": ["boolean"], "random_state": ["random_state"]}
 
 
-def _as_csr(X):
-    """CSR float64 with sorted int32 column indices, the input of the ``*_csr`` kernels."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
-    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
-        X.indices = X.indices.astype(np.int32)
-        X.indptr = X.indptr.astype(np.int32)
-    return X
-
-
 class _LinearBaseline(BaseOnlineAUC):
-    """Scores ``X @ coef_ + intercept_``; subclasses define the state and the pass.
+    """Scores ``X @ coef_ + intercept_``; subclasses define the state and ``_pass``.
 
-    Hyper-parameters are checked against ``_parameter_constraints`` and ``_check_params``
-    on every ``fit``, ``partial_fit``, ``decision_function`` and ``predict``; the values
-    of ``_layout()`` are frozen at the first fit as ``_layout_`` and a later change is
-    refused. With ``_sparse_input = True``, scipy.sparse input is accepted (converted
-    once to CSR) and reaches ``_pass`` as a CSR matrix.
+    The learners with ``_sparse_input = True`` receive CSR matrices in ``_pass`` and run
+    the ``*_pass_csr`` kernels on them.
     """
 
     _parameter_constraints: dict = dict(_COMMON)
-    _sparse_input = False
-
-    # -- hooks ------------------------------------------------------------------------------
-    def _check_params(self):
-        """Cross-parameter checks that the constraint table cannot express."""
-
-    def _layout(self):
-        """The values that define the fitted state's layout, as plain Python values."""
-        return {}
 
     def _pass(self, state, X, s, order):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    # -- validation on every call ---------------------------------------------------------
-    def _validate_params_(self):
-        validate_parameter_constraints(self._parameter_constraints,
-                                       self.get_params(deep=False),
-                                       caller_name=type(self).__name__)
-        self._check_params()
-
-    def _check_layout(self):
-        fitted, now = self._layout_, self._layout()
-        for name, value in fitted.items():
-            if now[name] != value:
-                raise ValueError(
-                    f"{type(self).__name__}: {name} changed from {value!r} to {now[name]!r} "
-                    "since the model was fitted; call fit() to start over with the new value")
-
-    def _check_sparse(self, X):
-        if not self._sparse_input:
-            raise TypeError(f"{type(self).__name__} does not accept sparse input; "
-                            "pass a dense array (X.toarray())")
-
-    def _check_rows(self, X):
-        """Validate the rows to score: dense float64 C-ordered, or CSR where accepted."""
-        if sp.issparse(X):
-            self._check_sparse(X)
-            return _as_csr(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
-                                         reset=False))
-        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
-
-    def _validate_batch(self, X, y, reset):
-        """Validate a training batch; sparse input goes to CSR where accepted."""
-        if sp.issparse(X):
-            self._check_sparse(X)
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 reset=reset, ensure_min_samples=1)
-            check_classification_targets(y)
-            return _as_csr(X), y
-        return super()._validate_batch(X, y, reset)
-
-    def _fit(self, X, y):
-        self._validate_params_()
-        X, y = self._validate_batch(X, y, reset=True)
-        classes = np.unique(y)
-        _check_binary(y, classes)
-        if classes.shape[0] != 2:
-            raise ValueError(
-                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
-                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}")
-        self._layout_ = self._layout()
-        state = self._init_state(X.shape[1])
-        state["t_"] = 0
-        state["n_seen_"] = 0
-        self._learn(state, X, y, classes=classes)
-
-    def _partial_fit(self, X, y, classes):
-        self._validate_params_()
-        if hasattr(self, "classes_"):
-            self._check_layout()
-        else:
-            self._layout_ = self._layout()
-        super()._partial_fit(X, y, classes)
-
-    def decision_function(self, X):
-        """Score of each row: larger means more likely positive (``classes_[1]``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Sparse input is accepted by the learners with O(p) state.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self, "classes_")
-        self._validate_params_()
-        self._check_layout()
-        X = self._check_rows(X)
-        with np.errstate(over="ignore", invalid="ignore"):   # non-finite scores raise below
-            scores = self._decision(X)
-        if not np.isfinite(scores).all():
-            bad = int(np.flatnonzero(~np.isfinite(scores))[0])
-            raise FloatingPointError(
-                f"{type(self).__name__}: the score of row {bad} is not finite (w.x overflows "
-                "double precision: the features are too large); scale the features")
-        return scores
-
-    # -- the pass -------------------------------------------------------------------------
     def _run_pass(self, state, X, s, order):
         try:
             self._pass(state, X, s, order)
         except FloatingPointError as err:
             raise FloatingPointError(f"{type(self).__name__}: {err}. The model was left "
                                      "unchanged.") from None
-        for name, value in state.items():
-            if isinstance(value, float) and not np.isfinite(value):
-                raise FloatingPointError(
-                    f"{type(self).__name__}: the state '{name}' became non-finite during the "
-                    "pass (the features are too large for double precision, or the step is "
-                    "too large; scale the features). The model was left unchanged.")
 
     def _decision(self, X):
-        return X @ self.coef_ + self.intercept_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._sparse_input
-        return tags
+        with np.errstate(over="ignore", invalid="ignore"):   # the base refuses non-finite
+            return X @ self.coef_ + self.intercept_
 
 
 class Perceptron(_LinearBaseline):
@@ -415,7 +293,7 @@ class OAM(_LinearBaseline):
         return {
             "coef_": np.zeros(n_features),
             "intercept_": 0.0,
-            "buffers_": np.zeros((2, self._layout_["buffer_size"], n_features)),
+            "buffers_": np.zeros((2, self._layout()["buffer_size"], n_features)),
             "buffer_fill_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
             "rng_state_": np.array([seed], dtype=np.uint64),

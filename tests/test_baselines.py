@@ -660,10 +660,27 @@ def test_overflowing_scores_raise(est, scale):
     assert np.abs(model.coef_).sum() > 2.0           # so that a finite row can overflow
     big = np.vstack([X[:3], 1e308 * np.sign(model.coef_)])      # score about 2e308 > max
     for rows in (big, sp.csr_matrix(big)):
-        with pytest.raises(FloatingPointError, match="score of row .* is not finite"):
+        with pytest.raises(FloatingPointError, match="scores are not finite"):
             model.decision_function(rows)
-        with pytest.raises(FloatingPointError, match="score of row .* is not finite"):
+        with pytest.raises(FloatingPointError, match="scores are not finite"):
             model.predict(rows)
     with pytest.raises(FloatingPointError, match="not finite"):
         model.partial_fit(X[:10] * scale, y[:10])
     assert pickle.dumps(_state(model)) == before
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_learn_one_equals_fit(est):
+    """One row at a time (dense rows, and CSR rows where sparse input is accepted)."""
+    import scipy.sparse as sp
+    X, y = _data(8, n=60)
+    whole = pickle.loads(pickle.dumps(est)).fit(X, y)
+    kinds = [np.asarray] + ([sp.csr_matrix] if est._sparse_input else [])
+    for kind in kinds:
+        one = pickle.loads(pickle.dumps(est)).partial_fit(kind(X[:1]), y[:1],
+                                                          classes=["neg", "pos"])
+        for i in range(1, X.shape[0]):
+            one.learn_one(X[i] if kind is np.asarray else kind(X[i:i + 1]), y[i])
+        _assert_states_close(_state(whole), _state(one))
+        assert one.score_one(X[0]) == pytest.approx(whole.decision_function(X[:1])[0],
+                                                    rel=1e-12)
