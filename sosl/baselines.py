@@ -55,9 +55,18 @@ class _LinearBaseline(BaseOnlineAUC):
     """
 
     _parameter_constraints: dict = dict(_COMMON)
+    #: state arrays the pass writes in place (the others are replaced after the pass)
+    _in_place_names: tuple | None = None
 
     def _pass(self, state, X, s, order):  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _backup_names(self, X):
+        # t_ == 0 only for a state created by the current call (every committed state has
+        # seen a row): if the pass fails, the call's transaction discards it whole
+        if self.t_ == 0:
+            return ()
+        return self._state_names if self._in_place_names is None else self._in_place_names
 
     def _run_pass(self, state, X, s, order):
         try:
@@ -520,6 +529,7 @@ class SOLAM(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+    _in_place_names = ("v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
     _sparse_input = True
 

@@ -667,6 +667,13 @@ def test_overflowing_scores_raise(est, scale):
     with pytest.raises(FloatingPointError, match="not finite"):
         model.partial_fit(X[:10] * scale, y[:10])
     assert pickle.dumps(_state(model)) == before
+    with pytest.raises(FloatingPointError, match="not finite"):    # a fresh state fails
+        model.fit(sp.csr_matrix(X * scale), y)
+    assert pickle.dumps(_state(model)) == before
+    fresh = pickle.loads(pickle.dumps(est))
+    with pytest.raises(FloatingPointError, match="not finite"):
+        fresh.partial_fit(X * scale, y)
+    assert not hasattr(fresh, "coef_") and not hasattr(fresh, "t_")
 
 
 @pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))

@@ -584,12 +584,10 @@ def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
             v[p] = clip(a - gamma * g_a, R)
             v[p + 1] = clip(b - gamma * g_b, R)
             alpha[0] = clip(al + gamma * g_al, 2.0 * R)
-        G = step_sum[0]
+        # wbar = (c u - Q) / Gamma; Gamma > 0 after any round (eta > 0)
+        G = 1.0 / step_sum[0] if step_sum[0] > 0.0 else 0.0
         for j in range(p):
-            if G > 0.0:
-                v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) / G
-            else:
-                v_avg[j] = 0.0
+            v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) * G
             v[j] = sc * uq[2 * j]
     if bad >= 0:
         _overflow(bad, "score w.x or norm ||w||")
