@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from sosl import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
@@ -670,7 +671,7 @@ def test_overflowing_scores_raise(est, scale):
     with pytest.raises(FloatingPointError, match="not finite"):    # a fresh state fails
         model.fit(sp.csr_matrix(X * scale), y)
     assert pickle.dumps(_state(model)) == before
-    fresh = pickle.loads(pickle.dumps(est))
+    fresh = clone(est)
     with pytest.raises(FloatingPointError, match="not finite"):
         fresh.partial_fit(X * scale, y)
     assert not hasattr(fresh, "coef_") and not hasattr(fresh, "t_")
