@@ -27,6 +27,7 @@ rng        splitmix64 state of OAM's reservoir sampling   ``rng_state_``
 c          OL-UBAUC threshold                             ``-intercept_``
 lam        lambda, Tikhonov weight                        ``lam``
 eta        step: constant, 1/(lam t) or zeta/sqrt(t)      ``eta``
+schedule   OL-UBAUC step code (``Schedule``)              ``eta is None`` -> 1/(lam t)
 v          SOLAM primal iterate (w, a, b)                 ``v_``
 alpha      SOLAM dual iterate alpha_t and its average     ``alpha_`` ([alpha, alpha_bar])
 vbar       SOLAM weighted average of the v_t              ``v_avg_``
