@@ -196,3 +196,28 @@ def test_models_that_cannot_learn_or_score_and_class_mismatch():
     with pytest.raises(ValueError, match="fitted on classes_"):
         prequential(model, X, np.where(y == 1, 5, 7))
     np.testing.assert_array_equal(model.coef_, coef)
+
+
+def test_prequential_plot_quick(tmp_path, capsys):
+    import matplotlib.image as mpimg
+
+    from plots import prequential as plot
+
+    paths = plot.main(["--quick", "--out", str(tmp_path), "--seed", "1"])
+    assert sorted(q.rsplit(".", 1)[1] for q in paths) == ["pdf", "png"]
+    img = mpimg.imread(next(q for q in paths if q.endswith(".png")))
+    assert img.shape[0] > 200 and img.shape[1] > 300 and img[..., :3].std() > 0.05
+    with open(next(q for q in paths if q.endswith(".pdf")), "rb") as f:
+        assert f.read(5) == b"%PDF-"
+    out = capsys.readouterr().out
+    assert "change at 750" in out and out.count("rolling AUC before change") == 3
+
+
+def test_prequential_plot_command_line_errors(tmp_path, capsys):
+    from plots import prequential as plot
+
+    with pytest.raises(SystemExit) as exc:
+        plot.main(["--quick", "--window", "0", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "--window >= 1" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
