@@ -83,6 +83,8 @@ class _AUCMetric:
     """Shared label handling and reporting of the streaming AUC metrics."""
 
     def _positive(self, label):
+        if label is True or label is False:
+            return label if self.pos_label is None else label == self.pos_label
         if np.ndim(label) != 0:
             raise TypeError(f"label must be a scalar, got an array of shape {np.shape(label)}")
         if self.pos_label is not None:
@@ -111,8 +113,9 @@ class _AUCMetric:
         -------
         self : object
         """
-        x = _check_score(score)
-        self._core.add(x, self._positive(label))
+        if type(score) is not float or score - score != 0.0:  # fast path: a finite float
+            score = _check_score(score)
+        self._core.add(score, self._positive(label))
         return self
 
     def update_many(self, scores, labels):
