@@ -1,9 +1,10 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
-from numbers import Real
+import os
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC
 from ._core import _linear
@@ -17,6 +18,27 @@ _SAFE_ABS = 1e100
 _SAFE_MARGIN = 1e150
 
 
+def available_memory():
+    """Bytes of memory available to this process now (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def state_bytes(n_features):
+    """Peak bytes of a dense second-order learner: two p x p covariances, plus one copy
+    of them while a pass that cannot be shown to stay finite runs."""
+    return 2 * (2 * 8 * n_features * n_features) + 64 * n_features
+
+
 class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
@@ -27,6 +49,7 @@ class _LinearSOSL(BaseOnlineAUC):
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def _check_params(self):
@@ -40,6 +63,20 @@ class _LinearSOSL(BaseOnlineAUC):
         return int(Schedule.STEP_INV_LAM_T if self.eta is None else Schedule.STEP_CONSTANT)
 
     def _init_state(self, n_features):
+        need = state_bytes(n_features)
+        if self.max_memory == "auto":
+            avail = available_memory()
+            limit, what = (None, "") if avail is None else (avail // 2, "half the available memory")
+        else:
+            limit, what = int(self.max_memory), "max_memory"
+        if limit is not None and need > limit:
+            raise MemoryError(
+                f"{type(self).__name__} keeps two dense {n_features} x {n_features} covariance "
+                f"matrices: about {need / 2**30:.1f} GiB with its transactional copy, more than "
+                f"{what} ({limit / 2**30:.1f} GiB). For high-dimensional or sparse data use "
+                "sosl.SketchedOAUCM (a rank-r sketch of each covariance, O(r p) memory), reduce "
+                "the features, or raise max_memory (bytes)."
+            )
         return {
             "coef_": np.zeros(n_features),
             "means_": np.zeros((2, n_features)),
@@ -136,6 +173,10 @@ class OAUCM(_LinearSOSL):
         default: the pass is online and follows the order given.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling (used only with ``shuffle=True``).
+    max_memory : int or "auto", default="auto"
+        Largest state, in bytes, the learner may allocate (two p x p covariances plus a
+        transactional copy: about 32 p^2 bytes). "auto" is half the memory available when
+        the state is created. A larger p raises ``MemoryError`` naming the size.
 
     Attributes
     ----------
@@ -186,11 +227,12 @@ class OAUCM(_LinearSOSL):
 
     _loss = int(Loss.LOSS_M)
 
-    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None, max_memory="auto"):
         self.lam = lam
         self.eta = eta
         self.shuffle = shuffle
         self.random_state = random_state
+        self.max_memory = max_memory
 
 
 class OAUCS(_LinearSOSL):
@@ -216,6 +258,8 @@ class OAUCS(_LinearSOSL):
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    max_memory : int or "auto", default="auto"
+        As in :class:`OAUCM`.
 
     Attributes
     ----------
@@ -239,8 +283,9 @@ class OAUCS(_LinearSOSL):
 
     _loss = int(Loss.LOSS_S)
 
-    def __init__(self, lam=1e-2, eta=1e-2, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-2, eta=1e-2, shuffle=False, random_state=None, max_memory="auto"):
         self.lam = lam
         self.eta = eta
         self.shuffle = shuffle
         self.random_state = random_state
+        self.max_memory = max_memory

@@ -175,3 +175,12 @@ def test_one_row_calls_refuse_bad_rows_and_keep_state():
     with pytest.raises(ValueError, match="classes"):
         OAUCM().learn_one(X[0], 1)
     _assert_same(before, m)
+
+
+def test_memory_guard_names_the_size_and_the_sketched_learner():
+    X = np.zeros((2, 50_000))
+    with pytest.raises(MemoryError, match=r"74\.5 GiB.*SketchedOAUCM"):
+        OAUCM(max_memory=2**30).fit(X, [0, 1])
+    with pytest.raises(MemoryError, match="max_memory"):
+        OAUCS(max_memory=10_000).fit(np.zeros((2, 30)), [0, 1])
+    OAUCS(max_memory=10**6).fit(np.zeros((2, 30)), [0, 1])     # 29 KiB fits

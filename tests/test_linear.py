@@ -38,31 +38,13 @@ def _reference(X, s, order, lam, eta, loss, pass_fn=ref.linear_pass):
     return _run(pass_fn, X, s, order, lam, eta, loss)
 
 
-def _streams():
-    """(name, X, s) edge-case streams: first instance, one class for a while, duplicates, p=1."""
-    rng = np.random.default_rng(0)
-    out = []
-    X = rng.uniform(-1, 1, size=(300, 7))
-    out.append(("random", X, np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0.3, 1.0, -1.0)))
-    s = np.r_[np.ones(40), -np.ones(30), rng.choice([-1.0, 1.0], size=80)]
-    out.append(("one-class-first", rng.normal(size=(150, 4)), s))
-    Xd = np.repeat(rng.normal(size=(10, 3)), 12, axis=0)
-    out.append(("duplicates", Xd, np.tile([1.0, -1.0, -1.0], 40)))
-    X1 = rng.normal(size=(200, 1))
-    out.append(("p=1", X1, np.where(X1[:, 0] > 0.2, 1.0, -1.0)))
-    out.append(("single", rng.normal(size=(1, 5)), np.ones(1)))
-    Xc = rng.normal(size=(60, 3)) * 0.0 + 1.0   # constant features: Sigma = 0, b = 0 reachable
-    out.append(("constant", Xc, rng.choice([-1.0, 1.0], size=60)))
-    return out
-
-
 CONFIGS = [(0.1, None, LOSS_M), (0.01, 0.05, LOSS_M), (0.01, 0.02, LOSS_S),
            (1.0, None, LOSS_S)]
 
 
 @pytest.mark.parametrize("lam,eta,loss", CONFIGS)
-@pytest.mark.parametrize("name,X,s", _streams(), ids=[c[0] for c in _streams()])
-def test_cython_equals_reference(name, X, s, lam, eta, loss):
+def test_cython_equals_reference(edge_stream, lam, eta, loss):
+    name, X, s = edge_stream
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
     t_c, c = _cython(X, s, order, lam, eta, loss)
     t_r, r = _reference(X, s, order, lam, eta, loss)
@@ -91,7 +73,9 @@ def _mutant_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
 
 
 def test_mutant_reference_is_caught():
-    name, X, s = _streams()[0]
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 7))
+    s = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0.3, 1.0, -1.0)
     order = np.arange(X.shape[0], dtype=np.intp)
     _, c = _cython(X, s, order, 0.1, None, LOSS_M)
     _, m = _reference(X, s, order, 0.1, None, LOSS_M, pass_fn=_mutant_pass)
