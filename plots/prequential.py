@@ -1,12 +1,13 @@
-"""Prequential AUC over an imbalanced stream with an abrupt concept change.
+"""Prequential AUC over an imbalanced stream whose concept changes at its midpoint.
 
-The stream is two seeded segments of :func:`sosl.datasets.make_imbalanced_stream` (same
-size, imbalance ratio and class separation, different seeds, so the direction that
-separates the classes changes at the midpoint). Each learner is run test-then-train by
-:func:`sosl.evaluate.prequential`; the figure draws the rolling AUC of the last
-``--window`` predictions (:class:`sosl.metrics.RollingAUC`, the prequential AUC) and, dashed,
-the AUC of all predictions so far (:class:`sosl.metrics.StreamingAUC`). ``--quick`` uses a
-short stream and window.
+The stream is :func:`sosl.datasets.make_drifting_stream` (``--drift abrupt`` or
+``gradual``; the direction separating the classes turns by 90 degrees at the midpoint,
+class proportions unchanged). Each learner is run test-then-train by
+:func:`sosl.evaluate.prequential`: OAUC-M, OAUC-M with forgetting (exponentially weighted
+class moments, ``forgetting=0.998``), OAUC-S and the Perceptron. The figure draws the
+rolling AUC of the last ``--window`` predictions (:class:`sosl.metrics.RollingAUC`, the
+prequential AUC) and, dashed, the AUC of all predictions so far
+(:class:`sosl.metrics.StreamingAUC`). ``--quick`` uses a short stream and window.
 """
 
 import sys
@@ -14,7 +15,7 @@ import sys
 import numpy as np
 
 from sosl import OAUCM, OAUCS, Perceptron
-from sosl.datasets import make_imbalanced_stream
+from sosl.datasets import make_drifting_stream
 from sosl.evaluate import prequential
 from sosl.metrics import RollingAUC, StreamingAUC
 
@@ -22,20 +23,10 @@ from ._common import parser, plt, save
 
 LEARNERS = {
     "OAUC-M": lambda: OAUCM(lam=0.01),
+    "OAUC-M forgetting 0.998": lambda: OAUCM(lam=0.01, forgetting=0.998),
     "OAUC-S": lambda: OAUCS(lam=0.01),
     "Perceptron": lambda: Perceptron(),
 }
-
-
-def drift_stream(n_samples, n_features, imbalance_ratio, seed):
-    """Two imbalanced segments drawn with different seeds: an abrupt change at n_samples // 2."""
-    half = n_samples // 2
-    X1, y1 = make_imbalanced_stream(half, n_features, imbalance_ratio=imbalance_ratio,
-                                    class_sep=2.0, random_state=seed)
-    X2, y2 = make_imbalanced_stream(n_samples - half, n_features,
-                                    imbalance_ratio=imbalance_ratio, class_sep=2.0,
-                                    random_state=seed + 1)
-    return np.vstack([X1, X2]), np.concatenate([y1, y2]), half
 
 
 def main(argv=None):
@@ -45,16 +36,20 @@ def main(argv=None):
     p.add_argument("--ir", type=float, default=10.0, help="imbalance ratio (negatives/positive)")
     p.add_argument("--window", type=int, default=None,
                    help="rolling AUC window (default 1000; quick 200)")
+    p.add_argument("--drift", choices=("abrupt", "gradual"), default="abrupt",
+                   help="kind of concept change at the midpoint")
     args = p.parse_args(argv)
     n = args.n if args.n is not None else (1500 if args.quick else 20000)
     window = args.window if args.window is not None else (200 if args.quick else 1000)
-    if n < 4 or window < 1 or args.features < 1 or not args.ir >= 1:
-        p.error("need --n >= 4, --window >= 1, --features >= 1 and --ir >= 1")
-    X, y, change = drift_stream(n, args.features, args.ir, args.seed)
+    if n < 20 or window < 1 or args.features < 2 or not args.ir >= 1:
+        p.error("need --n >= 20, --window >= 1, --features >= 2 and --ir >= 1")
+    X, y, _ = make_drifting_stream(n, args.features, drift=args.drift, imbalance=args.ir,
+                                   class_sep=2.0, random_state=args.seed)
+    change = n // 2
     every = max(1, n // 300)
 
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    print(f"stream n={n} p={args.features} IR={args.ir:g} change at {change} "
+    print(f"stream n={n} p={args.features} IR={args.ir:g} {args.drift} change at {change} "
           f"window={window} seed={args.seed}")
     for k, (name, make) in enumerate(LEARNERS.items()):
         res = prequential(make(), X, y, every=every,
@@ -64,12 +59,12 @@ def main(argv=None):
                 label=f"{name} rolling ({window})")
         ax.plot(res.steps, res["all"], color=color, lw=0.9, ls="--", label=f"{name} all so far")
         before = res["rolling"][np.searchsorted(res.steps, change) - 1]
-        print(f"{name:11s} rolling AUC before change {before:.4f}  at end {res['rolling'][-1]:.4f}"
+        print(f"{name:24s} rolling AUC before change {before:.4f}  at end {res['rolling'][-1]:.4f}"
               f"  AUC of all predictions {res['all'][-1]:.4f}  "
               f"({n / res.cpu_seconds:,.0f} rows/s CPU)")
     ax.axvline(change, color="0.4", lw=0.8, ls=":")
-    ax.text(change, 0.975, " concept change", color="0.3", fontsize=8, va="top")
-    ax.set(xlabel="rows seen (test-then-train)", ylabel="AUC", ylim=(0.5, 1.0),
+    ax.text(change, 0.975, f" {args.drift} concept change", color="0.3", fontsize=8, va="top")
+    ax.set(xlabel="rows seen (test-then-train)", ylabel="AUC", ylim=(0.3, 1.0),
            title=f"Prequential AUC, IR {args.ir:g}, p = {args.features} (seed {args.seed})")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right", ncol=2)

@@ -210,7 +210,7 @@ def test_prequential_plot_quick(tmp_path, capsys):
     with open(next(q for q in paths if q.endswith(".pdf")), "rb") as f:
         assert f.read(5) == b"%PDF-"
     out = capsys.readouterr().out
-    assert "change at 750" in out and out.count("rolling AUC before change") == 3
+    assert "abrupt change at 750" in out and out.count("rolling AUC before change") == 4
 
 
 def test_prequential_plot_command_line_errors(tmp_path, capsys):
