@@ -31,16 +31,16 @@ LEARNERS = {
 
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=None, help="stream length (default 20000; quick 1500)")
+    p.add_argument("--n", type=int, default=None, help="stream length (default 20000; quick 800)")
     p.add_argument("--features", type=int, default=10, help="number of features")
     p.add_argument("--ir", type=float, default=10.0, help="imbalance ratio (negatives/positive)")
     p.add_argument("--window", type=int, default=None,
-                   help="rolling AUC window (default 1000; quick 200)")
+                   help="rolling AUC window (default 1000; quick 150)")
     p.add_argument("--drift", choices=("abrupt", "gradual"), default="abrupt",
                    help="kind of concept change at the midpoint")
     args = p.parse_args(argv)
-    n = args.n if args.n is not None else (1500 if args.quick else 20000)
-    window = args.window if args.window is not None else (200 if args.quick else 1000)
+    n = args.n if args.n is not None else (800 if args.quick else 20000)
+    window = args.window if args.window is not None else (150 if args.quick else 1000)
     if n < 20 or window < 1 or args.features < 2 or not args.ir >= 1:
         p.error("need --n >= 20, --window >= 1, --features >= 2 and --ir >= 1")
     X, y, _ = make_drifting_stream(n, args.features, drift=args.drift, imbalance=args.ir,

@@ -100,7 +100,7 @@ def test_one_row_path_equals_batch_path_for_sosl_learners(make):
 
 
 def test_any_partial_fit_estimator_and_sparse_rows():
-    X, y = _data(4, n=150)
+    X, y = _data(4, n=80)
     for rows in (X, sp.csr_matrix(X)):  # SGDClassifier takes CSR rows as they are
         got = prequential(SGDClassifier(random_state=0), rows, y, every=30)
         scores = _hand_loop(SGDClassifier(random_state=0), rows, y, [0, 1])
@@ -210,7 +210,7 @@ def test_prequential_plot_quick(tmp_path, capsys):
     with open(next(q for q in paths if q.endswith(".pdf")), "rb") as f:
         assert f.read(5) == b"%PDF-"
     out = capsys.readouterr().out
-    assert "abrupt change at 750" in out and out.count("rolling AUC before change") == 4
+    assert "abrupt change at 400" in out and out.count("rolling AUC before change") == 4
 
 
 def test_prequential_plot_command_line_errors(tmp_path, capsys):
