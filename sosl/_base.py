@@ -338,14 +338,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        _check_binary(y, classes)
         if classes.shape[0] != 2:
+            _check_binary(y, classes)
             raise ValueError(
                 f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
                 f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
             )
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y), fresh=True)
+        self._learn(X, self._signs(y, known=True), fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -369,7 +369,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y), fresh=first)
+        self._learn(X, self._signs(y, known=first), fresh=first)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
@@ -422,7 +422,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
                                  ensure_min_samples=1)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
+            check_classification_targets(y)
         return X, y
 
     def _validate_row(self, x):
@@ -453,20 +454,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"label {y!r} is not one of classes_ "
                              f"{self.classes_.tolist()}") from None
 
-    def _signs(self, y):
-        classes = self.classes_
+    def _signs(self, y, known=False):
+        """+1 for ``classes_[1]``, -1 for ``classes_[0]``; unknown labels raise."""
+        c0, c1 = self.classes_
         if y.shape[0] == 1:
-            if y[0] == classes[1]:
+            if y[0] == c1:
                 return np.ones(1)
-            if y[0] == classes[0]:
+            if y[0] == c0:
                 return -np.ones(1)
-        self._check_known(y, classes)
-        return np.where(y == classes[1], 1.0, -1.0)
+        pos = y == c1
+        if not known:
+            self._check_known(y, self.classes_, pos)
+        return np.where(pos, 1.0, -1.0)
 
     @staticmethod
-    def _check_known(y, classes):
-        unknown = np.setdiff1d(np.unique(y), np.asarray(classes))
-        if unknown.size:
+    def _check_known(y, classes, pos=None):
+        c0, c1 = classes
+        ok = (y == c1 if pos is None else pos) | (y == c0)
+        if not np.all(ok):
+            unknown = np.unique(np.asarray(y)[~np.asarray(ok, dtype=bool)])
             raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
                              f"{np.asarray(classes).tolist()}")
 

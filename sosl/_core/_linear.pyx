@@ -85,7 +85,7 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef int kmax = 0
     cdef int pending[2]
     cdef bint use_blas = p >= blas_min_p
-    cdef double y, eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, c, sc, alpha
+    cdef double y, eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, inv_W, c, alpha
     cdef double zero = 0.0
     cdef char uplo = b'L'
     cdef double* a = &work[0]
@@ -93,6 +93,7 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double* d = &work[2 * p]
     cdef double* V[2]
     cdef double* Ck
+    cdef double* xb
     cdef const double* x
     if work.shape[0] < 3 * p:
         raise ValueError("linear_pass: work must hold at least 3 p values")
@@ -115,9 +116,10 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             if N[opp] > 0:
                 Ck = &C[opp, 0, 0]
+                xb = &xbar[opp, 0]
                 mu = 0.0
                 for j in range(p):
-                    a[j] = y * (x[j] - xbar[opp, j])
+                    a[j] = y * (x[j] - xb[j])
                     mu += w[j] * a[j]
                 alpha = scale[opp] / W[opp]                     # Sigma = scale C / W
                 if use_blas:
@@ -135,9 +137,11 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
             W_new = beta * W[own] + 1.0
             c = beta * W[own] / W_new
+            inv_W = 1.0 / W_new
+            xb = &xbar[own, 0]
             for j in range(p):
-                d[j] = x[j] - xbar[own, j]
-                xbar[own, j] += d[j] / W_new
+                d[j] = x[j] - xb[j]
+                xb[j] += d[j] * inv_W
             W[own] = W_new
             N[own] += 1
             if c > 0.0:
