@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .. import datasets as ds
 from .algorithms import ALGORITHMS, GRIDS
-from .backends import BACKENDS
-from .runner import cached_grids, report_from_cache, run_experiment
+from .backends import BACKENDS, BackendUnavailable
+from .runner import DEFAULT_OUT, cached_grids, report_from_cache, run_experiment
 
 #: dataset names the runner knows besides the registry's (see runner.get_data)
 BUILTIN_DATASETS = ("default", "synthetic")
@@ -84,8 +84,8 @@ def build_parser():
                         "bound to 127.0.0.1 is started for the run. With --backend ray: the "
                         "cluster address given to ray.init (default: $RAY_ADDRESS, else a "
                         "local ray instance)")
-    p.add_argument("--out", default="results",
-                   help="result directory (default: results): rows.csv, the resumable cache of "
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"result directory (default: {DEFAULT_OUT}): rows.csv, the resumable cache of "
                         "every scored task, and the tables written from it")
     p.add_argument("--seed", type=int, default=0,
                    help="protocol seed (default 0): fixes the outer and inner splits and every "
@@ -172,17 +172,31 @@ def _run(args):
     if args.scheduler and args.backend not in ("dask", "ray"):
         raise UsageError(f"--scheduler is used by --backend dask or ray, not {args.backend}")
     names = _check_datasets(args.datasets, args.data_dir)
-    summary = run_experiment(names, args.algorithms, grid=args.grid, n_jobs=args.jobs,
-                             backend=args.backend, scheduler=args.scheduler, out=args.out,
-                             seed=args.seed, n_repeats=args.repeats, n_folds=args.folds,
-                             inner_folds=args.inner_folds, data_dir=args.data_dir,
-                             progress=not args.quiet, max_points=args.max_points)
+    held = []  # the run summary is printed last, after the tables
+
+    def log(message):
+        (held.append if message.startswith("Run summary") else print)(message)
+
+    try:
+        summary = _run_experiment(args, names, log)
+    except BackendUnavailable as err:
+        raise UsageError(str(err)) from None
     for path in summary["tables"]:
-        if path.endswith(".md"):
+        if path.endswith(".md") and not Path(path).name.startswith("summary_"):
             print(open(path).read())
-    print(f"wall time {summary['wall_seconds']:.1f} s, {summary['new_rows']} new rows; "
+    for message in held:
+        print(message)
+    print(f"\nwall time {summary['wall_seconds']:.1f} s, {summary['new_rows']} new rows; "
           f"tables: {', '.join(summary['tables'])}")
     return 0
+
+
+def _run_experiment(args, names, log):
+    return run_experiment(names, args.algorithms, grid=args.grid, n_jobs=args.jobs,
+                          backend=args.backend, scheduler=args.scheduler, out=args.out,
+                          seed=args.seed, n_repeats=args.repeats, n_folds=args.folds,
+                          inner_folds=args.inner_folds, data_dir=args.data_dir,
+                          progress=not args.quiet, max_points=args.max_points, log=log)
 
 
 def main(argv=None):

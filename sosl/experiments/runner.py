@@ -38,8 +38,11 @@ from .algorithms import (
 from .backends import executor
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["FIELDS", "cached_grids", "cost_table", "get_data", "load_rows", "paper_table",
+__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data", "load_rows", "paper_table",
            "report", "report_from_cache", "run_experiment", "run_summary"]
+
+#: the result directory used when none is given (the command line's ``--out``)
+DEFAULT_OUT = "results"
 
 FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "protocol", "auc",
           "seconds", "cpu_seconds", "error", "pid", "thread")
@@ -148,7 +151,7 @@ def _select(cv_rows, points):
     return best
 
 
-def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky", out="results",
+def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky", out=DEFAULT_OUT,
                    seed=0, n_repeats=4, n_folds=5, inner_folds=5, data_dir=None, progress=True,
                    log=print, max_points=None, scheduler=None):
     """Run (or resume) the protocol, write the tables and report what happened.
