@@ -85,8 +85,8 @@ def build_parser():
                         "cluster address given to ray.init (default: $RAY_ADDRESS, else a "
                         "local ray instance)")
     p.add_argument("--out", default=DEFAULT_OUT,
-                   help=f"result directory (default: {DEFAULT_OUT}): rows.csv, the resumable cache of "
-                        "every scored task, and the tables written from it")
+                   help=f"result directory (default: {DEFAULT_OUT}): rows.csv, the resumable "
+                        "cache of every scored task, and the tables written from it")
     p.add_argument("--seed", type=int, default=0,
                    help="protocol seed (default 0): fixes the outer and inner splits and every "
                         "pass order; results cached under another seed are not reused")

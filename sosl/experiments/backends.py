@@ -124,11 +124,25 @@ def _local_workers(n_jobs):
 
 
 @contextmanager
-def dask_client(scheduler=None, n_workers=1):
+def dask_client(scheduler=None, n_workers=1, processes=True, timeout=20):
     """A :class:`distributed.Client` of ``scheduler``, or of a local cluster made for it.
 
-    The local cluster has ``n_workers`` worker processes of one thread each, listens on
-    127.0.0.1 only and has no dashboard; it is closed on exit.
+    Parameters
+    ----------
+    scheduler : str or None
+        Address of a running scheduler (``tcp://host:8786``), used as it is.
+    n_workers : int
+        Workers of the local cluster started when ``scheduler`` is None.
+    processes : bool, default=True
+        Local workers as processes (True: real parallelism, each worker imports sosl
+        once, a few seconds) or as threads of this process (quick to start; the Cython
+        passes release the GIL, the bookkeeping does not).
+    timeout : float, default=20
+        Seconds to wait for a connection to ``scheduler``.
+
+    The local cluster has ``n_workers`` workers of one thread each and listens on
+    127.0.0.1 only (scheduler, workers and the scheduler's HTTP endpoint, on free ports);
+    it is closed on exit.
     """
     try:
         from distributed import Client, LocalCluster
@@ -137,7 +151,7 @@ def dask_client(scheduler=None, n_workers=1):
                                  f"(pip install 'sosl[dask]'): {err}") from None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout=f"{float(timeout)}s")
         except OSError as err:
             raise BackendUnavailable(
                 f"cannot reach the dask scheduler {scheduler}: {err}") from None
@@ -146,8 +160,9 @@ def dask_client(scheduler=None, n_workers=1):
         finally:
             client.close()
         return
-    cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None)
+    cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1,
+                           processes=bool(processes), protocol="tcp://", host="127.0.0.1",
+                           dashboard_address="127.0.0.1:0")
     try:
         with Client(cluster) as client:
             yield client

@@ -7,7 +7,10 @@
   failed fit, including a model whose scores are not finite, counts as AUC 0) is refit on
   the whole training part.
 * Each fit is one online pass in a random order (seeded by dataset, run and fold, the same
-  for every algorithm); the test AUC of the final model is the result.
+  for every algorithm); the test AUC of the final model is the result. A learner with
+  randomness of its own (the reservoir buffers of OAM and KOIL, for example) gets the same
+  seed as its ``random_state``, so every fit, and every task, is reproducible wherever it
+  runs.
 * Kernel learners get training parts larger than 10 000 rows subsampled uniformly without
   replacement (same seed rule).
 
@@ -43,14 +46,18 @@ def outer_splits(y, dataset, seed=0, n_repeats=4, n_folds=5):
     """The ``n_repeats * n_folds`` (train, test) index pairs of the outer loop, run order."""
     y = np.asarray(y)
     key = (dataset, int(seed), int(n_repeats), int(n_folds), y.shape[0], hash(y.tobytes()))
-    if key not in _SPLITS:
+    splits = _SPLITS.get(key)
+    if splits is None:
+        splits = _outer_splits(y, dataset, seed, n_repeats, n_folds)
         if len(_SPLITS) > 16:
             _SPLITS.clear()
-        _SPLITS[key] = _outer_splits(y, dataset, seed, n_repeats, n_folds)
-    return _SPLITS[key]
+        _SPLITS[key] = splits
+    return splits
 
 
-_SPLITS = {}  # per-process cache: the splits are recomputed by every task otherwise
+# per-process cache: the splits are recomputed by every task otherwise (read once per call,
+# so a worker thread clearing it cannot pull a value from under another)
+_SPLITS = {}
 
 
 def _outer_splits(y, dataset, seed, n_repeats, n_folds):
@@ -109,6 +116,8 @@ def _fit_auc(spec, params, X, y, train, test, order_seed):
     order = train[np.random.default_rng(order_seed).permutation(train.shape[0])]
     try:
         est = spec.make(**params)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=int(order_seed))
         est.fit(X[order], y[order])
         scores = np.asarray(est.decision_function(X[test]), dtype=float)
     except (FloatingPointError, OverflowError, ZeroDivisionError) as err:

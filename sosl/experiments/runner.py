@@ -38,8 +38,8 @@ from .algorithms import (
 from .backends import executor
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data", "load_rows", "paper_table",
-           "report", "report_from_cache", "run_experiment", "run_summary"]
+__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data", "load_rows",
+           "paper_table", "report", "report_from_cache", "run_experiment", "run_summary"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
@@ -151,9 +151,9 @@ def _select(cv_rows, points):
     return best
 
 
-def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky", out=DEFAULT_OUT,
-                   seed=0, n_repeats=4, n_folds=5, inner_folds=5, data_dir=None, progress=True,
-                   log=print, max_points=None, scheduler=None):
+def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
+                   out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
+                   data_dir=None, progress=True, log=print, max_points=None, scheduler=None):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
