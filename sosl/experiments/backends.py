@@ -14,9 +14,10 @@ results; only the order and the timing columns differ.
   :class:`distributed.LocalCluster` of ``n_jobs`` single-threaded worker processes bound to
   127.0.0.1 is started for the call and closed after it; with one, the running cluster is
   used as it is (its workers must import sosl and see the data directory).
-* ``ray``: ray's task API (``ray.remote`` and ``ray.wait``). Without an address (and no
-  ``$RAY_ADDRESS``) a local ray instance of ``n_jobs`` CPUs is started for the call and
-  shut down after it.
+* ``ray``: ray's task API (``ray.remote`` and ``ray.wait``), not ``ray.util.joblib`` (whose
+  joblib backend cannot return results as they finish). Without an address (and no
+  ``$RAY_ADDRESS``) a local ray instance of ``n_jobs`` CPUs on 127.0.0.1 is started for
+  the call and shut down after it.
 
 For the two cluster backends the tasks travel in small batches, a few per worker in
 flight at a time, so a grid of 10^5 tasks is neither submitted at once nor paid one
@@ -208,7 +209,8 @@ def _ray_session(scheduler, n_workers):
     started = not ray.is_initialized()
     if started:
         kw = {"address": address} if address else {"num_cpus": int(n_workers),
-                                                  "include_dashboard": False}
+                                                  "include_dashboard": False,
+                                                  "_node_ip_address": "127.0.0.1"}
         try:
             ray.init(log_to_driver=False, **kw)
         except ConnectionError as err:
