@@ -36,8 +36,8 @@ def test_koil_grid_stays_inside_its_domain():
 class _Tied(sosl.OAUCM):
     """A learner whose domain ties two parameters: lam * eta < 1."""
 
-    def _validate_params_(self):
-        super()._validate_params_()
+    def _check_params(self):
+        super()._check_params()
         if self.eta is not None and self.lam * self.eta >= 1:
             raise ValueError(f"lam * eta must be < 1, got {self.lam * self.eta}")
 

@@ -7,11 +7,11 @@ line naming it on stderr and exits with status 2.
 
 import argparse
 import difflib
-import os
 import sys
 from pathlib import Path
 
 from .. import datasets as ds
+from ..datasets._loaders import find_dataset
 from .algorithms import ALGORITHMS, GRIDS
 from .backends import BACKENDS, BackendUnavailable
 from .runner import DEFAULT_OUT, cached_grids, report_from_cache, run_experiment
@@ -105,40 +105,34 @@ def build_parser():
     return p
 
 
-def _data_dir_error(data_dir):
-    """A message when the data directory in force does not exist, else None."""
-    if data_dir is not None:
-        return None if Path(data_dir).is_dir() else f"--data-dir {data_dir}: no such directory"
-    env = os.environ.get("SOSL_DATA_DIR")
-    if env:
-        return None if Path(env).is_dir() else f"SOSL_DATA_DIR={env}: no such directory"
-    return None
-
-
 def _check_datasets(names, data_dir):
-    """Validate the requested names; return the list to run (discovered when ``names`` is None)."""
+    """Validate the requested names; return the list to run (discovered when ``names`` is None).
+
+    Raises
+    ------
+    UsageError
+        For an unknown name, a named data directory (``--data-dir``, ``$SOSL_DATA_DIR``)
+        that does not exist, a dataset whose file is in none of the searched directories,
+        or no dataset found at all.
+    """
     if names is not None:
+        known = list(ds.DATASETS) + list(BUILTIN_DATASETS)
         for n in names:
-            if n not in ds.DATASETS and n not in BUILTIN_DATASETS:
-                known = list(ds.DATASETS) + list(BUILTIN_DATASETS)
+            if n not in known:
                 close = difflib.get_close_matches(n, known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise UsageError(f"unknown dataset {n!r}{hint}; known: {', '.join(known)}")
-        needs_files = [n for n in names if n in ds.DATASETS]
-    else:
-        needs_files = True
-    if needs_files:
-        err = _data_dir_error(data_dir)
-        if err:
-            raise UsageError(err)
-    if names is not None:
-        for n in needs_files:
-            try:
-                ds._find(n, data_dir)
-            except FileNotFoundError as e:
-                raise UsageError(str(e)) from None
-        return list(names)
-    found = ds.available_datasets(data_dir)
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise UsageError(f"--data-dir {data_dir}: no such directory")
+    try:
+        if names is not None:
+            for n in names:
+                if n in ds.DATASETS:
+                    find_dataset(n, data_dir)
+            return list(names)
+        found = ds.available_datasets(data_dir)
+    except ds.DatasetError as err:
+        raise UsageError(str(err)) from None
     if not found:
         where = ds.get_data_dir(data_dir)
         raise UsageError(f"no dataset file found in {where}: set SOSL_DATA_DIR, pass --data-dir, "
@@ -179,7 +173,7 @@ def _run(args):
 
     try:
         summary = _run_experiment(args, names, log)
-    except BackendUnavailable as err:
+    except (BackendUnavailable, ds.DatasetError) as err:
         raise UsageError(str(err)) from None
     for path in summary["tables"]:
         if path.endswith(".md") and not Path(path).name.startswith("summary_"):
