@@ -5,8 +5,9 @@ default) runs into a fresh result directory for each configuration: loky with 1 
 worker processes, and a dask.distributed cluster of 1 and 2 single-threaded worker
 processes on 127.0.0.1 (and ray, with ``--ray``, when it is installed). The cluster is
 started before the clock starts and its start-up time is printed separately; loky's worker
-pool is warmed by one small run first. Configurations are interleaved and each is timed
-``--repeats`` times; the minimum wall time counts. Every configuration must write the same
+pool is warmed by one small run first. Configurations are interleaved (ray, which allows
+one instance per process, is timed afterwards, one block per worker count) and each is
+timed ``--repeats`` times; the minimum wall time counts. Every configuration must write the same
 rows (timing columns aside): the script checks it and exits non-zero otherwise.
 
 The machine's load matters (the speedup of 2 workers cannot exceed the number of idle
@@ -75,33 +76,44 @@ def main(argv=None):
     configs = {"loky1": dict(n_jobs=1, backend="loky"), "loky2": dict(n_jobs=2, backend="loky"),
                "dask1": dict(backend="dask", scheduler=clusters[1]),
                "dask2": dict(backend="dask", scheduler=clusters[2])}
+    ray = None
     if args.ray:
         try:
             import ray
         except ImportError:
             print("ray is not installed: skipped")
-        else:
-            for n in (1, 2):
-                t0 = time.perf_counter()
-                ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False)
-                starts[f"ray{n}"] = time.perf_counter() - t0
-                ray.shutdown()
-            configs["ray1"] = dict(backend="ray", n_jobs=1)
-            configs["ray2"] = dict(backend="ray", n_jobs=2)
     best, reference, ok = {}, None, True
+
+    def timed(label, i, **kw):
+        nonlocal reference, ok
+        wall, n_rows, rows = run(label, i, **kw)
+        best[label] = min(best.get(label, float("inf")), wall)
+        reference = rows if reference is None else reference
+        same = rows == reference
+        ok &= same
+        print(f"  {label:6s} run {i}: {wall:7.2f} s wall, {n_rows} rows, "
+              f"rows {'equal to' if same else 'DIFFER from'} the first run's")
+
     try:
         for i in range(args.repeats):
             for label, kw in configs.items():
-                wall, n_rows, rows = run(label, i, **kw)
-                best[label] = min(best.get(label, float("inf")), wall)
-                reference = rows if reference is None else reference
-                same = rows == reference
-                ok &= same
-                print(f"  {label:6s} run {i}: {wall:7.2f} s wall, {n_rows} rows, "
-                      f"rows {'equal to' if same else 'DIFFER from'} the first run's")
+                timed(label, i, **kw)
     finally:
         for cm in reversed(stack):
             cm.__exit__(None, None, None)
+    if ray is not None:  # one ray instance per process: its runs are timed in blocks
+        for n in (1, 2):
+            t0 = time.perf_counter()
+            ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False,
+                     _node_ip_address="127.0.0.1")
+            try:
+                ray.get([ray.remote(lambda: __import__("sosl.experiments.runner") and 0)
+                         .remote() for _ in range(n)])
+                starts[f"ray{n}"] = time.perf_counter() - t0
+                for i in range(args.repeats):
+                    timed(f"ray{n}", i, backend="ray")
+            finally:
+                ray.shutdown()
     print(f"load average after {os.getloadavg()[0]:.2f}")
     print("cluster start-up (not in the times below): "
           + ", ".join(f"{k} {v:.1f} s" for k, v in starts.items()))

@@ -127,3 +127,14 @@ def test_every_option_has_help_text():
         assert opts[dest].help and len(opts[dest].help) > 15, dest
     text = parser.format_help()
     assert "resumable cache" in text and "outer partitions" in text and "one per core" in text
+
+
+@pytest.mark.parametrize("backend, module, text", [
+    ("dask", "distributed", "--backend dask needs dask and distributed (pip install 'sosl[dask]')"),
+    ("ray", "ray", "--backend ray needs ray (pip install 'sosl[ray]')")])
+def test_missing_cluster_package_is_one_line(backend, module, text, monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` fail
+    code = _run_module(["--datasets", "default", "--algorithms", "OAUC-M", "--grid", "quick",
+                        *SMALL, "--quiet", "--backend", backend, "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    _check_one_line(backend, code, "", err, [text])
