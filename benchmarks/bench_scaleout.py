@@ -11,7 +11,10 @@ timed ``--repeats`` times; the minimum wall time counts. Every configuration mus
 rows (timing columns aside): the script checks it and exits non-zero otherwise.
 
 The machine's load matters (the speedup of 2 workers cannot exceed the number of idle
-cores): the load average is printed before and after.
+cores): the load average is printed before and after, and beside each time the process
+CPU seconds of its tasks divided by the wall time, the cores' worth the run obtained
+(near 2 for 2 workers on an idle 2-core machine; near the 1-worker figure when other
+work leaves only one core's worth).
 
     SOSL_DATA_DIR=/work/shared/data nice -n 10 python benchmarks/bench_scaleout.py
 """
@@ -58,7 +61,7 @@ def main(argv=None):
         s = run_experiment([name], args.algorithms, grid=args.grid, out=out, progress=False,
                            log=lambda *_: None, **proto, **kw)
         wall = time.perf_counter() - t0
-        return wall, s["new_rows"], _rows(out)
+        return wall, s["new_rows"], _rows(out), sum(s["task_seconds"].values())
 
     # warm loky's reusable pool of 2 workers (process start-up and imports are not timed)
     run_experiment(["synthetic"], ["OAUC-M"], grid="quick", out=tmp / "warm", n_jobs=2,
@@ -86,12 +89,13 @@ def main(argv=None):
 
     def timed(label, i, **kw):
         nonlocal reference, ok
-        wall, n_rows, rows = run(label, i, **kw)
+        wall, n_rows, rows, cpu = run(label, i, **kw)
         best[label] = min(best.get(label, float("inf")), wall)
         reference = rows if reference is None else reference
         same = rows == reference
         ok &= same
-        print(f"  {label:6s} run {i}: {wall:7.2f} s wall, {n_rows} rows, "
+        print(f"  {label:6s} run {i}: {wall:7.2f} s wall, task CPU {cpu:6.2f} s "
+              f"(CPU / wall {cpu / wall:.2f}), {n_rows} rows, "
               f"rows {'equal to' if same else 'DIFFER from'} the first run's")
 
     try:
