@@ -152,8 +152,10 @@ def _report_only(args):
             raise UsageError(f"--report-only: {what} in {cache}; nothing to report")
         listed = "; ".join(f"--grid {g} (protocol {p}, seed {s}: {n} test rows)"
                            for (g, p, s), n in found.items())
+        picked = " and the --datasets/--algorithms given" if args.datasets or args.algorithms \
+            else ""
         raise UsageError(f"--report-only: nothing cached in {cache} for --grid {args.grid} "
-                         f"(protocol {proto}, seed {args.seed}); cached: {listed}")
+                         f"(protocol {proto}, seed {args.seed}){picked}; cached: {listed}")
     for path in paths:
         if path.endswith(".md"):
             print(open(path).read())
