@@ -302,15 +302,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._check_same_classes(classes)
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
 
     def score_one(self, x) -> float:
-        """Decision value of one instance (as ``decision_function`` on one row)."""
+        """Decision value of one instance: ``decision_function`` on one row (up to the order
+        in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)
         x = self._validate_row(x)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = self._decision(x.reshape(1, -1))
@@ -338,14 +341,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        _check_binary(y, classes)
         if classes.shape[0] != 2:
+            _check_binary(y, classes)
             raise ValueError(
                 f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
                 f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
             )
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y), fresh=True)
+        self._learn(X, self._signs(y, known=True), fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -369,13 +372,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y), fresh=first)
+        self._learn(X, self._signs(y, known=first), fresh=first)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
         state = self._init_state(n_features)
         state["t_"] = 0
         state["n_seen_"] = 0
+        self.__dict__.pop("_stepper_", None)
         for name, value in state.items():
             setattr(self, name, value)
         self.classes_ = classes
@@ -422,7 +426,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
                                  ensure_min_samples=1)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
+            check_classification_targets(y)
         return X, y
 
     def _validate_row(self, x):
@@ -453,20 +458,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"label {y!r} is not one of classes_ "
                              f"{self.classes_.tolist()}") from None
 
-    def _signs(self, y):
-        classes = self.classes_
+    def _signs(self, y, known=False):
+        """+1 for ``classes_[1]``, -1 for ``classes_[0]``; unknown labels raise."""
+        c0, c1 = self.classes_
         if y.shape[0] == 1:
-            if y[0] == classes[1]:
+            if y[0] == c1:
                 return np.ones(1)
-            if y[0] == classes[0]:
+            if y[0] == c0:
                 return -np.ones(1)
-        self._check_known(y, classes)
-        return np.where(y == classes[1], 1.0, -1.0)
+        pos = y == c1
+        if not known:
+            self._check_known(y, self.classes_, pos)
+        return np.where(pos, 1.0, -1.0)
 
     @staticmethod
-    def _check_known(y, classes):
-        unknown = np.setdiff1d(np.unique(y), np.asarray(classes))
-        if unknown.size:
+    def _check_known(y, classes, pos=None):
+        c0, c1 = classes
+        ok = (y == c1 if pos is None else pos) | (y == c0)
+        if not np.all(ok):
+            unknown = np.unique(np.asarray(y)[~np.asarray(ok, dtype=bool)])
             raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
                              f"{np.asarray(classes).tolist()}")
 
@@ -503,6 +513,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                     "pass (the step size is probably too large for this data; try a smaller "
                     "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
+        self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -513,6 +524,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 "for this model's weights; scale the features)."
             )
         return scores
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
