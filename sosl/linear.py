@@ -347,7 +347,8 @@ class OAUCS(_LinearSOSL):
     eta : float or None, default=1e-2
         Constant step; None gives 1/(lam t). The gradient used is the exact derivative
         2[-(1 - mu) a + Sigma w], twice eq. (13) of the paper (which drops the factor
-        2), so ``eta`` here corresponds to ``2 * eta`` in the paper's update.
+        2), so ``OAUCS(eta=e)`` takes the steps of the paper's update with step ``2 e``
+        (the paper's ``eta`` is twice ours).
     forgetting : float in (0, 1], default=1.0
         Forgetting factor of the class moments, as in :class:`OAUCM`.
     shuffle : bool, default=False
