@@ -11,7 +11,14 @@ import numpy as np
 
 from ._base import BaseOnlineAUC, check_scalar_param
 from ._core import _kernel
-from ._core._kernel_ref import LOSS_M, LOSS_S, TRANSFER_MIN_ABS, TRANSFER_OPTIMAL
+from ._core._kernel_ref import (
+    LOSS_M,
+    LOSS_S,
+    STEP_CONSTANT,
+    STEP_INV_LAM_T,
+    TRANSFER_MIN_ABS,
+    TRANSFER_OPTIMAL,
+)
 from .kernels import budget_pair, kernel_matrix, validate_kernel_params
 
 __all__ = ["OKAUCM", "OKAUCS"]
@@ -185,12 +192,13 @@ class _KernelSOSL(BaseOnlineAUC):
         grown = self._ensure_capacity(state, s)
         state.update(grown)
         code, gamma, degree, coef0 = self._kernel_args()
-        eta = -1.0 if self.eta is None else float(self.eta)
+        schedule = STEP_INV_LAM_T if self.eta is None else STEP_CONSTANT
+        eta = 0.0 if self.eta is None else float(self.eta)
         M = state["alpha_buf_"].shape[0]
         state["t_"] = _kernel.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
             state["f_buf_"], state["capacity_"], state["counts_"], state["heads_"],
-            state["t_"], float(self.lam), eta, self._loss, code, gamma, degree, coef0,
+            state["t_"], float(self.lam), schedule, eta, self._loss, code, gamma, degree, coef0,
             TRANSFER_CODES[self.transfer], np.zeros(3 * M), np.zeros((0, 2)),
         )
         self._set_public(state)

@@ -27,7 +27,7 @@ _RETRY = 16          # with no usable inverse, G is rebuilt after the rounds t %
 
 _LOSSES = {"hinge": _polk_ref.LOSS_HINGE, "logistic": _polk_ref.LOSS_LOGISTIC,
            "square": _polk_ref.LOSS_SQUARE}
-_SCHEDULES = {"constant": 0, "diminishing": 1}
+_SCHEDULES = {"constant": _polk_ref.STEP_CONSTANT, "diminishing": _polk_ref.STEP_DIMINISHING}
 
 
 class POLK(BaseOnlineAUC):
@@ -176,8 +176,9 @@ class POLK(BaseOnlineAUC):
         }
 
     def _run_pass(self, state, X, s, order):
-        epsilon = -1.0 if self.epsilon is None else float(self.epsilon)
-        args = (float(self.lam), float(self.eta), _SCHEDULES[self.schedule], epsilon,
+        eps_rule = _polk_ref.EPS_PAPER if self.epsilon is None else _polk_ref.EPS_FIXED
+        epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
+        args = (float(self.lam), float(self.eta), _SCHEDULES[self.schedule], eps_rule, epsilon,
                 float(self.parsimony), _LOSSES[self.loss], self._kern())
         D, w, Kdd = state["support_vectors_"], state["dual_coef_"], state["gram_"]
         # small dense LAPACK calls every round: threaded BLAS only adds contention here
@@ -242,8 +243,8 @@ def _inverse_if_well_posed(K):
     return G
 
 
-def _fast_polk_pass(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, epsilon, parsimony,
-                    loss, kern):
+def _fast_polk_pass(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon,
+                    parsimony, loss, kern):
     """Same rounds and outputs as :func:`sosl._core._polk_ref.polk_pass`, with the typed pass.
 
     ``G`` is the inverse Gram matrix of ``D`` kept from the previous pass, or None (no
@@ -287,7 +288,8 @@ def _fast_polk_pass(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, epsilon, 
     while r < n_rounds:
         if G is not None:
             status, r, M = _polk.polk_fast_pass(
-                X, s, order, r, Db, wb, Kb, Gb, M, t0, lam, eta, schedule, epsilon, parsimony,
+                X, s, order, r, Db, wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule, epsilon,
+                parsimony,
                 loss, code, gamma, degree, coef0, _RTOL, _SAFETY, _DRIFT_TOL, _DRIFT_REL,
                 orders, errors, budgets, work, iwork)
             if status == _polk.STATUS_DONE:
@@ -309,7 +311,7 @@ def _fast_polk_pass(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, epsilon, 
         Kdd = _gram(D, kern)
         t = t0 + r + 1
         eta_t = _polk_ref.step_size(t, eta, lam, schedule)
-        eps_t = _polk_ref.komp_budget(eta_t, epsilon, parsimony, schedule)
+        eps_t = _polk_ref.komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule)
         i = order[r]
         D, w, Kdd, _, err = _polk_ref.polk_step(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t,
                                                 loss, kern)

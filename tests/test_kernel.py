@@ -24,10 +24,13 @@ def _state(p, caps):
 
 
 def _run(pass_fn, X, s, order, caps, lam, eta, loss, kind=1, transfer=0, trace=False):
+    """One pass from empty buffers; ``eta=None`` is the 1/(lam t) schedule."""
     st = _state(X.shape[1], caps)
     tr = np.zeros((order.shape[0] if trace else 0, 2))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    eta = 0.0 if eta is None else eta
     t = pass_fn(X, s, order, st["SV"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                st["head"], 0, lam, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
+                st["head"], 0, lam, schedule, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
                 KPAR["coef0"], transfer, np.zeros(3 * (caps[0] + caps[1])), tr)
     st["t"], st["trace"] = t, tr
     return st
@@ -74,8 +77,8 @@ def _streams():
 
 
 STREAMS = _streams()
-CONFIGS = [(0.1, -1.0, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LOSS_S),
-           (1.0, -1.0, ref.LOSS_S)]
+CONFIGS = [(0.1, None, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LOSS_S),
+           (1.0, None, ref.LOSS_S)]
 
 
 @pytest.mark.parametrize("lam,eta,loss", CONFIGS)
@@ -116,10 +119,10 @@ ORIGINAL_LOSS_COEFFICIENTS = ref.loss_coefficients
 def test_mutant_reference_is_caught(monkeypatch):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
-    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M))
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
     monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
-    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
         _assert_same(c, m)
 
@@ -128,11 +131,11 @@ def test_mutant_transfer_is_caught(monkeypatch):
     """The literal rule in place of the default must change the result on an overflowing stream."""
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     original = ref.choose_transfer
     monkeypatch.setattr(ref, "choose_transfer",
                         lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
-    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
         _assert_same(c, m)
 
@@ -140,7 +143,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
 def test_cached_f_and_gram_match_direct_evaluation():
     name, X, s, caps = STREAMS[0]
     order = np.random.default_rng(3).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, -1.0, ref.LOSS_M)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
     occ = _occ(c)
     K = kernel_matrix(c["SV"][occ], c["SV"][occ], "gaussian", KPAR["gamma"])
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], K, rtol=1e-13, atol=1e-14)
@@ -157,7 +160,7 @@ def _objective(loss, lam, beta, K, t, y, S):
     return 0.5 * lam * beta @ K @ beta + ref.psi_value(loss, b, s2)
 
 
-@pytest.mark.parametrize("loss,eta", [(ref.LOSS_M, -1.0), (ref.LOSS_S, 0.05)])
+@pytest.mark.parametrize("loss,eta", [(ref.LOSS_M, None), (ref.LOSS_S, 0.05)])
 def test_update_is_functional_gradient_step(loss, eta):
     """Infinite buffer: alpha_t - alpha_{t+1} = eta_t c with K c = grad_beta L_t (eqs. 22-27).
 
@@ -181,7 +184,7 @@ def test_update_is_functional_gradient_step(loss, eta):
             return beta
         b0, b1 = coefs(before, t), coefs(after, t + 1)
         S = np.flatnonzero(s[:t] == -s[t])
-        eta_t = eta if eta > 0 else 1.0 / (lam * (t + 1))
+        eta_t = eta if eta is not None else 1.0 / (lam * (t + 1))
         grad = np.zeros(n)
         for i in range(n):
             e = np.zeros(n)

@@ -86,6 +86,7 @@ def _mutant(old, new):
     assert old in src
     src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
     module = types.ModuleType("koil_ref_mutant")
+    module.__package__ = "sosl._core"          # the relative imports of the reference
     exec(compile(src, "koil_ref_mutant", "exec"), module.__dict__)
     return module
 

@@ -59,6 +59,7 @@ def _mutant_ref(old, new):
     src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
     src = src.replace("from ..komp import", "from sosl.komp import")
     module = types.ModuleType("polk_ref_mutant")
+    module.__package__ = "sosl._core"          # the relative imports of the reference
     exec(compile(src, "polk_ref_mutant", "exec"), module.__dict__)
     return module
 

@@ -9,18 +9,19 @@ stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the 
 Gram matrix, i.e. O(B^2 + B p) for budgets B.
 """
 
-from libc.math cimport sqrt, fabs
+from libc.math cimport fabs
 
+from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
 from sosl._core._kfun cimport kernel_eval
-
-cdef int LOSS_M = 0
-cdef int TRANSFER_OPTIMAL = 0
+from sosl._core._losses cimport loss_grad
+from sosl._core._moments cimport round_prologue
 
 
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[:, ::1] SV, double[::1] alpha, double[:, ::1] G, double[::1] fb,
                 const long long[::1] cap, long long[::1] count, long long[::1] head,
-                long long t0, double lam, double eta, int loss, int kind, double gamma,
+                long long t0, double lam, int schedule, double eta, int loss, int kind,
+                double gamma,
                 double degree, double coef0, int transfer, double[::1] work,
                 double[:, ::1] trace):
     """Run Algorithm 2 over ``X[order]``; update the buffers in place.
@@ -42,8 +43,10 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
     cdef long long t = t0
     cdef int own, opp, record
+    # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
+    cdef double scale = 0.5 if loss == LOSS_S else 1.0
     cdef const double* x
-    cdef double y, eta_t, kxx, fx, decay, mu, s2, b, A, sA, g, h, a_new, acc, aj
+    cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
     cdef double score, best_score, delta, krr, krj, N
     if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M or SV.shape[0] != M
             or fb.shape[0] != M or SV.shape[1] != p or cap[0] + cap[1] != M):
@@ -59,16 +62,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             t += 1
             x = &X[i, 0]
             y = s[i]
-            if y > 0:
-                own = 1
-                opp = 0
-            else:
-                own = 0
-                opp = 1
-            if eta > 0:
-                eta_t = eta
-            else:
-                eta_t = 1.0 / (lam * <double> t)
+            eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             stop[0] = start[0] + count[0]
             stop[1] = start[1] + count[1]
             if record:
@@ -99,26 +93,15 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                     s2 += (fb[q] - mu) * (fb[q] - mu)
                 s2 /= N
                 b = 1.0 - y * (fx - mu)
-                if loss == LOSS_M:
-                    A = b * b + s2
-                    if A > 0:
-                        sA = sqrt(A)
-                        g = 0.5 * (b + sA) / sA
-                        h = 1.0 / (2.0 * sA)
-                    else:
-                        g = 0.5
-                        h = 0.0
-                    if record:
-                        trace[r_, 0] = 0.5 * (b + sqrt(A))
-                    a_new = eta_t * y * g
-                    for q in range(start[opp], stop[opp]):
-                        d[q] = -(eta_t / N) * (y * g + h * (fb[q] - mu))
-                else:
-                    if record:
-                        trace[r_, 0] = 0.5 * (b * b + s2)
-                    a_new = eta_t * y * b
-                    for q in range(start[opp], stop[opp]):
-                        d[q] = -(eta_t / N) * (y * b + fb[q] - mu)
+                # psi and its partials at (mu_t = 1 - b_t, sigma_t^2), eqs. (23)-(27)
+                psi = scale * loss_grad(loss, 1.0 - b, s2, &d_mu, &d_s2)
+                d_mu = scale * d_mu
+                d_s2 = scale * d_s2
+                if record:
+                    trace[r_, 0] = psi
+                a_new = -eta_t * y * d_mu
+                for q in range(start[opp], stop[opp]):
+                    d[q] = (eta_t / N) * (y * d_mu - 2.0 * d_s2 * (fb[q] - mu))
                 # f on the buffers and at x_t after the step, eq. (22)
                 # tmp = sum_q d_q G[q, :] accumulated row by row (q ascending): the same
                 # sums as a dot product per l, but independent across l, so they vectorize

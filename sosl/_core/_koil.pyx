@@ -10,10 +10,9 @@ to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) 
 re-evaluating f on the opposite buffer with kernel evaluations.
 """
 
+from sosl._core._codes cimport POLICY_RS
 from sosl._core._kfun cimport kernel_eval
 
-cdef int POLICY_RS = 0
-cdef int POLICY_FIFO = 1
 cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
 
 

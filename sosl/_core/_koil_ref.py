@@ -59,14 +59,14 @@ scratch when t % REFRESH == 0 (the same rounds whatever the chunking of ``partia
 
 import numpy as np
 
-from ..kernels import kernel_matrix
+from ._codes import KoilPolicy
+from ._kfun_ref import KERNEL_NAMES, kernel_matrix
 
 __all__ = ["POLICY_RS", "POLICY_FIFO", "KERNEL_NAMES", "REFRESH", "koil_pass", "nearest_slot"]
 
-POLICY_RS = 0
-POLICY_FIFO = 1
+POLICY_RS = int(KoilPolicy.POLICY_RS)
+POLICY_FIFO = int(KoilPolicy.POLICY_FIFO)
 REFRESH = 1024      # f on the buffer is recomputed from the Gram cache when t % REFRESH == 0
-KERNEL_NAMES = {0: "linear", 1: "gaussian", 2: "poly"}
 
 
 def _kern(kind, gamma, degree, coef0):

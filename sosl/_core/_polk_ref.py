@@ -28,27 +28,36 @@ M          model order (dictionary size)                   ``model_orders_``
 
 Conventions
 -----------
-* ``loss`` 0 = hinge max(0, 1 - y z), 1 = logistic log(1 + exp(-y z)),
-  2 = square (z - y)^2 / 2; l'(z, y) is the derivative in z (for the hinge the
-  subgradient -y where y z < 1, else 0).
-* ``eta_t``: constant ``eta`` (Theorem 4) or, with ``schedule=1``, the diminishing
-  eta / (1 + lam eta t), which is O(1/t) and always < 1/lam as Theorem 3 requires.
-* ``eps_t``: if ``epsilon >= 0`` it is used as given; otherwise the paper's choices,
-  Kpar eta^{3/2} (constant step, Theorem 4) or Kpar eta_t^2 (diminishing, Theorem 3).
+* ``loss`` is a ``PolkLoss`` code (:mod:`sosl._core._codes`): LOSS_HINGE max(0, 1 - y z),
+  LOSS_LOGISTIC log(1 + exp(-y z)), LOSS_SQUARE (z - y)^2 / 2; l'(z, y) is the
+  derivative in z (for the hinge the subgradient -y where y z < 1, else 0).
+* ``schedule`` is a ``PolkSchedule`` code (:mod:`sosl._core._kcodes`): eta_t is the
+  constant ``eta`` (POLK_STEP_CONSTANT, Theorem 4) or the diminishing
+  eta / (1 + lam eta t) (POLK_STEP_DIMINISHING), O(1/t) and always < 1/lam as Theorem 3
+  requires.
+* ``eps_rule`` is a ``PolkBudget`` code: POLK_EPS_FIXED uses ``epsilon`` as given,
+  POLK_EPS_PAPER the paper's choices, Kpar eta^{3/2} (constant step, Theorem 4) or
+  Kpar eta_t^2 (diminishing, Theorem 3).
 """
 
 import numpy as np
 
-from ..kernels import kernel_diag, kernel_matrix
 from ..komp import komp_prune
+from ._codes import PolkLoss
+from ._kcodes import PolkBudget, PolkSchedule
+from ._kfun_ref import kernel_diag, kernel_matrix
 
-__all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "loss_value", "loss_derivative",
-           "step_size", "komp_budget", "polk_step", "polk_pass", "border_inverse",
-           "remove_from_inverse"]
+__all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "STEP_CONSTANT", "STEP_DIMINISHING",
+           "EPS_FIXED", "EPS_PAPER", "loss_value", "loss_derivative", "step_size",
+           "komp_budget", "polk_step", "polk_pass", "border_inverse", "remove_from_inverse"]
 
-LOSS_HINGE = 0
-LOSS_LOGISTIC = 1
-LOSS_SQUARE = 2
+LOSS_HINGE = int(PolkLoss.LOSS_HINGE)
+LOSS_LOGISTIC = int(PolkLoss.LOSS_LOGISTIC)
+LOSS_SQUARE = int(PolkLoss.LOSS_SQUARE)
+STEP_CONSTANT = int(PolkSchedule.POLK_STEP_CONSTANT)
+STEP_DIMINISHING = int(PolkSchedule.POLK_STEP_DIMINISHING)
+EPS_FIXED = int(PolkBudget.POLK_EPS_FIXED)
+EPS_PAPER = int(PolkBudget.POLK_EPS_PAPER)
 
 
 def loss_value(z, y, loss):
@@ -70,15 +79,15 @@ def loss_derivative(z, y, loss):
 
 
 def step_size(t, eta, lam, schedule):
-    """eta_t: constant (schedule 0) or eta / (1 + lam eta t) (schedule 1)."""
-    return eta if schedule == 0 else eta / (1.0 + lam * eta * t)
+    """eta_t: constant (STEP_CONSTANT) or eta / (1 + lam eta t) (STEP_DIMINISHING)."""
+    return eta if schedule == STEP_CONSTANT else eta / (1.0 + lam * eta * t)
 
 
-def komp_budget(eta_t, epsilon, parsimony, schedule):
-    """eps_t: ``epsilon`` if >= 0, else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Theorem 3)."""
-    if epsilon >= 0:
+def komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule):
+    """eps_t: ``epsilon`` (EPS_FIXED), else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Theorem 3)."""
+    if eps_rule == EPS_FIXED:
         return epsilon
-    return parsimony * eta_t ** 1.5 if schedule == 0 else parsimony * eta_t ** 2
+    return parsimony * eta_t ** 1.5 if schedule == STEP_CONSTANT else parsimony * eta_t ** 2
 
 
 def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
@@ -97,7 +106,8 @@ def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
 
 
-def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony, loss, kern):
+def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
+              kern):
     """Run POLK over ``X[order]`` starting from ``(D, w, Kdd)`` after ``t0`` rounds.
 
     Returns
@@ -117,7 +127,7 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony
         i = order[r]
         t += 1
         eta_t = step_size(t, eta, lam, schedule)
-        eps_t = komp_budget(eta_t, epsilon, parsimony, schedule)
+        eps_t = komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule)
         D, w, Kdd, _, err = polk_step(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t, loss, kern)
         orders[r] = D.shape[0]
         errors[r] = err
