@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sosl import OKAUCM, OKAUCS
-from sosl._core import _kernel
+from sosl._core import _kbudget, _kbudget_ref, _kernel
 from sosl._core import _kernel_ref as ref
 from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
 from sosl.metrics import auc
@@ -52,7 +52,8 @@ def _assert_same(c, r, rtol=1e-12):
                                    err_msg=name)
     G = r["G"][np.ix_(occ, occ)]
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], G, rtol=rtol, atol=rtol)
-    np.testing.assert_allclose(c["trace"], r["trace"], rtol=1e-10, atol=1e-10 * np.abs(r["trace"]).max(initial=1.0))
+    np.testing.assert_allclose(c["trace"], r["trace"], rtol=1e-10,
+                               atol=1e-10 * np.abs(r["trace"]).max(initial=1.0))
 
 
 def _streams():
@@ -228,7 +229,8 @@ def test_kernels_match_scikit_learn_and_sigma_mapping():
     np.testing.assert_allclose(kernel_matrix(A, B, "gaussian", 0.3),
                                pairwise_kernels(A, B, metric="rbf", gamma=0.3), rtol=1e-12)
     np.testing.assert_allclose(kernel_matrix(A, B, "poly", 0.3, 3, 0.5),
-                               pairwise_kernels(A, B, metric="poly", gamma=0.3, degree=3, coef0=0.5),
+                               pairwise_kernels(A, B, metric="poly", gamma=0.3, degree=3,
+                                                coef0=0.5),
                                rtol=1e-12)
     np.testing.assert_allclose(kernel_matrix(A, B, "linear"), A @ B.T, rtol=1e-12)
     sigma = 0.8                                          # paper: exp(-|x - x'|^2 / sigma^2)
@@ -342,7 +344,8 @@ def test_komp_policy_without_overflow_equals_fifo_and_compresses():
     assert small.model_order_ < exact.model_order_
     # loose sanity bound (the trajectories differ, so this is no theorem): the injected
     # errors sum to <= epsilon / lam in H-norm and |f(x)| <= ||f||_H for the Gaussian kernel
-    gap = small.decision_function(X) - small.intercept_ - (exact.decision_function(X) - exact.intercept_)
+    gap = (small.decision_function(X) - small.intercept_
+           - (exact.decision_function(X) - exact.intercept_))
     assert np.abs(gap).max() <= 0.05 / 1e-2
     assert np.abs(gap).max() > 0
 
@@ -361,6 +364,62 @@ def test_komp_policy_partial_fit_pickle_and_budget():
     assert auc(y, full.decision_function(X)) > 0.95
 
 
+def _pool_run(fn, X, s, caps, lam, eta, loss, eps, bounds=None):
+    """The budget_policy="komp" pass over X in row order (in chunks), from an empty pool."""
+    p = X.shape[1]
+    pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    t, acc = 0, 0.0
+    bounds = bounds or [0, X.shape[0]]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out = fn(X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t,
+                 acc, lam, schedule, 0.0 if eta is None else eta, loss, 1, KPAR["gamma"],
+                 KPAR["degree"], KPAR["coef0"], eps, 10)
+        pool, t, acc = out[:7], out[7], out[8]
+    return pool, t, acc
+
+
+def _assert_same_pool(c, r, rtol=1e-10):
+    (pc, tc, ac), (pr, tr, ar) = c, r
+    assert tc == tr
+    for name, a, b in zip(("Z", "G", "beta", "f", "buf", "lab", "age"), pc, pr):
+        assert a.shape == b.shape, name
+        scale = max(np.abs(b).max(initial=0.0), 1.0)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=name)
+    assert ac == pytest.approx(ar, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("lam,eta,loss,eps", [(0.01, None, ref.LOSS_M, 0.05),
+                                              (0.01, 0.3, ref.LOSS_M, 0.02),
+                                              (0.01, 0.05, ref.LOSS_S, 0.02)])
+def test_komp_policy_cython_equals_reference(lam, eta, loss, eps):
+    """Typed pass of budget_policy="komp" == its NumPy reference (chunks across the typed
+    pass's allocation boundary, compressions that shrink the pool, overflowing buffers)."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    s = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=300) > 0, 1.0, -1.0)
+    bounds = [0, 7, 40, 300]
+    c = _pool_run(_kbudget.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
+    r = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
+    _assert_same_pool(c, r)
+    beta, buf = r[0][2], r[0][4]
+    assert np.count_nonzero(beta) < 300 - 10            # KOMP removed vectors
+    assert np.sum(buf == -1) > 0                        # vectors left the comparison buffers
+    assert np.abs(beta).max() > 1e-3
+
+
+def test_komp_policy_mutant_is_caught(monkeypatch):
+    rng = np.random.default_rng(13)
+    X = rng.uniform(-1, 1, size=(120, 2))
+    s = np.where(X[:, 0] + 0.3 * rng.normal(size=120) > 0, 1.0, -1.0)
+    c = _pool_run(_kbudget.komp_policy_pass, X, s, (10, 10), 0.1, None, ref.LOSS_M, 0.02)
+    monkeypatch.setattr(_kbudget_ref, "loss_coefficients", _mutant_loss_coefficients)
+    m = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (10, 10), 0.1, None, ref.LOSS_M, 0.02)
+    with pytest.raises(AssertionError):
+        _assert_same_pool(c, m)
+
+
 def test_verify_lemma7_theorem8_quick(tmp_path):
     """The verify module at its quick size: every bound holds, every negative control fails."""
     from verify import lemma7_theorem8_kernel as mod
@@ -368,3 +427,39 @@ def test_verify_lemma7_theorem8_quick(tmp_path):
     assert len(records) >= 6
     assert all(r.ok for r in records), [(r.name, r.outcome) for r in records]
     assert sum(r.negative for r in records) >= 3
+
+
+def test_changed_layout_after_fit_is_refused():
+    """Budgets, budget policy, kernel and schedule are frozen with the fitted state."""
+    X, y = _circle(120, 9)
+    m = OKAUCM(gamma=4.0, budget=30).fit(X, y)
+    scores = m.decision_function(X)
+    m.set_params(budget_policy="komp")
+    with pytest.raises(ValueError, match="budget_policy changed"):
+        m.partial_fit(X, y)
+    m.set_params(budget_policy="fifo", budget=20)
+    with pytest.raises(ValueError, match="budgets changed"):
+        m.decision_function(X)
+    with pytest.raises(ValueError, match="budgets changed"):
+        m.partial_fit(X, y)
+    m.set_params(budget=30, gamma=1.0)
+    with pytest.raises(ValueError, match="gamma changed"):
+        m.predict(X)
+    m.set_params(gamma=4.0, eta=0.1)
+    with pytest.raises(ValueError, match="schedule changed"):
+        m.partial_fit(X, y)
+    m.set_params(eta=None)
+    np.testing.assert_array_equal(m.decision_function(X), scores)
+    assert m.t_ == 120
+    m.set_params(budget_policy="komp")                   # fit starts over with the new layout
+    assert m.fit(X, y).model_order_ > 0
+
+
+def test_parameters_checked_on_every_call():
+    X, y = _circle(60, 10)
+    m = OKAUCS(gamma=4.0, budget=10).fit(X, y)
+    m.set_params(lam=-1.0)
+    with pytest.raises(ValueError, match="lam"):
+        m.partial_fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        m.decision_function(X)

@@ -10,6 +10,8 @@ to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) 
 re-evaluating f on the opposite buffer with kernel evaluations.
 """
 
+from libc.math cimport isfinite
+
 from sosl._core._codes cimport POLICY_RS
 from sosl._core._kfun cimport kernel_eval
 
@@ -60,7 +62,8 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
               double degree, double coef0, double[::1] work):
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
-    ``work`` is scratch space of length at least ``2 B + 2 k_nn`` (B = total slots).
+    Raises FloatingPointError (the arrays are then partly updated) at the first row whose
+    k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least ``2 B + 2 k_nn`` (B = total slots).
     See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
     """
     cdef Py_ssize_t p = X.shape[1]
@@ -78,6 +81,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     cdef double* sel_d = &work[2 * B]
     cdef double* sel_i = &work[2 * B + k_nn]
     cdef bint replace
+    cdef Py_ssize_t bad = -1
 
     off[0] = 0
     off[1] = budgets[0]
@@ -100,6 +104,9 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                     kx[l] = kernel_eval(x, &buf[l, 0], p, kind, gamma, degree, coef0)
                     f_x += alpha[l] * kx[l]
             kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+            if not (isfinite(f_x) and isfinite(kxx)):
+                bad = i
+                break
             # 2.-3. violators among the opposite SVs; keep the k nearest (sorted, stable)
             n_sel = 0
             n_viol = 0
@@ -193,4 +200,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                 for q in range(2):
                     for l in range(off[q], off[q] + n_buf[q]):
                         f[l] = row_dot(gram, l, alpha, &n_buf[0], off)
+    if bad >= 0:
+        raise FloatingPointError(f"koil_pass: k(x, x) or f(x) is not finite at row {bad} "
+                                 "(the kernel overflowed)")
     return t

@@ -60,6 +60,34 @@ cdef inline double loss_derivative(double z, double y, int loss) noexcept nogil:
     return z - y
 
 
+cdef inline double step_and_budget(long long t, double eta, double lam, int schedule,
+                                   int eps_rule, double epsilon, double parsimony,
+                                   double* eps_t) noexcept nogil:
+    """eta_t of round t (``PolkSchedule``) and, in ``eps_t``, the KOMP budget (``PolkBudget``)."""
+    cdef double eta_t = eta if schedule == POLK_STEP_CONSTANT else eta / (1.0 + lam * eta * t)
+    if eps_rule == POLK_EPS_FIXED:
+        eps_t[0] = epsilon
+    elif schedule == POLK_STEP_CONSTANT:
+        eps_t[0] = parsimony * pow(eta_t, 1.5)
+    else:
+        eps_t[0] = parsimony * pow(eta_t, 2.0)
+    return eta_t
+
+
+def polk_loss_derivative(double z, double y, int loss):
+    """l'(z, y) of the typed pass (for the rounds played outside it)."""
+    return loss_derivative(z, y, loss)
+
+
+def polk_step_and_budget(long long t, double eta, double lam, int schedule, int eps_rule,
+                         double epsilon, double parsimony):
+    """``(eta_t, eps_t)`` of round t, as the typed pass computes them."""
+    cdef double eps_t
+    cdef double eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony,
+                                        &eps_t)
+    return eta_t, eps_t
+
+
 cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py_ssize_t n,
                             double* b) noexcept nogil:
     """b = K a (K with row stride cap); returns a . b."""
@@ -145,13 +173,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
         x = &X[i, 0]
         y = s[i]
         t = t_start + r + 1
-        eta_t = eta if schedule == POLK_STEP_CONSTANT else eta / (1.0 + lam * eta * t)
-        if eps_rule == POLK_EPS_FIXED:
-            eps_t = epsilon
-        elif schedule == POLK_STEP_CONSTANT:
-            eps_t = parsimony * pow(eta_t, 1.5)
-        else:
-            eps_t = parsimony * pow(eta_t, 2.0)
+        eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony, &eps_t)
         eps2 = eps_t * eps_t
 
         # k_D(x_t), f_t(x_t), l'

@@ -2,13 +2,17 @@
 
 One line per equation of "Parsimonious Online Learning with Kernels via Sparse
 Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
-eqs. (12), (17)-(18)). The projection is :func:`sosl.komp.komp_prune` (Algorithm 1),
-which runs in the typed core :mod:`sosl._core._komp` (tested against its NumPy/LAPACK
-reference in :mod:`sosl.komp`). This module is the reference of :class:`sosl.POLK`
-(O(M^3) per round: the projection factorizes the whole Gram matrix every round). The
-default pass is the typed :mod:`sosl._core._polk`, which keeps the inverse Gram matrix
-across rounds (O(M^2) per round) and hands the rounds with numerically dependent atoms
-back to :func:`polk_step`; the two agree to rounding (tests/test_polk.py).
+eqs. (12), (17)-(18)). The projection (Algorithm 1) is the library's KOMP,
+:func:`sosl._core._komp_prune.komp_prune`, whose typed core has its own NumPy reference
+(:mod:`sosl._core._komp_ref`, tested against it): the comparison of the POLK pass with
+this module then isolates what the typed POLK pass adds, the inverse Gram matrix kept
+across rounds, from the rounding differences of two KOMP implementations. This module
+is the reference of
+:class:`sosl.POLK` (O(M^3) per round: the projection factorizes the whole Gram matrix
+every round). The estimator runs the typed pass :mod:`sosl._core._polk` through its driver
+:mod:`sosl._core._polk_driver`, which keeps the inverse Gram matrix across rounds (O(M^2)
+per round) and plays the rounds with numerically dependent atoms with the typed
+rank-revealing KOMP; the two agree to rounding (tests/test_polk.py).
 
 Symbols
 -------
@@ -42,10 +46,12 @@ Conventions
 
 import numpy as np
 
-from ..komp import komp_prune
 from ._codes import PolkLoss
 from ._kcodes import PolkBudget, PolkSchedule
 from ._kfun_ref import kernel_diag, kernel_matrix
+from ._komp_prune import komp_prune
+
+RTOL = 1e-10        # rank threshold of the projection (the rtol of sosl.komp.komp_prune)
 
 __all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "STEP_CONSTANT", "STEP_DIMINISHING",
            "EPS_FIXED", "EPS_PAPER", "loss_value", "loss_derivative", "step_size",
@@ -84,7 +90,7 @@ def step_size(t, eta, lam, schedule):
 
 
 def komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule):
-    """eps_t: ``epsilon`` (EPS_FIXED), else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Theorem 3)."""
+    """eps_t: ``epsilon`` (EPS_FIXED), else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Th. 3)."""
     if eps_rule == EPS_FIXED:
         return epsilon
     return parsimony * eta_t ** 1.5 if schedule == STEP_CONSTANT else parsimony * eta_t ** 2
@@ -102,7 +108,8 @@ def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     D_tilde = np.vstack([D, x[None, :]])                                # eq. (18): D~ = [D_t, x_t]
     kxx = kernel_diag(x[None, :], **kern)[0]
     K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
-    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, return_error=True)   # Algorithm 1
+    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, rtol=RTOL,
+                                  return_error=True)                   # Algorithm 1
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
 
 
@@ -150,7 +157,7 @@ def border_inverse(G, kx, kxx):
 
 
 def remove_from_inverse(G, j):
-    """Inverse of K with row and column j deleted, from G = K^{-1} (see :mod:`sosl.komp`)."""
+    """Inverse of K with row and column j deleted, from G = K^{-1} (:mod:`sosl._core._komp_ref`)."""
     keep = np.arange(G.shape[0]) != j
     g = G[keep, j]
     return G[np.ix_(keep, keep)] - np.outer(g, g) / G[j, j]            # G_-j,-j - g g' / G_jj
