@@ -57,7 +57,10 @@ under a wide Gaussian). A pivoted Cholesky factorization (LAPACK ``dpstrf``) fir
 a maximal subset whose squared distances to the span of the previously chosen ones
 exceed ``rtol * max_i K_ii``; the remaining elements lie (numerically) in the span of that
 subset and are removed first, as one group, if the error of the projection onto the
-subset is within ``epsilon`` (it is at the level of rounding). In exact arithmetic this
+subset is within ``epsilon`` (it is at the level of rounding). That error is computed as
+the quadratic form (alpha - beta)' K (alpha - beta), not as ||f||^2 - <f, f_new>, which
+cancels to 0 when the diagonal of K spans more than ~16 orders of magnitude (an element
+of norm 1 beside one of norm 1e8 is "in the span" at rtol = 1e-10 but carries error 1). In exact arithmetic this
 is what the greedy search would do (each of these removals costs ~0). If even that
 group cannot be removed within ``epsilon`` (``epsilon`` below the numerical resolution,
 e.g. ``epsilon = 0``), the dictionary is returned unchanged. The returned weights are
@@ -165,7 +168,9 @@ def komp_core_ref(K, alpha, eps2, rtol):
     if rank < M:
         I = np.sort(piv[:rank] - 1).astype(np.intp)            # numerically independent subset
         w = refit(K, b, I)
-        e2 = max(fn2 - float(b[I] @ w), 0.0)                   # error of projecting onto span(I)
+        diff = alpha.copy()
+        diff[I] -= w
+        e2 = max(float(diff @ K @ diff), 0.0)                  # error of projecting onto span(I)
         if e2 > eps2:
             return np.arange(M), alpha.copy()                  # epsilon below numerical resolution
     else:
