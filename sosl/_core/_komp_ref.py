@@ -60,8 +60,9 @@ subset and are removed first, as one group, if the error of the projection onto 
 subset is within ``epsilon`` (it is at the level of rounding). That error is computed as
 the quadratic form (alpha - beta)' K (alpha - beta), not as ||f||^2 - <f, f_new>, which
 cancels to 0 when the diagonal of K spans more than ~16 orders of magnitude (an element
-of norm 1 beside one of norm 1e8 is "in the span" at rtol = 1e-10 but carries error 1). In exact arithmetic this
-is what the greedy search would do (each of these removals costs ~0). If even that
+of norm 1 beside one of norm 1e8 is "in the span" at rtol = 1e-10 but carries error 1).
+When the elements are truly dependent this is what the greedy search would do in exact
+arithmetic (each of these removals costs ~0). If even that
 group cannot be removed within ``epsilon`` (``epsilon`` below the numerical resolution,
 e.g. ``epsilon = 0``), the dictionary is returned unchanged. The returned weights are
 re-solved on the kept set with a fresh Cholesky factorization (not the downdated ones).
