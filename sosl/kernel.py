@@ -51,6 +51,7 @@ class _FifoBuffers:
     """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_kernel.kernel_pass``."""
 
     names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
+    kernel_arrays = ("gram_buf_", "f_buf_")
 
     @staticmethod
     def init_state(n_features, caps):
@@ -107,6 +108,7 @@ class _KompBuffers:
 
     names = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
              "pool_age_", "capacity_", "counts_", "komp_budget_")
+    kernel_arrays = ("pool_gram_", "pool_f_")
 
     @staticmethod
     def init_state(n_features, caps):
@@ -215,6 +217,11 @@ class _KernelSOSL(BaseOnlineAUC):
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
         policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
                    TRANSFER_CODES[self.transfer], epsilon)
+        if not all(np.isfinite(state[name]).all() for name in policy.kernel_arrays):
+            raise FloatingPointError(
+                f"{type(self).__name__}: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on "
+                "this batch (kernel values or scores on the buffers are not finite); scale the "
+                "features. The model was left unchanged.")
         policy.public(state)
 
     def _decision(self, X):

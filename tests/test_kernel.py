@@ -463,3 +463,22 @@ def test_parameters_checked_on_every_call():
         m.partial_fit(X, y)
     with pytest.raises(ValueError, match="lam"):
         m.decision_function(X)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("Est", [OKAUCM, OKAUCS])
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_overflowing_kernel_raises_and_never_maps_nan(Est, kernel):
+    """Finite inputs near 1e155 overflow x.x': a clear error naming the kernel, state kept;
+    scores that would be non-finite raise instead of becoming a class."""
+    X, y = _circle(60, 11)
+    with pytest.raises(FloatingPointError, match=f"{kernel} kernel overflowed"):
+        Est(kernel=kernel, budget=10).fit(X * 1e155, y)
+    m = Est(kernel=kernel, budget=10).fit(X, y)
+    alpha = m.dual_coef_.copy()
+    with pytest.raises(FloatingPointError, match="kernel overflowed"):
+        m.partial_fit(X * 1e155, y)
+    np.testing.assert_array_equal(m.dual_coef_, alpha)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.predict(np.full((2, 2), 1.7e308) * np.sign(m.dual_coef_ @ m.support_vectors_))

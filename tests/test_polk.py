@@ -356,3 +356,19 @@ def test_missing_extension_is_an_import_error(monkeypatch):
     monkeypatch.delitem(sys.modules, "sosl._core._polk_driver")
     with pytest.raises(ImportError):
         importlib.import_module("sosl._core._polk_driver")
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_overflowing_kernel_raises():
+    rng = np.random.default_rng(16)
+    X, y = _data(rng, 40)
+    with pytest.raises(FloatingPointError, match="poly kernel overflowed"):
+        POLK(kernel="poly").fit(X * 1e155, y)
+    m = POLK(kernel="poly").fit(X, y)
+    w = m.dual_coef_.copy()
+    with pytest.raises(FloatingPointError, match="kernel overflowed"):
+        m.partial_fit(X * 1e155, y)
+    np.testing.assert_array_equal(m.dual_coef_, w)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.predict(X * 1e155)

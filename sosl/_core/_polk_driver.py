@@ -53,10 +53,13 @@ def dependent_round(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     then Algorithm 1 on its Gram matrix (typed core, numerical-rank guard included).
     """
     kx = kernel_matrix(D, x[None, :], **kern)[:, 0]
+    kxx = kernel_diag(x[None, :], **kern)[0]
+    if not (np.isfinite(kx).all() and np.isfinite(kxx)):
+        raise FloatingPointError(f"POLK: the {kern['kernel']} kernel overflowed (k(x_t, .) is "
+                                 "not finite); scale the features. The model was left unchanged.")
     g = _polk.polk_loss_derivative(float(w @ kx), y, loss)
     w_tilde = np.append((1.0 - eta_t * lam) * w, -eta_t * g)
     D_tilde = np.vstack([D, x[None, :]])
-    kxx = kernel_diag(x[None, :], **kern)[0]
     K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
     kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, rtol=RTOL, return_error=True)
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], err
