@@ -191,7 +191,7 @@ def main(argv=None):
           f"(reference: {ref_rounds}), seed {args.seed}")
     print(f"{'p':>3} {'B':>4} {'Cython upd/s':>13} {'NumPy upd/s':>12} {'ratio':>7} "
           f"{'us/upd':>8} {'ns/upd/B^2':>11}")
-    for p in (10, 36):
+    for p in (10, 20, 36):
         times = []
         for B in budgets:
             t_c, t_r = bench(B, p, rounds, ref_rounds, rng)

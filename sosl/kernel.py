@@ -293,10 +293,11 @@ _OKAUCM_TAIL = """    Notes
     the error ||f - f_new||_H stays within epsilon * (sum of eta_t since the last
     compression). KOMP runs every ``sosl.kernel.KOMP_PERIOD`` = 10 rounds. The model
     order (``model_order_``, the number of support vectors) is then set by epsilon, not by
-    the budgets; the buffers stay at N+ + N- vectors (``counts_``). This path is NumPy
-    code (no Cython pass; O(M^3) per compression for M pool vectors): 100-300 updates/s
-    at budgets 100 + 100, against tens of thousands for FIFO
-    (``benchmarks/bench_kernel.py --komp-compare``). With budgets larger than the
+    the budgets; the buffers stay at N+ + N- vectors (``counts_``). Its cost is that of
+    the compressions, O(M^3) every ``KOMP_PERIOD`` rounds for M weighted pool vectors
+    (the rounds themselves are a typed pass, O(M p + M |S_t|)): hundreds of updates/s at
+    budgets 100 + 100, against tens of thousands for FIFO (``benchmarks/bench_kernel.py``,
+    ``--komp-compare`` for AUC and model order). With budgets larger than the
     stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),

@@ -6,10 +6,11 @@ results. The NumPy reference with the same signature, one line per equation, is
 :mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
-Gram matrix, i.e. O(B^2 + B p) for budgets B.
+Gram matrix (one BLAS dgemv per occupied block), i.e. O(B^2 + B p) for budgets B.
 """
 
 from libc.math cimport fabs
+from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
 from sosl._core._kfun cimport kernel_eval
@@ -36,8 +37,11 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double* kx = &work[0]
     cdef double* d = &work[M]
     cdef double* tmp = &work[2 * M]
-    cdef double* Gq
-    cdef double dq
+    cdef int nq, nl, inc = 1
+    cdef int ldg = <int> M
+    cdef double one = 1.0
+    cdef double zero = 0.0
+    cdef char* trans_n = b"N"
     cdef Py_ssize_t start[2]
     cdef Py_ssize_t stop[2]
     cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
@@ -103,17 +107,14 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 for q in range(start[opp], stop[opp]):
                     d[q] = (eta_t / N) * (y * d_mu - 2.0 * d_s2 * (fb[q] - mu))
                 # f on the buffers and at x_t after the step, eq. (22)
-                # tmp = sum_q d_q G[q, :] accumulated row by row (q ascending): the same
-                # sums as a dot product per l, but independent across l, so they vectorize
+                # tmp[l] = sum_{q in I_t} d_q G[q, l] on each occupied block: one dgemv per
+                # block (the row-major block G[I_t, block] is the column-major transpose)
+                nq = <int> count[opp]
                 for c in range(2):
-                    for l in range(start[c], stop[c]):
-                        tmp[l] = 0.0
-                for q in range(start[opp], stop[opp]):
-                    dq = d[q]
-                    Gq = &G[q, 0]
-                    for c in range(2):
-                        for l in range(start[c], stop[c]):
-                            tmp[l] += dq * Gq[l]
+                    nl = <int> count[c]
+                    if nl > 0:
+                        dgemv(trans_n, &nl, &nq, &one, &G[start[opp], start[c]], &ldg,
+                              &d[start[opp]], &inc, &zero, &tmp[start[c]], &inc)
                 for c in range(2):
                     for l in range(start[c], stop[c]):
                         fb[l] = decay * fb[l] + tmp[l] + a_new * kx[l]

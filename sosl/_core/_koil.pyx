@@ -20,11 +20,16 @@ cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
 
 cdef inline void axpy_col(double* f, double[:, ::1] gram, Py_ssize_t col, double a,
                           const long long* n_buf, const Py_ssize_t* off) noexcept nogil:
-    """f[l] += a * gram[l, col] on the filled slots (f follows a change a of alpha_col)."""
+    """f[l] += a * gram[l, col] on the filled slots (f follows a change a of alpha_col).
+
+    Reads row ``col`` (contiguous) instead of the column: the Gram cache is kept exactly
+    symmetric (``put_slot`` writes both), so the values are the same.
+    """
     cdef Py_ssize_t q, l
+    cdef const double* g = &gram[col, 0]
     for q in range(2):
         for l in range(off[q], off[q] + n_buf[q]):
-            f[l] += a * gram[l, col]
+            f[l] += a * g[l]
 
 
 cdef inline double row_dot(double[:, ::1] gram, Py_ssize_t row, const double* alpha,
@@ -186,7 +191,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                         for q in range(2):
                             for l in range(off[q], off[q] + n_buf[q]):
                                 if l != j:
-                                    f[l] += a_t * gram[l, j]
+                                    f[l] += a_t * gram[j, l]
                         f[j] = row_dot(gram, j, alpha, &n_buf[0], off)
                         best = off[c]
                         best_d = 0.0
