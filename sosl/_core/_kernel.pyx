@@ -51,7 +51,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double scale = 0.5 if loss == LOSS_S else 1.0
     cdef const double* x
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
-    cdef double score, best_score, delta, krr, krj, N
+    cdef double score, best_score, delta, krr, krj, N, eN
     if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M or SV.shape[0] != M
             or fb.shape[0] != M or SV.shape[1] != p or cap[0] + cap[1] != M):
         raise ValueError("kernel_pass: inconsistent buffer shapes (need M = cap[0] + cap[1] "
@@ -104,8 +104,9 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 if record:
                     trace[r_, 0] = psi
                 a_new = -eta_t * y * d_mu
+                eN = eta_t / N
                 for q in range(start[opp], stop[opp]):
-                    d[q] = (eta_t / N) * (y * d_mu - 2.0 * d_s2 * (fb[q] - mu))
+                    d[q] = eN * (y * d_mu - 2.0 * d_s2 * (fb[q] - mu))
                 # f on the buffers and at x_t after the step, eq. (22)
                 # tmp[l] = sum_{q in I_t} d_q G[q, l] on each occupied block: one dgemv per
                 # block (the row-major block G[I_t, block] is the column-major transpose)
