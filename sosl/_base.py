@@ -256,7 +256,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         self._check_hyper(fitted=True)
         X = self._validate_X(X, reset=False)
-        return self._finite_scores(self._decision(X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self._decision(X)
+        return self._finite_scores(scores)
 
     def predict(self, X):
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
@@ -310,7 +312,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
         x = self._validate_row(x)
-        return float(self._finite_scores(self._decision(x.reshape(1, -1)))[0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self._decision(x.reshape(1, -1))
+        return float(self._finite_scores(scores)[0])
 
     def predict_one(self, x):
         """Predicted label of one instance."""
@@ -334,14 +338,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        _check_binary(y, classes)
         if classes.shape[0] != 2:
+            _check_binary(y, classes)
             raise ValueError(
                 f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
                 f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
             )
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y))
+        self._learn(X, self._signs(y, known=True), fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -365,7 +369,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y))
+        self._learn(X, self._signs(y, known=first), fresh=first)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
@@ -418,7 +422,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
                                  ensure_min_samples=1)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
+            check_classification_targets(y)
         return X, y
 
     def _validate_row(self, x):
@@ -449,20 +454,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"label {y!r} is not one of classes_ "
                              f"{self.classes_.tolist()}") from None
 
-    def _signs(self, y):
-        classes = self.classes_
+    def _signs(self, y, known=False):
+        """+1 for ``classes_[1]``, -1 for ``classes_[0]``; unknown labels raise."""
+        c0, c1 = self.classes_
         if y.shape[0] == 1:
-            if y[0] == classes[1]:
+            if y[0] == c1:
                 return np.ones(1)
-            if y[0] == classes[0]:
+            if y[0] == c0:
                 return -np.ones(1)
-        self._check_known(y, classes)
-        return np.where(y == classes[1], 1.0, -1.0)
+        pos = y == c1
+        if not known:
+            self._check_known(y, self.classes_, pos)
+        return np.where(pos, 1.0, -1.0)
 
     @staticmethod
-    def _check_known(y, classes):
-        unknown = np.setdiff1d(np.unique(y), np.asarray(classes))
-        if unknown.size:
+    def _check_known(y, classes, pos=None):
+        c0, c1 = classes
+        ok = (y == c1 if pos is None else pos) | (y == c0)
+        if not np.all(ok):
+            unknown = np.unique(np.asarray(y)[~np.asarray(ok, dtype=bool)])
             raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
                              f"{np.asarray(classes).tolist()}")
 
@@ -472,14 +482,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return rng.permutation(n).astype(np.intp)
         return np.arange(n, dtype=np.intp)
 
-    def _learn(self, X, s):
-        self._learn_validated(X, s, self._order(X.shape[0]))
+    def _learn(self, X, s, fresh=False):
+        self._learn_validated(X, s, self._order(X.shape[0]), fresh)
 
-    def _learn_validated(self, X, s, order=None):
-        """One pass over validated rows; copies only what ``_backup_names`` names."""
+    def _learn_validated(self, X, s, order=None, fresh=False):
+        """One pass over validated rows; copies only what ``_backup_names`` names.
+
+        ``fresh``: the state was created in this call, so the old one is restored by the
+        transaction on failure and nothing needs copying.
+        """
         if order is None:
             order = np.arange(X.shape[0], dtype=np.intp)
-        backup = set(self._backup_names(X))
+        backup = () if fresh else set(self._backup_names(X))
         state: dict[str, Any] = {}
         for name in self._state_names + ("t_", "n_seen_"):
             value = getattr(self, name)
