@@ -222,11 +222,3 @@ def test_missing_extension_is_an_import_error(monkeypatch):
     with pytest.raises(ImportError):
         importlib.import_module("sosl._core._komp_prune")
 
-
-@pytest.mark.parametrize("name", ["sosl._core._komp_prune", "sosl._core._kfun_ref"])
-def test_docstring_examples_of_the_moved_functions(name):
-    """komp_prune and kernel_matrix now live in _core: their examples still run."""
-    import doctest
-    import importlib
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0
