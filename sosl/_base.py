@@ -44,6 +44,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._core._calibration import platt_steps
+from ._core._calibration_ref import sigmoid
+
 __all__ = ["BaseOnlineAUC", "check_scalar_param"]
 
 
@@ -302,15 +305,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._check_same_classes(classes)
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
 
     def score_one(self, x) -> float:
-        """Decision value of one instance (as ``decision_function`` on one row)."""
+        """Decision value of one instance: ``decision_function`` on one row (up to the order
+        in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)
         x = self._validate_row(x)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = self._decision(x.reshape(1, -1))
@@ -376,6 +382,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         state = self._init_state(n_features)
         state["t_"] = 0
         state["n_seen_"] = 0
+        state["calibration_"] = np.array([1.0, 1.0])     # [A, H] of the Platt scaling
+        self.__dict__.pop("_stepper_", None)
         for name, value in state.items():
             setattr(self, name, value)
         self.classes_ = classes
@@ -489,28 +497,82 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """One pass over validated rows; copies only what ``_backup_names`` names.
 
         ``fresh``: the state was created in this call, so the old one is restored by the
-        transaction on failure and nothing needs copying.
+        transaction on failure and nothing needs copying. The Platt scaling of
+        ``predict_proba`` learns from the scores of the model *before* this call
+        (prequential); a fresh model has none, so it learns from the scores of the model
+        after the pass (in-sample).
         """
         if order is None:
             order = np.arange(X.shape[0], dtype=np.intp)
+        pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else set(self._backup_names(X))
         state: dict[str, Any] = {}
-        for name in self._state_names + ("t_", "n_seen_"):
+        for name in self._state_names + ("t_", "n_seen_", "calibration_"):
             value = getattr(self, name)
-            if isinstance(value, np.ndarray) and name in backup:
+            if isinstance(value, np.ndarray) and (name in backup or name == "calibration_"):
                 value = value.copy()
             state[name] = value
         self._run_pass(state, X, s, order)
         state["n_seen_"] += X.shape[0]
         for name, value in state.items():
-            if not _all_finite(value):
+            if (name in backup or fresh or not isinstance(value, np.ndarray)) \
+                    and not _all_finite(value):
                 raise FloatingPointError(
                     f"{type(self).__name__}: the state '{name}' became non-finite during the "
                     "pass (the step size is probably too large for this data; try a smaller "
                     "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
+        self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         for name, value in state.items():
             setattr(self, name, value)
+        f = self._raw_scores(X) if pre is None else pre
+        keep = np.isfinite(f[order])
+        platt_steps(np.ascontiguousarray(f[order][keep]), np.ascontiguousarray(s[order][keep]),
+                    self.calibration_)
+
+    def _raw_scores(self, X):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(self._decision(X), dtype=np.float64)
+
+    def predict_proba(self, X):
+        """Probability of each class, from an online Platt scaling of the score.
+
+        ``P(classes_[1] | x) = sigmoid(A f(x))`` with f the decision function and A > 0 a
+        slope learned prequentially: every ``partial_fit``/``learn_one`` call first scores
+        its rows with the model as it was, then takes one Newton step per row on their
+        logistic loss (a quadratic prior of the accumulated curvature keeps the steps
+        small as evidence grows, see ``sosl._core._calibration``). ``fit`` (and the first
+        ``partial_fit``) have no earlier model, so they learn A from the scores of the
+        model after the pass. The scaling has no offset of its own, so the most probable
+        class is always the one ``predict`` gives.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        f = self.decision_function(X)
+        p1 = sigmoid(self.calibration_[0] * f)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (computed without underflow)."""
+        f = self.decision_function(X)
+        u = self.calibration_[0] * f
+        return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
+
+    def predict_proba_one(self, x) -> dict:
+        """``{label: probability}`` of one instance (river's convention)."""
+        f = self.score_one(x)
+        p1 = float(sigmoid(self.calibration_[0] * f))
+        return {self.classes_[0].item() if hasattr(self.classes_[0], "item")
+                else self.classes_[0]: 1.0 - p1,
+                self.classes_[1].item() if hasattr(self.classes_[1], "item")
+                else self.classes_[1]: p1}
 
     def _finite_scores(self, scores):
         if not np.isfinite(scores).all():
@@ -519,6 +581,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 "for this model's weights; scale the features)."
             )
         return scores
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
