@@ -4,7 +4,11 @@ Section 5 of Luo, Cheng & Zhang (Algorithms 2-4, eqs. 20-28). The classifier is 
 expansion over a positive and a negative buffer of support vectors; the loss of x_t
 compares f_t(x_t) with the mean and variance of f_t over the buffer of the other class.
 The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass`.
+:func:`sosl._core._kernel_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
+:func:`sosl._core._kbudget.komp_policy_pass` (reference :mod:`sosl._core._kbudget_ref`).
+The two budget policies keep different state; the estimator picks the adapter
+(``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
+fitted model is refused rather than read into the other policy's arrays.
 """
 
 from numbers import Integral, Real
