@@ -13,7 +13,3 @@ cpdef enum PolkSchedule:
 cpdef enum PolkBudget:
     POLK_EPS_FIXED = 0          # eps_t = epsilon as given
     POLK_EPS_PAPER = 1          # eps_t = K eta^{3/2} (constant step) or K eta_t^2 (diminishing)
-
-cpdef enum BudgetPolicy:
-    BUDGET_FIFO = 0             # OKAUC-M/S: Algorithm 4 (FIFO + eq. 28 transfer)
-    BUDGET_KOMP = 1             # OKAUC-M: comparison buffers + KOMP-compressed expansion
