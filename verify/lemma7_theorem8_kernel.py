@@ -69,6 +69,7 @@ def _stream(kind, T, p, rng):
 def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
     """One pass of OKAUC-M with an infinite buffer; returns (psi_t, ||f_t||^2, final state)."""
     from sosl._core import _kernel
+    from sosl._core._codes import Loss, Schedule, Transfer
     from sosl.kernels import validate_kernel_params
     T = X.shape[0]
     code, g, deg, c0 = validate_kernel_params(kernel, gamma, 3, 1.0)
@@ -81,8 +82,9 @@ def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
     _kernel.kernel_pass(np.ascontiguousarray(X), np.ascontiguousarray(s),
                         np.arange(T, dtype=np.intp), st["SV"], st["alpha"], st["G"], st["fb"],
                         st["cap"], st["count"], st["head"], 0, float(lam),
-                        -1.0 if eta is None else float(eta), 0, code, g, deg, c0, 0,
-                        np.zeros(3 * M), trace)
+                        int(Schedule.STEP_INV_LAM_T if eta is None else Schedule.STEP_CONSTANT),
+                        0.0 if eta is None else float(eta), int(Loss.LOSS_M), code, g, deg, c0,
+                        int(Transfer.TRANSFER_OPTIMAL), np.zeros(3 * M), trace)
     return trace[:, 0], trace[:, 1], st
 
 
