@@ -27,7 +27,7 @@ def test_koil_grid_stays_inside_its_domain():
     msgs = ex.grid_restrictions(koil, "coarse")
     assert len(msgs) == 1                      # one message for the one constraint on eta
     assert msgs[0].startswith("KOIL: eta = 2^0, 2^2, 2^4, 2^6, 2^8, 2^10 left out")
-    assert "(6 of 11 values)" in msgs[0] and "eta must be" in msgs[0]
+    assert "(6 of 11 values)" in msgs[0] and "'eta' parameter of KOIL must be" in msgs[0]
     assert ex.check_point(koil, {"eta": 1.0, "sigma": 1.0}) is not None
     assert ex.grid_restrictions(ALGORITHMS["OAUC-M_c"], "coarse") == []
     assert ex.grid_label(koil, "coarse") == "coarse"
@@ -95,7 +95,7 @@ def test_every_failure_is_classified(fakes):
     auc, err = protocol._fit_auc(ALGORITHMS["Broken"], {"lam": 1.0}, X, y, tr, te, 0)
     assert auc == 0.0 and err == "failed: ValueError: something else"
     auc, err = protocol._fit_auc(ALGORITHMS["KOIL"], {"eta": 2.0, "sigma": 1.0}, X, y, tr, te, 0)
-    assert auc == 0.0 and err.startswith("invalid: eta must be")
+    assert auc == 0.0 and err.startswith("invalid: The 'eta' parameter of KOIL must be")
     auc, err = protocol._fit_auc(ALGORITHMS["Odd"], {"lam": 1 / 64}, X, y, tr, te, 0)
     assert 0.7 < auc < 1 and err == ""
     kinds = {"": "", "diverged: x": "diverged", "invalid: x": "invalid", "failed: x": "failed",
