@@ -41,7 +41,7 @@ Cost per round: O(M p + M^2), plus O(M^2) per removal.
 from libc.math cimport sqrt, tanh, fabs, pow
 
 from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
-from sosl._core._kcodes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
+from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
 from sosl._core._kfun cimport kernel_eval
 from sosl._core._komp_greedy cimport komp_removals
 

@@ -35,7 +35,7 @@ Conventions
 * ``loss`` is a ``PolkLoss`` code (:mod:`sosl._core._codes`): LOSS_HINGE max(0, 1 - y z),
   LOSS_LOGISTIC log(1 + exp(-y z)), LOSS_SQUARE (z - y)^2 / 2; l'(z, y) is the
   derivative in z (for the hinge the subgradient -y where y z < 1, else 0).
-* ``schedule`` is a ``PolkSchedule`` code (:mod:`sosl._core._kcodes`): eta_t is the
+* ``schedule`` is a ``PolkSchedule`` code (:mod:`sosl._core._codes`): eta_t is the
   constant ``eta`` (POLK_STEP_CONSTANT, Theorem 4) or the diminishing
   eta / (1 + lam eta t) (POLK_STEP_DIMINISHING), O(1/t) and always < 1/lam as Theorem 3
   requires.
@@ -47,7 +47,7 @@ Conventions
 import numpy as np
 
 from ._codes import PolkLoss
-from ._kcodes import PolkBudget, PolkSchedule
+from ._codes import PolkBudget, PolkSchedule
 from ._kfun_ref import kernel_diag, kernel_matrix
 from ._komp_prune import komp_prune
 
