@@ -129,8 +129,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
     _state_names: tuple = ()
-    #: whether the typed pass reads CSR input directly
-    _sparse_input: bool = False
+    #: sparse input: True, the typed pass reads CSR rows; "blocks", accepted and densified
+    #: a block of rows at a time (for learners whose state is dense per feature anyway);
+    #: False, refused with TypeError
+    _sparse_input = False
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -259,9 +261,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         self._check_hyper(fitted=True)
         X = self._validate_X(X, reset=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = self._decision(X)
-        return self._finite_scores(scores)
+        return self._finite_scores(self._raw_scores(X))
 
     def predict(self, X):
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
@@ -298,8 +298,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
                                  "the first call to learn_one")
-            self.partial_fit(np.asarray(x, dtype=np.float64).reshape(1, -1), np.asarray([y]),
-                             classes=classes)
+            row = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
+            self.partial_fit(row, np.asarray([y]), classes=classes)
             return
         if classes is not None:
             self._check_same_classes(classes)
@@ -318,9 +318,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._check_hyper(fitted=True)
             self.__dict__.pop("_stepper_", None)
         x = self._validate_row(x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = self._decision(x.reshape(1, -1))
-        return float(self._finite_scores(scores)[0])
+        return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
 
     def predict_one(self, x):
         """Predicted label of one instance."""
@@ -512,7 +510,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if isinstance(value, np.ndarray) and (name in backup or name == "calibration_"):
                 value = value.copy()
             state[name] = value
-        self._run_pass(state, X, s, order)
+        if self._sparse_input == "blocks" and sp.issparse(X):
+            for rows in _blocks(order, X.shape[1]):
+                self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
+                               np.arange(rows.shape[0], dtype=np.intp))
+        else:
+            self._run_pass(state, X, s, order)
         state["n_seen_"] += X.shape[0]
         for name, value in state.items():
             if (name in backup or fresh or not isinstance(value, np.ndarray)) \
@@ -532,7 +535,16 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     def _raw_scores(self, X):
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.asarray(self._decision(X), dtype=np.float64)
+            return self._scores(X)
+
+    def _scores(self, X):
+        """``_decision`` on validated rows, densified block by block for "blocks" learners."""
+        if self._sparse_input == "blocks" and sp.issparse(X):
+            out = np.empty(X.shape[0])
+            for rows in _blocks(np.arange(X.shape[0], dtype=np.intp), X.shape[1]):
+                out[rows] = self._decision(X[rows].toarray())
+            return out
+        return np.asarray(self._decision(X), dtype=np.float64).ravel()
 
     def predict_proba(self, X):
         """Probability of each class, from an online Platt scaling of the score.
@@ -590,8 +602,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = self._sparse_input
+        tags.input_tags.sparse = bool(self._sparse_input)
         return tags
+
+
+def _blocks(order, n_features, max_values=1 << 21):
+    """Consecutive pieces of ``order`` of at most ~16 MB once densified."""
+    step = max(1, max_values // max(n_features, 1))
+    for a in range(0, order.shape[0], step):
+        yield order[a:a + step]
 
 
 def _same(a, b) -> bool:

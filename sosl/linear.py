@@ -60,6 +60,7 @@ class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
     _loss = int(Loss.LOSS_M)
+    _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
     _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
