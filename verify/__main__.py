@@ -4,7 +4,8 @@ import argparse
 import sys
 import time
 
-from ._harness import run_checks, write_report
+from ._harness import run_checks
+from ._records import write_report
 
 
 def main(argv=None):
