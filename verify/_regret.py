@@ -43,7 +43,8 @@ from sosl._core import _losses_ref as LR
 from sosl._core._codes import Loss
 
 __all__ = ["C_PAPER", "C_SHARP", "bound_const", "Comparator", "learner_losses",
-           "regret_curve", "growth_fits", "adversarial_stream", "labels", "derivs_vs_library"]
+           "learner_iterates", "psi_gradients", "regret_curve", "growth_fits",
+           "adversarial_stream", "labels", "derivs_vs_library"]
 
 C_PAPER, C_SHARP = 3.0, 2.0
 TOL = 1e-8
@@ -263,6 +264,38 @@ def _iterates_numpy(X, s, lam, eta_fn, loss, c):
     return W
 
 
+def learner_iterates(X, s, lam, eta=None, loss="m", c=1.0):
+    """The iterates w_1, ..., w_{T+1} (rows) of the learner of :func:`learner_losses`."""
+    X = np.ascontiguousarray(X, float)
+    s = np.ascontiguousarray(s, float)
+    if callable(eta):
+        return _iterates_numpy(X, s, lam, eta, loss, c)
+    return _iterates_estimator(X, s, lam, eta, loss, c)
+
+
+def psi_gradients(X, s, W, loss="m"):
+    """g_t = grad psi_t(w_t) (the library's ``grad_w``; 0 while the other class is empty).
+
+    ``W`` holds w_1..w_T (or more) as rows; returns a (T, p) array.
+    """
+    T, p = X.shape
+    code = int(Loss.LOSS_M) if loss == "m" else int(Loss.LOSS_S)
+    xbar = np.zeros((2, p))
+    Sig = np.zeros((2, p, p))
+    N = np.zeros(2, dtype=np.int64)
+    G = np.zeros((T, p))
+    for t in range(T):
+        x, y = X[t], s[t]
+        own, opp = (1, 0) if y > 0 else (0, 1)
+        if N[opp] > 0:
+            G[t] = LR.grad_w(code, W[t], y * (x - xbar[opp]), Sig[opp])
+        N[own] += 1
+        d_old = x - xbar[own]
+        xbar[own] += d_old / N[own]
+        Sig[own] += (np.outer(d_old, x - xbar[own]) - Sig[own]) / N[own]
+    return G
+
+
 def learner_losses(X, s, lam, eta=None, loss="m", c=1.0):
     """Per-round losses L_t(w_t) of OGD on L_t = (lam/2)||w||^2 + c psi, and the final w.
 
@@ -282,10 +315,7 @@ def learner_losses(X, s, lam, eta=None, loss="m", c=1.0):
     """
     X = np.ascontiguousarray(X, float)
     s = np.ascontiguousarray(s, float)
-    if callable(eta):
-        W = _iterates_numpy(X, s, lam, eta, loss, c)
-    else:
-        W = _iterates_estimator(X, s, lam, eta, loss, c)
+    W = learner_iterates(X, s, lam, eta, loss, c)
     return _opp_moments_loss(X, s, lam, W[:-1], loss, c), W[-1]
 
 
