@@ -227,3 +227,38 @@ def test_growth_criterion_separates_log_from_sqrt():
     a, r2l, r2s, _, _ = growth_fits(T, 2.0 + 0.5 * np.log(T))
     assert r2l > 0.999 and r2s < r2l and math.isfinite(a)
     assert labels(np.array([0, 1, 1])).tolist() == [-1.0, 1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- new checks
+def test_theorem6_constant_derivation_pins_the_code(monkeypatch):
+    from verify import _regret as RG
+    from verify import theorem6_constant as T6C
+    steps, derived = T6C.derive()
+    assert all(e == 0 for e in steps.values()), steps
+    assert derived["paper"] == 18.0 and derived["sharpened"] == 8.0 and derived["sharper"] == 2
+    assert all(v == pytest.approx(18.0, rel=1e-12) for v in T6C.code_constants()["paper"])
+    monkeypatch.setattr(RG, "C_PAPER", 3.0 / math.sqrt(10.0))      # 18 -> 1.8
+    assert max(abs(v - 18.0) for v in T6C.code_constants()["paper"]) > 1.0
+
+
+def test_greedy_adversary_reaches_a_quarter_of_the_sharper_bound():
+    from verify import theorem6_constant as T6C
+    X, y = T6C.greedy_stream(40, 2.0)
+    assert np.linalg.norm(X, axis=1).max() <= 1 + 1e-12 and set(y) == {0, 1}
+    rc = regret_curve(X, y, 2.0, [5, 40])
+    ratio = rc["regret"] * 2.0 / (T6C.SHARPER * np.array([T6C.harmonic(t - 1) for t in rc["T"]]))
+    assert np.all(ratio <= 1.0) and ratio.max() >= 0.25
+    step_err, g_max, _ = T6C.proof_terms(X, y, 2.0)
+    assert step_err < 1e-12 and g_max <= 2 + 1e-12
+
+
+def test_replay_matches_library_and_catches_a_shifted_step():
+    import sympy as sp
+
+    from verify import algorithm1_replay as AR
+    X, y, Xf, yf = AR.stream(1, T=12)
+    lam = sp.Rational(1, 2)
+    lib = AR.library_prefix_fits(Xf, yf, 0.5, None, "m")
+    assert AR.max_scaled_error(lib, AR.replay(X, y, lam, None, "m")[0])[0] < 1e-12
+    assert AR.max_scaled_error(lib, AR.replay(X, y, lam, None, "m", step_shift=1)[0])[0] > 1e-3
+    assert np.abs(lib).max() > 1e-3
