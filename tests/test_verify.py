@@ -262,3 +262,28 @@ def test_replay_matches_library_and_catches_a_shifted_step():
     assert AR.max_scaled_error(lib, AR.replay(X, y, lam, None, "m")[0])[0] < 1e-12
     assert AR.max_scaled_error(lib, AR.replay(X, y, lam, None, "m", step_shift=1)[0])[0] > 1e-3
     assert np.abs(lib).max() > 1e-3
+
+
+def test_mutants_are_applied_everywhere_and_undone():
+    from sosl import OAUCM
+    from sosl._core import _losses_ref as LR
+    from verify import lemma2_worst_case as L2
+    from verify import mutants as MU
+    orig = LR.psi_m
+    m = next(x for x in MU.MUTANTS if x.name == "psi_m_root")
+    box = {}
+    with MU._applied(m, box):
+        assert LR.psi_m is not orig and L2.psi_m is LR.psi_m
+        assert abs(float(L2.psi_m(1.0, 1.0)) - 0.505) < 1e-12
+    assert LR.psi_m is orig and L2.psi_m is orig and box["c"].calls == 1
+    assert all(MU.applicable(x) == "" for x in MU.MUTANTS), [MU.applicable(x) for x in MU.MUTANTS]
+    X = np.array([[0.5, 0.0], [0.0, 0.5], [0.2, 0.1], [-0.3, 0.2]])
+    y = np.array([1, 0, 1, 0])
+    ref = OAUCM(lam=1.0).fit(X, y).coef_
+    before = OAUCM.__dict__.get("_run_pass")
+    shift = next(x for x in MU.MUTANTS if x.name == "step_shift")
+    with MU._applied(shift, {}):
+        mutated = OAUCM(lam=1.0).fit(X, y).coef_
+    assert np.abs(mutated - ref).max() > 1e-3
+    np.testing.assert_array_equal(OAUCM(lam=1.0).fit(X, y).coef_, ref)
+    assert OAUCM.__dict__.get("_run_pass") is before

@@ -24,9 +24,11 @@ The mutants
   wrong sign of b/A, d psi_S/d mu without its factor 2, ``grad_w`` without the 2 of
   d s2/d w, psi_M's one-sided derivative at the kink;
 * the compiled learners (the ``_run_pass`` of ``sosl.OAUCM`` and ``sosl.OAUCS`` wrapped,
-  the kernel itself untouched): the step counter shifted by one (1/(lam (t + 1))), the
-  class moments not updated, the covariance not updated, the covariance normalized by
-  N - 1 after each update, the first row of a stream skipped;
+  the kernel itself untouched): the step counter ``t_`` shifted by one (1/(lam (t + 1))),
+  the class moments not updated, the covariance not updated, the covariance normalized by
+  N - 1 after each update (on whichever layout the state keeps: ``covariances_``, or
+  ``scatter_`` with ``scales_``), the first row of a stream skipped; a mutant whose state
+  keys the learner does not have is reported as not applicable, never as caught;
 * the NumPy reference ``sosl._core._linear_ref`` (Welford update with a wrong sign):
   verify does not use it, so it must come out unreachable;
 * bound constants: Theorem 6's C = 3 -> 3/sqrt(10) (18 -> 1.8) and C = 2 -> 1 (8 -> 2),
@@ -172,7 +174,17 @@ def _m_grad_w(orig):
 
 
 # --------------------------------------------------------------------------- compiled path
-_STATE_KEYS = ("coef_", "means_", "covariances_", "counts_")
+# The estimators' state layout: the covariance is either kept as such ("covariances_") or
+# as a scatter matrix with a scale and a weight per class (covariance = scales_ scatter_
+# / weights_). The moment mutants act on whichever layout the state has.
+_COV_LAYOUTS = (("covariances_",), ("scatter_", "scales_"))
+
+
+def _cov_keys(state):
+    for keys in _COV_LAYOUTS:
+        if all(k in state for k in keys):
+            return keys
+    raise KeyError("no covariance in the learner's state")
 
 
 def _per_row(orig, pre=None, post=None):
@@ -196,18 +208,22 @@ def _c_step_shift(orig):
     return _run_pass
 
 
+def _snapshot(state, skip):
+    return {k: v.copy() for k, v in state.items()
+            if isinstance(v, np.ndarray) and k not in skip}
+
+
 def _c_no_moments(orig):
     box = {}
 
     def pre(state, X, s, i):
-        box["m"] = state["means_"].copy()
-        box["S"] = state["covariances_"].copy()
+        box["snap"] = _snapshot(state, ("coef_", "counts_"))
 
     def post(state, X, s, i):
         k = 1 if s[i] > 0 else 0
-        if state["counts_"][k] > 1:         # the first instance still sets the mean
-            state["means_"][k] = box["m"][k]
-            state["covariances_"][k] = box["S"][k]
+        if state["counts_"][k] > 1:         # the first instance still sets the moments
+            for key, v in box["snap"].items():
+                state[key][...] = v
     return _per_row(orig, pre, post)
 
 
@@ -215,10 +231,11 @@ def _c_no_cov(orig):
     box = {}
 
     def pre(state, X, s, i):
-        box["S"] = state["covariances_"].copy()
+        box["snap"] = {k: state[k].copy() for k in _cov_keys(state)}
 
     def post(state, X, s, i):
-        state["covariances_"][...] = box["S"]
+        for key, v in box["snap"].items():
+            state[key][...] = v
     return _per_row(orig, pre, post)
 
 
@@ -227,8 +244,27 @@ def _c_cov_nm1(orig):
         k = 1 if s[i] > 0 else 0
         n = int(state["counts_"][k])
         if n > 1:
-            state["covariances_"][k] *= n / (n - 1.0)
+            key = _cov_keys(state)[-1]      # covariances_, or the scale of the scatter
+            state[key][k] *= n / (n - 1.0)
     return _per_row(orig, None, post)
+
+
+def applicable(m):
+    """'' if the mutant can be applied to this library, else the reason."""
+    if m.kind != "compiled":
+        return ""
+    for Est in _estimators():
+        state = Est()._init_state(2)
+        state.setdefault("t_", 0)
+        missing = [k for k in ("coef_", "counts_") if k not in state]
+        if m.name in ("no_cov", "cov_nm1"):
+            try:
+                _cov_keys(state)
+            except KeyError:
+                missing.append("a covariance")
+        if missing:
+            return f"{Est.__name__}'s state has no {', '.join(missing)}"
+    return ""
 
 
 def _c_skip_first(orig):
@@ -399,7 +435,8 @@ def score(only=None, seed=0, verbose=True):
     for m in mutants:
         t1 = time.perf_counter()
         names = sorted(m.checks) if m.kind == "constant" else sorted(reach.get(m.target, ()))
-        sel = [by_name[n] for n in names if n in by_name]
+        why = applicable(m)
+        sel = [by_name[n] for n in names if n in by_name] if not why else []
         box = {"c": None}
         rows = []
         if sel:
@@ -409,12 +446,13 @@ def score(only=None, seed=0, verbose=True):
         reachable = bool(sel) and calls > 0
         failing = [f"[{r.check}] {r.name} ({r.outcome}{', neg.' if r.negative else ''})"
                    for r in rows if not r.ok]
-        res = dict(name=m.name, what=m.what, kind=m.kind, checks=names, calls=calls,
+        res = dict(name=m.name, what=m.what, kind=m.kind, checks=names, calls=calls, why=why,
                    reachable=reachable, caught=reachable and bool(failing), failing=failing,
                    seconds=time.perf_counter() - t1)
         results.append(res)
         if verbose:
-            tag = ("CAUGHT" if res["caught"] else "survived") if reachable else "unreachable"
+            tag = ("CAUGHT" if res["caught"] else "survived") if reachable else (
+                "not applicable" if why else "unreachable")
             print(f"{m.name:<13s} {tag:<11s} {m.what}; checks run: {', '.join(names) or '-'}; "
                   f"{len(failing)} row(s) failing ({res['seconds']:.0f} s)", flush=True)
             for f in failing[:4]:
