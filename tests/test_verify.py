@@ -146,6 +146,13 @@ def test_unexpected_pass_of_negative_control_fails_the_run(tmp_path, monkeypatch
     assert "ERROR" in rep
 
 
+def test_only_matching_nothing_is_a_cli_error(tmp_path, capsys):
+    from verify.__main__ import main
+    assert main(["--only", "no_such_check", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "matches no check" in err and len(err.strip().splitlines()) == 1
+
+
 # ----------------------------------------------------------------------------- theorem 6 tools
 def _brute_force_F(X, s, w, lam, loss, c):
     total = 0.0
