@@ -6,8 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC
-from ._core._codes import PolkLoss
-from ._core._codes import PolkBudget, PolkSchedule
+from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, kernel_matrix
 from ._core._polk_driver import polk_run
 

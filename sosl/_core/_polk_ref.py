@@ -46,8 +46,7 @@ Conventions
 
 import numpy as np
 
-from ._codes import PolkLoss
-from ._codes import PolkBudget, PolkSchedule
+from ._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._kfun_ref import kernel_diag, kernel_matrix
 from ._komp_prune import komp_prune
 
