@@ -628,6 +628,8 @@ class AdaOAM(_LinearBaseline):
     _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE],
                                     "delta": [_NON_NEGATIVE]}
+    #: sparse rows are densified a block at a time: the p x p state is dense anyway
+    _sparse_input = "blocks"
 
     def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None):
         self.lam = lam

@@ -165,6 +165,9 @@ _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
 class _KernelSOSL(BaseOnlineAUC):
     """Shared state and pass of the kernel second-order learners (Algorithm 2)."""
 
+    #: sparse rows are densified a block at a time: the support vectors are dense
+    _sparse_input = "blocks"
+
     _loss = int(Loss.LOSS_M)
     budget_policy = "fifo"
 

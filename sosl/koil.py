@@ -144,6 +144,9 @@ class KOIL(BaseOnlineAUC):
     (True, True)
     """
 
+    #: sparse rows are densified a block at a time: the support vectors are dense
+    _sparse_input = "blocks"
+
     _state_names = ("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_",
                     "n_class_seen_", "fifo_head_", "seed_", "intercept_")
 

@@ -116,6 +116,9 @@ class POLK(BaseOnlineAUC):
     (True, True)
     """
 
+    #: sparse rows are densified a block at a time: the support vectors are dense
+    _sparse_input = "blocks"
+
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
     _gram_inv = None        # inverse of gram_ kept by the typed pass (None: rebuilt when needed)

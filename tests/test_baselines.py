@@ -592,16 +592,6 @@ def test_sparse_unsorted_int64_indices_are_canonicalised():
     _assert_states_close(_state(a), _state(b))
 
 
-def test_sparse_input_refused_by_adaoam():
-    import scipy.sparse as sp
-    X, y = _data()
-    with pytest.raises(TypeError, match="AdaOAM does not accept sparse input"):
-        AdaOAM().fit(sp.csr_matrix(X), y)
-    model = AdaOAM().fit(X, y)
-    with pytest.raises(TypeError, match="AdaOAM does not accept sparse input"):
-        model.decision_function(sp.csr_matrix(X))
-
-
 def test_sparse_bad_batch_leaves_state_unchanged():
     import scipy.sparse as sp
     X, y = _data()

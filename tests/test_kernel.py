@@ -420,15 +420,6 @@ def test_komp_policy_mutant_is_caught(monkeypatch):
         _assert_same_pool(c, m)
 
 
-def test_verify_lemma7_theorem8_quick(tmp_path):
-    """The verify module at its quick size: every bound holds, every negative control fails."""
-    from verify import lemma7_theorem8_kernel as mod
-    records = mod.run("quick", 0, tmp_path)
-    assert len(records) >= 6
-    assert all(r.ok for r in records), [(r.name, r.outcome) for r in records]
-    assert sum(r.negative for r in records) >= 3
-
-
 def test_changed_layout_after_fit_is_refused():
     """Budgets, budget policy, kernel and schedule are frozen with the fitted state."""
     X, y = _circle(120, 9)

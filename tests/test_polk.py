@@ -159,16 +159,6 @@ def test_bad_params(params, err, match):
         POLK(**params).fit(np.array([[0.0], [1.0]]), [0, 1])
 
 
-def test_verify_module_quick(tmp_path):
-    """verify/polk_model_order.py at its quick size: bounds hold, negative controls fail."""
-    from verify import polk_model_order
-    records = polk_model_order.run("quick", 0, tmp_path)
-    assert len(records) == 4
-    assert sum(r.negative for r in records) == 2
-    for r in records:
-        assert r.ok, (r.name, r.outcome, r.measured, r.threshold)
-
-
 # ---------------------------------------------------------------------------------------
 # Typed pass (sosl._core._polk, inverse Gram matrix kept across rounds) vs the reference
 # ---------------------------------------------------------------------------------------
