@@ -38,8 +38,14 @@ verify: $(STAMP)
 verify-quick: $(STAMP)
 	$(BIN)/python -m verify --quick
 
+# the benchmark set, each printing ratios against peers timed in the same run (~10 min)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_linear.py
+	$(BIN)/python benchmarks/bench_streaming.py
+	$(BIN)/python benchmarks/bench_kernel.py --quick
+	$(BIN)/python benchmarks/bench_koil.py --T 10000 --ref-T 300
+	$(BIN)/python benchmarks/bench_sparse.py --repeat 3
+	$(BIN)/python benchmarks/bench_calibration.py
 
 install: $(STAMP)
 
