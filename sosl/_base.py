@@ -5,8 +5,11 @@ samples in the order given. This module holds what they have in common:
 
 * **Hyper-parameters checked on every call.** Each estimator declares a scikit-learn
   constraint table ``_parameter_constraints`` and, for what a table cannot say,
-  ``_check_params``. Both run on every ``fit``, ``partial_fit``, ``decision_function``,
-  ``predict`` and (cheaply, see :meth:`BaseOnlineAUC.learn_one`) on the one-row calls.
+  ``_check_params``. ``fit`` runs both every time; ``partial_fit``, ``decision_function``,
+  ``predict`` and the one-row calls run them whenever a hyper-parameter was assigned
+  since the last check (``set_params`` or a plain attribute assignment both re-arm it),
+  so a value can never reach a pass unchecked, and an unchanged model skips the ~30 us
+  the table costs.
 * **A frozen layout.** ``_layout()`` returns the values that define the shape and meaning
   of the fitted state (budgets in slot order, kernel code, step schedule, ...). They are
   frozen as ``_layout_`` when the state is created; a later call whose hyper-parameters
@@ -178,6 +181,13 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._check_layout()
         self.__dict__["_params_ok"] = True
 
+    def _recheck_hyper(self) -> None:
+        """The full check of a fitted model, unless no hyper-parameter was assigned since
+        the last one (every assignment, by ``set_params`` or directly, re-arms it)."""
+        if not self.__dict__.get("_params_ok", False):
+            self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
+
     def _check_numbers(self) -> None:
         """Numeric hyper-parameters are finite and not booleans (a table cannot say so)."""
         for name, constraints in self._parameter_constraints.items():
@@ -259,7 +269,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "classes_")
-        self._check_hyper(fitted=True)
+        self._recheck_hyper()
         X = self._validate_X(X, reset=False)
         return self._finite_scores(self._raw_scores(X))
 
@@ -303,9 +313,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return
         if classes is not None:
             self._check_same_classes(classes)
-        if not self.__dict__.get("_params_ok", False):
-            self._check_hyper(fitted=True)
-            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
+        self._recheck_hyper()
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
@@ -314,9 +322,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Decision value of one instance: ``decision_function`` on one row (up to the order
         in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
-        if not self.__dict__.get("_params_ok", False):
-            self._check_hyper(fitted=True)
-            self.__dict__.pop("_stepper_", None)
+        self._recheck_hyper()
         x = self._validate_row(x)
         return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
 
@@ -353,7 +359,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
-        self._check_hyper(fitted=not first)
+        if first:
+            self._check_hyper(fitted=False)
+        else:
+            self._recheck_hyper()
         X, y = self._validate_Xy(X, y, reset=first)
         if first:
             if classes is None:
@@ -526,16 +535,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                     "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
         self.__dict__.pop("_stepper_", None)     # bound to the old arrays
-        for name, value in state.items():
-            setattr(self, name, value)
+        self.__dict__.update(state)              # fitted attributes only: no re-arming needed
         f = self._raw_scores(X) if pre is None else pre
-        keep = np.isfinite(f[order])
-        platt_steps(np.ascontiguousarray(f[order][keep]), np.ascontiguousarray(s[order][keep]),
-                    self.calibration_)
+        if f.shape[0] > 1:
+            f, s = f[order], s[order]
+            keep = np.isfinite(f)
+            if not keep.all():
+                f, s = f[keep], s[keep]
+            f, s = np.ascontiguousarray(f), np.ascontiguousarray(s)
+        elif not np.isfinite(f[0]):
+            return
+        platt_steps(f, s, self.calibration_)
 
     def _raw_scores(self, X):
-        with np.errstate(over="ignore", invalid="ignore"):
+        """Scores, non-finite where they overflow (without a floating-point warning)."""
+        old = np.seterr(over="ignore", invalid="ignore")
+        try:
             return self._scores(X)
+        finally:
+            np.seterr(**old)
 
     def _scores(self, X):
         """``_decision`` on validated rows, densified block by block for "blocks" learners."""

@@ -39,6 +39,11 @@ def available_memory():
         return None
 
 
+def _same_labels(classes, fitted):
+    classes = np.asarray(classes)
+    return classes.shape == (2,) and set(classes.tolist()) == set(fitted.tolist())
+
+
 _abs_cache = [lambda: None, 0.0]
 
 
@@ -138,7 +143,7 @@ class _LinearSOSL(BaseOnlineAUC):
             return self._state_names
         root_p = np.sqrt(p)
         G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
-        W = float(np.linalg.norm(self.coef_)) + X.shape[0] * eta_max * G
+        W = float(np.sqrt(self.coef_ @ self.coef_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
             return self._state_names
         return ("coef_", "means_", "scales_", "weights_", "counts_")
@@ -191,6 +196,21 @@ class _LinearSOSL(BaseOnlineAUC):
         super().learn_one(x, y, classes)
 
     learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
+
+    def partial_fit(self, X, y, classes=None):
+        # one dense row on a fitted model is a learn_one round: take the typed path
+        d = self.__dict__
+        if (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] == 1 and "coef_" in d
+                and X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]
+                and not self.shuffle and d.get("_params_ok")
+                and (classes is None or _same_labels(classes, d["classes_"]))):
+            y = np.asarray(y)
+            if y.shape == (1,):
+                self.learn_one(X[0], y[0])
+                return self
+        return super().partial_fit(X, y, classes)
+
+    partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
     def score_one(self, x):
         d = self.__dict__

@@ -6,6 +6,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 from sosl import OAUCM, OAUCS
+from sosl._base import BaseOnlineAUC
 from sosl.metrics import auc
 
 
@@ -138,8 +139,13 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
     b = Est(**kw)
     for i in range(len(y)):
         a.learn_one(X[i], y[i], classes=[0, 1] if i == 0 else None)
-        b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1], classes=[0, 1])   # general
     assert "_stepper_" in vars(a)                # the typed one-row path was taken
+    c = Est(**kw).partial_fit(X[:1], y[:1], classes=[0, 1])
+    for i in range(1, len(y)):
+        c.partial_fit(X[i:i + 1], y[i:i + 1])    # one-row partial_fit takes the typed path too
+    assert c.coef_.tobytes() == a.coef_.tobytes()
+    assert c.calibration_.tobytes() == a.calibration_.tobytes()
     assert a.coef_.tobytes() == b.coef_.tobytes()
     assert a.scatter_.tobytes() == b.scatter_.tobytes()
     assert a.t_ == b.t_ == len(y)
@@ -208,7 +214,7 @@ def test_one_row_fast_path_matches_batches_through_changes(p):
             a.lam = 0.1                          # plain assignment is seen too
             b.lam = 0.1
         a.learn_one(X[i], y[i], classes=[0, 1] if i == 0 else None)
-        b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1], classes=[0, 1])   # general
         if i in (99, 101, 239):
             assert a.coef_.tobytes() == b.coef_.tobytes(), i
             assert a.scatter_.tobytes() == b.scatter_.tobytes(), i
