@@ -37,10 +37,11 @@ in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
@@ -50,29 +51,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._core._calibration import platt_steps
 from ._core._calibration_ref import sigmoid
 
-__all__ = ["BaseOnlineAUC", "check_scalar_param"]
+if TYPE_CHECKING:                        # typing.Self is Python >= 3.11
+    from typing_extensions import Self
+else:
+    Self = "BaseOnlineAUC"
 
-
-def check_scalar_param(value, name, *, low=None, high=None, allow_none=False,
-                       include_low=False, integer=False):
-    """Validate one hyper-parameter (kept for estimators without a constraint table yet)."""
-    from numbers import Integral, Real
-    if value is None:
-        if allow_none:
-            return None
-        raise TypeError(f"{name} must be a number, got None")
-    kind = Integral if integer else Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        what = "an integer" if integer else "a real number"
-        raise TypeError(f"{name} must be {what}, got {value!r} of type {type(value).__name__}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (value < low or (value == low and not include_low)):
-        op = ">=" if include_low else ">"
-        raise ValueError(f"{name} must be {op} {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}")
-    return int(value) if integer else float(value)
+__all__ = ["BaseOnlineAUC"]
 
 
 def _check_binary(y, classes):
@@ -173,9 +157,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Constraint table, cross checks and (when fitted) the frozen layout."""
         self._validate_params()
         self._check_numbers()
-        legacy = getattr(self, "_validate_params_", None)
-        if legacy is not None:
-            legacy()
         self._check_params()
         if fitted:
             self._check_layout()
@@ -216,7 +197,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 )
 
     # -- public API ----------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Reset the model and learn from ``(X, y)`` in one online pass.
 
         Parameters
@@ -235,7 +216,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """
         return self._transaction(self._fit, X, y)
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
         """Continue the online pass with the samples ``(X, y)``.
 
         Parameters
@@ -257,7 +238,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """
         return self._transaction(self._partial_fit, X, y, classes)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Score of each row: larger means more likely positive (``classes_[1]``).
 
         Parameters
@@ -273,7 +254,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         return self._finite_scores(self._raw_scores(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
 
         Parameters
@@ -288,7 +269,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return self.classes_[(scores > 0).astype(np.intp)]
 
     # -- one row at a time ---------------------------------------------------------------
-    def learn_one(self, x, y, classes=None) -> None:
+    def learn_one(self, x: ArrayLike, y: Any, classes: ArrayLike | None = None) -> None:
         """Update the model with one instance, in place; returns nothing.
 
         Equal, bit for bit, to ``partial_fit(x[None, :], [y])``. The hyper-parameters are
@@ -318,7 +299,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
 
-    def score_one(self, x) -> float:
+    def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order
         in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
@@ -326,7 +307,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         x = self._validate_row(x)
         return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
 
-    def predict_one(self, x):
+    def predict_one(self, x: ArrayLike) -> Any:
         """Predicted label of one instance."""
         return self.classes_[int(self.score_one(x) > 0)]
 
@@ -564,7 +545,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return out
         return np.asarray(self._decision(X), dtype=np.float64).ravel()
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Probability of each class, from an online Platt scaling of the score.
 
         ``P(classes_[1] | x) = sigmoid(A f(x))`` with f the decision function and A > 0 a
@@ -589,13 +570,13 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         p1 = sigmoid(self.calibration_[0] * f)
         return np.column_stack([1.0 - p1, p1])
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Logarithm of :meth:`predict_proba` (computed without underflow)."""
         f = self.decision_function(X)
         u = self.calibration_[0] * f
         return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
 
-    def predict_proba_one(self, x) -> dict:
+    def predict_proba_one(self, x: ArrayLike) -> dict:
         """``{label: probability}`` of one instance (river's convention)."""
         f = self.score_one(x)
         p1 = float(sigmoid(self.calibration_[0] * f))

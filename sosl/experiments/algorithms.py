@@ -131,15 +131,7 @@ _SUFFIX = re.compile(r"(,\s*got\b.*|\.?\s*Got\b.*)$", re.DOTALL)
 
 def _validate(est):
     """Run the estimator's own hyper-parameter checks, those of every ``fit`` call."""
-    check = getattr(est, "_check_hyper", None)
-    if callable(check):  # the base's every-call check (constraint table and cross checks)
-        check(False)
-        return
-    if getattr(type(est), "_parameter_constraints", None) is not None:
-        est._validate_params()
-    for hook in ("_check_params", "_validate_params_"):
-        if callable(getattr(est, hook, None)):
-            getattr(est, hook)()
+    est._check_hyper(False)      # the base's every-call check: constraint table, cross checks
 
 
 def check_point(spec, params):
