@@ -51,7 +51,7 @@ install: $(STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel "Cython>=3.0" "numpy>=2.0"
+	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel "Cython>=3.0" "numpy>=2.0" "scipy>=1.11"
 
 $(STAMP): $(BIN)/python $(BUILD_INPUTS)
 	$(BIN)/python -m pip install --quiet --no-build-isolation -e ".[test]"

@@ -84,3 +84,14 @@ def test_calibration_learns_prequentially_on_every_call():
         b.partial_fit(X[i:i + 1], y[i:i + 1])
     np.testing.assert_allclose(a.calibration_, b.calibration_, rtol=1e-10)
     assert not np.allclose(a.calibration_, ref, rtol=1e-4)         # row by row differs
+
+
+def test_slope_stays_positive_on_anti_correlated_scores():
+    """Scores that rank backwards drive A to its floor, A_MIN > 0, in both implementations
+    (a floor of 0 would make every probability 1/2 and break argmax == predict)."""
+    f = np.linspace(-3, 3, 200)
+    s = np.where(f < 0, 1.0, -1.0)
+    a, b = np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    _calibration.platt_steps(np.ascontiguousarray(f), s, a)
+    _calibration_ref.platt_steps(f, s, b)
+    assert a[0] == b[0] == _calibration_ref.A_MIN > 0

@@ -12,8 +12,6 @@ A <- max(A - g / (H + h), A_MIN), H <- H + h. The NumPy twin is
 
 from libc.math cimport exp
 
-cdef double A_MIN = 1e-12
-
 
 cdef inline void platt_step(double* calib, double f, double z) noexcept nogil:
     """calib = [A, H]; f the score before the update, z = 1 for the positive class, else 0."""
@@ -26,4 +24,4 @@ cdef inline void platt_step(double* calib, double f, double z) noexcept nogil:
     h = q * (1.0 - q) * f * f
     calib[1] += h
     A = calib[0] - (q - z) * f / calib[1]
-    calib[0] = A if A > A_MIN else A_MIN
+    calib[0] = A if A > 1e-12 else 1e-12        # A_MIN of the NumPy twin: A stays > 0
