@@ -3,25 +3,44 @@
 Every estimator in sosl is a binary classifier trained by one online pass over the
 samples in the order given. This module holds what they have in common:
 
-* input validation with scikit-learn's utilities (plus a cheap path for the common
-  streaming case of a float64 C-contiguous batch, so that ``partial_fit`` called with
-  one row at a time is not dominated by validation overhead);
-* the label convention: ``classes_[1]`` is the positive class, as in scikit-learn, and
-  the kernels see ``s = +1`` for it and ``s = -1`` for ``classes_[0]``;
-* transactional state updates: a pass runs on copies of the fitted state, and the
-  copies replace the estimator's attributes only when the pass finished with finite
-  values, so a bad batch (or a diverging step size) leaves a fitted model unchanged;
-* the step counter ``t_``, kept across ``partial_fit`` calls.
+* **Hyper-parameters checked on every call.** Each estimator declares a scikit-learn
+  constraint table ``_parameter_constraints`` and, for what a table cannot say,
+  ``_check_params``. Both run on every ``fit``, ``partial_fit``, ``decision_function``,
+  ``predict`` and (cheaply, see :meth:`BaseOnlineAUC.learn_one`) on the one-row calls.
+* **A frozen layout.** ``_layout()`` returns the values that define the shape and meaning
+  of the fitted state (budgets in slot order, kernel code, step schedule, ...). They are
+  frozen as ``_layout_`` when the state is created; a later call whose hyper-parameters
+  would give another layout raises ``ValueError`` instead of reading the new value into
+  the old arrays. ``fit`` starts over and freezes again.
+* **Labels.** ``classes_[1]`` is the positive class. ``fit`` sorts the labels, as
+  scikit-learn does; the first ``partial_fit`` (or ``learn_one``) keeps the order of an
+  explicit ``classes=[negative, positive]``, so the positive class can be chosen by name.
+  The kernels see ``s = +1`` for ``classes_[1]`` and ``s = -1`` for ``classes_[0]``.
+* **Transactional updates.** Bad input is refused before anything is written. A pass runs
+  in place on the estimator's arrays except those named by ``_backup_names`` (by default
+  all of them), which it runs on copies; the copies replace the attributes only when the
+  pass finished with finite values. A learner overrides ``_backup_names`` where it can
+  show that the pass cannot produce a non-finite value (see :class:`sosl.OAUCM`), so a
+  one-row update need not copy O(p^2) state. A failed call also restores the state of a
+  ``random_state`` generator it advanced.
+* **The step counter** ``t_``, kept across ``partial_fit`` calls.
 
 Subclasses provide ``_state_names`` (the fitted attributes making up the state),
 ``_init_state(n_features)``, ``_run_pass(state, X, s, order)`` and ``_decision(X)``.
+With ``_sparse_input = True`` they receive CSR matrices (float64, sorted int32 indices)
+in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
 """
 
-from numbers import Integral, Real
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -30,27 +49,8 @@ __all__ = ["BaseOnlineAUC", "check_scalar_param"]
 
 def check_scalar_param(value, name, *, low=None, high=None, allow_none=False,
                        include_low=False, integer=False):
-    """Validate one hyper-parameter and raise a clear error naming it.
-
-    Parameters
-    ----------
-    value : object
-        The value to check.
-    name : str
-        Parameter name used in the message.
-    low, high : float or None
-        Bounds; ``low`` is exclusive unless ``include_low`` and ``high`` inclusive.
-    allow_none : bool
-        Whether ``None`` is an accepted value.
-    include_low : bool
-        Whether ``value == low`` is accepted.
-    integer : bool
-        Whether the value must be an integer.
-
-    Returns
-    -------
-    value : float, int or None
-    """
+    """Validate one hyper-parameter (kept for estimators without a constraint table yet)."""
+    from numbers import Integral, Real
     if value is None:
         if allow_none:
             return None
@@ -79,30 +79,126 @@ def _check_binary(y, classes):
         )
 
 
+def _rng_snapshot(random_state):
+    """The internal state of a generator instance (None for seeds and None)."""
+    if isinstance(random_state, np.random.RandomState):
+        return random_state.get_state()
+    if isinstance(random_state, np.random.Generator):
+        return random_state.bit_generator.state
+    return None
+
+
+def _rng_restore(random_state, snapshot):
+    if snapshot is None:
+        return
+    if isinstance(random_state, np.random.RandomState):
+        random_state.set_state(snapshot)
+    else:
+        random_state.bit_generator.state = snapshot
+
+
+def _as_csr(X):
+    """CSR float64 with sorted int32 indices, copying only when needed."""
+    X = X.tocsr() if X.format != "csr" else X
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not X.has_sorted_indices:
+        X = X.copy()
+        X.sort_indices()
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        if X.nnz >= np.iinfo(np.int32).max:
+            raise ValueError(f"sparse input with {X.nnz} stored values is too large "
+                             "(at most 2**31 - 1 non-zeros per call)")
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
+    if X.nnz and not np.isfinite(X.data).all():
+        raise ValueError("Input X contains NaN or infinity.")
+    return X
+
+
 class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
-    """Base class: validation, labels, transactional online passes.
+    """Base class: validation, labels, frozen layout, transactional online passes.
 
     Not meant to be instantiated. See :class:`sosl.OAUCM` for a concrete learner.
     """
 
+    #: scikit-learn constraint table of the hyper-parameters (checked on every call)
+    _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
-    _state_names = ()
+    _state_names: tuple = ()
+    #: whether the typed pass reads CSR input directly
+    _sparse_input: bool = False
 
     # -- hooks for subclasses ----------------------------------------------------------
-    def _validate_params_(self):  # pragma: no cover - overridden
-        """Check hyper-parameters; raise TypeError/ValueError naming the bad one."""
+    def _check_params(self) -> None:
+        """Cross-parameter checks the constraint table cannot express (raise ValueError)."""
 
-    def _init_state(self, n_features):  # pragma: no cover - overridden
+    def _layout(self) -> dict:
+        """Values that define the fitted state's layout, frozen as ``_layout_``."""
+        return {}
+
+    def _init_state(self, n_features: int) -> dict:  # pragma: no cover - overridden
         """Return a dict of fresh state arrays for ``n_features`` features."""
         raise NotImplementedError
 
-    def _run_pass(self, state, X, s, order):  # pragma: no cover - overridden
+    def _run_pass(self, state, X, s, order) -> None:  # pragma: no cover - overridden
         """Update ``state`` (a dict of arrays, modified in place) by one pass."""
         raise NotImplementedError
 
-    def _decision(self, X):  # pragma: no cover - overridden
+    def _decision(self, X) -> np.ndarray:  # pragma: no cover - overridden
         """Scores of validated rows ``X`` (larger means more positive)."""
         raise NotImplementedError
+
+    def _backup_names(self, X) -> tuple:
+        """State arrays the pass over ``X`` must run on copies of (default: all)."""
+        return self._state_names
+
+    # -- hyper-parameters ----------------------------------------------------------------
+    def __setattr__(self, name, value):
+        # any change of a public attribute (a hyper-parameter) re-arms the full check of
+        # the one-row calls; fitted attributes end in '_' and private ones start with it
+        if not name.endswith("_") and not name.startswith("_"):
+            self.__dict__["_params_ok"] = False
+        object.__setattr__(self, name, value)
+
+    def _check_hyper(self, fitted: bool) -> None:
+        """Constraint table, cross checks and (when fitted) the frozen layout."""
+        self._validate_params()
+        self._check_numbers()
+        legacy = getattr(self, "_validate_params_", None)
+        if legacy is not None:
+            legacy()
+        self._check_params()
+        if fitted:
+            self._check_layout()
+        self.__dict__["_params_ok"] = True
+
+    def _check_numbers(self) -> None:
+        """Numeric hyper-parameters are finite and not booleans (a table cannot say so)."""
+        for name, constraints in self._parameter_constraints.items():
+            if not any(isinstance(c, Interval) for c in constraints):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints:
+                raise TypeError(f"The '{name}' parameter of {type(self).__name__} must be a "
+                                f"number, got {value!r} (a boolean)")
+            if isinstance(value, Real) and not np.isfinite(value):
+                raise ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
+                                 f"finite, got {value!r}")
+
+    def _check_layout(self) -> None:
+        frozen = getattr(self, "_layout_", None)
+        if frozen is None:
+            return
+        now = self._layout()
+        for key, old in frozen.items():
+            new = now.get(key)
+            if not _same(old, new):
+                raise ValueError(
+                    f"{type(self).__name__}: {key} changed from {old!r} to {new!r} since the "
+                    "model was fitted; the fitted state was built for the old value. Set it "
+                    "back, or call fit() to start over with the new one."
+                )
 
     # -- public API ----------------------------------------------------------------------
     def fit(self, X, y):
@@ -122,31 +218,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        saved = dict(self.__dict__)
-        try:
-            self._fit(X, y)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        return self
-
-    def _fit(self, X, y):
-        self._validate_params_()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=True,
-                             ensure_min_samples=1)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        _check_binary(y, classes)
-        if classes.shape[0] != 2:
-            raise ValueError(
-                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
-                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
-            )
-        state = self._init_state(X.shape[1])
-        state["t_"] = 0
-        state["n_seen_"] = 0
-        self._learn(state, X, y, classes=classes)
+        return self._transaction(self._fit, X, y)
 
     def partial_fit(self, X, y, classes=None):
         """Continue the online pass with the samples ``(X, y)``.
@@ -158,50 +230,17 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Their labels, a subset of ``classes_``.
         classes : array-like of shape (2,), default=None
-            Both labels. Required on the first call unless ``y`` already holds two
-            distinct labels; if given later it must equal ``classes_``.
+            Both labels, ``[negative, positive]``: on the first call the order given is
+            kept, so ``classes_[1] = classes[1]`` is the positive class. Required on the
+            first call unless ``y`` already holds two distinct labels (then they are
+            sorted, as in ``fit``); if given later it must hold the same two labels.
 
         Returns
         -------
         self : object
             The updated estimator.
         """
-        saved = dict(self.__dict__)
-        try:
-            self._partial_fit(X, y, classes)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        return self
-
-    def _partial_fit(self, X, y, classes):
-        first = not hasattr(self, "classes_")
-        if first:
-            self._validate_params_()
-        X, y = self._validate_batch(X, y, reset=first)
-        if first:
-            if classes is None:
-                classes = np.unique(y)
-                _check_binary(y, classes)
-                if classes.shape[0] != 2:
-                    raise ValueError(
-                        "classes=[negative_label, positive_label] must be passed on the first "
-                        f"call to partial_fit unless y holds both classes; y holds {classes.tolist()}"
-                    )
-            classes = np.unique(np.asarray(classes))
-            if classes.shape[0] != 2:
-                raise ValueError(f"classes must hold exactly two labels, got {classes.tolist()}")
-            self._check_known(y, classes)
-            state = self._init_state(X.shape[1])
-            state["t_"] = 0
-            state["n_seen_"] = 0
-            self._learn(state, X, y, classes=classes)
-            return
-        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-            raise ValueError(f"classes={list(classes)} differs from classes_={self.classes_.tolist()} "
-                             "of the earlier partial_fit calls")
-        self._learn(self._copy_state(), X, y)
+        return self._transaction(self._partial_fit, X, y, classes)
 
     def decision_function(self, X):
         """Score of each row: larger means more likely positive (``classes_[1]``).
@@ -215,8 +254,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return self._decision(X)
+        self._check_hyper(fitted=True)
+        X = self._validate_X(X, reset=False)
+        return self._finite_scores(self._decision(X))
 
     def predict(self, X):
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
@@ -232,34 +272,199 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(np.intp)]
 
+    # -- one row at a time ---------------------------------------------------------------
+    def learn_one(self, x, y, classes=None) -> None:
+        """Update the model with one instance, in place; returns nothing.
+
+        Equal, bit for bit, to ``partial_fit(x[None, :], [y])``. The hyper-parameters are
+        checked in full on the first call and again whenever one of them was assigned
+        since the last check (``set_params`` or attribute assignment).
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,)
+            One instance.
+        y : label
+            Its label, one of ``classes_``.
+        classes : array-like of shape (2,), default=None
+            ``[negative, positive]``; required on the first call of a fresh model.
+        """
+        if not hasattr(self, "classes_"):
+            if classes is None:
+                raise ValueError("classes=[negative_label, positive_label] must be passed on "
+                                 "the first call to learn_one")
+            self.partial_fit(np.asarray(x, dtype=np.float64).reshape(1, -1), np.asarray([y]),
+                             classes=classes)
+            return
+        if classes is not None:
+            self._check_same_classes(classes)
+        if not self.__dict__.get("_params_ok", False):
+            self._check_hyper(fitted=True)
+        x = self._validate_row(x)
+        s = self._sign_of(y)
+        self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
+
+    def score_one(self, x) -> float:
+        """Decision value of one instance (as ``decision_function`` on one row)."""
+        check_is_fitted(self, "classes_")
+        if not self.__dict__.get("_params_ok", False):
+            self._check_hyper(fitted=True)
+        x = self._validate_row(x)
+        return float(self._finite_scores(self._decision(x.reshape(1, -1)))[0])
+
+    def predict_one(self, x):
+        """Predicted label of one instance."""
+        return self.classes_[int(self.score_one(x) > 0)]
+
     # -- internals ---------------------------------------------------------------------------
-    def _validate_batch(self, X, y, reset):
-        """Validate a batch; cheap path for float64 C-contiguous arrays after the first call."""
+    def _transaction(self, fn, *args):
+        """Run ``fn``; on any exception restore the attributes and the generator."""
+        saved = dict(self.__dict__)
+        snapshot = _rng_snapshot(getattr(self, "random_state", None))
+        try:
+            fn(*args)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            _rng_restore(getattr(self, "random_state", None), snapshot)
+            raise
+        return self
+
+    def _fit(self, X, y):
+        self._check_hyper(fitted=False)
+        X, y = self._validate_Xy(X, y, reset=True)
+        classes = np.unique(y)
+        _check_binary(y, classes)
+        if classes.shape[0] != 2:
+            raise ValueError(
+                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
+                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
+            )
+        self._start(X.shape[1], classes)
+        self._learn(X, self._signs(y))
+
+    def _partial_fit(self, X, y, classes):
+        first = not hasattr(self, "classes_")
+        self._check_hyper(fitted=not first)
+        X, y = self._validate_Xy(X, y, reset=first)
+        if first:
+            if classes is None:
+                classes = np.unique(y)
+                _check_binary(y, classes)
+                if classes.shape[0] != 2:
+                    raise ValueError(
+                        "classes=[negative_label, positive_label] must be passed on the first "
+                        "call to partial_fit unless y holds both classes; y holds "
+                        f"{classes.tolist()}"
+                    )
+            classes = np.asarray(classes)
+            if classes.ndim != 1 or classes.shape[0] != 2 or classes[0] == classes[1]:
+                raise ValueError("classes must hold exactly two distinct labels "
+                                 f"[negative, positive], got {classes.tolist()}")
+            self._check_known(y, classes)
+            self._start(X.shape[1], classes)
+        elif classes is not None:
+            self._check_same_classes(classes)
+        self._learn(X, self._signs(y))
+
+    def _start(self, n_features, classes):
+        """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
+        state = self._init_state(n_features)
+        state["t_"] = 0
+        state["n_seen_"] = 0
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.classes_ = classes
+        self._layout_ = self._layout()
+        self._signs_ = {classes[0].item() if hasattr(classes[0], "item") else classes[0]: -1.0,
+                        classes[1].item() if hasattr(classes[1], "item") else classes[1]: 1.0}
+
+    def _check_same_classes(self, classes):
+        classes = np.asarray(classes)
+        if classes.shape != (2,) or set(classes.tolist()) != set(self.classes_.tolist()):
+            raise ValueError(f"classes={classes.tolist()} differs from classes_="
+                             f"{self.classes_.tolist()} of the earlier calls")
+
+    def _validate_X(self, X, reset):
+        if sp.issparse(X):
+            if not self._sparse_input:
+                raise TypeError(
+                    f"{type(self).__name__} does not accept sparse input: it keeps dense "
+                    "state per feature. Densify X (X.toarray()) if it fits in memory, or use "
+                    "a learner that accepts CSR rows."
+                )
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
+            return _as_csr(X)
         if (not reset and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0
-                and X.shape[1] == self.n_features_in_
-                and type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]):
+                and X.shape[1] == self.n_features_in_):
             if not np.isfinite(X).all():
                 raise ValueError("Input X contains NaN or infinity.")
+            return X
+        return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
+
+    def _validate_Xy(self, X, y, reset):
+        """Validate a batch; cheap path for float64 C-contiguous arrays after the first call."""
+        if (not reset and not sp.issparse(X) and type(y) is np.ndarray and y.ndim == 1
+                and type(X) is np.ndarray and X.ndim == 2 and y.shape[0] == X.shape[0]):
+            X = self._validate_X(X, reset=False)
             return X, y
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
-                             ensure_min_samples=1)
+        if sp.issparse(X):
+            if not self._sparse_input:
+                self._validate_X(X, reset)          # raises the TypeError
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 reset=reset, ensure_min_samples=1)
+            X = _as_csr(X)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
+                                 ensure_min_samples=1)
         check_classification_targets(y)
         return X, y
 
+    def _validate_row(self, x):
+        if sp.issparse(x):
+            if not self._sparse_input:
+                self._validate_X(x, reset=False)    # raises the TypeError
+            x = _as_csr(x)
+            if x.shape != (1, self.n_features_in_):
+                raise ValueError(f"x has shape {x.shape}; expected one row of "
+                                 f"{self.n_features_in_} features")
+            return x
+        if not (type(x) is np.ndarray and x.dtype == np.float64):
+            x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 1 or x.shape[0] != self.n_features_in_:
+            raise ValueError(f"x has shape {x.shape}; expected ({self.n_features_in_},) "
+                             f"(one instance of {self.n_features_in_} features)")
+        if not np.isfinite(x).all():
+            raise ValueError("Input x contains NaN or infinity.")
+        if not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x)
+        return x
+
+    def _sign_of(self, y):
+        key = y.item() if hasattr(y, "item") else y
+        try:
+            return self._signs_[key]
+        except (KeyError, TypeError):
+            raise ValueError(f"label {y!r} is not one of classes_ "
+                             f"{self.classes_.tolist()}") from None
+
+    def _signs(self, y):
+        classes = self.classes_
+        if y.shape[0] == 1:
+            if y[0] == classes[1]:
+                return np.ones(1)
+            if y[0] == classes[0]:
+                return -np.ones(1)
+        self._check_known(y, classes)
+        return np.where(y == classes[1], 1.0, -1.0)
+
     @staticmethod
     def _check_known(y, classes):
-        unknown = np.setdiff1d(np.unique(y), classes)
+        unknown = np.setdiff1d(np.unique(y), np.asarray(classes))
         if unknown.size:
             raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
                              f"{np.asarray(classes).tolist()}")
-
-    def _copy_state(self):
-        state = {}
-        for name in self._state_names + ("t_", "n_seen_"):
-            value = getattr(self, name)
-            state[name] = value.copy() if isinstance(value, np.ndarray) else value
-        return state
 
     def _order(self, n):
         if getattr(self, "shuffle", False):
@@ -267,33 +472,56 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return rng.permutation(n).astype(np.intp)
         return np.arange(n, dtype=np.intp)
 
-    def _learn(self, state, X, y, classes=None):
-        """Run one pass on ``state`` and commit it to ``self`` if it stays finite."""
-        classes = self.classes_ if classes is None else classes
-        if y.shape[0] == 1:
-            if y[0] == classes[1]:
-                s = np.ones(1)
-            elif y[0] == classes[0]:
-                s = -np.ones(1)
-            else:
-                self._check_known(y, classes)
-        else:
-            self._check_known(y, classes)
-            s = np.where(y == classes[1], 1.0, -1.0)
-        self._run_pass(state, X, s, self._order(X.shape[0]))
+    def _learn(self, X, s):
+        self._learn_validated(X, s, self._order(X.shape[0]))
+
+    def _learn_validated(self, X, s, order=None):
+        """One pass over validated rows; copies only what ``_backup_names`` names."""
+        if order is None:
+            order = np.arange(X.shape[0], dtype=np.intp)
+        backup = set(self._backup_names(X))
+        state: dict[str, Any] = {}
+        for name in self._state_names + ("t_", "n_seen_"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray) and name in backup:
+                value = value.copy()
+            state[name] = value
+        self._run_pass(state, X, s, order)
         state["n_seen_"] += X.shape[0]
         for name, value in state.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.isfinite(value).all():
+            if not _all_finite(value):
                 raise FloatingPointError(
-                    f"{type(self).__name__}: the state '{name}' became non-finite during the pass "
-                    "(the step size is probably too large for this data; try a smaller eta or a "
-                    "larger lam, or scale the features). The model was left unchanged."
+                    f"{type(self).__name__}: the state '{name}' became non-finite during the "
+                    "pass (the step size is probably too large for this data; try a smaller "
+                    "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
-        self.classes_ = classes
         for name, value in state.items():
             setattr(self, name, value)
+
+    def _finite_scores(self, scores):
+        if not np.isfinite(scores).all():
+            raise FloatingPointError(
+                f"{type(self).__name__}: some scores are not finite (the input is too large "
+                "for this model's weights; scale the features)."
+            )
+        return scores
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = self._sparse_input
         return tags
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    return bool(a == b)
+
+
+def _all_finite(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind != "f" or bool(np.isfinite(value).all())
+    if isinstance(value, float):
+        return bool(np.isfinite(value))
+    return True

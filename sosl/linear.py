@@ -1,40 +1,135 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
-import numpy as np
+import os
+from numbers import Integral, Real
 
-from ._base import BaseOnlineAUC, check_scalar_param
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseOnlineAUC
 from ._core import _linear
-from ._core._linear_ref import LOSS_M, LOSS_S
+from ._core._codes import Loss, Schedule
 
 __all__ = ["OAUCM", "OAUCS"]
+
+#: largest |x| for which the moment updates provably stay finite (entries <= 4 R^2)
+_SAFE_ABS = 1e100
+#: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
+_SAFE_MARGIN = 1e150
+
+
+def available_memory():
+    """Bytes of memory available to this process now (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def state_bytes(n_features):
+    """Peak bytes of a dense second-order learner: two p x p covariances, plus one copy
+    of them while a pass that cannot be shown to stay finite runs."""
+    return 2 * (2 * 8 * n_features * n_features) + 64 * n_features
 
 
 class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
-    _loss = LOSS_M
-    _state_names = ("coef_", "means_", "covariances_", "counts_")
+    _loss = int(Loss.LOSS_M)
+    _state_names = ("coef_", "means_", "covariances_", "counts_", "max_abs_")
+    _parameter_constraints = {
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "eta": [Interval(Real, 0, None, closed="neither"), None],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    }
 
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
-        check_scalar_param(self.eta, "eta", low=0.0, allow_none=True)
+    def _check_params(self):
         if self.eta is None and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
 
+    def _layout(self):
+        return {"schedule": "1/(lam t)" if self.eta is None else "constant"}
+
+    def _schedule(self):
+        return int(Schedule.STEP_INV_LAM_T if self.eta is None else Schedule.STEP_CONSTANT)
+
     def _init_state(self, n_features):
+        need = state_bytes(n_features)
+        if self.max_memory == "auto":
+            avail = available_memory()
+            limit, what = (None, "") if avail is None else (avail // 2, "half the available memory")
+        else:
+            limit, what = int(self.max_memory), "max_memory"
+        if limit is not None and need > limit:
+            raise MemoryError(
+                f"{type(self).__name__} keeps two dense {n_features} x {n_features} covariance "
+                f"matrices: about {need / 2**30:.1f} GiB with its transactional copy, more than "
+                f"{what} ({limit / 2**30:.1f} GiB). For high-dimensional or sparse data use "
+                "sosl.SketchedOAUCM (a rank-r sketch of each covariance, O(r p) memory), reduce "
+                "the features, or raise max_memory (bytes)."
+            )
         return {
             "coef_": np.zeros(n_features),
             "means_": np.zeros((2, n_features)),
             "covariances_": np.zeros((2, n_features, n_features)),
             "counts_": np.zeros(2, dtype=np.int64),
+            "max_abs_": 0.0,
         }
+
+    def _backup_names(self, X):
+        """Copy the covariances only when the pass could make the state non-finite.
+
+        With every |x_j| <= R (all instances so far and this batch), the moments stay
+        below 4 R^2 in magnitude, so they are finite for R <= 1e100. The weights obey
+        w' = (1 - eta_t lam) w - eta_t g with ||g|| <= G; for psi_M, |d_mu| <= 1 and
+        ||Sigma w|| / (2 A) <= sqrt(||Sigma||) / 2 give G <= 3 R sqrt(p) whenever
+        eta_t lam <= 2; for psi_S with a constant step, eta (lam + 10 R^2 p) <= 2 makes
+        the linear part a contraction and G <= 4 R sqrt(p). Then, over a batch of m rows,
+        ||w|| <= W = ||w_0|| + m eta_max G, and if 2 R sqrt(p) W <= 1e150 no intermediate
+        (w.a, w' Sigma w, the gradient) can overflow. Under these conditions the
+        covariances are updated in place; the O(p) arrays are always copied.
+        """
+        p = X.shape[1]
+        R = max(self.max_abs_, float(np.abs(X).max()) if X.size else 0.0)
+        if R > _SAFE_ABS:
+            return self._state_names
+        lam = float(self.lam)
+        if self.eta is None:
+            eta_max = 1.0 / (lam * (self.t_ + 1))
+            contraction = True                                  # eta_t lam = 1 / t <= 1
+        else:
+            eta_max = float(self.eta)
+            if self._loss == int(Loss.LOSS_M):
+                contraction = eta_max * lam <= 2.0
+            else:
+                contraction = eta_max * (lam + 10.0 * R * R * p) <= 2.0
+        if not contraction:
+            return self._state_names
+        root_p = np.sqrt(p)
+        G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
+        W = float(np.linalg.norm(self.coef_)) + X.shape[0] * eta_max * G
+        if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
+            return self._state_names
+        return ("coef_", "means_", "counts_")
 
     def _run_pass(self, state, X, s, order):
         p = X.shape[1]
-        eta = -1.0 if self.eta is None else float(self.eta)
+        if X.size:
+            state["max_abs_"] = max(state["max_abs_"], float(np.abs(X).max()))
         state["t_"] = _linear.linear_pass(
             X, s, order, state["coef_"], state["means_"], state["covariances_"],
-            state["counts_"], state["t_"], float(self.lam), eta, self._loss, np.zeros(3 * p),
+            state["counts_"], state["t_"], float(self.lam),
+            0.0 if self.eta is None else float(self.eta), self._schedule(), self._loss,
+            np.zeros(3 * p),
         )
 
     @property
@@ -78,6 +173,10 @@ class OAUCM(_LinearSOSL):
         default: the pass is online and follows the order given.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling (used only with ``shuffle=True``).
+    max_memory : int or "auto", default="auto"
+        Largest state, in bytes, the learner may allocate (two p x p covariances plus a
+        transactional copy: about 32 p^2 bytes). "auto" is half the memory available when
+        the state is created. A larger p raises ``MemoryError`` naming the size.
 
     Attributes
     ----------
@@ -126,13 +225,14 @@ class OAUCM(_LinearSOSL):
     True
     """
 
-    _loss = LOSS_M
+    _loss = int(Loss.LOSS_M)
 
-    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None, max_memory="auto"):
         self.lam = lam
         self.eta = eta
         self.shuffle = shuffle
         self.random_state = random_state
+        self.max_memory = max_memory
 
 
 class OAUCS(_LinearSOSL):
@@ -158,6 +258,8 @@ class OAUCS(_LinearSOSL):
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    max_memory : int or "auto", default="auto"
+        As in :class:`OAUCM`.
 
     Attributes
     ----------
@@ -179,10 +281,11 @@ class OAUCS(_LinearSOSL):
     (3,)
     """
 
-    _loss = LOSS_S
+    _loss = int(Loss.LOSS_S)
 
-    def __init__(self, lam=1e-2, eta=1e-2, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-2, eta=1e-2, shuffle=False, random_state=None, max_memory="auto"):
         self.lam = lam
         self.eta = eta
         self.shuffle = shuffle
         self.random_state = random_state
+        self.max_memory = max_memory

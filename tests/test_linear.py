@@ -8,7 +8,12 @@ import pytest
 from sosl import OAUCM, OAUCS
 from sosl._core import _linear
 from sosl._core import _linear_ref as ref
+from sosl._core._codes import Loss, Schedule
 from sosl.metrics import auc
+
+INV = int(Schedule.STEP_INV_LAM_T)
+CONST = int(Schedule.STEP_CONSTANT)
+LOSS_M, LOSS_S = int(Loss.LOSS_M), int(Loss.LOSS_S)
 
 
 def _state(p):
@@ -17,8 +22,11 @@ def _state(p):
 
 
 def _run(pass_fn, X, s, order, lam, eta, loss, extra=()):
+    """One pass; ``eta=None`` selects the 1/(lam t) schedule, a float a constant step."""
     st = _state(X.shape[1])
-    t = pass_fn(X, s, order, st["w"], st["xbar"], st["Sigma"], st["N"], 0, lam, eta, loss, *extra)
+    schedule, eta = (INV, 0.0) if eta is None else (CONST, eta)
+    t = pass_fn(X, s, order, st["w"], st["xbar"], st["Sigma"], st["N"], 0, lam, eta, schedule,
+                loss, *extra)
     return t, st
 
 
@@ -30,31 +38,13 @@ def _reference(X, s, order, lam, eta, loss, pass_fn=ref.linear_pass):
     return _run(pass_fn, X, s, order, lam, eta, loss)
 
 
-def _streams():
-    """(name, X, s) edge-case streams: first instance, one class for a while, duplicates, p=1."""
-    rng = np.random.default_rng(0)
-    out = []
-    X = rng.uniform(-1, 1, size=(300, 7))
-    out.append(("random", X, np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0.3, 1.0, -1.0)))
-    s = np.r_[np.ones(40), -np.ones(30), rng.choice([-1.0, 1.0], size=80)]
-    out.append(("one-class-first", rng.normal(size=(150, 4)), s))
-    Xd = np.repeat(rng.normal(size=(10, 3)), 12, axis=0)
-    out.append(("duplicates", Xd, np.tile([1.0, -1.0, -1.0], 40)))
-    X1 = rng.normal(size=(200, 1))
-    out.append(("p=1", X1, np.where(X1[:, 0] > 0.2, 1.0, -1.0)))
-    out.append(("single", rng.normal(size=(1, 5)), np.ones(1)))
-    Xc = rng.normal(size=(60, 3)) * 0.0 + 1.0   # constant features: Sigma = 0, b = 0 reachable
-    out.append(("constant", Xc, rng.choice([-1.0, 1.0], size=60)))
-    return out
-
-
-CONFIGS = [(0.1, -1.0, ref.LOSS_M), (0.01, 0.05, ref.LOSS_M), (0.01, 0.02, ref.LOSS_S),
-           (1.0, -1.0, ref.LOSS_S)]
+CONFIGS = [(0.1, None, LOSS_M), (0.01, 0.05, LOSS_M), (0.01, 0.02, LOSS_S),
+           (1.0, None, LOSS_S)]
 
 
 @pytest.mark.parametrize("lam,eta,loss", CONFIGS)
-@pytest.mark.parametrize("name,X,s", _streams(), ids=[c[0] for c in _streams()])
-def test_cython_equals_reference(name, X, s, lam, eta, loss):
+def test_cython_equals_reference(edge_stream, lam, eta, loss):
+    name, X, s = edge_stream
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
     t_c, c = _cython(X, s, order, lam, eta, loss)
     t_r, r = _reference(X, s, order, lam, eta, loss)
@@ -65,14 +55,14 @@ def test_cython_equals_reference(name, X, s, lam, eta, loss):
         assert np.abs(c["w"]).max() > 1e-3  # the comparison is not between zeros
 
 
-def _mutant_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, loss):
+def _mutant_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
     """The reference with one sign flipped in the Sigma w term of eq. (14)."""
     t = t0
     for i in order:
         t += 1
         x, y = X[i], s[i]
         own, opp = (1, 0) if y > 0 else (0, 1)
-        eta_t = eta if eta > 0 else 1.0 / (lam * t)
+        eta_t = eta if schedule == CONST else 1.0 / (lam * t)
         g = lam * w
         if N[opp] > 0:
             a = y * (x - xbar[opp])
@@ -83,10 +73,12 @@ def _mutant_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, loss):
 
 
 def test_mutant_reference_is_caught():
-    name, X, s = _streams()[0]
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 7))
+    s = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0.3, 1.0, -1.0)
     order = np.arange(X.shape[0], dtype=np.intp)
-    _, c = _cython(X, s, order, 0.1, -1.0, ref.LOSS_M)
-    _, m = _reference(X, s, order, 0.1, -1.0, ref.LOSS_M, pass_fn=_mutant_pass)
+    _, c = _cython(X, s, order, 0.1, None, LOSS_M)
+    _, m = _reference(X, s, order, 0.1, None, LOSS_M, pass_fn=_mutant_pass)
     assert not np.allclose(c["w"], m["w"], rtol=1e-6, atol=1e-9)
 
 
@@ -131,7 +123,8 @@ def _eq16(X):
     for N, x in enumerate(X, start=1):
         old = xbar.copy()
         xbar = old + (x - old) / N
-        Sigma = Sigma + np.outer(old, old) - np.outer(xbar, xbar) + (np.outer(x, x) - Sigma - np.outer(old, old)) / N
+        Sigma = (Sigma + np.outer(old, old) - np.outer(xbar, xbar)
+                 + (np.outer(x, x) - Sigma - np.outer(old, old)) / N)
     return xbar, Sigma
 
 
@@ -139,7 +132,7 @@ def test_moments_equal_eq16_on_small_streams():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(120, 4))
     s = rng.choice([-1.0, 1.0], size=120)
-    _, st = _cython(X, s, np.arange(120, dtype=np.intp), 0.1, -1.0, ref.LOSS_M)
+    _, st = _cython(X, s, np.arange(120, dtype=np.intp), 0.1, None, LOSS_M)
     for k, lab in enumerate([-1.0, 1.0]):
         xb, Sg = _eq16(X[s == lab])
         np.testing.assert_allclose(st["xbar"][k], xb, rtol=1e-12, atol=1e-14)
@@ -153,7 +146,7 @@ def test_moments_stable_with_large_offset():
     n, p = 1_000_000, 3
     X = 1e3 + rng.normal(size=(n, p)) * np.array([1.0, 0.1, 2.0])
     s = np.where(rng.random(n) < 0.3, 1.0, -1.0)
-    _, st = _cython(X, s, np.arange(n, dtype=np.intp), 1.0, -1.0, ref.LOSS_M)
+    _, st = _cython(X, s, np.arange(n, dtype=np.intp), 1.0, None, LOSS_M)
     for k, lab in enumerate([-1.0, 1.0]):
         Xk = X[s == lab]
         D = Xk - Xk.mean(axis=0)
@@ -181,8 +174,8 @@ def test_estimator_matches_kernel(Est, kw):
     X, y = _data()
     model = Est(lam=0.05, **kw).fit(X, y)
     s = np.where(y == "pos", 1.0, -1.0)
-    loss = ref.LOSS_S if Est is OAUCS else ref.LOSS_M
-    eta = -1.0 if model.eta is None else model.eta
+    loss = LOSS_S if Est is OAUCS else LOSS_M
+    eta = model.eta
     _, r = _reference(X, s, np.arange(len(y), dtype=np.intp), 0.05, eta, loss)
     np.testing.assert_allclose(model.coef_, r["w"], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(model.means_, r["xbar"], rtol=1e-12)
@@ -254,7 +247,8 @@ def _assert_same(before, m):
 
 
 BAD = [
-    ("nan", lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y), ValueError, "NaN"),
+    ("nan", lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y),
+     ValueError, "NaN"),
     ("inf", lambda X, y: (X + np.inf, y), ValueError, "infinity"),
     ("features", lambda X, y: (X[:, :2], y), ValueError, "features"),
     ("unknown-label", lambda X, y: (X, np.where(y == "pos", "other", y)), ValueError, "other"),

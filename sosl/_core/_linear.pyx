@@ -3,32 +3,15 @@
 
 One ``nogil`` loop over the samples in a given order; no validation, no allocation of
 results. The NumPy reference with the same signature, one line per equation, is
-:mod:`sosl._core._linear_ref`; see it for the symbol table and conventions.
+:mod:`sosl._core._linear_ref`; see it for the symbol table and conventions. The loss is
+``_losses.pxd``'s, the round prologue and the moment update ``_moments.pxd``'s.
 Cost per round: O(p^2) (one matrix-vector product with Sigma and one rank-one update),
 both on the upper triangle only: the covariances are symmetric, so the lower triangles are
 left stale during the pass and mirrored from the upper ones once at its end.
 """
 
-from libc.math cimport sqrt
-
-cdef int LOSS_M = 0
-cdef int LOSS_S = 1
-
-
-cdef inline void welford_update(const double* x, double* xbar, double* Sigma,
-                                long long* N, double* d_old, Py_ssize_t p) noexcept nogil:
-    """Eqs. (15)-(18) in centered (Welford) form, in place, on the upper triangle of Sigma."""
-    cdef Py_ssize_t j, k
-    cdef double n, dj
-    N[0] += 1
-    n = <double> N[0]
-    for j in range(p):
-        d_old[j] = x[j] - xbar[j]
-        xbar[j] += d_old[j] / n
-    for j in range(p):
-        dj = d_old[j]
-        for k in range(j, p):
-            Sigma[j * p + k] += (dj * (x[k] - xbar[k]) - Sigma[j * p + k]) / n
+from sosl._core._losses cimport loss_grad
+from sosl._core._moments cimport round_prologue, welford_update
 
 
 cdef inline double sym_matvec(const double* S, const double* w, double* Sw,
@@ -60,8 +43,8 @@ cdef inline void mirror_upper(double* S, Py_ssize_t p) noexcept nogil:
 
 def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[::1] w, double[:, ::1] xbar, double[:, :, ::1] Sigma,
-                long long[::1] N, long long t0, double lam, double eta, int loss,
-                double[::1] work):
+                long long[::1] N, long long t0, double lam, double eta, int schedule,
+                int loss, double[::1] work):
     """Run Algorithm 1 over ``X[order]``; update ``w, xbar, Sigma, N`` in place.
 
     ``work`` is scratch space of length at least ``3 p``. Returns the round counter
@@ -72,12 +55,13 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef Py_ssize_t r, i, j
     cdef long long t = t0
     cdef int own, opp
-    cdef double y, eta_t, mu, b, s2, A, coef_a, coef_S
+    cdef double y, eta_t, mu, s2, d_mu, d_s2, coef_S
     cdef double* a = &work[0]
     cdef double* Sw = &work[p]
     cdef double* d_old = &work[2 * p]
     cdef const double* x
-    cdef double* S
+    if work.shape[0] < 3 * p:
+        raise ValueError("linear_pass: work must hold at least 3 p values")
 
     with nogil:
         for r in range(m):
@@ -85,40 +69,19 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             t += 1
             x = &X[i, 0]
             y = s[i]
-            if y > 0:
-                own = 1
-                opp = 0
-            else:
-                own = 0
-                opp = 1
-            if eta > 0:
-                eta_t = eta
-            else:
-                eta_t = 1.0 / (lam * <double> t)
+            eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             if N[opp] > 0:
-                S = &Sigma[opp, 0, 0]
                 mu = 0.0
                 for j in range(p):
                     a[j] = y * (x[j] - xbar[opp, j])
                     mu += w[j] * a[j]
-                s2 = sym_matvec(S, &w[0], Sw, p)
-                b = 1.0 - mu
-                if loss == LOSS_M:
-                    if s2 < 0.0:
-                        s2 = 0.0
-                    A = sqrt(b * b + s2)
-                    if A == 0.0:
-                        coef_a = -0.5
-                    else:
-                        coef_a = -0.5 * (1.0 + b / A)
-                        coef_S = 1.0 / (2.0 * A)
-                else:
-                    coef_a = -2.0 * b
-                    coef_S = 2.0
+                s2 = sym_matvec(&Sigma[opp, 0, 0], &w[0], Sw, p)
+                loss_grad(loss, mu, s2, &d_mu, &d_s2)
+                coef_S = 2.0 * d_s2
             welford_update(x, &xbar[own, 0], &Sigma[own, 0, 0], &N[own], d_old, p)
             if N[opp] > 0:
                 for j in range(p):
-                    w[j] -= eta_t * (lam * w[j] + coef_a * a[j] + coef_S * Sw[j])
+                    w[j] -= eta_t * (lam * w[j] + d_mu * a[j] + coef_S * Sw[j])
             else:
                 for j in range(p):
                     w[j] -= eta_t * (lam * w[j])

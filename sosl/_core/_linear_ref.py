@@ -3,7 +3,9 @@
 One line per equation of Luo, Cheng & Zhang, "Online AUC Optimization Based on
 Second-order Surrogate Loss" (Section 4, Algorithm 1). Same signature and the same
 sample order as the Cython kernel :func:`sosl._core._linear.linear_pass`, so the two can
-be compared to ~1e-12; verify/ and plots/ use these functions too.
+be compared to ~1e-12; verify/ and plots/ use these functions too. The losses come from
+:mod:`sosl._core._losses_ref`, the round prologue and the moment update from
+:mod:`sosl._core._moments_ref`.
 
 Symbols
 -------
@@ -24,73 +26,34 @@ eta        eta_t (constant) or 1/(lam t)               ``eta``
 
 Conventions
 -----------
-* ``loss=0`` is psi_M (eq. 8), ``loss=1`` is psi_S (eq. 3).
+* ``loss`` is a ``Loss`` code, ``schedule`` a ``Schedule`` code (``sosl._core._codes``):
+  ``STEP_INV_LAM_T`` is the step 1/(lam t) of Theorem 6, ``STEP_CONSTANT`` the step ``eta``.
 * The psi_S gradient is the exact derivative of psi_S(w.a, w^T Sigma w) =
   (1 - w.a)^2 + w^T Sigma w, i.e. ``2 * [-(1 - mu) a + Sigma w]``. Eq. (13) of the paper
   omits the factor 2 (it is half the derivative); with a constant step the two differ only
   by a rescaling of eta by 2.
-* ``eta <= 0`` selects the step 1/(lam t) of Theorem 6; ``eta > 0`` a constant step.
+* Rounds before the other class has appeared carry only the regularizer.
 * The covariance is updated in the centered (Welford) form, equal to eqs. (16)/(18) in
   exact arithmetic but free of their cancellation.
 """
 
-import numpy as np
+from ._losses_ref import LOSS_M, LOSS_S, grad_w, psi_m, psi_s
+from ._moments_ref import round_prologue, welford_update
 
-__all__ = ["psi_m", "psi_s", "grad_psi_m", "grad_psi_s", "welford_update", "linear_pass",
-           "LOSS_M", "LOSS_S"]
-
-LOSS_M = 0
-LOSS_S = 1
-
-
-def psi_m(mu, s2):
-    """Second-order hinge surrogate psi_M(mu, sigma^2), eq. (8)."""
-    b = 1.0 - mu
-    return 0.5 * (b + np.sqrt(b * b + s2))
-
-
-def psi_s(mu, s2):
-    """Second-order square surrogate psi_S(mu, sigma^2), eq. (3)."""
-    return (1.0 - mu) ** 2 + s2
+__all__ = ["linear_pass", "psi_m", "psi_s", "welford_update", "grad_psi_m", "grad_psi_s"]
 
 
 def grad_psi_m(w, a, Sigma):
-    """Gradient in w of psi_M(w.a, w^T Sigma w), eq. (14) without the division by sigma.
-
-    With b = 1 - w.a and A = sqrt(b^2 + w^T Sigma w),
-    grad = -(1/2)(1 + b/A) a + Sigma w / (2A). This equals eq. (14) (Phi_M(v) = (1 + b/A)/2
-    and phi_M(v)/sigma = 1/(2A)) but stays defined at sigma = 0. A = 0 only when b = 0 and
-    Sigma w = 0; there the one-sided derivative -(1/2) a is used.
-    """
-    Sw = Sigma @ w
-    b = 1.0 - w @ a
-    A = np.sqrt(b * b + max(w @ Sw, 0.0))
-    if A == 0.0:
-        return -0.5 * a
-    return -0.5 * (1.0 + b / A) * a + Sw / (2.0 * A)
+    """Gradient in w of psi_M(w.a, w' Sigma w) (the shared loss, eq. 14)."""
+    return grad_w(LOSS_M, w, a, Sigma)
 
 
 def grad_psi_s(w, a, Sigma):
-    """Gradient in w of psi_S(w.a, w^T Sigma w): 2[-(1 - w.a) a + Sigma w] (2 x eq. (13))."""
-    return 2.0 * (-(1.0 - w @ a) * a + Sigma @ w)
+    """Gradient in w of psi_S(w.a, w' Sigma w) (the shared loss, 2 x eq. 13)."""
+    return grad_w(LOSS_S, w, a, Sigma)
 
 
-def welford_update(x, xbar, Sigma, N):
-    """Add x to a class with N instances, mean xbar and covariance Sigma (in place).
-
-    Eqs. (15)-(18) in centered form:
-    xbar <- xbar + (x - xbar)/N', Sigma <- Sigma + ((x - xbar_old)(x - xbar_new)^T - Sigma)/N'.
-    Returns the new count N' = N + 1.
-    """
-    N = N + 1
-    d_old = x - xbar
-    xbar += d_old / N                                           # eq. (15)/(17)
-    d_new = x - xbar
-    Sigma += (np.outer(d_old, d_new) - Sigma) / N               # eq. (16)/(18), Welford
-    return N
-
-
-def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, loss):
+def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
     """One online pass of Algorithm 1 over ``X[order]`` (state updated in place).
 
     Parameters
@@ -103,8 +66,9 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, loss):
     Sigma : ndarray (2, p, p), class covariances (updated)
     N : ndarray (2,) of int64, class counts (updated)
     t0 : int, rounds already played
-    lam, eta : float, regularization and step (eta <= 0 means 1/(lam t))
-    loss : int, LOSS_M or LOSS_S
+    lam, eta : float, regularization and constant step (read with STEP_CONSTANT only)
+    schedule : int, a ``Schedule`` code
+    loss : int, a ``Loss`` code
 
     Returns
     -------
@@ -114,15 +78,11 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, loss):
     for i in order:
         t += 1
         x, y = X[i], s[i]
-        own, opp = (1, 0) if y > 0 else (0, 1)
-        eta_t = eta if eta > 0 else 1.0 / (lam * t)             # step: constant or 1/(lam t)
+        own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)
         g = lam * w                                             # gradient of (lam/2)||w||^2
         if N[opp] > 0:
             a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_t)
-            if loss == LOSS_M:
-                g = g + grad_psi_m(w, a, Sigma[opp])            # eq. (14)
-            else:
-                g = g + grad_psi_s(w, a, Sigma[opp])            # eq. (13) x 2
+            g = g + grad_w(loss, w, a, Sigma[opp])              # eq. (14) / eq. (13) x 2
         N[own] = welford_update(x, xbar[own], Sigma[own], N[own])   # eqs. (15)-(18)
         w -= eta_t * g                                          # eq. (12)
     return t

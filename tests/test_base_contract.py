@@ -1,0 +1,186 @@
+"""The base contract on the linear learners: checks on every call, frozen layout,
+transactions without full copies, the positive class by name, and one-row calls."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+
+from sosl import OAUCM, OAUCS
+from sosl.metrics import auc
+
+
+def _data(n=300, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(X @ np.arange(1, p + 1) + rng.normal(size=n) > 1.0, 1, 0)
+    return X, y
+
+
+def _snapshot(m):
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
+            if k != "_params_ok"}
+
+
+def _assert_same(before, m):
+    after = {k: v for k, v in vars(m).items() if k != "_params_ok"}
+    assert before.keys() == after.keys()
+    for k, v in before.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, after[k], err_msg=k)
+        else:
+            assert v == after[k] or (v != v and after[k] != after[k]), k
+
+
+def test_invalid_value_set_after_fit_is_refused_on_the_next_call():
+    X, y = _data()
+    m = OAUCM(eta=0.01).fit(X, y)
+    m.set_params(eta=-5)
+    before = _snapshot(m)
+    with pytest.raises(ValueError, match="eta"):
+        m.partial_fit(X, y)
+    with pytest.raises(ValueError, match="eta"):
+        m.decision_function(X)
+    with pytest.raises(ValueError, match="eta"):
+        m.learn_one(X[0], y[0])
+    _assert_same(before, m)
+
+
+def test_schedule_is_frozen_with_the_fitted_state():
+    X, y = _data()
+    m = OAUCM(eta=0.01).fit(X, y)
+    m.set_params(eta=None)          # valid on its own, but another step schedule
+    before = _snapshot(m)
+    with pytest.raises(ValueError, match="schedule changed"):
+        m.partial_fit(X, y)
+    _assert_same(before, m)
+    m.set_params(eta=0.5)           # same schedule, another constant: allowed
+    m.partial_fit(X, y)
+    m.set_params(eta=None)
+    m.fit(X, y)                     # fit starts over and freezes the new layout
+    assert m._layout_ == {"schedule": "1/(lam t)"}
+
+
+def test_attribute_assignment_rearms_the_one_row_check():
+    X, y = _data()
+    m = OAUCM().fit(X, y)
+    m.learn_one(X[0], y[0])
+    m.lam = -1.0                    # bypasses set_params
+    with pytest.raises(ValueError, match="lam"):
+        m.learn_one(X[1], y[1])
+    with pytest.raises(ValueError, match="lam"):
+        m.score_one(X[1])
+
+
+def test_failed_shuffled_call_restores_the_generator():
+    X, y = _data()
+    X_bad = X.copy()
+    X_bad[5, 0] = np.nan
+    rs = np.random.RandomState(0)
+    a = OAUCM(shuffle=True, random_state=rs).fit(X, y)
+    state = rs.get_state()
+    with pytest.raises(ValueError):
+        a.partial_fit(X_bad, y)      # refused at validation: nothing drawn
+    a.set_params(eta=10.0, lam=0.0)
+    with pytest.raises(ValueError, match="schedule"):
+        a.partial_fit(X, y)
+    a.set_params(eta=None, lam=1e-2)
+    s2 = rs.get_state()
+    assert state[0] == s2[0] and np.array_equal(state[1], s2[1]) and state[2:] == s2[2:]
+
+
+def test_failed_pass_restores_the_generator():
+    X, y = _data()
+    gen = np.random.RandomState(0)
+    m = OAUCS(lam=0.01, eta=1e-4, shuffle=True, random_state=gen).fit(X, y)
+    before = gen.get_state()[1].copy()
+    m.set_params(eta=1e6)
+    with pytest.raises(FloatingPointError):
+        m.partial_fit(X * 50, y)     # the permutation was drawn, then the pass diverged
+    np.testing.assert_array_equal(gen.get_state()[1], before)
+    m.set_params(eta=1e-4)
+    ref = OAUCS(lam=0.01, eta=1e-4, shuffle=True, random_state=np.random.RandomState(0))
+    ref.fit(X, y).partial_fit(X, y)
+    m.partial_fit(X, y)
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+
+
+def test_huge_finite_input_raises_instead_of_nan_scores():
+    X, y = _data()
+    m = OAUCM().fit(X, y)
+    assert np.abs(m.coef_).sum() > 1.5       # so the row below overflows
+    with pytest.raises(FloatingPointError, match="scores"):
+        m.decision_function(np.sign(m.coef_)[None, :] * 1.5e308)
+    before = _snapshot(m)
+    with pytest.raises(FloatingPointError):
+        m.partial_fit(X * 1e160, y)
+    _assert_same(before, m)
+
+
+def test_positive_class_by_name():
+    X, y = load_breast_cancer(return_X_y=True)     # malignant = 0
+    X = (X - X.min(0)) / (X.max(0) - X.min(0)) * 2 - 1
+    m = OAUCM(lam=2**-6).partial_fit(X, y, classes=[1, 0])
+    assert m.classes_.tolist() == [1, 0]
+    malignant = (y == 0).astype(int)
+    assert auc(malignant, m.decision_function(X)) > 0.95
+    assert np.mean(m.predict(X) == y) > 0.85
+    default = OAUCM(lam=2**-6).fit(X, y)             # sorted labels: 1 (benign) positive
+    assert default.classes_.tolist() == [0, 1]
+    np.testing.assert_allclose(m.decision_function(X), -default.decision_function(X),
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("Est,kw", [(OAUCM, {}), (OAUCM, {"eta": 0.05}),
+                                    (OAUCS, {"eta": 1e-3})])
+def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
+    X, y = _data()
+    a = Est(**kw)
+    b = Est(**kw)
+    for i in range(len(y)):
+        a.learn_one(X[i], y[i], classes=[0, 1])
+        b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+    assert a.coef_.tobytes() == b.coef_.tobytes()
+    assert a.covariances_.tobytes() == b.covariances_.tobytes()
+    assert a.t_ == b.t_ == len(y)
+    assert a.score_one(X[3]) == a.decision_function(X[3:4])[0]
+    assert a.predict_one(X[3]) == a.predict(X[3:4])[0]
+    full = Est(**kw).fit(X, y)
+    assert full.coef_.tobytes() == a.coef_.tobytes()
+
+
+def test_learn_one_updates_the_covariances_in_place():
+    X, y = _data()
+    m = OAUCM().fit(X, y)
+    cov = m.covariances_
+    m.learn_one(X[0], y[0])
+    assert m.covariances_ is cov                 # no copy of the O(p^2) state
+    m.partial_fit(X[:50], y[:50])
+    assert m.covariances_ is cov
+    big = OAUCS(eta=0.5).fit(X, y)               # no contraction: the pass runs on copies
+    cov = big.covariances_
+    big.partial_fit(X[:50], y[:50])
+    assert big.covariances_ is not cov
+
+
+def test_one_row_calls_refuse_bad_rows_and_keep_state():
+    X, y = _data()
+    m = OAUCM().fit(X, y)
+    before = _snapshot(m)
+    for bad, exc in [(np.r_[X[0, :-1], np.nan], ValueError), (X[0, :2], ValueError),
+                     (X[:2], ValueError)]:
+        with pytest.raises(exc):
+            m.learn_one(bad, y[0])
+    with pytest.raises(ValueError, match="not one of classes_"):
+        m.learn_one(X[0], 7)
+    with pytest.raises(ValueError, match="classes"):
+        OAUCM().learn_one(X[0], 1)
+    _assert_same(before, m)
+
+
+def test_memory_guard_names_the_size_and_the_sketched_learner():
+    X = np.zeros((2, 50_000))
+    with pytest.raises(MemoryError, match=r"74\.5 GiB.*SketchedOAUCM"):
+        OAUCM(max_memory=2**30).fit(X, [0, 1])
+    with pytest.raises(MemoryError, match="max_memory"):
+        OAUCS(max_memory=10_000).fit(np.zeros((2, 30)), [0, 1])
+    OAUCS(max_memory=10**6).fit(np.zeros((2, 30)), [0, 1])     # 29 KiB fits
