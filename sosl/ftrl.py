@@ -5,13 +5,14 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._base import BaseOnlineAUC
 from ._core import _ftrl
-from .sketch import _as_csr, _SparseOnlineAUC
+from .sketch import _as_csr
 
 __all__ = ["FTRLAUC"]
 
 
-class FTRLAUC(_SparseOnlineAUC):
+class FTRLAUC(BaseOnlineAUC):
     """FTRL-AUC: the square-loss AUC saddle point solved by FTRL-Proximal, O(k) per round.
 
     The pairwise square loss of AUC, written as a saddle point in (w, a, b, alpha) whose
@@ -84,6 +85,7 @@ class FTRLAUC(_SparseOnlineAUC):
     True
     """
 
+    _sparse_input = True
     _parameter_constraints = {
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="left")],
@@ -103,7 +105,6 @@ class FTRLAUC(_SparseOnlineAUC):
         self.random_state = random_state
 
     def _init_state(self, n_features):
-        self._layout_ = self._layout()
         return {
             "coef_": np.zeros(n_features),
             "z_": np.zeros(n_features),

@@ -4,11 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _check_binary
+from ._base import BaseOnlineAUC
 from ._core import _sketch
 from ._core._codes import Loss, Schedule
 from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
@@ -34,105 +33,20 @@ _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
 
 
 def _as_csr(X):
-    """CSR float64 in canonical form (sorted, no duplicates) with int32 indices; copy if needed."""
-    X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
-    if X.dtype != np.float64:
-        X = X.astype(np.float64)
+    """CSR rows for a typed pass: dense input converted, duplicate entries summed (copy).
+
+    The estimators receive CSR float64 with sorted int32 indices (or a dense array) from
+    the base class; the passes also need each column at most once per row.
+    """
+    if not sp.issparse(X):
+        return sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
-    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
-        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                          shape=X.shape)
     return X
 
 
-class _SparseOnlineAUC(BaseOnlineAUC):
-    """Base for the learners that take scipy.sparse input and check parameters on every call.
-
-    Adds to :class:`sosl._base.BaseOnlineAUC`: sparse input (converted once to CSR float64
-    with canonical int32 indices) in ``fit``, ``partial_fit`` and ``decision_function``;
-    ``_parameter_constraints`` checked on every call, then ``_check_params``; and a frozen
-    ``_layout()`` refused with a ValueError when it changes after the first fit.
-    """
-
-    _sparse_input = True
-    _parameter_constraints: dict = {}
-
-    def _check_params(self):
-        """Cross-parameter checks the constraint table cannot express."""
-
-    def _layout(self):
-        return {}
-
-    def _validate_params_(self):
-        validate_parameter_constraints(self._parameter_constraints,
-                                       self.get_params(deep=False),
-                                       caller_name=type(self).__name__)
-        self._check_params()
-
-    def _check_layout(self):
-        layout = self._layout()
-        frozen = getattr(self, "_layout_", None)
-        if frozen is None:
-            return
-        for name, value in layout.items():
-            if frozen.get(name) != value:
-                raise ValueError(
-                    f"{type(self).__name__}: {name} changed from {frozen.get(name)!r} to "
-                    f"{value!r} since the model was fitted; call fit() to start over with the "
-                    f"new value, or set {name}={frozen.get(name)!r} back to continue")
-
-    def _fit(self, X, y):
-        self._validate_params_()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=True,
-                             ensure_min_samples=1)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        _check_binary(y, classes)
-        if classes.shape[0] != 2:
-            raise ValueError(
-                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
-                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}")
-        self.__dict__.pop("_layout_", None)
-        state = self._init_state(X.shape[1])
-        state["t_"] = 0
-        state["n_seen_"] = 0
-        self._learn(state, X, y, classes=classes)
-
-    def _validate_batch(self, X, y, reset):
-        self._validate_params_()
-        if not reset:
-            self._check_layout()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset,
-                             ensure_min_samples=1)
-        check_classification_targets(y)
-        return X, y
-
-    def decision_function(self, X):
-        """Score of each row: larger means more likely positive (``classes_[1]``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self, "classes_")
-        self._validate_params_()
-        self._check_layout()
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return self._decision(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-class SketchedOAUCM(_SparseOnlineAUC):
+class SketchedOAUCM(BaseOnlineAUC):
     """OAUC-M (or OAUC-S) with frequent-directions sketches of the class covariances.
 
     The round of :class:`sosl.OAUCM`, with each class covariance replaced by a rank-r
@@ -222,6 +136,7 @@ class SketchedOAUCM(_SparseOnlineAUC):
     True
     """
 
+    _sparse_input = True
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
@@ -251,12 +166,13 @@ class SketchedOAUCM(_SparseOnlineAUC):
 
     def _layout(self):
         return {"rank": int(self.rank), "loss": _LOSSES[self.loss],
-                "sketch": _FAMILIES[self.sketch]}
+                "sketch": _FAMILIES[self.sketch],
+                "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
+                                else Schedule.STEP_CONSTANT)}
 
     def _init_state(self, n_features):
         r = int(self.rank)
         cap = max(1, min(n_features, 64))
-        self._layout_ = self._layout()
         return {
             "weights_": np.zeros(cap),
             "compact_means_": np.zeros((2, cap)),
@@ -290,10 +206,8 @@ class SketchedOAUCM(_SparseOnlineAUC):
                                    state["n_active_"])
         self._grow(state, m)
         state["n_active_"] = int(m)
-        if self.eta is None:
-            schedule, eta = int(Schedule.STEP_INV_LAM_T), 0.0
-        else:
-            schedule, eta = int(Schedule.STEP_CONSTANT), float(self.eta)
+        schedule = layout["schedule"]
+        eta = 0.0 if self.eta is None else float(self.eta)
         with _one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
