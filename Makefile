@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sosl-installed
-BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*.pxd)
+BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*.pxd sosl/_core/*.h)
 
 .PHONY: test lint verify verify-quick bench install clean
 

@@ -1,106 +1,129 @@
-"""Throughput of the linear learners, measured in one run and printed as ratios.
+"""Throughput of the linear second-order learners, as ratios measured in one run.
 
-For p in {2, 10, 36, 100} and T instances (default 10^5) it times, over the same data:
+Everything runs on one thread (threadpoolctl limits BLAS to 1) and is timed in process
+CPU time; A and B are interleaved and the minimum of ``--repeat`` runs is kept, so the
+figures hold on a shared machine. Three tables:
 
-* the Cython pass of OAUC-M, OAUC-M_c and OAUC-S (``estimator.fit``, one call);
-* the NumPy reference of the same pass (on a prefix, scaled to T; it is O(T) exactly);
-* scikit-learn's ``SGDClassifier(loss='hinge').partial_fit`` on the whole array in one call;
+1. **Whole-array fit** (``OAUCM(lam).fit``) at the (n, p) of ``--sizes``, beside
+   scikit-learn's ``SGDClassifier(loss="hinge").partial_fit`` on the same array: instances
+   per second and their ratio; the achieved GFLOP/s of one OAUC-M step (counted as 3 p^2
+   flops: a symmetric matrix-vector product, 2 p^2, and a rank-one update of a triangle,
+   p^2) and its fraction of the one-thread float64 ``numpy.dot`` rate of two 1000 x 1000
+   matrices measured in the same run (the machine's practical peak).
+2. **Typed kernel against the NumPy reference** on a prefix of the same data.
+3. **Memory of partial_fit** at the largest p: peak bytes numpy allocates during one call
+   (tracemalloc), beside the model's own state.
 
-and prints instances/second with the ratios Cython/reference and Cython/SGD, plus the
-per-step cost growth in p (the Cython time per instance divided by p^2 should be flat
-for large p). A second table times streaming use: ``partial_fit`` called with one row at
-a time, for OAUC-M and for scikit-learn's SGDClassifier.
-
-Usage: ``python benchmarks/bench_linear.py [--T 100000] [--ref-T 3000] [--stream-T 20000]``
+Usage: ``python benchmarks/bench_linear.py [--sizes 200000x20,50000x100,10000x500,2000x2000]
+[--repeat 3] [--ref-rows 300]``
 """
 
 import argparse
 import time
+import tracemalloc
 
 import numpy as np
 from sklearn.linear_model import SGDClassifier
+from threadpoolctl import threadpool_limits
 
-from sosl import OAUCM, OAUCS
+from sosl import OAUCM
 from sosl._core import _linear_ref as ref
+from sosl._core._codes import Loss, Schedule
 
 
-def _best_of(fn, repeat=3):
-    best = np.inf
+def cpu_time(fn):
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
+def interleaved_min(fns, repeat):
+    """Min CPU seconds of each function, the functions run in turn ``repeat`` times."""
+    best = [np.inf] * len(fns)
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        for k, fn in enumerate(fns):
+            best[k] = min(best[k], cpu_time(fn))
     return best
 
 
-def _data(T, p, seed=0):
+def dgemm_gflops(repeat=3, n=1000):
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+    sec = min(cpu_time(lambda: A @ B) for _ in range(repeat))
+    return 2.0 * n ** 3 / sec / 1e9
+
+
+def data(n, p, seed=0, ir=1.0):
     rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, size=(T, p)) / np.sqrt(p)
-    y = (X @ rng.normal(size=p) + 0.1 * rng.normal(size=T) > 0.2).astype(int)
+    X = rng.uniform(-1, 1, size=(n, p)) / np.sqrt(p)
+    score = X @ rng.normal(size=p) + 0.1 * rng.normal(size=n)
+    y = (score > np.quantile(score, 1.0 - 1.0 / (1.0 + ir))).astype(int)
     return X, y
 
 
-def batch_table(T, ref_T, dims):
-    rows = []
-    for p in dims:
-        X, y = _data(T, p)
+def fit_table(sizes, repeat, peak):
+    print("\n## Whole-array fit, one thread (process CPU time, min of interleaved runs)\n")
+    print("| n | p | OAUCM.fit inst/s | SGD hinge inst/s | OAUCM / SGD | GFLOP/s | of dgemm |")
+    print("|---|---|---|---|---|---|---|")
+    for n, p in sizes:
+        X, y = data(n, p)
+        model = OAUCM(lam=0.01)
+        sgd = SGDClassifier(loss="hinge", alpha=1e-4)
+        t_m, t_s = interleaved_min([lambda: model.fit(X, y),
+                                    lambda: sgd.partial_fit(X, y, classes=[0, 1])], repeat)
+        gflops = 3.0 * p * p * n / t_m / 1e9
+        print(f"| {n} | {p} | {n / t_m:,.0f} | {n / t_s:,.0f} | {t_s / t_m:.2f}x | "
+              f"{gflops:.2f} | {gflops / peak:.1%} |")
+
+
+def reference_table(sizes, repeat, ref_rows):
+    print(f"\n## Typed kernel against the NumPy reference ({ref_rows} rows)\n")
+    print("| p | kernel inst/s | reference inst/s | kernel / reference |")
+    print("|---|---|---|---|")
+    for _, p in sizes:
+        X, y = data(ref_rows, p)
         s = np.where(y == 1, 1.0, -1.0)
-        learners = [("OAUC-M", OAUCM(lam=0.01), ref.LOSS_M, -1.0),
-                    ("OAUC-M_c", OAUCM(lam=0.01, eta=0.01), ref.LOSS_M, 0.01),
-                    ("OAUC-S", OAUCS(lam=0.01, eta=0.01), ref.LOSS_S, 0.01)]
-        sgd = SGDClassifier(loss="hinge", alpha=1e-4, learning_rate="optimal")
-        t_sgd = _best_of(lambda: sgd.partial_fit(X, y, classes=[0, 1]))
-        for name, est, loss, eta in learners:
-            t_cy = _best_of(lambda: est.fit(X, y))
-            Xr, sr = X[:ref_T], s[:ref_T]
+        order = np.arange(ref_rows, dtype=np.intp)
 
-            def run_ref():
-                p_ = Xr.shape[1]
-                ref.linear_pass(Xr, sr, np.arange(ref_T, dtype=np.intp), np.zeros(p_),
-                                np.zeros((2, p_)), np.zeros((2, p_, p_)),
-                                np.zeros(2, dtype=np.int64), 0, 0.01, eta, loss)
-            t_ref = _best_of(run_ref, repeat=1) * T / ref_T
-            rows.append((p, name, T / t_cy, T / t_ref, t_ref / t_cy, t_sgd / t_cy,
-                         1e9 * t_cy / T / p ** 2))
-        print(f"  p={p} done", flush=True)
-    print(f"\nBatch pass, T={T} (reference timed on {ref_T} rows and scaled), instances/second")
-    print(f"{'p':>4} {'learner':<9} {'cython/s':>11} {'numpy ref/s':>12} {'cy/ref':>8} "
-          f"{'cy/SGD':>7} {'ns/(step p^2)':>14}")
-    for p, name, cy, nr, r1, r2, per in rows:
-        print(f"{p:>4} {name:<9} {cy:>11.0f} {nr:>12.0f} {r1:>8.1f} {r2:>7.2f} {per:>14.2f}")
-    return rows
+        def run_ref():
+            ref.linear_pass(X, s, order, np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p)),
+                            np.zeros(2, dtype=np.int64), 0, 0.01, 0.0,
+                            int(Schedule.STEP_INV_LAM_T), int(Loss.LOSS_M))
+        model = OAUCM(lam=0.01)
+        t_k, t_r = interleaved_min([lambda: model.fit(X, y), run_ref], max(1, repeat - 1))
+        print(f"| {p} | {ref_rows / t_k:,.0f} | {ref_rows / t_r:,.0f} | {t_r / t_k:.0f}x |")
 
 
-def stream_table(T, p=10):
-    X, y = _data(T, p, seed=1)
-    est = OAUCM(lam=0.01).partial_fit(X[:2], np.array([0, 1]))
-    rows = [X[i:i + 1] for i in range(2, T)]
-    labels = [y[i:i + 1] for i in range(2, T)]
-    t0 = time.perf_counter()
-    for xi, yi in zip(rows, labels):
-        est.partial_fit(xi, yi)
-    t_ours = time.perf_counter() - t0
-    sgd = SGDClassifier(loss="hinge").partial_fit(X[:2], np.array([0, 1]), classes=[0, 1])
-    n_sgd = min(T, 5000)
-    t0 = time.perf_counter()
-    for xi, yi in zip(rows[:n_sgd], labels[:n_sgd]):
-        sgd.partial_fit(xi, yi)
-    t_sgd = (time.perf_counter() - t0) * len(rows) / n_sgd
-    print(f"\nStreaming, partial_fit with one row at a time, p={p}, {len(rows)} calls")
-    print(f"  OAUC-M        {len(rows) / t_ours:>10.0f} instances/s")
-    print(f"  SGDClassifier {len(rows) / t_sgd:>10.0f} instances/s  (timed on {n_sgd} calls)")
-    print(f"  ratio OAUC-M / SGDClassifier: {t_sgd / t_ours:.1f}")
+def memory_table(p, rows=200):
+    X, y = data(rows, p)
+    model = OAUCM(lam=0.01).fit(X[:rows // 2], y[:rows // 2])
+    state = sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
+    tracemalloc.start()
+    model.partial_fit(X[rows // 2:], y[rows // 2:])
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"\n## Memory of one partial_fit call, p = {p} ({rows // 2} rows)\n")
+    print(f"model state {state / 2**20:.1f} MiB; peak allocated during the call "
+          f"{peak / 2**20:.1f} MiB ({peak / state:.1%} of the state)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--T", type=int, default=100_000)
-    parser.add_argument("--ref-T", type=int, default=3000)
-    parser.add_argument("--stream-T", type=int, default=20_000)
-    parser.add_argument("--dims", type=int, nargs="+", default=[2, 10, 36, 100])
-    args = parser.parse_args(argv)
-    batch_table(args.T, args.ref_T, args.dims)
-    stream_table(args.stream_T)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="200000x20,50000x100,10000x500,2000x2000",
+                    help="comma-separated n x p pairs for the fit table")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved repeats (min is kept)")
+    ap.add_argument("--ref-rows", type=int, default=300, help="rows for the reference table")
+    args = ap.parse_args(argv)
+    try:
+        sizes = [tuple(int(v) for v in item.lower().split("x")) for item in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes must look like 200000x20,2000x2000; got {args.sizes!r}")
+    with threadpool_limits(limits=1):
+        peak = dgemm_gflops()
+        print(f"one-thread float64 dgemm (1000 x 1000): {peak:.1f} GFLOP/s")
+        fit_table(sizes, args.repeat, peak)
+        reference_table([s for s in sizes if s[1] <= 500], args.repeat, args.ref_rows)
+        memory_table(max(p for _, p in sizes))
 
 
 if __name__ == "__main__":

@@ -256,7 +256,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         self._check_hyper(fitted=True)
         X = self._validate_X(X, reset=False)
-        return self._finite_scores(self._decision(X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self._decision(X)
+        return self._finite_scores(scores)
 
     def predict(self, X):
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
@@ -310,7 +312,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
         x = self._validate_row(x)
-        return float(self._finite_scores(self._decision(x.reshape(1, -1)))[0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self._decision(x.reshape(1, -1))
+        return float(self._finite_scores(scores)[0])
 
     def predict_one(self, x):
         """Predicted label of one instance."""
@@ -341,7 +345,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
             )
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y))
+        self._learn(X, self._signs(y), fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -365,7 +369,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y))
+        self._learn(X, self._signs(y), fresh=first)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
@@ -472,14 +476,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return rng.permutation(n).astype(np.intp)
         return np.arange(n, dtype=np.intp)
 
-    def _learn(self, X, s):
-        self._learn_validated(X, s, self._order(X.shape[0]))
+    def _learn(self, X, s, fresh=False):
+        self._learn_validated(X, s, self._order(X.shape[0]), fresh)
 
-    def _learn_validated(self, X, s, order=None):
-        """One pass over validated rows; copies only what ``_backup_names`` names."""
+    def _learn_validated(self, X, s, order=None, fresh=False):
+        """One pass over validated rows; copies only what ``_backup_names`` names.
+
+        ``fresh``: the state was created in this call, so the old one is restored by the
+        transaction on failure and nothing needs copying.
+        """
         if order is None:
             order = np.arange(X.shape[0], dtype=np.intp)
-        backup = set(self._backup_names(X))
+        backup = () if fresh else set(self._backup_names(X))
         state: dict[str, Any] = {}
         for name in self._state_names + ("t_", "n_seen_"):
             value = getattr(self, name)

@@ -1,6 +1,7 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
 import os
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,8 +13,13 @@ from ._core._codes import Loss, Schedule
 
 __all__ = ["OAUCM", "OAUCS"]
 
-#: largest |x| for which the moment updates provably stay finite (entries <= 4 R^2)
-_SAFE_ABS = 1e100
+#: from this dimension on, the kernel uses BLAS (dsymv, batched dsyrk); below it, own loops
+BLAS_MIN_P = 32
+#: at most this many pending rank-one terms per class before a rank-k update
+KMAX = 64
+
+#: largest |x| for which the moment updates provably stay finite (see ``_backup_names``)
+_SAFE_ABS = 1e50
 #: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
 _SAFE_MARGIN = 1e150
 
@@ -33,6 +39,17 @@ def available_memory():
         return None
 
 
+_abs_cache = [lambda: None, 0.0]
+
+
+def _max_abs(X):
+    """max |X|, without a temporary copy; remembered (weakly) for the last array asked."""
+    if _abs_cache[0]() is not X:
+        _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
+        _abs_cache[0] = weakref.ref(X)
+    return _abs_cache[1]
+
+
 def state_bytes(n_features):
     """Peak bytes of a dense second-order learner: two p x p covariances, plus one copy
     of them while a pass that cannot be shown to stay finite runs."""
@@ -43,12 +60,13 @@ class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
     _loss = int(Loss.LOSS_M)
-    _state_names = ("coef_", "means_", "covariances_", "counts_", "max_abs_")
+    _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "forgetting": [Interval(Real, 0, 1, closed="right")],
         "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
@@ -80,7 +98,9 @@ class _LinearSOSL(BaseOnlineAUC):
         return {
             "coef_": np.zeros(n_features),
             "means_": np.zeros((2, n_features)),
-            "covariances_": np.zeros((2, n_features, n_features)),
+            "scatter_": np.zeros((2, n_features, n_features)),
+            "scales_": np.ones(2),
+            "weights_": np.zeros(2),
             "counts_": np.zeros(2, dtype=np.int64),
             "max_abs_": 0.0,
         }
@@ -88,8 +108,9 @@ class _LinearSOSL(BaseOnlineAUC):
     def _backup_names(self, X):
         """Copy the covariances only when the pass could make the state non-finite.
 
-        With every |x_j| <= R (all instances so far and this batch), the moments stay
-        below 4 R^2 in magnitude, so they are finite for R <= 1e100. The weights obey
+        With every |x_j| <= R (all instances so far and this batch), the covariances stay
+        below 4 R^2 in magnitude; the kernel's scaled scatter C = Sigma W / scale is at
+        most 4 R^2 W 1e150 (scale >= 1e-150, W <= the count), finite for R <= 1e50. The weights obey
         w' = (1 - eta_t lam) w - eta_t g with ||g|| <= G; for psi_M, |d_mu| <= 1 and
         ||Sigma w|| / (2 A) <= sqrt(||Sigma||) / 2 give G <= 3 R sqrt(p) whenever
         eta_t lam <= 2; for psi_S with a constant step, eta (lam + 10 R^2 p) <= 2 makes
@@ -99,7 +120,7 @@ class _LinearSOSL(BaseOnlineAUC):
         covariances are updated in place; the O(p) arrays are always copied.
         """
         p = X.shape[1]
-        R = max(self.max_abs_, float(np.abs(X).max()) if X.size else 0.0)
+        R = max(self.max_abs_, _max_abs(X))
         if R > _SAFE_ABS:
             return self._state_names
         lam = float(self.lam)
@@ -119,18 +140,30 @@ class _LinearSOSL(BaseOnlineAUC):
         W = float(np.linalg.norm(self.coef_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
             return self._state_names
-        return ("coef_", "means_", "counts_")
+        return ("coef_", "means_", "scales_", "weights_", "counts_")
 
     def _run_pass(self, state, X, s, order):
         p = X.shape[1]
-        if X.size:
-            state["max_abs_"] = max(state["max_abs_"], float(np.abs(X).max()))
+        state["max_abs_"] = max(state["max_abs_"], _max_abs(X))
+        kmax = min(KMAX, order.shape[0]) if p >= BLAS_MIN_P else 0
         state["t_"] = _linear.linear_pass(
-            X, s, order, state["coef_"], state["means_"], state["covariances_"],
-            state["counts_"], state["t_"], float(self.lam),
-            0.0 if self.eta is None else float(self.eta), self._schedule(), self._loss,
-            np.zeros(3 * p),
+            X, s, order, state["coef_"], state["means_"], state["scatter_"],
+            state["scales_"], state["weights_"], state["counts_"], state["t_"],
+            float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
+            self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
         )
+
+    @property
+    def covariances_(self):
+        """Class covariances Sigma_k, shape (2, p, p) (computed from the kernel's scatter).
+
+        Each access builds a new array: ``scales_[k] * scatter_[k] / weights_[k]`` with the
+        upper triangle mirrored (the kernel keeps only that one up to date).
+        """
+        C = np.triu(self.scatter_)
+        C = C + np.transpose(np.triu(self.scatter_, 1), (0, 2, 1))
+        W = np.where(self.weights_ > 0, self.weights_, 1.0)
+        return C * (self.scales_ / W)[:, None, None]
 
     @property
     def intercept_(self):
@@ -168,6 +201,11 @@ class OAUCM(_LinearSOSL):
     eta : float or None, default=None
         None gives the step eta_t = 1/(lam t) of Theorem 6 (OAUC-M); a positive float a
         constant step (OAUC-M_c).
+    forgetting : float in (0, 1], default=1.0
+        Forgetting factor beta of the class moments, for drifting streams: each new
+        instance of a class multiplies the weight of that class's earlier instances by
+        beta, so its mean and covariance follow the last ~1/(1 - beta) instances of the
+        class. 1.0 (the default) is the paper's learner: all instances count alike.
     shuffle : bool, default=False
         Visit the rows of each ``fit``/``partial_fit`` batch in a random order. Off by
         default: the pass is online and follows the order given.
@@ -188,7 +226,12 @@ class OAUCM(_LinearSOSL):
     means_ : ndarray of shape (2, n_features)
         Class means of all instances seen (row k for ``classes_[k]``).
     covariances_ : ndarray of shape (2, n_features, n_features)
-        Class covariances (normalized by the count, as in the paper).
+        Class covariances (normalized by the count, as in the paper); a property computed
+        from ``scatter_``, ``scales_`` and ``weights_``.
+    scatter_ : ndarray of shape (2, n_features, n_features)
+        The kernel's scaled scatter matrices (upper triangles valid), see ``_core._linear``.
+    scales_, weights_ : ndarray of shape (2,)
+        Their scale factors and the (forgetting-weighted) class weights.
     counts_ : ndarray of shape (2,)
         Number of instances seen per class.
     t_ : int
@@ -227,9 +270,11 @@ class OAUCM(_LinearSOSL):
 
     _loss = int(Loss.LOSS_M)
 
-    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None, max_memory="auto"):
+    def __init__(self, lam=1e-2, eta=None, forgetting=1.0, shuffle=False, random_state=None,
+                 max_memory="auto"):
         self.lam = lam
         self.eta = eta
+        self.forgetting = forgetting
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory
@@ -254,6 +299,8 @@ class OAUCS(_LinearSOSL):
         Constant step; None gives 1/(lam t). The gradient used is the exact derivative
         2[-(1 - mu) a + Sigma w], twice eq. (13) of the paper (which drops the factor
         2), so ``eta`` here corresponds to ``2 * eta`` in the paper's update.
+    forgetting : float in (0, 1], default=1.0
+        Forgetting factor of the class moments, as in :class:`OAUCM`.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -283,9 +330,11 @@ class OAUCS(_LinearSOSL):
 
     _loss = int(Loss.LOSS_S)
 
-    def __init__(self, lam=1e-2, eta=1e-2, shuffle=False, random_state=None, max_memory="auto"):
+    def __init__(self, lam=1e-2, eta=1e-2, forgetting=1.0, shuffle=False, random_state=None,
+                 max_memory="auto"):
         self.lam = lam
         self.eta = eta
+        self.forgetting = forgetting
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory

@@ -140,7 +140,7 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
         a.learn_one(X[i], y[i], classes=[0, 1])
         b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
     assert a.coef_.tobytes() == b.coef_.tobytes()
-    assert a.covariances_.tobytes() == b.covariances_.tobytes()
+    assert a.scatter_.tobytes() == b.scatter_.tobytes()
     assert a.t_ == b.t_ == len(y)
     assert a.score_one(X[3]) == a.decision_function(X[3:4])[0]
     assert a.predict_one(X[3]) == a.predict(X[3:4])[0]
@@ -151,15 +151,15 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
 def test_learn_one_updates_the_covariances_in_place():
     X, y = _data()
     m = OAUCM().fit(X, y)
-    cov = m.covariances_
+    cov = m.scatter_
     m.learn_one(X[0], y[0])
-    assert m.covariances_ is cov                 # no copy of the O(p^2) state
+    assert m.scatter_ is cov                     # no copy of the O(p^2) state
     m.partial_fit(X[:50], y[:50])
-    assert m.covariances_ is cov
+    assert m.scatter_ is cov
     big = OAUCS(eta=0.5).fit(X, y)               # no contraction: the pass runs on copies
-    cov = big.covariances_
+    cov = big.scatter_
     big.partial_fit(X[:50], y[:50])
-    assert big.covariances_ is not cov
+    assert big.scatter_ is not cov
 
 
 def test_one_row_calls_refuse_bad_rows_and_keep_state():

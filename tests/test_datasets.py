@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sosl import datasets as ds
+from sosl.datasets import _download
 
 
 def _write_libsvm(path, X, y):
@@ -110,13 +111,13 @@ def _fake_dataset(tmp_path, name="australian", n_pos=None):
 
 
 def test_load_dataset_binarizes_and_scales(tmp_path):
-    X, y = _fake_dataset(tmp_path)
-    Xl, yl = ds.load_dataset("australian", data_dir=tmp_path)
+    X, y = _fake_dataset(tmp_path)  # right shape, other bytes: loads only unverified
+    Xl, yl = ds.load_dataset("australian", data_dir=tmp_path, verify=False)
     assert np.array_equal(yl, (y == 1).astype(int))
     np.testing.assert_allclose(Xl, ds.scale_features(X), atol=1e-12)
-    Xr, _ = ds.load_dataset("australian", data_dir=tmp_path, scale=False)
+    Xr, _ = ds.load_dataset("australian", data_dir=tmp_path, scale=False, verify=False)
     np.testing.assert_allclose(Xr, X, rtol=1e-15)
-    Xb, _ = ds.load_dataset("australian", data_dir=tmp_path, unit_ball=True)
+    Xb, _ = ds.load_dataset("australian", data_dir=tmp_path, unit_ball=True, verify=False)
     assert np.linalg.norm(Xb, axis=1).max() == pytest.approx(1.0)
     assert ds.available_datasets(tmp_path) == ["australian"]
 
@@ -156,13 +157,13 @@ def test_count_rule_and_ambiguity(tmp_path):
     X = rng.normal(size=(info.n_rows, info.n_features))
     y = np.array([1] * 221 + [2] * 117 + [3] * 53, dtype=float)
     _write_libsvm(tmp_path / info.filename, X, y)
-    _, yl = ds.load_dataset("svmguide2", tmp_path)
+    _, yl = ds.load_dataset("svmguide2", tmp_path, verify=False)
     assert yl.sum() == 53 and np.all(yl[-53:] == 1)
-    assert ds.check_dataset("svmguide2", tmp_path)["n_positive"] == 53
+    assert ds.check_dataset("svmguide2", tmp_path, checksum=False)["n_positive"] == 53
     y[0] = 3  # now no class has exactly 53 rows (220, 117, 54)
     _write_libsvm(tmp_path / info.filename, X, y)
     with pytest.raises(ValueError, match="count=53"):
-        ds.load_dataset("svmguide2", tmp_path)
+        ds.load_dataset("svmguide2", tmp_path, verify=False)
 
 
 def test_download_verifies_checksums_offline(tmp_path, monkeypatch):
@@ -181,7 +182,7 @@ def test_download_verifies_checksums_offline(tmp_path, monkeypatch):
     out = tmp_path / "out"
     path = ds.download("svmguide1", out, verbose=False)  # real urllib on file:// URLs
     assert path == out / "svmguide1.libsvm"
-    _, yl = ds.load_dataset("svmguide1", out)
+    _, yl = ds.load_dataset("svmguide1", out, verify=False)  # no registered final sha256
     assert yl.sum() == 3089
     # a corrupt source is refused and nothing is written
     monkeypatch.setitem(ds.DATASETS, "svmguide1", ds.DatasetInfo(
@@ -194,7 +195,7 @@ def test_download_verifies_checksums_offline(tmp_path, monkeypatch):
 
 def test_download_never_fetches_when_file_present(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(ds, "_fetch", lambda url, dest: calls.append(url))
+    monkeypatch.setattr(_download, "_fetch", lambda url, dest: calls.append(url))
     _fake_dataset(tmp_path)
     with pytest.raises(ValueError, match="sha256"):
         ds.download("australian", tmp_path, verbose=False)  # only checks the existing file

@@ -30,8 +30,19 @@ def _run(pass_fn, X, s, order, lam, eta, loss, extra=()):
     return t, st
 
 
-def _cython(X, s, order, lam, eta, loss):
-    return _run(_linear.linear_pass, X, s, order, lam, eta, loss, (np.zeros(3 * X.shape[1]),))
+def _cython(X, s, order, lam, eta, loss, beta=1.0, blas_min_p=64, kmax=8):
+    """The typed pass on scaled scatter state; returns the covariances as the reference has."""
+    p = X.shape[1]
+    st = _state(p)
+    C, scale, W = np.zeros((2, p, p)), np.ones(2), np.zeros(2)
+    schedule, eta = (INV, 0.0) if eta is None else (CONST, eta)
+    work = np.empty(3 * p + (2 * kmax * p if p >= blas_min_p else 0))
+    t = _linear.linear_pass(X, s, order, st["w"], st["xbar"], C, scale, W, st["N"], 0, lam,
+                            eta, schedule, loss, beta, blas_min_p, work)
+    U = np.triu(C) + np.transpose(np.triu(C, 1), (0, 2, 1))
+    st["Sigma"] = U * (scale / np.where(W > 0, W, 1.0))[:, None, None]
+    st["W"] = W
+    return t, st
 
 
 def _reference(X, s, order, lam, eta, loss, pass_fn=ref.linear_pass):
@@ -42,17 +53,57 @@ CONFIGS = [(0.1, None, LOSS_M), (0.01, 0.05, LOSS_M), (0.01, 0.02, LOSS_S),
            (1.0, None, LOSS_S)]
 
 
+PATHS = {"loops": dict(blas_min_p=10**9), "blas": dict(blas_min_p=1, kmax=3)}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("lam,eta,loss", CONFIGS)
-def test_cython_equals_reference(edge_stream, lam, eta, loss):
+def test_cython_equals_reference(edge_stream, lam, eta, loss, path):
+    """Both kernel paths (own loops; BLAS with batched rank-k updates, a 3-row buffer so
+    that full-buffer flushes happen too) equal the reference on every edge stream."""
     name, X, s = edge_stream
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
-    t_c, c = _cython(X, s, order, lam, eta, loss)
+    t_c, c = _cython(X, s, order, lam, eta, loss, **PATHS[path])
     t_r, r = _reference(X, s, order, lam, eta, loss)
     assert t_c == t_r == X.shape[0]
-    for key in c:
+    for key in r:
         np.testing.assert_allclose(c[key], r[key], rtol=1e-12, atol=1e-14, err_msg=key)
     if X.shape[0] > 1 and name != "constant":
         assert np.abs(c["w"]).max() > 1e-3  # the comparison is not between zeros
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("beta", [0.97, 0.5, 1e-3])
+def test_forgetting_equals_reference(beta, path):
+    """Decayed moments: kernel (scale factor, renormalised below 1e-150) == reference."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 6))
+    s = np.where(rng.random(400) < 0.2, 1.0, -1.0)
+    order = np.arange(400, dtype=np.intp)
+    t_c, c = _cython(X, s, order, 0.05, None, LOSS_M, beta=beta, **PATHS[path])
+    st = _state(6)
+    W = np.zeros(2)
+    ref.linear_pass(X, s, order, st["w"], st["xbar"], st["Sigma"], st["N"], 0, 0.05, 0.0, INV,
+                    LOSS_M, beta=beta, W=W)
+    for key in ("w", "xbar", "Sigma", "N"):
+        np.testing.assert_allclose(c[key], st[key], rtol=1e-11, atol=1e-13, err_msg=key)
+    np.testing.assert_allclose(c["W"], W, rtol=1e-12)
+    assert W.max() < 1.0 / (1.0 - beta) + 1e-9                 # the effective memory
+    _, plain = _cython(X, s, order, 0.05, None, LOSS_M, **PATHS[path])
+    assert not np.allclose(plain["Sigma"], c["Sigma"], rtol=1e-3)   # forgetting did something
+
+
+def test_no_forgetting_is_bit_identical_to_beta_one():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] > 0.5).astype(int)
+    a = OAUCM(lam=0.05).fit(X, y)
+    b = OAUCM(lam=0.05, forgetting=1.0).fit(X, y)
+    c = OAUCM(lam=0.05, forgetting=1.0 - 1e-12).fit(X, y)
+    assert a.coef_.tobytes() == b.coef_.tobytes()
+    assert a.scatter_.tobytes() == b.scatter_.tobytes()
+    np.testing.assert_allclose(a.coef_, c.coef_, rtol=1e-8)   # continuity at beta -> 1
+    assert a.coef_.tobytes() != c.coef_.tobytes()
 
 
 def _mutant_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):

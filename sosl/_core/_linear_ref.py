@@ -38,7 +38,7 @@ Conventions
 """
 
 from ._losses_ref import LOSS_M, LOSS_S, grad_w, psi_m, psi_s
-from ._moments_ref import round_prologue, welford_update
+from ._moments_ref import moment_update, round_prologue, welford_update
 
 __all__ = ["linear_pass", "psi_m", "psi_s", "welford_update", "grad_psi_m", "grad_psi_s"]
 
@@ -53,7 +53,8 @@ def grad_psi_s(w, a, Sigma):
     return grad_w(LOSS_S, w, a, Sigma)
 
 
-def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
+def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, beta=1.0,
+                W=None):
     """One online pass of Algorithm 1 over ``X[order]`` (state updated in place).
 
     Parameters
@@ -69,6 +70,9 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
     lam, eta : float, regularization and constant step (read with STEP_CONSTANT only)
     schedule : int, a ``Schedule`` code
     loss : int, a ``Loss`` code
+    beta : float in (0, 1], forgetting factor of the class moments (1: none)
+    W : ndarray (2,) of float, decayed class weights (updated); None when beta = 1
+        (then the weights are the counts N)
 
     Returns
     -------
@@ -83,6 +87,10 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss):
         if N[opp] > 0:
             a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_t)
             g = g + grad_w(loss, w, a, Sigma[opp])              # eq. (14) / eq. (13) x 2
-        N[own] = welford_update(x, xbar[own], Sigma[own], N[own])   # eqs. (15)-(18)
+        Wk = N[own] if W is None else W[own]
+        Wk = moment_update(x, xbar[own], Sigma[own], Wk, beta)    # eqs. (15)-(18)
+        if W is not None:
+            W[own] = Wk
+        N[own] += 1
         w -= eta_t * g                                          # eq. (12)
     return t

@@ -7,7 +7,7 @@ import numpy as np
 
 from ._codes import Schedule
 
-__all__ = ["round_prologue", "welford_update"]
+__all__ = ["round_prologue", "moment_update", "welford_update"]
 
 STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 
@@ -19,16 +19,22 @@ def round_prologue(y, t, schedule, eta, lam):
     return own, opp, eta_t
 
 
-def welford_update(x, xbar, Sigma, N):
-    """Add x to a class with N instances, mean xbar and covariance Sigma (in place).
+def moment_update(x, xbar, Sigma, W, beta=1.0):
+    """Add x to a class of weight W, mean xbar, covariance Sigma (in place); returns W'.
 
-    Eqs. (15)-(18) in centered form:
-    xbar <- xbar + (x - xbar)/N', Sigma <- Sigma + ((x - xbar_old)(x - xbar_new)^T - Sigma)/N'.
-    Returns the new count N' = N + 1.
+    Eqs. (15)-(18) in centered form, with the earlier instances' weights decayed by beta
+    (beta = 1: no forgetting, W = N the count; beta < 1: effective memory 1/(1 - beta)):
+    W' = beta W + 1, xbar' = xbar + d/W', Sigma' = (beta W/W') (Sigma + d d'/W'), d = x - xbar.
+    With beta = 1 this is Welford's update Sigma + ((x - xbar)(x - xbar')' - Sigma)/N'.
     """
-    N = N + 1
-    d_old = x - xbar
-    xbar += d_old / N                                           # eq. (15)/(17)
-    d_new = x - xbar
-    Sigma += (np.outer(d_old, d_new) - Sigma) / N               # eq. (16)/(18), Welford
-    return N
+    W_new = beta * W + 1.0                                      # decayed weight
+    d = x - xbar
+    xbar += d / W_new                                           # eq. (15)/(17)
+    Sigma *= beta * W / W_new                                   # eq. (16)/(18), centered
+    Sigma += (beta * W / W_new ** 2) * np.outer(d, d)
+    return W_new
+
+
+def welford_update(x, xbar, Sigma, N):
+    """``moment_update`` without forgetting, on an integer count; returns N + 1."""
+    return int(moment_update(x, xbar, Sigma, float(N), 1.0))
