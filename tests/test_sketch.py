@@ -273,3 +273,14 @@ def test_verify_module_small_sizes_as_expected():
     negs = [r for r in records if r.negative]
     assert len(negs) >= 5 and all(r.outcome == "FAIL" for r in negs)
     assert any(r.name.startswith("Sketch excess = 0") for r in records)
+
+
+def test_learn_one_equals_partial_fit():
+    X, y = _data()
+    a = SketchedOAUCM(rank=4, lam=0.01, eta=0.1).partial_fit(X[:10], y[:10], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    for i in range(10, 40):
+        a.partial_fit(X[i], y[i:i + 1])
+        b.learn_one(X[i], y[i])            # one CSR row
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert b.score_one(X[0]) == pytest.approx(b.decision_function(X[:1])[0], rel=1e-12)
