@@ -71,9 +71,9 @@ cdef double shrink(double* B, int r, int m, int cap, double* gram, double* evals
             uf[d * n2 + q] = f * gram[(n2 - 1 - d) * n2 + q]
     dgemm(nt, nt, &m, &r, &n2, &one, B, &cap, uf, &n2, &zero, tmp, &cap)   # (S4)
     for d in range(r):
-        memcpy(&B[d * cap], &tmp[d * cap], m * sizeof(double))
+        memcpy(&B[<Py_ssize_t> d * cap], &tmp[<Py_ssize_t> d * cap], m * sizeof(double))
     for d in range(r, n2):
-        memset(&B[d * cap], 0, m * sizeof(double))
+        memset(&B[<Py_ssize_t> d * cap], 0, m * sizeof(double))
     return delta
 
 
@@ -105,8 +105,10 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     cdef double* row
     cdef char* tr = b"T"
     cdef char* nt = b"N"
-    cdef double* xd = <double*> malloc((4 * cap + n2 + n2 * n2 + n2 + n2 * r + r * cap
-                                        + nlwork) * sizeof(double))
+    cdef size_t ncap = <size_t> cap, nr2 = <size_t> n2
+    cdef double* xd = <double*> malloc((4 * ncap + nr2 + nr2 * nr2 + nr2 + nr2 * <size_t> r
+                                        + <size_t> r * ncap + <size_t> nlwork)
+                                       * sizeof(double))
     cdef int* iwork = <int*> malloc(niwork * sizeof(int))
     if xd == NULL or iwork == NULL:
         free(xd)
@@ -120,7 +122,7 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     cdef double* evals = gram + n2 * n2
     cdef double* uf = evals + n2
     cdef double* tmp = uf + n2 * r
-    cdef double* lwork = tmp + r * cap
+    cdef double* lwork = tmp + <size_t> r * ncap
     memset(xd, 0, cap * sizeof(double))
     try:
         with nogil:
