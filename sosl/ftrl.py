@@ -114,6 +114,11 @@ class FTRLAUC(BaseOnlineAUC):
             "mean_scores_": np.zeros(2),
         }
 
+    def _backup_names(self, X):
+        # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
+        # it and the transaction restores the previous attributes.
+        return () if self.t_ == 0 else self._state_names
+
     def _run_pass(self, state, X, s, order):
         X = _as_csr(X)
         state["t_"] = _ftrl.ftrl_pass(

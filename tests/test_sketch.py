@@ -284,3 +284,15 @@ def test_learn_one_equals_partial_fit():
         b.learn_one(X[i], y[i])            # one CSR row
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert b.score_one(X[0]) == pytest.approx(b.decision_function(X[:1])[0], rel=1e-12)
+
+
+def test_diverging_pass_leaves_the_fitted_model_unchanged():
+    X, y = _data()
+    model = SketchedOAUCM(rank=4).fit(X, y)
+    before = _fitted(model)
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        model.set_params(eta=1e300, lam=1e10).fit(X * 1e200, y)
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        SketchedOAUCM(rank=4, eta=1e300, lam=1e10).partial_fit(X * 1e200, y)
+    for key, value in before.items():
+        np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
