@@ -46,10 +46,10 @@ class FTRLAUC(BaseOnlineAUC):
     coef_ : ndarray of shape (n_features,)
         The FTRL-Proximal weights after the last round.
     intercept_ : float
-        ``-coef_ @ (means_[0] + means_[1]) / 2`` once both classes are seen (else 0);
-        serves ``predict`` only (AUC ignores it).
-    means_ : ndarray of shape (2, n_features)
-        Class means (computed on access from per-class sums kept in O(k) per round).
+        ``-(mean_scores_[0] + mean_scores_[1]) / 2`` once both classes are seen (else 0):
+        the midpoint of the mean scores the two classes received online; serves
+        ``predict`` only (AUC ignores it). No per-class feature sums are kept, so the
+        state is three arrays of n_features.
     z_, sq_grad_ : ndarray of shape (n_features,)
         FTRL state: accumulated linear term and sum of squared gradients.
     mean_scores_ : ndarray of shape (2,)
@@ -94,7 +94,7 @@ class FTRLAUC(BaseOnlineAUC):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
-    _state_names = ("coef_", "z_", "sq_grad_", "class_sums_", "counts_", "mean_scores_")
+    _state_names = ("coef_", "z_", "sq_grad_", "counts_", "mean_scores_")
 
     def __init__(self, gamma=0.1, beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None):
         self.gamma = gamma
@@ -109,7 +109,6 @@ class FTRLAUC(BaseOnlineAUC):
             "coef_": np.zeros(n_features),
             "z_": np.zeros(n_features),
             "sq_grad_": np.zeros(n_features),
-            "class_sums_": np.zeros((2, n_features)),
             "counts_": np.zeros(2, dtype=np.int64),
             "mean_scores_": np.zeros(2),
         }
@@ -123,20 +122,15 @@ class FTRLAUC(BaseOnlineAUC):
         X = _as_csr(X)
         state["t_"] = _ftrl.ftrl_pass(
             X.data, X.indices, X.indptr, s, order, state["coef_"], state["z_"],
-            state["sq_grad_"], state["class_sums_"], state["counts_"], state["mean_scores_"],
+            state["sq_grad_"], state["counts_"], state["mean_scores_"],
             state["t_"], float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
 
     @property
-    def means_(self):
-        """Class means (row k for ``classes_[k]``; zeros for a class not seen yet)."""
-        return self.class_sums_ / np.maximum(self.counts_, 1)[:, None]
-
-    @property
     def intercept_(self):
-        """Midpoint of the projected class means (0 until both classes are seen)."""
+        """Midpoint of the classes' online mean scores (0 until both classes are seen)."""
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        return float(-0.5 * self.coef_ @ (self.means_[0] + self.means_[1]))
+        return float(-0.5 * (self.mean_scores_[0] + self.mean_scores_[1]))
 
     def _decision(self, X):
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

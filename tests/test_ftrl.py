@@ -20,12 +20,12 @@ def _fitted(model):
 
 
 def _state(p):
-    return dict(w=np.zeros(p), z=np.zeros(p), nsq=np.zeros(p), sums=np.zeros((2, p)),
-                N=np.zeros(2, dtype=np.int64), score=np.zeros(2))
+    return dict(w=np.zeros(p), z=np.zeros(p), nsq=np.zeros(p), N=np.zeros(2, dtype=np.int64),
+                score=np.zeros(2))
 
 
 def _args(st):
-    return (st["w"], st["z"], st["nsq"], st["sums"], st["N"], st["score"])
+    return (st["w"], st["z"], st["nsq"], st["N"], st["score"])
 
 
 def _reference(X, s, order, params, pass_fn=ref.ftrl_pass):
@@ -71,7 +71,7 @@ def test_core_equals_reference(name, X, s, params):
         assert np.abs(c["w"]).max() > 1e-3
 
 
-def _mutant_pass(X, s, order, w, z, nsq, sums, N, score, t0, l1, l2, beta, gamma):
+def _mutant_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
     """The reference with the margin sign of (F2) flipped for the negatives."""
     t = t0
     for i in order:
@@ -80,7 +80,6 @@ def _mutant_pass(X, s, order, w, z, nsq, sums, N, score, t0, l1, l2, beta, gamma
         c_own = 1 if y > 0 else 0
         f = float(w @ x)
         N[c_own] += 1
-        sums[c_own] += x
         score[c_own] += (f - score[c_own]) / N[c_own]
         p = N[1] / (N[0] + N[1])
         c = 2.0 * (1.0 - p) * (f - score[0] - 1.0) if y > 0 else 2.0 * p * (f - score[1] - 1.0)

@@ -1,8 +1,8 @@
 # cython: language_level=3
 """Typed kernel of FTRL-AUC: one ``nogil`` loop over CSR rows, O(k) per round.
 
-A round reads and writes only the k stored entries of its row: the score, the per-class
-sum, and the FTRL-Proximal update (F3)-(F5) of the touched coordinates; the weights of the
+A round reads and writes only the k stored entries of its row: the score and the
+FTRL-Proximal update (F3)-(F5) of the touched coordinates; the weights of the
 other coordinates do not change (their gradient entry is 0). The NumPy reference, one
 line per equation with the tags (F1)-(F5), is :mod:`sosl._core._ftrl_ref`.
 """
@@ -22,7 +22,7 @@ cdef inline double ftrl_weight(double z, double nsq, double l1, double l2, doubl
 
 def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
               const double[::1] s, const Py_ssize_t[::1] order, double[::1] w, double[::1] z,
-              double[::1] nsq, double[:, ::1] sums, long long[::1] N, double[::1] score,
+              double[::1] nsq, long long[::1] N, double[::1] score,
               long long t0, double l1, double l2, double beta, double gamma):
     """Run FTRL-AUC over the CSR rows ``order``; update the state in place.
 
@@ -44,8 +44,6 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
             for k in range(indptr[i], indptr[i + 1]):
                 f += w[indices[k]] * data[k]                          # score with w_t
             N[own] += 1
-            for k in range(indptr[i], indptr[i + 1]):
-                sums[own, indices[k]] += data[k]
             score[own] += (f - score[own]) / <double> N[own]
             p = <double> N[1] / <double> (N[0] + N[1])
             if y > 0:

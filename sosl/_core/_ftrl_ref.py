@@ -38,7 +38,6 @@ symbol     meaning                                     public name
 w          weights (F5)                                ``coef_``
 z          FTRL accumulated linear term (F4)           ``z_``
 nsq        sum of squared gradients n_i (F4)           ``sq_grad_``
-sums       per-class sums of the instances             (``means_ = sums / N``)
 N          per-class counts                            ``counts_``
 score      running mean score per class: (b, a)        ``mean_scores_``
 gamma      FTRL learning rate                          ``gamma``
@@ -58,7 +57,7 @@ def ftrl_weights(z, nsq, l1, l2, beta, gamma):
                     -(z - np.sign(z) * l1) / ((beta + np.sqrt(nsq)) / gamma + l2))
 
 
-def ftrl_pass(X, s, order, w, z, nsq, sums, N, score, t0, l1, l2, beta, gamma):
+def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
     """One online pass of FTRL-AUC over ``X[order]`` (state updated in place).
 
     Parameters
@@ -67,7 +66,6 @@ def ftrl_pass(X, s, order, w, z, nsq, sums, N, score, t0, l1, l2, beta, gamma):
     s : ndarray (n,) of +-1.0
     order : ndarray (m,) of intp
     w, z, nsq : ndarray (p,), weights, FTRL linear term, squared-gradient sums (updated)
-    sums : ndarray (2, p), per-class sums of the instances (updated)
     N : ndarray (2,) of int64, per-class counts (updated)
     score : ndarray (2,), running mean score of each class (row 0 negative) (updated)
     t0 : int, rounds already played
@@ -84,7 +82,6 @@ def ftrl_pass(X, s, order, w, z, nsq, sums, N, score, t0, l1, l2, beta, gamma):
         c_own = 1 if y > 0 else 0
         f = float(w @ x)                                             # score with w_t
         N[c_own] += 1
-        sums[c_own] += x
         score[c_own] += (f - score[c_own]) / N[c_own]                # running mean score
         p = N[1] / (N[0] + N[1])                                     # fraction of positives
         if y > 0:
