@@ -16,6 +16,7 @@ import numpy as np
 
 from sosl._core import _baselines as K
 from sosl._core import _baselines_ref as R
+from sosl._core._codes import OamUpdate, Schedule
 
 BUDGET = 100
 
@@ -42,11 +43,12 @@ def _call(name, mod, X, s, order, st):
     if name == "PA-I":
         return mod.pa1_pass(X, s, order, st["w"], 0, 0.1)
     if name.startswith("OAM"):
-        upd = R.OAM_SEQ if name == "OAM_seq" else R.OAM_GRA
+        upd = int(OamUpdate.OAM_SEQ if name == "OAM_seq" else OamUpdate.OAM_GRA)
         args = (X, s, order, st["w"], st["B"], st["nB"], st["N"], st["rng"], 0, 0.01, upd)
         return mod.oam_pass(*args, np.zeros(2 * p)) if mod is K else mod.oam_pass(*args)
     if name == "OL-UBAUC":
-        return mod.ubauc_pass(X, s, order, st["w"], st["c"], st["N"], 0, 0.01, -1.0)
+        return mod.ubauc_pass(X, s, order, st["w"], st["c"], st["N"], 0, 0.01,
+                              int(Schedule.STEP_INV_LAM_T), 0.0)
     if name == "AdaOAM":
         args = (X, s, order, st["w"], st["xbar"], st["Sigma"], st["N"], st["G2"], 0, 0.01,
                 0.1, 1e-8)
@@ -63,9 +65,9 @@ def _rate(name, mod, X, s, repeat, warm):
     for _ in range(repeat):
         st = _state(name, X.shape[1])
         _call(name, K, warm[0], warm[1], np.arange(warm[0].shape[0], dtype=np.intp), st)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         _call(name, mod, X, s, order, st)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return X.shape[0] / best
 
 

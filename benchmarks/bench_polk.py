@@ -1,10 +1,10 @@
 """Time per ``POLK.fit``: typed pass (inverse Gram matrix kept) vs the NumPy reference.
 
-Both backends are timed in one run on the same rows (``sosl.polk._BACKEND`` switched
-between ``"cython"`` and ``"numpy"``), and the ratio reference/typed is printed with the
-final model order, whether the two runs kept the same dictionary, their largest weight
-difference, and how many rounds the typed pass handed to the reference (numerically
-dependent atoms). Cases:
+Both are timed in one run on the same rows, in process CPU time (``POLK.fit`` and the
+reference pass :func:`sosl._core._polk_ref.polk_pass` from an empty dictionary), and the
+ratio reference/typed is printed with the final model order, whether the two runs kept
+the same dictionary, their largest weight difference, and how many rounds the typed pass
+handed to the rank-revealing round (numerically dependent atoms). Cases:
 
 * german (``SOSL_DATA_DIR`` or ``--data``), large model orders: POLK(lam=2^-6, gamma=1)
   and POLK(lam=2^-10, gamma=16). The reference is O(M^3) per round and M grows with the
@@ -21,12 +21,13 @@ Usage: ``python benchmarks/bench_polk.py [--rows 800] [--ref-rows 400] [--data D
 import argparse
 import os
 import time
+import types
 
 import numpy as np
 
 import sosl.polk
 from sosl import POLK
-from sosl._core import _polk_ref
+from sosl._core import _polk_driver, _polk_ref
 
 
 def _disc(n, p, seed):
@@ -39,23 +40,34 @@ def _disc(n, p, seed):
 
 
 def _fit(backend, params, X, y):
-    """Fit once with ``backend``; returns (seconds, model, rounds handed to the reference)."""
+    """Fit once; returns (CPU seconds, fitted attributes, rounds with dependent atoms)."""
+    if backend == "numpy":
+        m = POLK(**params)
+        s = np.where(y == 1, 1.0, -1.0)
+        kern = dict(kernel=m.kernel, gamma=m.gamma, degree=m.degree, coef0=m.coef0)
+        eps_rule = _polk_ref.EPS_PAPER if m.epsilon is None else _polk_ref.EPS_FIXED
+        t0 = time.process_time()
+        D, w, _, _, orders, _, _ = _polk_ref.polk_pass(
+            X, s, np.arange(X.shape[0], dtype=np.intp), np.zeros((0, X.shape[1])), np.zeros(0),
+            np.zeros((0, 0)), 0, m.lam, m.eta, sosl.polk._SCHEDULES[m.schedule], eps_rule,
+            0.0 if m.epsilon is None else m.epsilon, m.parsimony, sosl.polk._LOSSES[m.loss],
+            kern)
+        seconds = time.process_time() - t0
+        return seconds, types.SimpleNamespace(support_vectors_=D, dual_coef_=w,
+                                              model_orders_=orders), 0
     calls = []
-    step = _polk_ref.polk_step
+    step = _polk_driver.dependent_round
 
     def counting(*args, **kwargs):
         calls.append(1)
         return step(*args, **kwargs)
-    old = sosl.polk._BACKEND
-    sosl.polk._BACKEND = backend
-    _polk_ref.polk_step = counting
+    _polk_driver.dependent_round = counting
     try:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         model = POLK(**params).fit(X, y)
-        seconds = time.perf_counter() - t0
+        seconds = time.process_time() - t0
     finally:
-        sosl.polk._BACKEND = old
-        _polk_ref.polk_step = step
+        _polk_driver.dependent_round = step
     return seconds, model, len(calls)
 
 

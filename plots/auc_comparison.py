@@ -1,10 +1,12 @@
 """Per-dataset test AUC of every algorithm: reproduced (mean +- std) beside the paper's.
 
 Reads the ``table2_<grid>.csv`` / ``table3_<grid>.csv`` that ``python -m sosl.experiments``
-writes (:func:`sosl.experiments.report`); filled markers with error bars are ours, hollow
-markers the published values. ``--quick`` first runs a tiny protocol (1 x 2 folds, quick
-grid, OAUC-M and OAUC-S) on fourclass if ``$SOSL_DATA_DIR`` has it, else on breast cancer
-(which has no published value).
+writes (:func:`sosl.experiments.report`) in the runner's default result directory
+(``results``) unless ``--results`` names another; without ``--grid`` it takes the grid whose
+tables are there (the most recently written if there are several). Filled markers with
+error bars are ours, hollow markers the published values. ``--quick`` first runs a tiny
+protocol (1 x 2 folds, quick grid, OAUC-M and OAUC-S) on fourclass if ``$SOSL_DATA_DIR``
+has it, else on breast cancer (which has no published value).
 """
 
 import csv
@@ -12,7 +14,8 @@ import sys
 from pathlib import Path
 
 from sosl import datasets as ds
-from sosl.experiments import run_experiment
+from sosl.experiments import GRIDS, run_experiment
+from sosl.experiments.runner import DEFAULT_OUT
 
 from ._common import parser, plt, save
 
@@ -27,20 +30,42 @@ def _read(results, grid):
     return recs
 
 
+def _grids_with_tables(results):
+    """Grids with a table2/3 CSV in ``results``, the most recently written first."""
+    found = {}
+    for f in Path(results).glob("table[23]_*.csv"):
+        grid = f.stem.split("_", 1)[1]
+        if grid in GRIDS:
+            found[grid] = max(found.get(grid, 0.0), f.stat().st_mtime)
+    return sorted(found, key=found.get, reverse=True)
+
+
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--results", default="results/coarse", help="directory of a runner output")
-    p.add_argument("--grid", default="coarse")
+    p.add_argument("--results", default=DEFAULT_OUT,
+                   help=f"directory of a runner output (default: {DEFAULT_OUT}, the runner's)")
+    p.add_argument("--grid", default=None, choices=sorted(GRIDS),
+                   help="grid of the tables to plot (default: the one found in --results, "
+                        "the newest if several)")
     args = p.parse_args(argv)
     if args.quick:
         name = "fourclass" if "fourclass" in ds.available_datasets() else "default"
         args.results, args.grid = str(Path(args.out) / "_quick_run"), "quick"
-        run_experiment([name], ["OAUC-M", "OAUC-S"], grid="quick", out=args.results, seed=args.seed,
-                       n_repeats=1, n_folds=2, inner_folds=2, progress=False)
+        run_experiment([name], ["OAUC-M", "OAUC-S"], grid="quick", out=args.results,
+                       seed=args.seed, n_repeats=1, n_folds=2, inner_folds=2, progress=False,
+                       log=lambda *_: None)
+    if args.grid is None:
+        grids = _grids_with_tables(args.results)
+        if not grids:
+            p.exit(2, f"{p.prog}: error: no table2_<grid>.csv / table3_<grid>.csv in "
+                      f"{args.results}; run python -m sosl.experiments first\n")
+        args.grid = grids[0]
     recs = _read(args.results, args.grid)
     if not recs:
-        sys.exit(f"no table2_{args.grid}.csv / table3_{args.grid}.csv in {args.results}; "
-                 "run python -m sosl.experiments first")
+        others = ", ".join(_grids_with_tables(args.results)) or "none"
+        p.exit(2, f"{p.prog}: error: no table2_{args.grid}.csv / table3_{args.grid}.csv in "
+                  f"{args.results} (grids with tables there: {others}); run "
+                  "python -m sosl.experiments first\n")
     dsets = list(dict.fromkeys(r["dataset"] for r in recs))
     algos = list(dict.fromkeys(r["algorithm"] for r in recs))
     width = 0.8 / len(algos)

@@ -23,7 +23,8 @@ from ._common import parser, plt, save
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--dataset", default="default",
-                   help="'default' (breast cancer), 'synthetic' or a registry name ($SOSL_DATA_DIR)")
+                   help="'default' (breast cancer), 'synthetic' or a registry name "
+                        "($SOSL_DATA_DIR)")
     p.add_argument("--algorithms", nargs="+", default=None)
     args = p.parse_args(argv)
     X, y = get_data(args.dataset)

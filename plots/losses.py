@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from sosl._core._linear_ref import psi_m, psi_s
+from sosl._core._losses_ref import psi_m, psi_s
 
 from ._common import parser, plt, save
 

@@ -1,11 +1,11 @@
 """Regret of OAUC-M (step 1/(lam t)) vs T, with the 18(1 + ln T)/lam bound of Theorem 6.
 
-The numbers come from :func:`verify.theorem6_regret.regret_curve` (comparator solved to a
+The numbers come from :func:`verify._regret.regret_curve` (comparator solved to a
 certified tolerance; the plotted regret is an upper estimate of the true regret). Streams:
 breast cancer and, when ``$SOSL_DATA_DIR`` has them, fourclass and diabetes, scaled to
 [-1, 1], shuffled with ``--seed`` and divided by the largest row norm (Theorem 6 assumes
 ||x|| <= 1). Solid: regret; dashed: 18(1 + ln T)/lam; dotted: the sharpened 8(1 + ln T)/lam
-that verify establishes (when provided). Log-x axis; symmetric-log y axis, since a
+that verify establishes. Log-x axis; symmetric-log y axis, since a
 regret can be negative (the moving learner beats the best fixed w).
 """
 
@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from sosl import datasets as ds
+from verify import _regret
 
 from ._common import parser, plt, save
 
@@ -21,11 +22,6 @@ from ._common import parser, plt, save
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     args = p.parse_args(argv)
-    try:
-        from verify.theorem6_regret import regret_curve
-    except ImportError as err:
-        print(f"plots.regret skipped: verify.theorem6_regret.regret_curve is not available ({err})")
-        return []
     names = ["default"] + [d for d in ("fourclass", "diabetes") if d in ds.available_datasets()]
     if args.quick:
         names, lams, n_max, n_T = names[:1], (0.1,), 150, 5
@@ -45,12 +41,12 @@ def main(argv=None):
         X, y = X[:n_max], y[:n_max]
         T_grid = np.unique(np.geomspace(10, X.shape[0], n_T).round().astype(int))
         for i, lam in enumerate(lams):
-            r = regret_curve(X, y, lam, T_grid)
+            r = _regret.regret_curve(X, y, lam, T_grid)
             c = f"C{i}"
             ax.plot(r["T"], r["regret"], c, marker=".", label=f"regret, lam={lam:g}")
-            ax.plot(r["T"], r["bound18"], c, ls="--", lw=1, label="18(1+ln T)/lam" if i == 0 else None)
-            if "bound8" in r:
-                ax.plot(r["T"], r["bound8"], c, ls=":", lw=1, label="8(1+ln T)/lam" if i == 0 else None)
+            ax.plot(r["T"], r["bound18"], c, ls="--", lw=1,
+                    label="18(1+ln T)/lam" if i == 0 else None)
+            ax.plot(r["T"], r["bound8"], c, ls=":", lw=1, label="8(1+ln T)/lam" if i == 0 else None)
             ratio = np.max(r["regret"] / r["bound18"])
             print(f"{name:10s} lam={lam:<5g} T={r['T'][-1]}  regret {r['regret'][-1]:.4g}  "
                   f"bound18 {r['bound18'][-1]:.4g}  max ratio {ratio:.3g}")

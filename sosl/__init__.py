@@ -12,10 +12,10 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
   :mod:`sosl.komp`).
 """
 
-from .linear import OAUCM, OAUCS
-from .kernel import OKAUCM, OKAUCS
 from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
+from .kernel import OKAUCM, OKAUCS
 from .koil import KOIL
+from .linear import OAUCM, OAUCS
 from .polk import POLK
 
 __version__ = "0.1.0"

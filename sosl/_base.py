@@ -44,6 +44,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._core._calibration import platt_steps
+from ._core._calibration_ref import sigmoid
+
 __all__ = ["BaseOnlineAUC", "check_scalar_param"]
 
 
@@ -126,8 +129,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
     _state_names: tuple = ()
-    #: whether the typed pass reads CSR input directly
-    _sparse_input: bool = False
+    #: sparse input: True, the typed pass reads CSR rows; "blocks", accepted and densified
+    #: a block of rows at a time (for learners whose state is dense per feature anyway);
+    #: False, refused with TypeError
+    _sparse_input = False
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -256,9 +261,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         self._check_hyper(fitted=True)
         X = self._validate_X(X, reset=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = self._decision(X)
-        return self._finite_scores(scores)
+        return self._finite_scores(self._raw_scores(X))
 
     def predict(self, X):
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
@@ -295,26 +298,27 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
                                  "the first call to learn_one")
-            self.partial_fit(np.asarray(x, dtype=np.float64).reshape(1, -1), np.asarray([y]),
-                             classes=classes)
+            row = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
+            self.partial_fit(row, np.asarray([y]), classes=classes)
             return
         if classes is not None:
             self._check_same_classes(classes)
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
 
     def score_one(self, x) -> float:
-        """Decision value of one instance (as ``decision_function`` on one row)."""
+        """Decision value of one instance: ``decision_function`` on one row (up to the order
+        in which a learner's typed path sums the products)."""
         check_is_fitted(self, "classes_")
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
+            self.__dict__.pop("_stepper_", None)
         x = self._validate_row(x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = self._decision(x.reshape(1, -1))
-        return float(self._finite_scores(scores)[0])
+        return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
 
     def predict_one(self, x):
         """Predicted label of one instance."""
@@ -338,14 +342,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        _check_binary(y, classes)
         if classes.shape[0] != 2:
+            _check_binary(y, classes)
             raise ValueError(
                 f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
                 f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
             )
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y), fresh=True)
+        self._learn(X, self._signs(y, known=True), fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -369,13 +373,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y), fresh=first)
+        self._learn(X, self._signs(y, known=first), fresh=first)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
         state = self._init_state(n_features)
         state["t_"] = 0
         state["n_seen_"] = 0
+        state["calibration_"] = np.array([1.0, 1.0])     # [A, H] of the Platt scaling
+        self.__dict__.pop("_stepper_", None)
         for name, value in state.items():
             setattr(self, name, value)
         self.classes_ = classes
@@ -422,7 +428,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
                                  ensure_min_samples=1)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
+            check_classification_targets(y)
         return X, y
 
     def _validate_row(self, x):
@@ -453,20 +460,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"label {y!r} is not one of classes_ "
                              f"{self.classes_.tolist()}") from None
 
-    def _signs(self, y):
-        classes = self.classes_
+    def _signs(self, y, known=False):
+        """+1 for ``classes_[1]``, -1 for ``classes_[0]``; unknown labels raise."""
+        c0, c1 = self.classes_
         if y.shape[0] == 1:
-            if y[0] == classes[1]:
+            if y[0] == c1:
                 return np.ones(1)
-            if y[0] == classes[0]:
+            if y[0] == c0:
                 return -np.ones(1)
-        self._check_known(y, classes)
-        return np.where(y == classes[1], 1.0, -1.0)
+        pos = y == c1
+        if not known:
+            self._check_known(y, self.classes_, pos)
+        return np.where(pos, 1.0, -1.0)
 
     @staticmethod
-    def _check_known(y, classes):
-        unknown = np.setdiff1d(np.unique(y), np.asarray(classes))
-        if unknown.size:
+    def _check_known(y, classes, pos=None):
+        c0, c1 = classes
+        ok = (y == c1 if pos is None else pos) | (y == c0)
+        if not np.all(ok):
+            unknown = np.unique(np.asarray(y)[~np.asarray(ok, dtype=bool)])
             raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
                              f"{np.asarray(classes).tolist()}")
 
@@ -483,28 +495,96 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """One pass over validated rows; copies only what ``_backup_names`` names.
 
         ``fresh``: the state was created in this call, so the old one is restored by the
-        transaction on failure and nothing needs copying.
+        transaction on failure and nothing needs copying. The Platt scaling of
+        ``predict_proba`` learns from the scores of the model *before* this call
+        (prequential); a fresh model has none, so it learns from the scores of the model
+        after the pass (in-sample).
         """
         if order is None:
             order = np.arange(X.shape[0], dtype=np.intp)
+        pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else set(self._backup_names(X))
         state: dict[str, Any] = {}
-        for name in self._state_names + ("t_", "n_seen_"):
+        for name in self._state_names + ("t_", "n_seen_", "calibration_"):
             value = getattr(self, name)
-            if isinstance(value, np.ndarray) and name in backup:
+            if isinstance(value, np.ndarray) and (name in backup or name == "calibration_"):
                 value = value.copy()
             state[name] = value
-        self._run_pass(state, X, s, order)
+        if self._sparse_input == "blocks" and sp.issparse(X):
+            for rows in _blocks(order, X.shape[1]):
+                self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
+                               np.arange(rows.shape[0], dtype=np.intp))
+        else:
+            self._run_pass(state, X, s, order)
         state["n_seen_"] += X.shape[0]
         for name, value in state.items():
-            if not _all_finite(value):
+            if (name in backup or fresh or not isinstance(value, np.ndarray)) \
+                    and not _all_finite(value):
                 raise FloatingPointError(
                     f"{type(self).__name__}: the state '{name}' became non-finite during the "
                     "pass (the step size is probably too large for this data; try a smaller "
                     "eta or a larger lam, or scale the features). The model was left unchanged."
                 )
+        self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         for name, value in state.items():
             setattr(self, name, value)
+        f = self._raw_scores(X) if pre is None else pre
+        keep = np.isfinite(f[order])
+        platt_steps(np.ascontiguousarray(f[order][keep]), np.ascontiguousarray(s[order][keep]),
+                    self.calibration_)
+
+    def _raw_scores(self, X):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._scores(X)
+
+    def _scores(self, X):
+        """``_decision`` on validated rows, densified block by block for "blocks" learners."""
+        if self._sparse_input == "blocks" and sp.issparse(X):
+            out = np.empty(X.shape[0])
+            for rows in _blocks(np.arange(X.shape[0], dtype=np.intp), X.shape[1]):
+                out[rows] = self._decision(X[rows].toarray())
+            return out
+        return np.asarray(self._decision(X), dtype=np.float64).ravel()
+
+    def predict_proba(self, X):
+        """Probability of each class, from an online Platt scaling of the score.
+
+        ``P(classes_[1] | x) = sigmoid(A f(x))`` with f the decision function and A > 0 a
+        slope learned prequentially: every ``partial_fit``/``learn_one`` call first scores
+        its rows with the model as it was, then takes one Newton step per row on their
+        logistic loss (a quadratic prior of the accumulated curvature keeps the steps
+        small as evidence grows, see ``sosl._core._calibration``). ``fit`` (and the first
+        ``partial_fit``) have no earlier model, so they learn A from the scores of the
+        model after the pass. The scaling has no offset of its own, so the most probable
+        class is always the one ``predict`` gives.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        f = self.decision_function(X)
+        p1 = sigmoid(self.calibration_[0] * f)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (computed without underflow)."""
+        f = self.decision_function(X)
+        u = self.calibration_[0] * f
+        return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
+
+    def predict_proba_one(self, x) -> dict:
+        """``{label: probability}`` of one instance (river's convention)."""
+        f = self.score_one(x)
+        p1 = float(sigmoid(self.calibration_[0] * f))
+        return {self.classes_[0].item() if hasattr(self.classes_[0], "item")
+                else self.classes_[0]: 1.0 - p1,
+                self.classes_[1].item() if hasattr(self.classes_[1], "item")
+                else self.classes_[1]: p1}
 
     def _finite_scores(self, scores):
         if not np.isfinite(scores).all():
@@ -514,11 +594,23 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             )
         return scores
 
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+        return state
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = self._sparse_input
+        tags.input_tags.sparse = bool(self._sparse_input)
         return tags
+
+
+def _blocks(order, n_features, max_values=1 << 21):
+    """Consecutive pieces of ``order`` of at most ~16 MB once densified."""
+    step = max(1, max_values // max(n_features, 1))
+    for a in range(0, order.shape[0], step):
+        yield order[a:a + step]
 
 
 def _same(a, b) -> bool:

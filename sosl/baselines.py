@@ -12,26 +12,72 @@ All share the API of :class:`sosl.OAUCM`: one online pass per ``fit``/``partial_
 in the order given, ``classes_[1]`` positive, transactional state, pickling mid-stream.
 Each runs a typed kernel of :mod:`sosl._core._baselines` beside its NumPy reference in
 :mod:`sosl._core._baselines_ref`.
+
+Sparse input: Perceptron, PA-I, OL-UBAUC, SOLAM and OAM accept scipy.sparse matrices in
+``fit``, ``partial_fit``, ``decision_function`` and ``learn_one`` (converted once to CSR)
+and learn the same model as from the same rows given dense (up to rounding, tested at
+rtol 1e-12). Perceptron, PA-I, OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row instead
+of O(p): their weights are held as a scale times a vector during a pass, so the shrinkage
+of OL-UBAUC and the projection of SOLAM multiply one number, and SOLAM's average of the
+iterates is updated only on the row's columns. A call still does O(p) work once (copying
+the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM
+keeps dense buffers and its O(buffer_size p) step. AdaOAM (O(p^2) state) refuses sparse
+input.
+
+Rows so large that a score w.x, a squared norm or a scalar of the state is not finite in
+double precision raise ``FloatingPointError`` (in training and in scoring) and leave the
+model as it was.
 """
 
-import numpy as np
-from sklearn.utils import check_random_state
+from numbers import Integral, Real
 
-from ._base import BaseOnlineAUC, check_scalar_param
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseOnlineAUC
 from ._core import _baselines
-from ._core._baselines_ref import OAM_GRA, OAM_SEQ
+from ._core._codes import OamUpdate, Schedule
 
 __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
 
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NON_NEGATIVE = Interval(Real, 0, None, closed="left")
+_COMMON = {"shuffle": ["boolean"], "random_state": ["random_state"]}
+
 
 class _LinearBaseline(BaseOnlineAUC):
-    """Scores ``X @ coef_ + intercept_``; subclasses define the state and the pass."""
+    """Scores ``X @ coef_ + intercept_``; subclasses define the state and ``_pass``.
 
-    def _validate_params_(self):
-        pass
+    The learners with ``_sparse_input = True`` receive CSR matrices in ``_pass`` and run
+    the ``*_pass_csr`` kernels on them.
+    """
+
+    _parameter_constraints: dict = dict(_COMMON)
+    #: state arrays the pass writes in place (the others are replaced after the pass)
+    _in_place_names: tuple | None = None
+
+    def _pass(self, state, X, s, order):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _backup_names(self, X):
+        # t_ == 0 only for a state created by the current call (every committed state has
+        # seen a row): if the pass fails, the call's transaction discards it whole
+        if self.t_ == 0:
+            return ()
+        return self._state_names if self._in_place_names is None else self._in_place_names
+
+    def _run_pass(self, state, X, s, order):
+        try:
+            self._pass(state, X, s, order)
+        except FloatingPointError as err:
+            raise FloatingPointError(f"{type(self).__name__}: {err}. The model was left "
+                                     "unchanged.") from None
 
     def _decision(self, X):
-        return X @ self.coef_ + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):   # the base refuses non-finite
+            return X @ self.coef_ + self.intercept_
 
 
 class Perceptron(_LinearBaseline):
@@ -65,7 +111,8 @@ class Perceptron(_LinearBaseline):
     Notes
     -----
     Equal to ``sklearn.linear_model.Perceptron(fit_intercept=False, shuffle=False,
-    max_iter=1, tol=None)`` on the same rows (tested). Cost per round O(p), memory O(p).
+    max_iter=1, tol=None)`` on the same rows (tested). Cost per round O(p), memory O(p);
+    O(nnz(x_t)) per round on sparse rows.
 
     References
     ----------
@@ -82,6 +129,8 @@ class Perceptron(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_")
+    _parameter_constraints: dict = dict(_COMMON)
+    _sparse_input = True
 
     def __init__(self, shuffle=False, random_state=None):
         self.shuffle = shuffle
@@ -90,8 +139,12 @@ class Perceptron(_LinearBaseline):
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0}
 
-    def _run_pass(self, state, X, s, order):
-        state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
+    def _pass(self, state, X, s, order):
+        if sp.issparse(X):
+            state["t_"] = _baselines.perceptron_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                         state["coef_"], state["t_"])
+        else:
+            state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
 
 
 class PAI(_LinearBaseline):
@@ -125,7 +178,8 @@ class PAI(_LinearBaseline):
     A row with ``x_t = 0`` gives no direction and is skipped (as scikit-learn does).
     Equal to scikit-learn's PA-I (``SGDClassifier(loss='hinge', penalty=None,
     learning_rate='pa1', eta0=C, fit_intercept=False, shuffle=False, max_iter=1)``) on
-    the same rows (tested). Cost per round O(p), memory O(p).
+    the same rows (tested). Cost per round O(p), memory O(p); O(nnz(x_t)) per round on
+    sparse rows.
 
     References
     ----------
@@ -142,24 +196,27 @@ class PAI(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_")
+    _parameter_constraints: dict = {**_COMMON, "C": [_POSITIVE]}
+    _sparse_input = True
 
     def __init__(self, C=1.0, shuffle=False, random_state=None):
         self.C = C
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.C, "C", low=0.0)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0}
 
-    def _run_pass(self, state, X, s, order):
-        state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
-                                          float(self.C))
+    def _pass(self, state, X, s, order):
+        if sp.issparse(X):
+            state["t_"] = _baselines.pa1_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                  state["coef_"], state["t_"], float(self.C))
+        else:
+            state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
+                                              float(self.C))
 
 
-_OAM_UPDATES = {"seq": OAM_SEQ, "gra": OAM_GRA}
+_OAM_UPDATES = {"seq": int(OamUpdate.OAM_SEQ), "gra": int(OamUpdate.OAM_GRA)}
 
 
 class OAM(_LinearBaseline):
@@ -221,6 +278,9 @@ class OAM(_LinearBaseline):
     (written identically in the kernel and the NumPy reference). A pair whose difference
     ``x_t - x`` is 0 (a duplicate) is skipped by the sequential update. Cost per round
     O(buffer_size p), memory O(buffer_size p).
+    Sparse rows are accepted and scattered into a dense work vector, with the same
+    result as the dense rows; the buffers stay dense, so the cost and the memory remain
+    O(buffer_size p) (2 x 100 x 2^20 doubles, 1.6 GiB, for hashed text at p = 2^20).
 
     References
     ----------
@@ -240,6 +300,10 @@ class OAM(_LinearBaseline):
 
     _state_names = ("coef_", "intercept_", "buffers_", "buffer_fill_", "counts_",
                     "rng_state_")
+    _parameter_constraints: dict = {
+        **_COMMON, "C": [_POSITIVE], "update": [StrOptions(set(_OAM_UPDATES))],
+        "buffer_size": [Interval(Integral, 1, None, closed="left")]}
+    _sparse_input = True
 
     def __init__(self, C=1.0, update="seq", buffer_size=100, shuffle=False,
                  random_state=None):
@@ -249,12 +313,8 @@ class OAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.C, "C", low=0.0)
-        check_scalar_param(self.buffer_size, "buffer_size", low=1, include_low=True,
-                           integer=True)
-        if not isinstance(self.update, str) or self.update not in _OAM_UPDATES:
-            raise ValueError(f"update must be 'seq' or 'gra', got {self.update!r}")
+    def _layout(self):
+        return {"buffer_size": int(self.buffer_size), "update": _OAM_UPDATES[self.update]}
 
     def _init_state(self, n_features):
         seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
@@ -262,23 +322,21 @@ class OAM(_LinearBaseline):
         return {
             "coef_": np.zeros(n_features),
             "intercept_": 0.0,
-            "buffers_": np.zeros((2, int(self.buffer_size), n_features)),
+            "buffers_": np.zeros((2, self._layout()["buffer_size"], n_features)),
             "buffer_fill_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
             "rng_state_": np.array([seed], dtype=np.uint64),
         }
 
-    def _run_pass(self, state, X, s, order):
-        self._validate_params_()
-        if state["buffers_"].shape[1] != self.buffer_size:
-            raise ValueError(
-                f"buffer_size={self.buffer_size} differs from the fitted buffers' size "
-                f"{state['buffers_'].shape[1]}; call fit to start again with a new size")
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
-        state["t_"] = _baselines.oam_pass(
-            X, s, order, state["coef_"], state["buffers_"], state["buffer_fill_"],
-            state["counts_"], state["rng_state_"], state["t_"], float(self.C),
-            _OAM_UPDATES[self.update], np.zeros(2 * p))
+        args = (state["coef_"], state["buffers_"], state["buffer_fill_"], state["counts_"],
+                state["rng_state_"], state["t_"], float(self.C), self._layout_["update"])
+        if sp.issparse(X):
+            state["t_"] = _baselines.oam_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                  *args, np.zeros(3 * p))
+        else:
+            state["t_"] = _baselines.oam_pass(X, s, order, *args, np.zeros(2 * p))
         state["intercept_"] = self._threshold(state)
 
     @staticmethod
@@ -287,8 +345,9 @@ class OAM(_LinearBaseline):
         if np.any(fill == 0):
             return 0.0
         B = state["buffers_"]
-        mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
-        return float(-state["coef_"] @ mid)
+        with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
+            mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
+            return float(-state["coef_"] @ mid)
 
 
 class OLUBAUC(_LinearBaseline):
@@ -338,6 +397,11 @@ class OLUBAUC(_LinearBaseline):
     per term, linear cost, a threshold learned with w) and is the version implemented.
     Its AUC figures are therefore not those of the paper's OL-UBAUC column.
 
+    On sparse rows the shrinkage ``w <- (1 - eta_t lam) w`` is applied lazily through a
+    scale factor (``w = a u``, folded back into u when |a| < 1e-9), so a round costs
+    O(nnz(x_t)); the threshold c is a scalar and the class counts are all the class
+    statistics the learner keeps.
+
     References
     ----------
     S. Lyu, Y. Ying. A univariate bound of area under ROC. arXiv:1804.05981, 2018.
@@ -355,6 +419,8 @@ class OLUBAUC(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "threshold_", "counts_")
+    _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
+    _sparse_input = True
 
     def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
         self.lam = lam
@@ -362,21 +428,28 @@ class OLUBAUC(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
-        check_scalar_param(self.eta, "eta", low=0.0, allow_none=True)
+    def _check_params(self):
         if self.eta is None and self.lam == 0:
-            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+            raise ValueError(f"{type(self).__name__}: lam must be > 0 when eta is None "
+                             "(the step is 1/(lam t))")
+
+    def _layout(self):
+        return {"schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
+                                else Schedule.STEP_CONSTANT)}
 
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "threshold_": np.zeros(1), "counts_": np.zeros(2, dtype=np.int64)}
 
-    def _run_pass(self, state, X, s, order):
-        eta = -1.0 if self.eta is None else float(self.eta)
-        state["t_"] = _baselines.ubauc_pass(X, s, order, state["coef_"], state["threshold_"],
-                                            state["counts_"], state["t_"], float(self.lam),
-                                            eta)
+    def _pass(self, state, X, s, order):
+        eta = 0.0 if self.eta is None else float(self.eta)
+        args = (state["coef_"], state["threshold_"], state["counts_"], state["t_"],
+                float(self.lam), self._layout_["schedule"], eta)
+        if sp.issparse(X):
+            state["t_"] = _baselines.ubauc_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                    *args)
+        else:
+            state["t_"] = _baselines.ubauc_pass(X, s, order, *args)
         state["intercept_"] = float(-state["threshold_"][0])
 
 
@@ -392,7 +465,8 @@ class SOLAM(_LinearBaseline):
     p the fraction of positives. Each round takes one projected stochastic gradient
     step, descent in v = (w, a, b) and ascent in alpha, with gamma_t = eta / sqrt(t)
     and the running estimate of p; the model is the gamma-weighted average of the
-    iterates. O(p) time and memory per round.
+    iterates. O(p) time and memory per round; O(nnz(x_t)) time per round on sparse rows
+    (see Notes).
 
     Parameters
     ----------
@@ -431,6 +505,13 @@ class SOLAM(_LinearBaseline):
     scaled) and the initial point is v = 0, alpha = 0, which the paper leaves free.
     p is estimated by the fraction of positives seen so far, including the current one.
 
+    On sparse rows the pass keeps ``w = a u`` and the gamma-weighted sum of the iterates
+    as ``c u - Q`` (scalars a, c; vectors u, Q changed only on the row's columns), so
+    neither the average nor the projection onto ``||w|| <= R`` touches all p weights; the
+    model is the same as on dense rows up to rounding. SOLAM keeps no per-feature class
+    statistics (its class statistics a, b are the mean scores), so nothing else in a
+    round depends on p.
+
     References
     ----------
     Y. Ying, L. Wen, S. Lyu. Stochastic online AUC maximization. NeurIPS 29, 2016.
@@ -448,6 +529,9 @@ class SOLAM(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+    _in_place_names = ("v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+    _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
+    _sparse_input = True
 
     def __init__(self, eta=1.0, radius=10.0, shuffle=False, random_state=None):
         self.eta = eta
@@ -455,21 +539,21 @@ class SOLAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.eta, "eta", low=0.0)
-        check_scalar_param(self.radius, "radius", low=0.0)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "v_": np.zeros(n_features + 2), "v_avg_": np.zeros(n_features + 2),
                 "alpha_": np.zeros(2), "step_sum_": np.zeros(1),
                 "counts_": np.zeros(2, dtype=np.int64)}
 
-    def _run_pass(self, state, X, s, order):
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
-        state["t_"] = _baselines.solam_pass(
-            X, s, order, state["v_"], state["v_avg_"], state["alpha_"], state["step_sum_"],
-            state["counts_"], state["t_"], float(self.eta), float(self.radius))
+        args = (state["v_"], state["v_avg_"], state["alpha_"], state["step_sum_"],
+                state["counts_"], state["t_"], float(self.eta), float(self.radius))
+        if sp.issparse(X):
+            state["t_"] = _baselines.solam_pass_csr(X.data, X.indices, X.indptr, s, order,
+                                                    *args, np.empty(2 * p))
+        else:
+            state["t_"] = _baselines.solam_pass(X, s, order, *args)
         state["coef_"] = state["v_avg_"][:p].copy()
         state["intercept_"] = float(-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1]))
 
@@ -542,6 +626,10 @@ class AdaOAM(_LinearBaseline):
     """
 
     _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
+    _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE],
+                                    "delta": [_NON_NEGATIVE]}
+    #: sparse rows are densified a block at a time: the p x p state is dense anyway
+    _sparse_input = "blocks"
 
     def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None):
         self.lam = lam
@@ -550,18 +638,13 @@ class AdaOAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=True)
-        check_scalar_param(self.eta, "eta", low=0.0)
-        check_scalar_param(self.delta, "delta", low=0.0, include_low=True)
-
     def _init_state(self, n_features):
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "means_": np.zeros((2, n_features)),
                 "covariances_": np.zeros((2, n_features, n_features)),
                 "counts_": np.zeros(2, dtype=np.int64), "grad_sq_": np.zeros(n_features)}
 
-    def _run_pass(self, state, X, s, order):
+    def _pass(self, state, X, s, order):
         p = X.shape[1]
         state["t_"] = _baselines.adaoam_pass(
             X, s, order, state["coef_"], state["means_"], state["covariances_"],
@@ -571,4 +654,5 @@ class AdaOAM(_LinearBaseline):
             state["intercept_"] = 0.0
         else:
             mid = 0.5 * (state["means_"][0] + state["means_"][1])
-            state["intercept_"] = float(-state["coef_"] @ mid)
+            with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
+                state["intercept_"] = float(-state["coef_"] @ mid)

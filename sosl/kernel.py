@@ -4,26 +4,32 @@ Section 5 of Luo, Cheng & Zhang (Algorithms 2-4, eqs. 20-28). The classifier is 
 expansion over a positive and a negative buffer of support vectors; the loss of x_t
 compares f_t(x_t) with the mean and variance of f_t over the buffer of the other class.
 The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass`.
+:func:`sosl._core._kernel_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
+:func:`sosl._core._kbudget.komp_policy_pass` (reference :mod:`sosl._core._kbudget_ref`).
+The two budget policies keep different state; the estimator picks the adapter
+(``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
+fitted model is refused rather than read into the other policy's arrays.
 """
 
-import numpy as np
+from numbers import Integral, Real
 
-from ._base import BaseOnlineAUC, check_scalar_param
-from ._core import _kernel
-from ._core._kernel_ref import LOSS_M, LOSS_S, TRANSFER_MIN_ABS, TRANSFER_OPTIMAL
-from .kernels import budget_pair, kernel_matrix, validate_kernel_params
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseOnlineAUC
+from ._core import _kbudget, _kernel
+from ._core._codes import Loss, Schedule, Transfer
+from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
 #: weight-transfer rule name -> code of the pass (eq. 28)
-TRANSFER_CODES = {"optimal": TRANSFER_OPTIMAL, "min_abs": TRANSFER_MIN_ABS}
-BUDGET_POLICIES = ("fifo", "komp")
-_FIFO_STATE = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
-_KOMP_STATE = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
-               "pool_age_", "capacity_", "counts_", "komp_budget_")
-#: with budget_policy="komp", KOMP runs every KOMP_PERIOD rounds (rounds t = 0 mod period)
+TRANSFER_CODES = {"optimal": int(Transfer.TRANSFER_OPTIMAL),
+                  "min_abs": int(Transfer.TRANSFER_MIN_ABS)}
+#: with budget_policy="komp", KOMP runs after the rounds t = 0 mod KOMP_PERIOD
 KOMP_PERIOD = 10
+#: error budget epsilon of budget_policy="komp" when epsilon=None
+KOMP_EPSILON = 0.01
 
 
 def _grow(state, caps_new):
@@ -45,178 +51,45 @@ def _grow(state, caps_new):
     return out
 
 
-def _komp_pass(est, state, X, s, order):
-    """``budget_policy="komp"``: Algorithm 2 with a KOMP-compressed expansion (NumPy, per round).
+class _FifoBuffers:
+    """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_kernel.kernel_pass``."""
 
-    The *pool* holds every vector that is in a comparison buffer or in the expansion of f
-    (weight != 0), with its Gram matrix and f on it. Round t: eqs. (20)-(27) exactly as
-    in the FIFO pass (the comparison set S_t is the opposite comparison buffer); x_t joins
-    the pool and its comparison buffer; a full buffer releases its oldest vector from the
-    buffer only (its weight stays in f); then :func:`sosl.komp.komp_prune` compresses the
-    expansion; pool vectors that are in no buffer and carry no weight are dropped. KOMP
-    runs every ``KOMP_PERIOD`` rounds with the error budget epsilon * (sum of eta_t since
-    its last run): the same total error budget as a run every round with budget
-    epsilon * eta_t, at about a tenth of the cost.
-    """
-    from .komp import komp_prune                          # C2's reusable KOMP
-    from ._core._kernel_ref import kernel_row, loss_coefficients
-    code, gamma, degree, coef0 = est._kernel_args()
-    lam = float(est.lam)
-    eps = 0.01 if est.epsilon is None else float(est.epsilon)
-    caps = state["capacity_"]
-    Z, G, beta, f = state["pool_x_"], state["pool_gram_"], state["pool_beta_"], state["pool_f_"]
-    buf, lab, age = state["pool_buf_"], state["pool_label_"], state["pool_age_"]
-    t = state["t_"]
-    acc = float(state["komp_budget_"])
-    for i in order:
-        t += 1
-        x, y = X[i], s[i]
-        own = 1 if y > 0 else 0
-        eta_t = float(est.eta) if est.eta is not None else 1.0 / (lam * t)
-        kx = kernel_row(Z, x, code, gamma, degree, coef0)
-        kxx = float(kernel_row(x[None, :], x, code, gamma, degree, coef0)[0])
-        fx = float(beta @ kx)                                              # eq. (20)
-        S = np.flatnonzero(buf == 1 - own)
-        decay = 1.0 - lam * eta_t                                          # eq. (22)
-        a_new, d = 0.0, np.zeros(0)
-        if S.size:
-            mu = f[S].mean()                                               # eq. (21)
-            s2 = ((f[S] - mu) ** 2).mean()
-            b = 1.0 - y * (fx - mu)                                        # eq. (23)
-            a_new, d = loss_coefficients(est._loss, y, eta_t, b, s2, f[S], mu)   # (26)/(27)
-        f = decay * f + d @ G[S] + a_new * kx
-        fx = decay * fx + d @ kx[S] + a_new * kxx
-        beta = decay * beta
-        beta[S] += d
-        # x_t joins the pool and its comparison buffer (FIFO on the buffer only)
-        Z = np.vstack([Z, x])
-        G = np.block([[G, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
-        beta, f = np.r_[beta, a_new], np.r_[f, fx]
-        buf, lab, age = np.r_[buf, own], np.r_[lab, own], np.r_[age, t]
-        mine = np.flatnonzero(buf == own)
-        if mine.size > caps[own]:
-            buf[mine[np.argmin(age[mine])]] = -1
-        # KOMP on the expansion, error budget epsilon * (sum of eta_t since the last run)
-        acc += eps * eta_t
-        if t % KOMP_PERIOD:
-            continue
-        D = np.flatnonzero(beta != 0.0)
-        budget, acc = acc, 0.0
-        if D.size:
-            kept, w = komp_prune(G[np.ix_(D, D)], beta[D], budget)
-            if kept.size < D.size:
-                beta[D] = 0.0
-                beta[D[kept]] = w
-                f = G[:, D[kept]] @ w
-        live = (buf >= 0) | (beta != 0.0)
-        if not live.all():
-            Z, G, beta, f = Z[live], G[np.ix_(live, live)], beta[live], f[live]
-            buf, lab, age = buf[live], lab[live], age[live]
-    state.update(pool_x_=Z, pool_gram_=G, pool_beta_=beta, pool_f_=f, pool_buf_=buf,
-                 pool_label_=lab, pool_age_=age, t_=t, komp_budget_=acc,
-                 counts_=np.array([np.sum(buf == 0), np.sum(buf == 1)], dtype=np.int64))
+    names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
+    kernel_arrays = ("gram_buf_", "f_buf_")
 
-
-class _KernelSOSL(BaseOnlineAUC):
-    """Shared state and pass of the kernel second-order learners (Algorithm 2)."""
-
-    _loss = LOSS_M
-    budget_policy = "fifo"
-
-    @property
-    def _state_names(self):
-        return _KOMP_STATE if self.budget_policy == "komp" else _FIFO_STATE
-
-    # -- parameters --------------------------------------------------------------------------
-    def _validate_params_(self):
-        check_scalar_param(self.lam, "lam", low=0.0, include_low=self.eta is not None)
-        check_scalar_param(self.eta, "eta", low=0.0, allow_none=True)
-        if self.eta is None and self.lam == 0:
-            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
-        validate_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
-        budget_pair(self.budget, allow_none=True)
-        if self.transfer not in TRANSFER_CODES:
-            raise ValueError(f"transfer must be one of {sorted(TRANSFER_CODES)}, got {self.transfer!r}")
-
-    def _kernel_args(self):
-        code, gamma, degree, coef0 = validate_kernel_params(self.kernel, self.gamma, self.degree,
-                                                            self.coef0)
-        return code, gamma, degree, coef0
-
-    # -- state -------------------------------------------------------------------------------
-    def _init_state(self, n_features):
-        caps = budget_pair(self.budget, allow_none=True) or (0, 0)
-        if self.budget_policy == "komp":
-            return {
-                "pool_x_": np.zeros((0, n_features)), "pool_gram_": np.zeros((0, 0)),
-                "pool_beta_": np.zeros(0), "pool_f_": np.zeros(0),
-                "pool_buf_": np.zeros(0, dtype=np.int64), "pool_label_": np.zeros(0, dtype=np.int64),
-                "pool_age_": np.zeros(0, dtype=np.int64),
-                "capacity_": np.array(caps, dtype=np.int64), "counts_": np.zeros(2, dtype=np.int64),
-                "komp_budget_": 0.0,
-            }
+    @staticmethod
+    def init_state(n_features, caps):
+        caps = caps or (0, 0)
         M = caps[0] + caps[1]
-        return {
-            "sv_buf_": np.zeros((M, n_features)),
-            "alpha_buf_": np.zeros(M),
-            "gram_buf_": np.zeros((M, M)),
-            "f_buf_": np.zeros(M),
-            "capacity_": np.array(caps, dtype=np.int64),
-            "counts_": np.zeros(2, dtype=np.int64),
-            "heads_": np.zeros(2, dtype=np.int64),
-        }
+        return {"sv_buf_": np.zeros((M, n_features)), "alpha_buf_": np.zeros(M),
+                "gram_buf_": np.zeros((M, M)), "f_buf_": np.zeros(M),
+                "capacity_": np.array(caps, dtype=np.int64),
+                "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
 
-    def _ensure_capacity(self, state, s):
-        """Infinite-buffer mode: make room for every instance of the batch (no removal)."""
-        if self.budget is not None:
-            return state
-        need = state["counts_"] + np.array([np.sum(s < 0), np.sum(s > 0)], dtype=np.int64)
-        caps = state["capacity_"]
-        if np.all(need <= caps):
-            return state
-        new = tuple(int(max(n, 2 * c)) if n > c else int(c) for n, c in zip(need, caps))
-        return _grow(state, new)
-
-    def _run_pass(self, state, X, s, order):
-        if self.budget_policy == "komp":
-            _komp_pass(self, state, X, s, order)
-            self._set_public(state)
-            return
-        grown = self._ensure_capacity(state, s)
-        state.update(grown)
-        code, gamma, degree, coef0 = self._kernel_args()
-        eta = -1.0 if self.eta is None else float(self.eta)
+    @staticmethod
+    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+        if lay["budgets"] is None:                      # infinite buffers: room for the batch
+            need = state["counts_"] + np.array([np.sum(s < 0), np.sum(s > 0)], dtype=np.int64)
+            caps = state["capacity_"]
+            if np.any(need > caps):
+                new = tuple(int(max(n, 2 * c)) if n > c else int(c) for n, c in zip(need, caps))
+                state.update(_grow(state, new))
         M = state["alpha_buf_"].shape[0]
         state["t_"] = _kernel.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
             state["f_buf_"], state["capacity_"], state["counts_"], state["heads_"],
-            state["t_"], float(self.lam), eta, self._loss, code, gamma, degree, coef0,
-            TRANSFER_CODES[self.transfer], np.zeros(3 * M), np.zeros((0, 2)),
-        )
-        self._set_public(state)
+            state["t_"], lam, schedule, eta, loss, lay["kernel"], lay["gamma"], lay["degree"],
+            lay["coef0"], transfer, np.zeros(3 * M), np.zeros((0, 2)))
 
     @staticmethod
-    def _occupied(state):
+    def occupied(state):
         c0 = int(state["capacity_"][0])
         n0, n1 = (int(n) for n in state["counts_"])
         return np.r_[0:n0, c0:c0 + n1]
 
-    def _set_public(self, state):
-        """Fitted attributes derived from the buffers (recomputed after every pass)."""
-        if self.budget_policy == "komp":
-            D = np.flatnonzero(state["pool_beta_"] != 0.0)
-            state["support_vectors_"] = state["pool_x_"][D].copy()
-            state["dual_coef_"] = state["pool_beta_"][D].copy()
-            lab = state["pool_label_"][D]
-            state["n_support_"] = np.array([np.sum(lab == 0), np.sum(lab == 1)], dtype=np.int64)
-            state["model_order_"] = int(D.shape[0])
-            buf, f = state["pool_buf_"], state["pool_f_"]
-            if np.any(buf == 0) and np.any(buf == 1):
-                state["intercept_"] = float(-0.5 * (f[buf == 0].mean() + f[buf == 1].mean()))
-            else:
-                state["intercept_"] = 0.0
-            return
-        occ = self._occupied(state)
+    @classmethod
+    def public(cls, state):
+        occ = cls.occupied(state)
         n0 = int(state["counts_"][0])
         state["support_vectors_"] = state["sv_buf_"][occ].copy()
         state["dual_coef_"] = state["alpha_buf_"][occ].copy()
@@ -227,29 +100,156 @@ class _KernelSOSL(BaseOnlineAUC):
         else:
             state["intercept_"] = float(-0.5 * (f[:n0].mean() + f[n0:].mean()))
 
+    @classmethod
+    def hilbert_norm2(cls, est):
+        occ = cls.occupied({"capacity_": est.capacity_, "counts_": est.counts_})
+        a = est.alpha_buf_[occ]
+        return float(a @ est.gram_buf_[np.ix_(occ, occ)] @ a)
+
+
+class _KompBuffers:
+    """State and pass of ``budget_policy="komp"``: ``_kbudget.komp_policy_pass``."""
+
+    names = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
+             "pool_age_", "capacity_", "counts_", "komp_budget_")
+    kernel_arrays = ("pool_gram_", "pool_f_")
+
+    @staticmethod
+    def init_state(n_features, caps):
+        return {"pool_x_": np.zeros((0, n_features)), "pool_gram_": np.zeros((0, 0)),
+                "pool_beta_": np.zeros(0), "pool_f_": np.zeros(0),
+                "pool_buf_": np.zeros(0, dtype=np.int64),
+                "pool_label_": np.zeros(0, dtype=np.int64),
+                "pool_age_": np.zeros(0, dtype=np.int64),
+                "capacity_": np.array(caps, dtype=np.int64),
+                "counts_": np.zeros(2, dtype=np.int64), "komp_budget_": 0.0}
+
+    @staticmethod
+    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+        out = _kbudget.komp_policy_pass(
+            X, s, order, state["pool_x_"], state["pool_gram_"], state["pool_beta_"],
+            state["pool_f_"], state["pool_buf_"], state["pool_label_"], state["pool_age_"],
+            state["capacity_"], state["t_"], float(state["komp_budget_"]), lam, schedule, eta,
+            loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], epsilon,
+            KOMP_PERIOD)
+        for name, value in zip(("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
+                                "pool_label_", "pool_age_", "t_", "komp_budget_"), out):
+            state[name] = value
+        buf = state["pool_buf_"]
+        state["counts_"] = np.array([np.sum(buf == 0), np.sum(buf == 1)], dtype=np.int64)
+
+    @staticmethod
+    def public(state):
+        D = np.flatnonzero(state["pool_beta_"] != 0.0)
+        state["support_vectors_"] = state["pool_x_"][D].copy()
+        state["dual_coef_"] = state["pool_beta_"][D].copy()
+        lab = state["pool_label_"][D]
+        state["n_support_"] = np.array([np.sum(lab == 0), np.sum(lab == 1)], dtype=np.int64)
+        state["model_order_"] = int(D.shape[0])
+        buf, f = state["pool_buf_"], state["pool_f_"]
+        if np.any(buf == 0) and np.any(buf == 1):
+            state["intercept_"] = float(-0.5 * (f[buf == 0].mean() + f[buf == 1].mean()))
+        else:
+            state["intercept_"] = 0.0
+
+    @staticmethod
+    def hilbert_norm2(est):
+        b = est.pool_beta_
+        return float(b @ est.pool_gram_ @ b)
+
+
+_POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
+_PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
+
+
+class _KernelSOSL(BaseOnlineAUC):
+    """Shared state and pass of the kernel second-order learners (Algorithm 2)."""
+
+    #: sparse rows are densified a block at a time: the support vectors are dense
+    _sparse_input = "blocks"
+
+    _loss = int(Loss.LOSS_M)
+    budget_policy = "fifo"
+
+    _parameter_constraints = {
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "eta": [Interval(Real, 0, None, closed="neither"), None],
+        "kernel": [StrOptions(set(KERNEL_CODES))],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "budget": [Interval(Integral, 1, None, closed="left"), tuple, list, None],
+        "transfer": [StrOptions(set(TRANSFER_CODES))],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    @property
+    def _state_names(self):
+        lay = getattr(self, "_layout_", None) or self._layout()
+        return _POLICIES[lay["budget_policy"]].names + _PUBLIC + (
+            ("model_order_",) if lay["budget_policy"] == "komp" else ())
+
+    # -- parameters --------------------------------------------------------------------------
+    def _check_params(self):
+        if self.eta is None and self.lam == 0:
+            raise ValueError(f"{type(self).__name__}: lam must be > 0 when eta=None (the step "
+                             "is 1/(lam t))")
+        budget_pair(self.budget, allow_none=True)
+
+    def _layout(self):
+        """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
+        Gram matrix), budget policy and step schedule."""
+        return {"budgets": budget_pair(self.budget, allow_none=True),
+                "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
+                "degree": float(self.degree), "coef0": float(self.coef0),
+                "budget_policy": self.budget_policy,
+                "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
+                                else Schedule.STEP_CONSTANT)}
+
+    # -- state -------------------------------------------------------------------------------
+    def _init_state(self, n_features):
+        lay = self._layout()
+        state = _POLICIES[lay["budget_policy"]].init_state(n_features, lay["budgets"])
+        state.update(support_vectors_=np.zeros((0, n_features)), dual_coef_=np.zeros(0),
+                     n_support_=np.zeros(2, dtype=np.int64), intercept_=0.0)
+        if lay["budget_policy"] == "komp":
+            state["model_order_"] = 0
+        return state
+
+    def _run_pass(self, state, X, s, order):
+        lay = self._layout_
+        policy = _POLICIES[lay["budget_policy"]]
+        eta = 0.0 if self.eta is None else float(self.eta)
+        epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
+        policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
+                   TRANSFER_CODES[self.transfer], epsilon)
+        if not all(np.isfinite(state[name]).all() for name in policy.kernel_arrays):
+            raise FloatingPointError(
+                f"{type(self).__name__}: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on "
+                "this batch (kernel values or scores on the buffers are not finite); scale the "
+                "features. The model was left unchanged.")
+        policy.public(state)
+
     def _decision(self, X):
-        code, gamma, degree, coef0 = self._kernel_args()
+        lay = self._layout_
         if self.support_vectors_.shape[0] == 0:
             return np.full(X.shape[0], self.intercept_)
         out = np.empty(X.shape[0])
         step = max(1, 2_000_000 // max(1, self.support_vectors_.size))
         for a in range(0, X.shape[0], step):
-            K = kernel_matrix(X[a:a + step], self.support_vectors_, self.kernel, gamma,
-                              self.degree, coef0)
+            K = kernel_matrix(X[a:a + step], self.support_vectors_, KERNEL_NAMES[lay["kernel"]],
+                              lay["gamma"], int(lay["degree"]), lay["coef0"])
             out[a:a + step] = K @ self.dual_coef_
         return out + self.intercept_
 
     def hilbert_norm(self):
         """||f||_H of the current classifier, sqrt(alpha' K alpha) over the support vectors."""
-        if self.budget_policy == "komp":
-            b = self.pool_beta_
-            return float(np.sqrt(max(b @ self.pool_gram_ @ b, 0.0)))
-        occ = self._occupied({"capacity_": self.capacity_, "counts_": self.counts_})
-        a = self.alpha_buf_[occ]
-        return float(np.sqrt(max(a @ self.gram_buf_[np.ix_(occ, occ)] @ a, 0.0)))
+        policy = _POLICIES[self._layout_["budget_policy"]]
+        return float(np.sqrt(max(policy.hilbert_norm2(self), 0.0)))
 
 
-_OKAUCM_HEAD = """OKAUC-M: online kernel AUC maximization with the second-order hinge surrogate psi_M.
+_OKAUCM_HEAD = """OKAUC-M: online kernel AUC maximization, second-order hinge surrogate psi_M.
 
     f_t(x) = sum_i alpha_i k(x_i, x) runs over a positive and a negative buffer of past
     instances. At round t the new instance is compared with the buffer S_t of the other
@@ -292,16 +292,19 @@ _OKAUCM_TAIL = """    Notes
     The *comparison buffers* (budgets N+ and N-, FIFO) only define S_t, mu_t and
     sigma_t^2; the *expansion* of f is a dictionary of its own, compressed by
     destructive kernel orthogonal matching pursuit with pre-fitting
-    (:func:`sosl.komp.komp_prune`, as in POLK) instead of eq. (28). A vector leaving its
+    (:func:`sosl.komp.komp_prune`, as in POLK) instead of eq. (28); the pass is
+    :func:`sosl._core._kbudget.komp_policy_pass`, its NumPy reference
+    :func:`sosl._core._kbudget_ref.komp_policy_pass`. A vector leaving its
     comparison buffer keeps its weight; KOMP drops dictionary elements and re-fits the
     remaining weights by least squares in H (the multi-vector version of eq. (28)) while
     the error ||f - f_new||_H stays within epsilon * (sum of eta_t since the last
     compression). KOMP runs every ``sosl.kernel.KOMP_PERIOD`` = 10 rounds. The model
     order (``model_order_``, the number of support vectors) is then set by epsilon, not by
-    the budgets; the buffers stay at N+ + N- vectors (``counts_``). This path is NumPy
-    code (no Cython pass; O(M^3) per compression for M pool vectors): 100-300 updates/s
-    at budgets 100 + 100, against tens of thousands for FIFO
-    (``benchmarks/bench_kernel.py --komp-compare``). With budgets larger than the
+    the budgets; the buffers stay at N+ + N- vectors (``counts_``). Its cost is that of
+    the compressions, O(M^3) every ``KOMP_PERIOD`` rounds for M weighted pool vectors
+    (the rounds themselves are a typed pass, O(M p + M |S_t|)): hundreds of updates/s at
+    budgets 100 + 100, against tens of thousands for FIFO (``benchmarks/bench_kernel.py``,
+    ``--komp-compare`` for AUC and model order). With budgets larger than the
     stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),
@@ -324,7 +327,7 @@ _OKAUCM_TAIL = """    Notes
     True
     """
 
-_OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization with the second-order square surrogate psi_S.
+_OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization, second-order square surrogate psi_S.
 
     Same buffers and comparison statistics as :class:`OKAUCM`, with the loss
 
@@ -412,7 +415,7 @@ _SHARED_DOC = """
 class OKAUCM(_KernelSOSL):
     # docstring: _OKAUCM_DOC (assembled below, shares the parameter list with OKAUCS)
 
-    _loss = LOSS_M
+    _loss = int(Loss.LOSS_M)
 
     def __init__(self, lam=1e-2, eta=None, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
                  budget=100, transfer="optimal", budget_policy="fifo", epsilon=None,
@@ -430,20 +433,23 @@ class OKAUCM(_KernelSOSL):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _validate_params_(self):
-        super()._validate_params_()
-        if self.budget_policy not in BUDGET_POLICIES:
-            raise ValueError(f"budget_policy must be one of {BUDGET_POLICIES}, "
-                             f"got {self.budget_policy!r}")
-        check_scalar_param(self.epsilon, "epsilon", low=0.0, include_low=True, allow_none=True)
+    _parameter_constraints = {
+        **_KernelSOSL._parameter_constraints,
+        "budget_policy": [StrOptions({"fifo", "komp"})],
+        "epsilon": [Interval(Real, 0, None, closed="left"), None],
+    }
+
+    def _check_params(self):
+        super()._check_params()
         if self.budget_policy == "komp" and self.budget is None:
-            raise ValueError("budget_policy='komp' needs finite buffers (budget is None)")
+            raise ValueError("OKAUCM: budget_policy='komp' needs finite comparison buffers "
+                             "(budget is None)")
 
 
 class OKAUCS(_KernelSOSL):
     # docstring: assembled below from _OKAUCS_HEAD, _SHARED_DOC, _OKAUCS_TAIL
 
-    _loss = LOSS_S
+    _loss = int(Loss.LOSS_S)
 
     def __init__(self, lam=1e-2, eta=1e-2, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
                  budget=100, transfer="optimal", shuffle=False, random_state=None):

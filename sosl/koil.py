@@ -1,17 +1,20 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al.), the kernel
 baseline of the second-order learners."""
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, check_scalar_param
+from ._base import BaseOnlineAUC
 from ._core import _koil
-from ._core._koil_ref import POLICY_FIFO, POLICY_RS
-from .kernels import budget_pair, kernel_matrix, validate_kernel_params
+from ._core._codes import KoilPolicy
+from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
 
 __all__ = ["KOIL"]
 
-_POLICIES = {"rs++": POLICY_RS, "fifo++": POLICY_FIFO}
+_POLICIES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
 
 
 def _philox_uniforms(seed, t0, m):
@@ -45,7 +48,7 @@ class KOIL(BaseOnlineAUC):
     Parameters
     ----------
     eta : float, default=0.05
-        Step size eta (0 < eta < 1).
+        Step size eta, 0 < eta < 1 (the weights decay by 1 - eta each round).
     C : float, default=1.0
         Weight C of the pairwise hinge losses.
     n_neighbors : int, default=10
@@ -141,6 +144,9 @@ class KOIL(BaseOnlineAUC):
     (True, True)
     """
 
+    #: sparse rows are densified a block at a time: the support vectors are dense
+    _sparse_input = "blocks"
+
     _state_names = ("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_",
                     "n_class_seen_", "fifo_head_", "seed_", "intercept_")
 
@@ -159,25 +165,34 @@ class KOIL(BaseOnlineAUC):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    # -- parameters ----------------------------------------------------------------------
-    def _budgets(self):
-        """(N-, N+) as an int64 array (slot order: negative buffer first)."""
-        return np.array(budget_pair(self.budget), dtype=np.int64)
+    _parameter_constraints = {
+        "eta": [Interval(Real, 0, 1, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "budget": [Interval(Integral, 1, None, closed="left"), tuple, list],
+        "policy": [StrOptions(set(_POLICIES))],
+        "kernel": [StrOptions(set(KERNEL_CODES))],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
 
-    def _validate_params_(self):
-        check_scalar_param(self.eta, "eta", low=0.0, high=1.0)
-        if self.eta >= 1.0:
-            raise ValueError(f"eta must be < 1 (the decay is 1 - eta), got {self.eta!r}")
-        check_scalar_param(self.C, "C", low=0.0)
-        check_scalar_param(self.n_neighbors, "n_neighbors", low=1, include_low=True, integer=True)
-        self._budgets()
-        if not isinstance(self.policy, str) or self.policy not in _POLICIES:
-            raise ValueError(f"policy must be one of {sorted(_POLICIES)}, got {self.policy!r}")
-        validate_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
+    # -- parameters ----------------------------------------------------------------------
+    def _check_params(self):
+        budget_pair(self.budget)
+
+    def _layout(self):
+        """Budgets (N-, N+) in slot order, buffer policy, kernel and its parameters (they
+        define the cached Gram matrix and scores)."""
+        return {"budgets": budget_pair(self.budget), "policy": _POLICIES[self.policy],
+                "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
+                "degree": float(self.degree), "coef0": float(self.coef0)}
 
     # -- state ---------------------------------------------------------------------------
     def _init_state(self, n_features):
-        B = int(self._budgets().sum())
+        B = int(sum(self._layout()["budgets"]))
         return {
             "buffer_": np.zeros((B, n_features)),
             "alpha_": np.zeros(B),
@@ -190,36 +205,43 @@ class KOIL(BaseOnlineAUC):
             "intercept_": 0.0,
         }
 
-    def _pass_args(self, state, X, s, order):
-        """Arguments of ``koil_pass`` (shared with the tests, which run the reference)."""
-        budgets = self._budgets()
-        code, gamma, degree, coef0 = validate_kernel_params(self.kernel, self.gamma,
-                                                            self.degree, self.coef0)
+    def _pass_args(self, state, X, s, order, lay):
+        """Arguments of ``koil_pass`` for the layout ``lay`` (shared with the tests)."""
         U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
         k_nn = int(self.n_neighbors)
         work = np.zeros(2 * state["alpha_"].shape[0] + 2 * k_nn)
         return (X, s, order, U, state["buffer_"], state["alpha_"], state["gram_"],
                 state["buffer_scores_"], state["n_buffer_"], state["n_class_seen_"],
-                state["fifo_head_"], budgets,
-                state["t_"], float(self.eta), float(self.C), k_nn, _POLICIES[self.policy],
-                code, gamma, degree, coef0, work)
+                state["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
+                state["t_"], float(self.eta), float(self.C), k_nn, lay["policy"],
+                lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], work)
 
     def _run_pass(self, state, X, s, order):
-        state["t_"] = _koil.koil_pass(*self._pass_args(state, X, s, order))
-        state["intercept_"] = self._midpoint(state)
+        lay = self._layout_
+        message = (f"KOIL: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on this batch "
+                   "(kernel values or scores are not finite); scale the features. The model "
+                   "was left unchanged.")
+        try:
+            state["t_"] = _koil.koil_pass(*self._pass_args(state, X, s, order, lay))
+        except FloatingPointError as exc:
+            raise FloatingPointError(f"{message} ({exc})") from None
+        if not (np.isfinite(state["gram_"]).all() and np.isfinite(state["buffer_scores_"]).all()):
+            raise FloatingPointError(message)
+        state["intercept_"] = self._midpoint(state, lay)
 
-    def _midpoint(self, state):
+    @staticmethod
+    def _midpoint(state, lay):
         """-(mean f on B- + mean f on B+)/2 from the cached scores (0 until both are filled)."""
         n = state["n_buffer_"]
         if np.any(n == 0):
             return 0.0
-        off = int(self._budgets()[0])
+        off = lay["budgets"][0]
         f = state["buffer_scores_"]
         return float(-0.5 * (f[:n[0]].mean() + f[off:off + n[1]].mean()))
 
     def _filled(self):
         n = self.n_buffer_
-        off = int(self._budgets()[0])
+        off = self._layout_["budgets"][0]
         return np.concatenate([np.arange(n[0]), np.arange(off, off + n[1])])
 
     @property
@@ -237,8 +259,9 @@ class KOIL(BaseOnlineAUC):
         out = np.full(X.shape[0], self.intercept_)
         if sv.shape[0] == 0:
             return out
-        kern = {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree,
-                "coef0": self.coef0}
+        lay = self._layout_
+        kern = {"kernel": KERNEL_NAMES[lay["kernel"]], "gamma": lay["gamma"],
+                "degree": int(lay["degree"]), "coef0": lay["coef0"]}
         a = self.dual_coef_
         for lo in range(0, X.shape[0], 512):                   # bounds the (rows, B, p) temporary
             out[lo:lo + 512] += kernel_matrix(X[lo:lo + 512], sv, **kern) @ a

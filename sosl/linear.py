@@ -60,6 +60,7 @@ class _LinearSOSL(BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
     _loss = int(Loss.LOSS_M)
+    _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
     _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -152,6 +153,55 @@ class _LinearSOSL(BaseOnlineAUC):
             float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
             self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
         )
+
+    # -- one row at a time: a typed stepper bound to the state arrays ------------------
+    def _stepper(self):
+        st = self.__dict__.get("_stepper_")
+        if st is None:
+            lam = float(self.lam)
+            eta = 0.0 if self.eta is None else float(self.eta)
+            if self._loss == int(Loss.LOSS_M):
+                contraction = self.eta is None or eta * lam <= 2.0
+                G_factor = 3.0 if contraction else -1.0
+            else:
+                G_factor = 4.0                   # the stepper checks the contraction itself
+            st = _linear.Stepper(self.coef_, self.means_, self.scatter_, self.scales_,
+                                 self.weights_, self.counts_, lam, eta, self._schedule(),
+                                 self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
+                                 _SAFE_MARGIN, G_factor, self.calibration_)
+            self.__dict__["_stepper_"] = st
+        return st
+
+    def learn_one(self, x, y, classes=None):
+        d = self.__dict__
+        if (d.get("_params_ok") and classes is None and "coef_" in d
+                and type(x) is np.ndarray):
+            try:
+                s = d["_signs_"].get(y)
+            except TypeError:                    # unhashable label: the general path says so
+                s = None
+            if s is not None:
+                t = d["t_"] + 1
+                R = self._stepper().step(x, s, t, d["max_abs_"])
+                if R >= 0.0:
+                    d["t_"] = t
+                    d["n_seen_"] += 1
+                    d["max_abs_"] = R
+                    return
+        super().learn_one(x, y, classes)
+
+    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
+
+    def score_one(self, x):
+        d = self.__dict__
+        # finite input gives a finite score here, except for overflow, which the check sees
+        if d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray:
+            f = self._stepper().score(x)
+            if f == f and abs(f) != np.inf:
+                return f
+        return super().score_one(x)
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     @property
     def covariances_(self):
@@ -298,7 +348,8 @@ class OAUCS(_LinearSOSL):
     eta : float or None, default=1e-2
         Constant step; None gives 1/(lam t). The gradient used is the exact derivative
         2[-(1 - mu) a + Sigma w], twice eq. (13) of the paper (which drops the factor
-        2), so ``eta`` here corresponds to ``2 * eta`` in the paper's update.
+        2), so ``OAUCS(eta=e)`` takes the steps of the paper's update with step ``2 e``
+        (the paper's ``eta`` is twice ours).
     forgetting : float in (0, 1], default=1.0
         Forgetting factor of the class moments, as in :class:`OAUCM`.
     shuffle : bool, default=False

@@ -18,11 +18,11 @@ def _data(n=300, p=4, seed=0):
 
 def _snapshot(m):
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k != "_params_ok"}
+            if k not in ("_params_ok", "_stepper_")}
 
 
 def _assert_same(before, m):
-    after = {k: v for k, v in vars(m).items() if k != "_params_ok"}
+    after = {k: v for k, v in vars(m).items() if k not in ("_params_ok", "_stepper_")}
     assert before.keys() == after.keys()
     for k, v in before.items():
         if isinstance(v, np.ndarray):
@@ -137,12 +137,13 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
     a = Est(**kw)
     b = Est(**kw)
     for i in range(len(y)):
-        a.learn_one(X[i], y[i], classes=[0, 1])
+        a.learn_one(X[i], y[i], classes=[0, 1] if i == 0 else None)
         b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+    assert "_stepper_" in vars(a)                # the typed one-row path was taken
     assert a.coef_.tobytes() == b.coef_.tobytes()
     assert a.scatter_.tobytes() == b.scatter_.tobytes()
     assert a.t_ == b.t_ == len(y)
-    assert a.score_one(X[3]) == a.decision_function(X[3:4])[0]
+    assert a.score_one(X[3]) == pytest.approx(a.decision_function(X[3:4])[0], rel=1e-13)
     assert a.predict_one(X[3]) == a.predict(X[3:4])[0]
     full = Est(**kw).fit(X, y)
     assert full.coef_.tobytes() == a.coef_.tobytes()
@@ -184,3 +185,37 @@ def test_memory_guard_names_the_size_and_the_sketched_learner():
     with pytest.raises(MemoryError, match="max_memory"):
         OAUCS(max_memory=10_000).fit(np.zeros((2, 30)), [0, 1])
     OAUCS(max_memory=10**6).fit(np.zeros((2, 30)), [0, 1])     # 29 KiB fits
+
+
+@pytest.mark.parametrize("p", [3, 40])           # own loops, and BLAS with rank-k updates
+def test_one_row_fast_path_matches_batches_through_changes(p):
+    """The typed one-row path == partial_fit, also across a pickle, a set_params, a row
+    outside the no-copy bound (general path) and a refit."""
+    import pickle
+    rng = np.random.default_rng(p)
+    X = rng.uniform(-1, 1, size=(240, p))
+    y = (X[:, 0] + 0.3 * rng.normal(size=240) > 0.4).astype(int)
+    X[100] *= 1e60                              # |x| > 1e50: copies, then the typed path again
+    a, b = OAUCM(lam=0.05), OAUCM(lam=0.05)
+    for i in range(len(y)):
+        if i == 60:
+            a = pickle.loads(pickle.dumps(a))
+            assert "_stepper_" not in vars(a)
+        if i == 150:
+            a.set_params(lam=0.2)
+            b.set_params(lam=0.2)
+        if i == 200:
+            a.lam = 0.1                          # plain assignment is seen too
+            b.lam = 0.1
+        a.learn_one(X[i], y[i], classes=[0, 1] if i == 0 else None)
+        b.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+        if i in (99, 101, 239):
+            assert a.coef_.tobytes() == b.coef_.tobytes(), i
+            assert a.scatter_.tobytes() == b.scatter_.tobytes(), i
+            assert a.score_one(X[i]) == pytest.approx(b.decision_function(X[i:i + 1])[0],
+                                                      rel=1e-13, abs=1e-13)
+    assert a.t_ == b.t_ == len(y) and a.max_abs_ == b.max_abs_
+    a.fit(X[:50], y[:50])                        # new arrays: the stepper is rebound
+    a.learn_one(X[50], y[50])
+    b.fit(X[:50], y[:50]).partial_fit(X[50:51], y[50:51])
+    assert a.coef_.tobytes() == b.coef_.tobytes()

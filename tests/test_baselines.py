@@ -11,12 +11,17 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from sosl import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
 from sosl._core import _baselines as K
 from sosl._core import _baselines_ref as R
+from sosl._core._codes import OamUpdate, Schedule
 from sosl.metrics import auc
+
+OAM_SEQ, OAM_GRA = int(OamUpdate.OAM_SEQ), int(OamUpdate.OAM_GRA)
+INV_LAM_T, CONSTANT = int(Schedule.STEP_INV_LAM_T), int(Schedule.STEP_CONSTANT)
 
 RTOL = 1e-12
 
@@ -63,7 +68,7 @@ def _run(name, mod, X, s, order, t0=0, fn=None):
     elif name in ("oam_seq", "oam_gra"):
         st = {"w": np.zeros(p), "B": np.zeros((2, 6, p)), "nB": np.zeros(2, np.int64),
               "N": np.zeros(2, np.int64), "rng": np.array([12345], np.uint64)}
-        upd = R.OAM_SEQ if name == "oam_seq" else R.OAM_GRA
+        upd = OAM_SEQ if name == "oam_seq" else OAM_GRA
         args = (X, s, order, st["w"], st["B"], st["nB"], st["N"], st["rng"], t0, 0.2, upd)
         if fn is None and mod is K:
             t = K.oam_pass(*args, np.zeros(2 * p))
@@ -71,10 +76,12 @@ def _run(name, mod, X, s, order, t0=0, fn=None):
             t = (fn or R.oam_pass)(*args)
     elif name == "ubauc":
         st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
-        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, -1.0)
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05,
+                                   INV_LAM_T, 0.0)
     elif name == "ubauc_c":
         st = {"w": np.zeros(p), "c": np.zeros(1), "N": np.zeros(2, np.int64)}
-        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05, 0.1)
+        t = (fn or mod.ubauc_pass)(X, s, order, st["w"], st["c"], st["N"], t0, 0.05,
+                                   CONSTANT, 0.1)
     elif name == "solam":
         st = {"v": np.zeros(p + 2), "v_avg": np.zeros(p + 2), "alpha": np.zeros(2),
               "G": np.zeros(1), "N": np.zeros(2, np.int64)}
@@ -157,11 +164,11 @@ MUTANTS = {
     "perceptron": (R.perceptron_pass, "w += y * x", "w -= y * x"),
     "pa1": (R.pa1_pass, "tau = min(C, loss / sq)", "tau = loss / sq"),
     "oam_seq": (R.oam_pass, "C_t = C * max(1.0, N[o] / budget)", "C_t = C"),
-    "oam_gra": (R.oam_pass, "active = y * (D @ w) <= 1.0", "active = y * (D @ w) <= 0.0"),
+    "oam_gra": (R.oam_pass, "active = y * Dw <= 1.0", "active = y * Dw <= 0.0"),
     "ubauc": (R.ubauc_pass, "omega = t / (2.0 * N[k])", "omega = 1.0"),
     "solam": (R.solam_pass, "al + gamma * g_al", "al - gamma * g_al"),
-    "adaoam": (R.adaoam_pass, "g = g - (1.0 - w @ a) * a + Sigma[opp] @ w",
-               "g = g - (1.0 - w @ a) * a"),
+    "adaoam": (R.adaoam_pass, "g = g + 0.5 * (d_mu * a + 2.0 * d_s2 * Sw)",
+               "g = g + 0.5 * d_mu * a"),
 }
 
 
@@ -288,17 +295,18 @@ def test_oam_buffer_weighting_and_counts():
 
 
 @pytest.mark.parametrize("est, match", [
-    (PAI(C=-1.0), "C must be"),
-    (PAI(C="1"), "C must be"),
-    (OAM(update="foo"), "update must be"),
-    (OAM(buffer_size=0), "buffer_size must be"),
-    (OAM(buffer_size=2.5), "buffer_size must be"),
-    (OLUBAUC(lam=0.0), "lam must be"),
-    (OLUBAUC(lam=0.1, eta=-1.0), "eta must be"),
-    (SOLAM(radius=0.0), "radius must be"),
-    (SOLAM(eta=float("nan")), "eta must be"),
-    (AdaOAM(delta=-1.0), "delta must be"),
-    (AdaOAM(eta=0.0), "eta must be"),
+    (PAI(C=-1.0), "'C' parameter of PAI must be"),
+    (PAI(C="1"), "'C' parameter of PAI must be"),
+    (OAM(update="foo"), "'update' parameter of OAM must be"),
+    (OAM(buffer_size=0), "'buffer_size' parameter of OAM must be"),
+    (OAM(buffer_size=2.5), "'buffer_size' parameter of OAM must be"),
+    (OLUBAUC(lam=0.0), "lam must be > 0 when eta is None"),
+    (OLUBAUC(lam=0.1, eta=-1.0), "'eta' parameter of OLUBAUC must be"),
+    (SOLAM(radius=0.0), "'radius' parameter of SOLAM must be"),
+    (SOLAM(eta=float("nan")), "'eta' parameter of SOLAM must be"),
+    (AdaOAM(delta=-1.0), "'delta' parameter of AdaOAM must be"),
+    (AdaOAM(eta=0.0), "'eta' parameter of AdaOAM must be"),
+    (Perceptron(shuffle="yes"), "'shuffle' parameter of Perceptron must be"),
 ])
 def test_bad_hyper_parameters(est, match):
     X, y = _data()
@@ -358,7 +366,7 @@ def _inclusion_counts(pass_fn, n_items=40, budget=5, n_seeds=1500, use_kernel=Tr
     for seed in range(n_seeds):
         st = [np.zeros(1), np.zeros((2, budget, 1)), np.zeros(2, np.int64),
               np.zeros(2, np.int64), np.array([seed], np.uint64)]
-        args = (X, s, order, *st, 0, 1.0, R.OAM_SEQ)
+        args = (X, s, order, *st, 0, 1.0, OAM_SEQ)
         pass_fn(*args, np.zeros(2)) if use_kernel else pass_fn(*args)
         counts[st[1][1, :, 0].astype(np.int64) - 1] += 1
     return counts
@@ -376,3 +384,301 @@ def test_oam_reservoir_is_uniform():
     bad = _mutant(R.oam_pass, "if j < budget:", "j = j % budget\n            if True:")
     bad_counts = _inclusion_counts(bad, n_items, budget, 300, use_kernel=False) * 5
     assert not np.all(np.abs(bad_counts - mean) < 6 * sd)
+
+
+# -- validation on every call, frozen layout ----------------------------------------------
+@pytest.mark.parametrize("est, bad", [
+    (PAI(C=0.5), {"C": -1.0}),
+    (OAM(C=0.3, buffer_size=8, random_state=0), {"C": 0.0}),
+    (OLUBAUC(lam=0.05), {"lam": 0.0}),
+    (OLUBAUC(lam=0.05, eta=0.1), {"eta": -5.0}),
+    (SOLAM(eta=0.5), {"radius": float("nan")}),
+    (AdaOAM(lam=0.01), {"delta": -1.0}),
+    (Perceptron(), {"shuffle": "no"}),
+], ids=repr)
+def test_bad_hyper_parameter_after_fit_is_refused_on_every_call(est, bad):
+    X, y = _data()
+    est.fit(X[:100], y[:100])
+    before = pickle.dumps(_state(est))
+    est.set_params(**bad)
+    name = next(iter(bad))
+    for call in (lambda: est.partial_fit(X[100:], y[100:]), lambda: est.decision_function(X),
+                 lambda: est.predict(X)):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+    assert pickle.dumps(_state(est)) == before
+
+
+@pytest.mark.parametrize("est, change, name", [
+    (OAM(buffer_size=5, random_state=0), {"update": "gra"}, "update"),
+    (OAM(buffer_size=5, random_state=0), {"buffer_size": 6}, "buffer_size"),
+    (OLUBAUC(lam=0.05), {"eta": 0.1}, "schedule"),
+], ids=repr)
+def test_layout_change_after_fit_is_refused(est, change, name):
+    X, y = _data()
+    est.partial_fit(X[:50], y[:50])
+    before = pickle.dumps(_state(est))
+    scores = est.decision_function(X)
+    est.set_params(**change)
+    for call in (lambda: est.partial_fit(X[50:], y[50:]), lambda: est.decision_function(X)):
+        with pytest.raises(ValueError, match=f"{name} changed from .* since the model was fitted"):
+            call()
+    assert pickle.dumps(_state(est)) == before
+    est.fit(X, y)                                           # fit starts over with the new value
+    assert est._layout_ == est._layout()
+    assert not np.array_equal(est.decision_function(X), scores)
+
+
+# -- CSR kernels == dense reference ----------------------------------------------------------
+def _sparsify(X, seed, density=0.4):
+    """X with most entries set to 0 (each row keeps about ``density`` of its entries, and
+    at least one)."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random(X.shape) < density
+    keep[np.arange(X.shape[0]), rng.integers(0, X.shape[1], X.shape[0])] = True
+    return np.ascontiguousarray(X * keep)
+
+
+def _csr(X):
+    import scipy.sparse as sp
+    A = sp.csr_matrix(X)
+    A.sort_indices()
+    return A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)
+
+
+class _CsrModule:
+    """Stands in for a pass module in :func:`_run`: runs the ``*_pass_csr`` kernels on X."""
+
+    def __init__(self, X):
+        self.csr, self.p = _csr(X), X.shape[1]
+
+    def perceptron_pass(self, X, s, order, w, t0):
+        return K.perceptron_pass_csr(*self.csr, s, order, w, t0)
+
+    def pa1_pass(self, X, s, order, w, t0, C):
+        return K.pa1_pass_csr(*self.csr, s, order, w, t0, C)
+
+    def ubauc_pass(self, X, s, order, *args):
+        return K.ubauc_pass_csr(*self.csr, s, order, *args)
+
+    def solam_pass(self, X, s, order, *args):
+        return K.solam_pass_csr(*self.csr, s, order, *args, np.full(2 * self.p, np.nan))
+
+    def oam_pass(self, X, s, order, *args):
+        return K.oam_pass_csr(*self.csr, s, order, *args, np.zeros(3 * self.p))
+
+
+SPARSE_LEARNERS = ["perceptron", "pa1", "oam_seq", "oam_gra", "ubauc", "ubauc_c", "solam"]
+
+
+def _run_csr(name, X, s, order, t0=0, fn=None):
+    mod = _CsrModule(X)
+    if name.startswith("oam"):                       # _run calls K.oam_pass with work space
+        return _run(name, R, X, s, order, t0=t0, fn=fn or mod.oam_pass)
+    return _run(name, mod, X, s, order, t0=t0, fn=fn)
+
+
+@pytest.mark.parametrize("kind", STREAMS)
+@pytest.mark.parametrize("name", SPARSE_LEARNERS)
+def test_csr_kernel_equals_dense_reference(name, kind):
+    X, s = _stream(kind, seed=3)
+    X = _sparsify(X, seed=4)
+    if X.shape[0] > 1:
+        X[1] = 0.0                                          # an empty row
+    for order in (np.arange(X.shape[0], dtype=np.intp),
+                  np.random.default_rng(7).permutation(X.shape[0]).astype(np.intp)):
+        ker = _run_csr(name, X, s, order, t0=4)
+        _assert_same(ker, _run(name, R, X, s, order, t0=4))
+        _assert_same(ker, _run(name, K, X, s, order, t0=4))
+        floats = [np.asarray(v) for v in ker.values() if np.asarray(v).dtype.kind == "f"]
+        assert any(np.any(v != 0.0) for v in floats), "the compared state is trivially zero"
+
+
+@pytest.mark.parametrize("name", sorted(set(MUTANTS) & set(SPARSE_LEARNERS)))
+def test_csr_kernel_catches_mutant_reference(name):
+    func, old, new = MUTANTS[name]
+    X, s = _stream("random", 5)
+    X = _sparsify(X, seed=6)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    ker = _run_csr(name, X, s, order)
+    _assert_same(ker, _run(name, R, X, s, order, fn=_mutant(func, old, old)))
+    with pytest.raises(AssertionError):
+        _assert_same(ker, _run(name, R, X, s, order, fn=_mutant(func, old, new)))
+
+
+def test_csr_rescaling_paths_equal_dense():
+    """Shrinkage and projections strong enough that the CSR kernels fold their scale back
+    into the weights many times within the pass (OL-UBAUC: factor 0.1 per round, so the
+    scale passes 1e-9 every 9 rounds; SOLAM: radius 0.05, a projection in most rounds)."""
+    rng = np.random.default_rng(9)
+    X = _sparsify(rng.normal(size=(400, 6)), seed=10, density=0.5)
+    s = np.where(rng.random(400) < 0.4, 1.0, -1.0)
+    order = np.arange(400, dtype=np.intp)
+    csr, p = _csr(X), X.shape[1]
+    for mod in ("csr", R):
+        st = [np.zeros(p), np.zeros(1), np.zeros(2, np.int64)]
+        args = (*st, 0, 9.0, CONSTANT, 0.1)                 # 1 - eta lam = 0.1
+        if mod == "csr":
+            K.ubauc_pass_csr(*csr, s, order, *args)
+            ker = st
+        else:
+            R.ubauc_pass(X, s, order, *args)
+            ref = st
+    for a, b in zip(ker, ref):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+    assert np.any(ker[0] != 0)
+    out = []
+    for mod in ("csr", R):
+        st = [np.zeros(p + 2), np.zeros(p + 2), np.zeros(2), np.zeros(1), np.zeros(2, np.int64)]
+        if mod == "csr":
+            K.solam_pass_csr(*csr, s, order, *st, 0, 2.0, 0.05, np.full(2 * p, np.nan))
+        else:
+            R.solam_pass(X, s, order, *st, 0, 2.0, 0.05)
+        out.append(st)
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+    assert np.isclose(np.linalg.norm(out[0][0][:p]), 0.05)   # the ball's boundary was reached
+
+
+# -- sparse input through the estimators --------------------------------------------------
+def _sparse_estimators():
+    return [e for e in _estimators() if not isinstance(e, AdaOAM)]
+
+
+def _assert_states_close(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=1e-14, err_msg=key)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=key)
+
+
+@pytest.mark.parametrize("est", _sparse_estimators(), ids=lambda e: repr(e))
+def test_sparse_input_equals_dense(est):
+    import scipy.sparse as sp
+    X, y = _data(5)
+    X = _sparsify(X, seed=7)
+    dense = pickle.loads(pickle.dumps(est)).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        sparse = pickle.loads(pickle.dumps(est)).fit(sp.csr_matrix(X).asformat(fmt), y)
+        _assert_states_close(_state(dense), _state(sparse))
+    assert np.any(dense.coef_ != 0)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
+                               dense.decision_function(X), rtol=RTOL, atol=1e-13)
+    # chunks, dense and sparse mixed, equal the whole dense pass
+    mixed = pickle.loads(pickle.dumps(est))
+    bounds = [0, 1, 8, 9, 60, 130, X.shape[0]]
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        part = X[lo:hi] if k % 2 else sp.csr_matrix(X[lo:hi])
+        mixed.partial_fit(part, y[lo:hi], classes=["neg", "pos"])
+    _assert_states_close(_state(dense), _state(mixed))
+
+
+def test_sparse_unsorted_int64_indices_are_canonicalised():
+    import scipy.sparse as sp
+    X, y = _data(6)
+    X = _sparsify(X, seed=8)
+    A = sp.csr_matrix(X)
+    perm = [np.random.default_rng(0).permutation(np.arange(lo, hi))
+            for lo, hi in zip(A.indptr[:-1], A.indptr[1:])]
+    perm = np.concatenate(perm)
+    B = sp.csr_matrix((A.data[perm], A.indices[perm].astype(np.int64),
+                       A.indptr.astype(np.int64)), shape=A.shape)
+    assert not B.has_sorted_indices
+    a = OLUBAUC(lam=0.05).fit(X, y)
+    b = OLUBAUC(lam=0.05).fit(B, y)
+    _assert_states_close(_state(a), _state(b))
+
+
+def test_sparse_bad_batch_leaves_state_unchanged():
+    import scipy.sparse as sp
+    X, y = _data()
+    for est in _sparse_estimators():
+        est.fit(sp.csr_matrix(X), y)
+        before = pickle.dumps(_state(est))
+        X_bad = sp.csr_matrix(X[:5])
+        X_bad.data[3] = np.inf
+        with pytest.raises(ValueError):
+            est.partial_fit(X_bad, y[:5])
+        with pytest.raises(ValueError):
+            est.partial_fit(sp.csr_matrix(X[:5, :2]), y[:5])
+        assert pickle.dumps(_state(est)) == before
+
+
+# -- overflow: a non-finite score or scalar state is an error, not a result ------------------
+def test_oam_overflowing_intercept_is_refused():
+    """Features near 1e160: the pairwise scores overflow in the pass (the reproducer of a
+    committed ``intercept_ = -inf``); a finite pass whose intercept overflows is refused
+    as well, naming ``intercept_``; both leave the fitted state unchanged."""
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [-1, 0]]) * 1e160
+    model = OAM(update="gra", random_state=0)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        model.fit(X, [1, 0, 1, 0])
+    assert not hasattr(model, "coef_")
+    X3 = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1e155]])   # w.d finite, w.mid overflows
+    with pytest.raises(FloatingPointError, match="intercept_"):
+        OAM(update="gra", random_state=0).fit(X3, [1, 0, 1])
+    model = OAM(update="gra", random_state=0).partial_fit(X3[:2], [1, 0])
+    before = pickle.dumps(_state(model))
+    for rows, labels, match in ((X3[2:], [1], "intercept_"),
+                                (X[:, :1] @ np.ones((1, 3)), [1, 0, 1, 0], "not finite")):
+        with pytest.raises(FloatingPointError, match=match):
+            model.partial_fit(rows, labels)
+        assert pickle.dumps(_state(model)) == before
+    assert np.all(np.isfinite(model.decision_function(X3[:2])))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("est, scale", [
+    (Perceptron(), 1e155), (OLUBAUC(lam=0.05), 1e155), (PAI(), 1e155),
+    (OAM(random_state=0), 1e155), (SOLAM(eta=5.0, radius=100.0), 1e300),  # ||w|| <= radius
+], ids=repr)
+def test_overflowing_scores_raise(est, scale):
+    """Finite features so large that w.x overflows: training and scoring raise a clear
+    FloatingPointError instead of NaN/inf scores (and predict mapping NaN to a class)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        pickle.loads(pickle.dumps(est)).fit(X * scale, y)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        pickle.loads(pickle.dumps(est)).fit(sp.csr_matrix(X * scale), y)
+    model = est.fit(X, y)
+    before = pickle.dumps(_state(model))
+    assert np.abs(model.coef_).sum() > 2.0           # so that a finite row can overflow
+    big = np.vstack([X[:3], 1e308 * np.sign(model.coef_)])      # score about 2e308 > max
+    for rows in (big, sp.csr_matrix(big)):
+        with pytest.raises(FloatingPointError, match="scores are not finite"):
+            model.decision_function(rows)
+        with pytest.raises(FloatingPointError, match="scores are not finite"):
+            model.predict(rows)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        model.partial_fit(X[:10] * scale, y[:10])
+    assert pickle.dumps(_state(model)) == before
+    with pytest.raises(FloatingPointError, match="not finite"):    # a fresh state fails
+        model.fit(sp.csr_matrix(X * scale), y)
+    assert pickle.dumps(_state(model)) == before
+    fresh = clone(est)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        fresh.partial_fit(X * scale, y)
+    assert not hasattr(fresh, "coef_") and not hasattr(fresh, "t_")
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_learn_one_equals_fit(est):
+    """One row at a time (dense rows, and CSR rows where sparse input is accepted)."""
+    import scipy.sparse as sp
+    X, y = _data(8, n=60)
+    whole = pickle.loads(pickle.dumps(est)).fit(X, y)
+    kinds = [np.asarray] + ([sp.csr_matrix] if est._sparse_input else [])
+    for kind in kinds:
+        one = pickle.loads(pickle.dumps(est)).partial_fit(kind(X[:1]), y[:1],
+                                                          classes=["neg", "pos"])
+        for i in range(1, X.shape[0]):
+            one.learn_one(X[i] if kind is np.asarray else kind(X[i:i + 1]), y[i])
+        _assert_states_close(_state(whole), _state(one))
+        assert one.score_one(X[0]) == pytest.approx(whole.decision_function(X[:1])[0],
+                                                    rel=1e-12)

@@ -10,8 +10,8 @@ import pytest
 import sosl
 from sosl import experiments as ex
 from sosl.experiments import protocol, runner
-from sosl.experiments.algorithms import ALGORITHMS, AlgorithmSpec
 from sosl.experiments.__main__ import main as cli_main
+from sosl.experiments.algorithms import ALGORITHMS, AlgorithmSpec
 
 SMALL = dict(n_repeats=1, n_folds=2, inner_folds=2)
 
@@ -39,11 +39,13 @@ def test_registry_names_and_skipping(monkeypatch):
     assert ALGORITHMS["OAUC-M"].make(lam=0.5).eta is None
     assert ALGORITHMS["OAUC-M_c"].make(lam=0.5, eta=0.25).eta == 0.25
     assert isinstance(ALGORITHMS["OAUC-S"].make(), sosl.OAUCS)
+    assert [s.name for s in ex.resolve_algorithms(["OAUC-M", "KOIL"])] == ["OAUC-M", "KOIL"]
+    # a registry entry naming a class sosl does not have is an error, not a skip
     monkeypatch.setitem(ALGORITHMS, "Ghost", AlgorithmSpec("Ghost", 2, "NoSuchClass"))
-    msgs = []
-    specs = ex.resolve_algorithms(["OAUC-M", "Ghost"], log=msgs.append)
-    assert [s.name for s in specs] == ["OAUC-M"]
-    assert msgs and "Ghost" in msgs[0] and "NoSuchClass" in msgs[0]
+    with pytest.raises(LookupError, match="'Ghost' names sosl.NoSuchClass"):
+        ex.resolve_algorithms(["OAUC-M", "Ghost"])
+    with pytest.raises(LookupError, match="NoSuchClass"):
+        ALGORITHMS["Ghost"].make()
     with pytest.raises(ValueError, match="unknown algorithm"):
         ex.resolve_algorithms(["nope"])
 

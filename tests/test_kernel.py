@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sosl import OKAUCM, OKAUCS
-from sosl._core import _kernel
+from sosl._core import _kbudget, _kbudget_ref, _kernel
 from sosl._core import _kernel_ref as ref
 from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
 from sosl.metrics import auc
@@ -24,10 +24,13 @@ def _state(p, caps):
 
 
 def _run(pass_fn, X, s, order, caps, lam, eta, loss, kind=1, transfer=0, trace=False):
+    """One pass from empty buffers; ``eta=None`` is the 1/(lam t) schedule."""
     st = _state(X.shape[1], caps)
     tr = np.zeros((order.shape[0] if trace else 0, 2))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    eta = 0.0 if eta is None else eta
     t = pass_fn(X, s, order, st["SV"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                st["head"], 0, lam, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
+                st["head"], 0, lam, schedule, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
                 KPAR["coef0"], transfer, np.zeros(3 * (caps[0] + caps[1])), tr)
     st["t"], st["trace"] = t, tr
     return st
@@ -49,7 +52,8 @@ def _assert_same(c, r, rtol=1e-12):
                                    err_msg=name)
     G = r["G"][np.ix_(occ, occ)]
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], G, rtol=rtol, atol=rtol)
-    np.testing.assert_allclose(c["trace"], r["trace"], rtol=1e-10, atol=1e-10 * np.abs(r["trace"]).max(initial=1.0))
+    np.testing.assert_allclose(c["trace"], r["trace"], rtol=1e-10,
+                               atol=1e-10 * np.abs(r["trace"]).max(initial=1.0))
 
 
 def _streams():
@@ -74,8 +78,8 @@ def _streams():
 
 
 STREAMS = _streams()
-CONFIGS = [(0.1, -1.0, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LOSS_S),
-           (1.0, -1.0, ref.LOSS_S)]
+CONFIGS = [(0.1, None, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LOSS_S),
+           (1.0, None, ref.LOSS_S)]
 
 
 @pytest.mark.parametrize("lam,eta,loss", CONFIGS)
@@ -116,10 +120,10 @@ ORIGINAL_LOSS_COEFFICIENTS = ref.loss_coefficients
 def test_mutant_reference_is_caught(monkeypatch):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
-    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M))
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
     monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
-    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
         _assert_same(c, m)
 
@@ -128,11 +132,11 @@ def test_mutant_transfer_is_caught(monkeypatch):
     """The literal rule in place of the default must change the result on an overflowing stream."""
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     original = ref.choose_transfer
     monkeypatch.setattr(ref, "choose_transfer",
                         lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
-    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, -1.0, ref.LOSS_M)
+    m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
         _assert_same(c, m)
 
@@ -140,7 +144,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
 def test_cached_f_and_gram_match_direct_evaluation():
     name, X, s, caps = STREAMS[0]
     order = np.random.default_rng(3).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, -1.0, ref.LOSS_M)
+    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
     occ = _occ(c)
     K = kernel_matrix(c["SV"][occ], c["SV"][occ], "gaussian", KPAR["gamma"])
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], K, rtol=1e-13, atol=1e-14)
@@ -157,7 +161,7 @@ def _objective(loss, lam, beta, K, t, y, S):
     return 0.5 * lam * beta @ K @ beta + ref.psi_value(loss, b, s2)
 
 
-@pytest.mark.parametrize("loss,eta", [(ref.LOSS_M, -1.0), (ref.LOSS_S, 0.05)])
+@pytest.mark.parametrize("loss,eta", [(ref.LOSS_M, None), (ref.LOSS_S, 0.05)])
 def test_update_is_functional_gradient_step(loss, eta):
     """Infinite buffer: alpha_t - alpha_{t+1} = eta_t c with K c = grad_beta L_t (eqs. 22-27).
 
@@ -181,7 +185,7 @@ def test_update_is_functional_gradient_step(loss, eta):
             return beta
         b0, b1 = coefs(before, t), coefs(after, t + 1)
         S = np.flatnonzero(s[:t] == -s[t])
-        eta_t = eta if eta > 0 else 1.0 / (lam * (t + 1))
+        eta_t = eta if eta is not None else 1.0 / (lam * (t + 1))
         grad = np.zeros(n)
         for i in range(n):
             e = np.zeros(n)
@@ -225,7 +229,8 @@ def test_kernels_match_scikit_learn_and_sigma_mapping():
     np.testing.assert_allclose(kernel_matrix(A, B, "gaussian", 0.3),
                                pairwise_kernels(A, B, metric="rbf", gamma=0.3), rtol=1e-12)
     np.testing.assert_allclose(kernel_matrix(A, B, "poly", 0.3, 3, 0.5),
-                               pairwise_kernels(A, B, metric="poly", gamma=0.3, degree=3, coef0=0.5),
+                               pairwise_kernels(A, B, metric="poly", gamma=0.3, degree=3,
+                                                coef0=0.5),
                                rtol=1e-12)
     np.testing.assert_allclose(kernel_matrix(A, B, "linear"), A @ B.T, rtol=1e-12)
     sigma = 0.8                                          # paper: exp(-|x - x'|^2 / sigma^2)
@@ -339,7 +344,8 @@ def test_komp_policy_without_overflow_equals_fifo_and_compresses():
     assert small.model_order_ < exact.model_order_
     # loose sanity bound (the trajectories differ, so this is no theorem): the injected
     # errors sum to <= epsilon / lam in H-norm and |f(x)| <= ||f||_H for the Gaussian kernel
-    gap = small.decision_function(X) - small.intercept_ - (exact.decision_function(X) - exact.intercept_)
+    gap = (small.decision_function(X) - small.intercept_
+           - (exact.decision_function(X) - exact.intercept_))
     assert np.abs(gap).max() <= 0.05 / 1e-2
     assert np.abs(gap).max() > 0
 
@@ -358,10 +364,112 @@ def test_komp_policy_partial_fit_pickle_and_budget():
     assert auc(y, full.decision_function(X)) > 0.95
 
 
-def test_verify_lemma7_theorem8_quick(tmp_path):
-    """The verify module at its quick size: every bound holds, every negative control fails."""
-    from verify import lemma7_theorem8_kernel as mod
-    records = mod.run("quick", 0, tmp_path)
-    assert len(records) >= 6
-    assert all(r.ok for r in records), [(r.name, r.outcome) for r in records]
-    assert sum(r.negative for r in records) >= 3
+def _pool_run(fn, X, s, caps, lam, eta, loss, eps, bounds=None):
+    """The budget_policy="komp" pass over X in row order (in chunks), from an empty pool."""
+    p = X.shape[1]
+    pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    t, acc = 0, 0.0
+    bounds = bounds or [0, X.shape[0]]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out = fn(X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t,
+                 acc, lam, schedule, 0.0 if eta is None else eta, loss, 1, KPAR["gamma"],
+                 KPAR["degree"], KPAR["coef0"], eps, 10)
+        pool, t, acc = out[:7], out[7], out[8]
+    return pool, t, acc
+
+
+def _assert_same_pool(c, r, rtol=1e-10):
+    (pc, tc, ac), (pr, tr, ar) = c, r
+    assert tc == tr
+    for name, a, b in zip(("Z", "G", "beta", "f", "buf", "lab", "age"), pc, pr):
+        assert a.shape == b.shape, name
+        scale = max(np.abs(b).max(initial=0.0), 1.0)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=name)
+    assert ac == pytest.approx(ar, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("lam,eta,loss,eps", [(0.01, None, ref.LOSS_M, 0.05),
+                                              (0.01, 0.3, ref.LOSS_M, 0.02),
+                                              (0.01, 0.05, ref.LOSS_S, 0.02)])
+def test_komp_policy_cython_equals_reference(lam, eta, loss, eps):
+    """Typed pass of budget_policy="komp" == its NumPy reference (chunks across the typed
+    pass's allocation boundary, compressions that shrink the pool, overflowing buffers)."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    s = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=300) > 0, 1.0, -1.0)
+    bounds = [0, 7, 40, 300]
+    c = _pool_run(_kbudget.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
+    r = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
+    _assert_same_pool(c, r)
+    beta, buf = r[0][2], r[0][4]
+    assert np.count_nonzero(beta) < 300 - 10            # KOMP removed vectors
+    assert np.sum(buf == -1) > 0                        # vectors left the comparison buffers
+    assert np.abs(beta).max() > 1e-3
+
+
+def test_komp_policy_mutant_is_caught(monkeypatch):
+    rng = np.random.default_rng(13)
+    X = rng.uniform(-1, 1, size=(120, 2))
+    s = np.where(X[:, 0] + 0.3 * rng.normal(size=120) > 0, 1.0, -1.0)
+    c = _pool_run(_kbudget.komp_policy_pass, X, s, (10, 10), 0.1, None, ref.LOSS_M, 0.02)
+    monkeypatch.setattr(_kbudget_ref, "loss_coefficients", _mutant_loss_coefficients)
+    m = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (10, 10), 0.1, None, ref.LOSS_M, 0.02)
+    with pytest.raises(AssertionError):
+        _assert_same_pool(c, m)
+
+
+def test_changed_layout_after_fit_is_refused():
+    """Budgets, budget policy, kernel and schedule are frozen with the fitted state."""
+    X, y = _circle(120, 9)
+    m = OKAUCM(gamma=4.0, budget=30).fit(X, y)
+    scores = m.decision_function(X)
+    m.set_params(budget_policy="komp")
+    with pytest.raises(ValueError, match="budget_policy changed"):
+        m.partial_fit(X, y)
+    m.set_params(budget_policy="fifo", budget=20)
+    with pytest.raises(ValueError, match="budgets changed"):
+        m.decision_function(X)
+    with pytest.raises(ValueError, match="budgets changed"):
+        m.partial_fit(X, y)
+    m.set_params(budget=30, gamma=1.0)
+    with pytest.raises(ValueError, match="gamma changed"):
+        m.predict(X)
+    m.set_params(gamma=4.0, eta=0.1)
+    with pytest.raises(ValueError, match="schedule changed"):
+        m.partial_fit(X, y)
+    m.set_params(eta=None)
+    np.testing.assert_array_equal(m.decision_function(X), scores)
+    assert m.t_ == 120
+    m.set_params(budget_policy="komp")                   # fit starts over with the new layout
+    assert m.fit(X, y).model_order_ > 0
+
+
+def test_parameters_checked_on_every_call():
+    X, y = _circle(60, 10)
+    m = OKAUCS(gamma=4.0, budget=10).fit(X, y)
+    m.set_params(lam=-1.0)
+    with pytest.raises(ValueError, match="lam"):
+        m.partial_fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        m.decision_function(X)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("Est", [OKAUCM, OKAUCS])
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_overflowing_kernel_raises_and_never_maps_nan(Est, kernel):
+    """Finite inputs near 1e155 overflow x.x': a clear error naming the kernel, state kept;
+    scores that would be non-finite raise instead of becoming a class."""
+    X, y = _circle(60, 11)
+    with pytest.raises(FloatingPointError, match=f"{kernel} kernel overflowed"):
+        Est(kernel=kernel, budget=10).fit(X * 1e155, y)
+    m = Est(kernel=kernel, budget=10).fit(X, y)
+    alpha = m.dual_coef_.copy()
+    with pytest.raises(FloatingPointError, match="kernel overflowed"):
+        m.partial_fit(X * 1e155, y)
+    np.testing.assert_array_equal(m.dual_coef_, alpha)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.predict(np.full((2, 2), 1.7e308) * np.sign(m.dual_coef_ @ m.support_vectors_))

@@ -25,14 +25,15 @@ def _stream(rng, n, p, pos_rate=0.3, dup=False, first_neg=0):
 
 
 def _run_both(model, X, y, ref_module=_koil_ref, order=None):
-    model._validate_params_()
+    model._check_hyper(fitted=False)
+    lay = model._layout()
     s = np.where(y == 1, 1.0, -1.0)
     order = np.arange(X.shape[0], dtype=np.intp) if order is None else order
     st_c = model._init_state(X.shape[1])
     st_c["t_"] = 0
     st_r = copy.deepcopy(st_c)
-    t_c = _koil.koil_pass(*model._pass_args(st_c, X, s, order))
-    t_r = ref_module.koil_pass(*model._pass_args(st_r, X, s, order))
+    t_c = _koil.koil_pass(*model._pass_args(st_c, X, s, order, lay))
+    t_r = ref_module.koil_pass(*model._pass_args(st_r, X, s, order, lay))
     assert t_c == t_r == order.shape[0]
     return st_c, st_r
 
@@ -64,7 +65,7 @@ def test_cython_matches_reference(policy, kernel, kp, n, p, budget, k, opts):
                  random_state=3, **kp)
     st_c, st_r = _run_both(model, X, y)
     _assert_same(st_c, st_r)
-    budgets = model._budgets()
+    budgets = np.array(model._layout()["budgets"])
     np.testing.assert_array_equal(st_c["n_buffer_"], budgets)      # both buffers got full
     np.testing.assert_allclose(st_c["buffer_scores_"],                 # cached f == gram @ alpha
                                st_c["gram_"] @ st_c["alpha_"], rtol=1e-10, atol=1e-12)
@@ -86,6 +87,7 @@ def _mutant(old, new):
     assert old in src
     src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
     module = types.ModuleType("koil_ref_mutant")
+    module.__package__ = "sosl._core"          # the relative imports of the reference
     exec(compile(src, "koil_ref_mutant", "exec"), module.__dict__)
     return module
 
@@ -170,7 +172,8 @@ def test_fourclass_auc():
 
 
 @pytest.mark.parametrize("params, err, match", [
-    ({"eta": 1.0}, ValueError, "eta"),
+    ({"eta": 1.0}, ValueError, r"eta.*range \(0(\.0)?, 1(\.0)?\)"),     # one constraint
+    ({"eta": 0.0}, ValueError, "eta"),
     ({"eta": -0.1}, ValueError, "eta"),
     ({"C": 0.0}, ValueError, "C"),
     ({"n_neighbors": 0}, ValueError, "n_neighbors"),
@@ -199,3 +202,56 @@ def test_bad_batch_leaves_state_unchanged():
         model.partial_fit(Xbad, y[:3])
     np.testing.assert_array_equal(model.alpha_, alpha)
     assert model.t_ == 100
+
+
+def test_changed_budget_after_fit_is_refused():
+    """The fitted buffers were built for budget=50: a later call with budget=20 must not
+    read the new value into the old slots (scores and passes), and must leave the model."""
+    rng = np.random.default_rng(14)
+    X, y = _stream(rng, 200, 2)
+    m = KOIL(budget=50, random_state=0).fit(X, y)
+    scores = m.decision_function(X)
+    alpha = m.alpha_.copy()
+    m.set_params(budget=20)
+    with pytest.raises(ValueError, match="budget.*changed"):
+        m.decision_function(X)
+    with pytest.raises(ValueError, match="budget.*changed"):
+        m.partial_fit(X, y)
+    np.testing.assert_array_equal(m.alpha_, alpha)
+    assert m.t_ == 200
+    m.set_params(budget=50)                                # set back: the same model
+    np.testing.assert_array_equal(m.decision_function(X), scores)
+    m.set_params(kernel="linear")
+    with pytest.raises(ValueError, match="kernel.*changed"):
+        m.partial_fit(X, y)
+    m.set_params(kernel="gaussian", eta=-1.0)              # checked on every call, not only fit
+    with pytest.raises(ValueError, match="eta"):
+        m.partial_fit(X, y)
+    with pytest.raises(ValueError, match="eta"):
+        m.predict(X)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_overflowing_kernel_raises_and_never_maps_nan(kernel):
+    """Finite inputs near 1e155 overflow the linear/poly kernels (x.x' > 1e308): a clear
+    error from the pass (state untouched) and from predictions, never a NaN mapped to a class."""
+    rng = np.random.default_rng(15)
+    X, y = _stream(rng, 60, 2)
+    big = X * 1e155
+    with pytest.raises(FloatingPointError, match="KOIL"):
+        KOIL(kernel=kernel, budget=10, random_state=0).fit(big, y)
+    m = KOIL(kernel=kernel, budget=10, random_state=0).fit(X, y)
+    alpha = m.alpha_.copy()
+    with pytest.raises(FloatingPointError, match="KOIL"):
+        m.partial_fit(big, y)
+    np.testing.assert_array_equal(m.alpha_, alpha)
+    # scores of the model fitted on X: (gamma x.x_i + 1)^3 overflows at 1e155 (poly); the
+    # linear scores x.(sum alpha_i x_i) do at 1e308
+    query = big if kernel == "poly" else np.full((3, 2), 1.7e308) * np.sign(m.dual_coef_ @
+                                                                           m.support_vectors_)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.predict(query)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.decision_function(query)

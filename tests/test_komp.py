@@ -1,9 +1,10 @@
-"""Tests of destructive KOMP with pre-fitting (:mod:`sosl.komp`)."""
+"""Tests of destructive KOMP with pre-fitting (:mod:`sosl.komp`, :mod:`sosl._core._komp_ref`)."""
 
 import numpy as np
 import pytest
 
 import sosl.komp as komp
+from sosl._core import _komp_ref
 from sosl.kernels import kernel_matrix
 from sosl.komp import komp_error, komp_prune, komp_prune_bruteforce, single_thread_blas
 
@@ -66,7 +67,7 @@ def test_greedy_matches_bruteforce(backend):
 
 def test_mutant_cost_is_caught(monkeypatch):
     """Dropping the 1/G_jj factor of the removal cost must break the brute-force match."""
-    monkeypatch.setattr(komp, "_removal_costs", lambda e2, w, G: e2 + w * w)
+    monkeypatch.setattr(_komp_ref, "removal_costs", lambda e2, w, G: e2 + w * w)
     rng = np.random.default_rng(1)
     mismatches = 0
     for _ in range(60):
@@ -113,7 +114,7 @@ def test_cython_core_matches_numpy_reference():
 
 def test_cython_core_catches_reference_mutant(monkeypatch):
     """The same comparison must fail against a mutated reference (cost term dropped)."""
-    monkeypatch.setattr(komp, "_removal_costs", lambda e2, w, G: e2 + w * w)
+    monkeypatch.setattr(_komp_ref, "removal_costs", lambda e2, w, G: e2 + w * w)
     with pytest.raises(AssertionError):
         _compare_backends(np.random.default_rng(5), 150)
 
@@ -169,3 +170,55 @@ def test_bad_input(args, match):
             komp_prune(*args[:3], rtol=args[3], return_error=args[4], backend=args[5])
         else:
             komp_prune(*args)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("K, alpha, match", [
+    ([[1e300, 0.0], [0.0, 0.0]], [1.8e8, 1.8e8], "overflows"),         # ||f||^2 = inf
+    ([[1e-323, -2.0], [-2.0, -2.0]], [1.0, 1.0], "positive semi-definite"),
+    ([[1.0, 2.0], [2.0, 1.0]], [1.0, 1.0], "positive semi-definite"),  # Cauchy-Schwarz fails
+])
+def test_overflow_and_non_gram_matrices_raise(backend, K, alpha, match):
+    """No inf/nan weights or errors: both backends refuse with the same clear message."""
+    with pytest.raises(ValueError, match=match):
+        komp_prune(np.array(K), np.array(alpha), 0.0, return_error=True, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("scale", [1e16, 1e17, 1e20, 1e50])
+def test_error_budget_holds_at_every_scale(backend, scale):
+    """An element of norm 1 beside one of norm sqrt(scale): removing it costs 1 > epsilon."""
+    kept, w, err = komp_prune(np.diag([scale, 1.0]), np.ones(2), 0.5, return_error=True,
+                              backend=backend)
+    assert err <= 0.5
+    assert komp_error(np.diag([scale, 1.0]), np.ones(2), kept, w) <= 0.5
+    kept, w, err = komp_prune(np.diag([scale, 1.0]), np.ones(2), 1.5, return_error=True,
+                              backend=backend)
+    assert kept.tolist() == [0] and err == pytest.approx(1.0)      # within 1.5 it may go
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(epsilon=None), TypeError, "epsilon"), (dict(epsilon="0.1"), TypeError, "epsilon"),
+    (dict(epsilon=np.inf), ValueError, "epsilon"), (dict(rtol=np.nan), ValueError, "rtol"),
+    (dict(rtol=-1.0), ValueError, "rtol"), (dict(rtol=2.0), ValueError, "rtol"),
+    (dict(rtol=1.0), ValueError, "rtol"), (dict(rtol=None), TypeError, "rtol"),
+])
+def test_epsilon_and_rtol_are_validated(kwargs, exc, match):
+    args = dict(epsilon=0.1, rtol=1e-10, **{})
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        komp_prune(np.eye(2), np.ones(2), args["epsilon"], rtol=args["rtol"])
+
+
+def test_missing_extension_is_an_import_error(monkeypatch):
+    """No silent fallback to the NumPy reference when the typed core did not build."""
+    import importlib
+    import sys
+
+    import sosl._core
+    monkeypatch.setitem(sys.modules, "sosl._core._komp", None)
+    monkeypatch.delattr(sosl._core, "_komp")
+    monkeypatch.delitem(sys.modules, "sosl._core._komp_prune")
+    with pytest.raises(ImportError):
+        importlib.import_module("sosl._core._komp_prune")
+

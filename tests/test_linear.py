@@ -330,9 +330,11 @@ def test_bad_fit_leaves_model_unchanged(name, make, exc, match):
     if name == "unknown-label":  # a fresh fit accepts any two labels; make it one class instead
         yb = np.full_like(yb, "pos")
         match = "class"
-    if name == "features":      # a fresh fit may change the feature count; use sparse instead
+    if name == "features":      # a fresh fit may change the feature count; use sparse NaN
         import scipy.sparse as sp
-        Xb, exc, match = sp.csr_matrix(Xb), TypeError, "[Ss]parse"
+        Xb = sp.csr_matrix(X[200:])
+        Xb.data[3] = np.nan
+        exc, match = ValueError, "NaN"
     with pytest.raises(exc, match=match):
         m.fit(Xb, yb)
     _assert_same(before, m)
@@ -350,11 +352,36 @@ def test_one_class_fit_and_first_partial_fit_need_two_classes():
         m.partial_fit(X[5:10], y[5:10], classes=["a", "b"])
 
 
-def test_sparse_input_is_refused_with_a_hint():
+@pytest.mark.parametrize("p", [5, 40])            # own loops, and BLAS with rank-k updates
+@pytest.mark.parametrize("Est", [OAUCM, OAUCS])
+def test_sparse_input_equals_dense(Est, p):
     import scipy.sparse as sp
-    X, y = _data()
-    with pytest.raises(TypeError, match="[Ss]parse"):
-        OAUCM().fit(sp.csr_matrix(X), y)
+    rng = np.random.default_rng(p)
+    X = rng.uniform(-1, 1, size=(300, p)) * (rng.random((300, p)) < 0.3)
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=300) > 0.1, "pos", "neg")
+    kw = dict(lam=0.05, eta=1e-3) if Est is OAUCS else dict(lam=0.05)
+    dense = Est(**kw).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        sparse = Est(**kw).fit(sp.csr_matrix(X).asformat(fmt), y)
+        np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(sparse.covariances_, dense.covariances_, rtol=1e-12,
+                                   atol=1e-15)
+    Xs = sp.csr_matrix(X)
+    np.testing.assert_allclose(sparse.decision_function(Xs), dense.decision_function(X),
+                               rtol=1e-12, atol=1e-13)
+    inc = Est(**kw)
+    for a in range(0, 300, 70):                # chunks, dense and sparse mixed
+        part = Xs[a:a + 70] if (a // 70) % 2 else X[a:a + 70]
+        inc.partial_fit(part, y[a:a + 70], classes=["neg", "pos"])
+    np.testing.assert_allclose(inc.coef_, dense.coef_, rtol=1e-12, atol=1e-15)
+    one = Est(**kw)
+    one.learn_one(Xs[0], y[0], classes=["neg", "pos"])
+    for i in range(1, 300):
+        one.learn_one(Xs[i] if i % 2 else X[i], y[i])
+    np.testing.assert_allclose(one.coef_, dense.coef_, rtol=1e-12, atol=1e-15)
+    sh_d = Est(shuffle=True, random_state=0, **kw).fit(X, y)
+    sh_s = Est(shuffle=True, random_state=0, **kw).fit(Xs, y)
+    np.testing.assert_allclose(sh_s.coef_, sh_d.coef_, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("params,exc,match", [

@@ -1,14 +1,17 @@
 """Tests of POLK: FSGD recursion, KOMP budgets, bounded model order, API."""
 
+import importlib
 import inspect
 import pickle
+import sys
 import types
 
 import numpy as np
 import pytest
 
+import sosl.polk
 from sosl import POLK
-from sosl._core import _polk_ref
+from sosl._core import _polk_driver, _polk_ref
 from sosl.kernels import kernel_matrix
 
 
@@ -59,6 +62,7 @@ def _mutant_ref(old, new):
     src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
     src = src.replace("from ..komp import", "from sosl.komp import")
     module = types.ModuleType("polk_ref_mutant")
+    module.__package__ = "sosl._core"          # the relative imports of the reference
     exec(compile(src, "polk_ref_mutant", "exec"), module.__dict__)
     return module
 
@@ -67,15 +71,15 @@ def _mutant_ref(old, new):
     ("(1.0 - eta_t * lam) * w", "(1.0 + eta_t * lam) * w"),     # regularizer sign flipped
     ("-eta_t * g)", "eta_t * g)"),                              # gradient sign flipped
 ])
-def test_mutant_is_caught(monkeypatch, old, new):
+def test_mutant_is_caught(old, new):
     rng = np.random.default_rng(0)
     X, y = _data(rng, 60, p=3)
     s = np.where(y == 1, 1.0, -1.0)
-    import sosl.polk
-    monkeypatch.setattr(sosl.polk, "_polk_ref", _mutant_ref(old, new))
-    monkeypatch.setattr(sosl.polk, "_BACKEND", "numpy")
-    model = POLK(loss="logistic", eta=0.3, lam=0.05, epsilon=0.0, gamma=2.0).fit(X, y)
+    params = dict(loss="logistic", eta=0.3, lam=0.05, epsilon=0.0, gamma=2.0)
     w = _fsgd_by_hand(X, s, 0.3, 0.05, "logistic", 2.0)
+    np.testing.assert_allclose(_reference_run(X, y, params).dual_coef_, w, rtol=1e-12,
+                               atol=1e-15)
+    model = _reference_run(X, y, params, _mutant_ref(old, new))
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(model.dual_coef_, w, rtol=1e-12, atol=1e-15)
 
@@ -155,16 +159,6 @@ def test_bad_params(params, err, match):
         POLK(**params).fit(np.array([[0.0], [1.0]]), [0, 1])
 
 
-def test_verify_module_quick(tmp_path):
-    """verify/polk_model_order.py at its quick size: bounds hold, negative controls fail."""
-    from verify import polk_model_order
-    records = polk_model_order.run("quick", 0, tmp_path)
-    assert len(records) == 4
-    assert sum(r.negative for r in records) == 2
-    for r in records:
-        assert r.ok, (r.name, r.outcome, r.measured, r.threshold)
-
-
 # ---------------------------------------------------------------------------------------
 # Typed pass (sosl._core._polk, inverse Gram matrix kept across rounds) vs the reference
 # ---------------------------------------------------------------------------------------
@@ -195,9 +189,22 @@ def _fast_streams():
     return out
 
 
-def _fit_backend(monkeypatch, backend, X, y, params, chunks=None):
-    import sosl.polk
-    monkeypatch.setattr(sosl.polk, "_BACKEND", backend)
+def _reference_run(X, y, params, ref=_polk_ref):
+    """The NumPy reference pass over X in row order, as the fitted attributes it gives."""
+    m = POLK(**params)
+    s = np.where(y == 1, 1.0, -1.0)
+    eps_rule = ref.EPS_PAPER if m.epsilon is None else ref.EPS_FIXED
+    kern = dict(kernel=m.kernel, gamma=m.gamma, degree=m.degree, coef0=m.coef0)
+    D, w, Kdd, _, orders, errors, budgets = ref.polk_pass(
+        X, s, np.arange(X.shape[0], dtype=np.intp), np.zeros((0, X.shape[1])), np.zeros(0),
+        np.zeros((0, 0)), 0, m.lam, m.eta, sosl.polk._SCHEDULES[m.schedule], eps_rule,
+        0.0 if m.epsilon is None else m.epsilon, m.parsimony, sosl.polk._LOSSES[m.loss], kern)
+    return types.SimpleNamespace(support_vectors_=D, dual_coef_=w, gram_=Kdd,
+                                 model_orders_=orders, projection_errors_=errors,
+                                 projection_budgets_=budgets)
+
+
+def _fit(X, y, params, chunks=None):
     model = POLK(**params)
     if chunks is None:
         return model.fit(X, y)
@@ -206,15 +213,15 @@ def _fit_backend(monkeypatch, backend, X, y, params, chunks=None):
     return model
 
 
-def _count_reference_rounds(monkeypatch):
-    """Count the rounds the typed pass hands to the reference step."""
+def _count_dependent_rounds(monkeypatch):
+    """Count the rounds the typed pass hands to the rank-revealing round."""
     calls = []
-    step = _polk_ref.polk_step
+    step = _polk_driver.dependent_round
 
     def counting(*args, **kwargs):
         calls.append(1)
         return step(*args, **kwargs)
-    monkeypatch.setattr(_polk_ref, "polk_step", counting)
+    monkeypatch.setattr(_polk_driver, "dependent_round", counting)
     return calls
 
 
@@ -239,9 +246,9 @@ def _assert_same_run(fast, ref, wtol=2e-11):
 @pytest.mark.parametrize("name, X, y, params",
                          [pytest.param(*c, id=c[0]) for c in _fast_streams()])
 def test_fast_pass_equals_reference(monkeypatch, name, X, y, params):
-    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
-    calls = _count_reference_rounds(monkeypatch)
-    fast = _fit_backend(monkeypatch, "cython", X, y, params)
+    ref = _reference_run(X, y, params)
+    calls = _count_dependent_rounds(monkeypatch)
+    fast = _fit(X, y, params)
     _assert_same_run(fast, ref)
     assert fast.model_orders_.max() > 4                     # not a trivial dictionary
     assert np.any(np.diff(ref.model_orders_) < 1)           # atoms were removed
@@ -256,9 +263,9 @@ def test_fast_pass_equals_reference(monkeypatch, name, X, y, params):
 def test_fast_pass_resumed_over_partial_fit(monkeypatch):
     """Two partial_fit calls (pickled in between) play the same rounds as one fit."""
     name, X, y, params = _fast_streams()[4]                    # duplicates: fallbacks too
-    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
-    whole = _fit_backend(monkeypatch, "cython", X, y, params)
-    part = _fit_backend(monkeypatch, "cython", X, y, params, chunks=[(0, 1)])
+    ref = _reference_run(X, y, params)
+    whole = _fit(X, y, params)
+    part = _fit(X, y, params, chunks=[(0, 1)])
     part = pickle.loads(pickle.dumps(part))
     part.partial_fit(X[1:137], y[1:137])
     part = pickle.loads(pickle.dumps(part))
@@ -270,14 +277,13 @@ def test_fast_pass_resumed_over_partial_fit(monkeypatch):
 
 def test_fast_pass_rebuilds_and_old_state(monkeypatch):
     """Drift tolerance 0 (G rebuilt after every round) and a state without G still agree."""
-    import sosl.polk
     name, X, y, params = _fast_streams()[2]
-    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
-    monkeypatch.setattr(sosl.polk, "_DRIFT_TOL", 0.0)
-    monkeypatch.setattr(sosl.polk, "_DRIFT_REL", 0.0)
-    _assert_same_run(_fit_backend(monkeypatch, "cython", X, y, params), ref)
+    ref = _reference_run(X, y, params)
+    monkeypatch.setattr(_polk_driver, "DRIFT_TOL", 0.0)
+    monkeypatch.setattr(_polk_driver, "DRIFT_REL", 0.0)
+    _assert_same_run(_fit(X, y, params), ref)
     monkeypatch.undo()
-    half = _fit_backend(monkeypatch, "cython", X[:150], y[:150], params)
+    half = _fit(X[:150], y[:150], params)
     half._gram_inv = None                                   # e.g. a state from the reference
     half.partial_fit(X[150:], y[150:])
     _assert_same_run(half, ref)
@@ -286,19 +292,18 @@ def test_fast_pass_rebuilds_and_old_state(monkeypatch):
 def test_fast_pass_mutant_is_caught(monkeypatch):
     """The typed pass fed a wrong inverse (G / 2: removal costs 2 w_j^2 / G_jj, wrong Schur
     complements) must be caught by the comparison, through the trajectory itself."""
-    import sosl.polk
     name, X, y, params = _fast_streams()[2]
-    ref = _fit_backend(monkeypatch, "numpy", X, y, params)
-    good = sosl.polk._inverse_if_well_posed
+    ref = _reference_run(X, y, params)
+    good = _polk_driver.inverse_if_well_posed
 
     def mutant(K):
         G = good(K)
         return None if G is None else 0.5 * G
-    monkeypatch.setattr(sosl.polk, "_DRIFT_TOL", 0.0)      # rebuild (with the mutant) every round
-    monkeypatch.setattr(sosl.polk, "_DRIFT_REL", 0.0)
-    monkeypatch.setattr(sosl.polk, "_inverse_if_well_posed", mutant)
-    calls = _count_reference_rounds(monkeypatch)
-    fast = _fit_backend(monkeypatch, "cython", X, y, params)
+    monkeypatch.setattr(_polk_driver, "DRIFT_TOL", 0.0)   # rebuild (with the mutant) every round
+    monkeypatch.setattr(_polk_driver, "DRIFT_REL", 0.0)
+    monkeypatch.setattr(_polk_driver, "inverse_if_well_posed", mutant)
+    calls = _count_dependent_rounds(monkeypatch)
+    fast = _fit(X, y, params)
     assert len(calls) < 10                                  # the typed pass did play the rounds
     assert not np.array_equal(fast.model_orders_, ref.model_orders_)
     with pytest.raises(AssertionError):
@@ -307,10 +312,10 @@ def test_fast_pass_mutant_is_caught(monkeypatch):
 
 def test_fast_pass_rank_threshold_is_the_reference_one():
     """The easy-case test of the typed pass is relative to komp_prune's rank threshold."""
-    import sosl.polk
     from sosl.komp import komp_prune
-    assert inspect.signature(komp_prune).parameters["rtol"].default == sosl.polk._RTOL
-    assert sosl.polk._SAFETY >= 1.0
+    rtol = inspect.signature(komp_prune).parameters["rtol"].default
+    assert rtol == _polk_driver.RTOL == _polk_ref.RTOL
+    assert _polk_driver.SAFETY >= 1.0
 
 
 def test_inverse_updates_match_direct_inverses():
@@ -333,8 +338,27 @@ def test_inverse_updates_match_direct_inverses():
                                    np.linalg.inv(K), rtol=1e-9, atol=1e-9)
 
 
-def test_bad_backend_flag(monkeypatch):
-    import sosl.polk
-    monkeypatch.setattr(sosl.polk, "_BACKEND", "fortran")
-    with pytest.raises(ValueError, match="_BACKEND"):
-        POLK().fit(np.array([[0.0], [1.0]]), [0, 1])
+def test_missing_extension_is_an_import_error(monkeypatch):
+    """No silent fallback to the NumPy reference: without the typed pass POLK cannot load."""
+    import sosl._core
+    monkeypatch.setitem(sys.modules, "sosl._core._polk", None)
+    monkeypatch.delattr(sosl._core, "_polk")
+    monkeypatch.delitem(sys.modules, "sosl._core._polk_driver")
+    with pytest.raises(ImportError):
+        importlib.import_module("sosl._core._polk_driver")
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_overflowing_kernel_raises():
+    rng = np.random.default_rng(16)
+    X, y = _data(rng, 40)
+    with pytest.raises(FloatingPointError, match="poly kernel overflowed"):
+        POLK(kernel="poly").fit(X * 1e155, y)
+    m = POLK(kernel="poly").fit(X, y)
+    w = m.dual_coef_.copy()
+    with pytest.raises(FloatingPointError, match="kernel overflowed"):
+        m.partial_fit(X * 1e155, y)
+    np.testing.assert_array_equal(m.dual_coef_, w)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        m.predict(X * 1e155)

@@ -4,7 +4,8 @@ import argparse
 import sys
 import time
 
-from ._harness import run_checks, write_report
+from ._harness import _select, discover, run_checks
+from ._records import write_report
 
 
 def main(argv=None):
@@ -17,6 +18,11 @@ def main(argv=None):
     ap.add_argument("--out", default="verify_out", help="output directory (default verify_out/)")
     ap.add_argument("--seed", type=int, default=0, help="base random seed (default 0)")
     args = ap.parse_args(argv)
+    if args.only is not None and not _select(discover(), args.only):
+        names = ", ".join(c.name for c in discover())
+        print(f"python -m verify: --only {args.only!r} matches no check (checks: {names})",
+              file=sys.stderr)
+        return 2
     profile = "quick" if args.quick else "default"
     t0 = time.perf_counter()
     records, timings = run_checks(profile, args.seed, args.out, args.only)

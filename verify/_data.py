@@ -8,6 +8,7 @@ projection).
 import os
 
 import numpy as np
+
 from sosl.datasets import available_datasets, load_dataset, load_default
 from sosl.datasets import to_unit_ball as _to_unit_ball
 

@@ -4,7 +4,8 @@ Statement (Lemma 2)
 -------------------
 For n >= 1, mu real and sigma > 0, let C be the set of c in R^n with mean mu and (population)
 variance sigma^2. Then every c in C has average hinge
-ell(c) = (1/n) sum_i max(0, 1 - c_i) <= psi_M(mu, sigma^2) = ((1 - mu) + sqrt((1 - mu)^2 + sigma^2))/2,
+ell(c) = (1/n) sum_i max(0, 1 - c_i) <= psi_M(mu, sigma^2)
+= ((1 - mu) + sqrt((1 - mu)^2 + sigma^2))/2,
 equivalently (eq. 9) psi_M = Phi_M(v)(1 - mu) + phi_M(v) sigma with v = (1 - mu)/sigma.
 The proof reduces the problem to two-point vectors (k entries at
 q1 = mu - sqrt((n-k)/k) sigma, n-k at q2 = mu + sqrt(k/(n-k)) sigma), whose hinge is
@@ -23,6 +24,10 @@ Checks (thresholds fixed before running)
   k* = (n/2)(1 + v/sqrt(1 + v^2)); the two roots of the squared stationarity equation are
   k* and n - k*; identity (9) and v Phi_M'(v) + phi_M'(v) == 0 simplify to 0. Symbolic,
   threshold exactly 0. Negative control: eq. (9) with phi_M doubled must not simplify to 0.
+* The library's psi_M (``sosl._core._losses_ref``, used by every numeric check below)
+  against the symbolic form evaluated at 50 digits, value and both partial derivatives
+  (scaled error <= 1e-13, see :mod:`verify._losscheck`). Negative control: the same
+  comparison against psi_S.
 * Numeric worst case: for n from 2 to 200 and mu on both sides of 1, maximize ell over C with
   SLSQP (explicit constraints, n <= 50) and L-BFGS on the exactly feasible reparametrization
   c = mu + sigma sqrt(n) Pz/||Pz|| (P removes the mean), from many random starts, plus every
@@ -44,8 +49,11 @@ import math
 
 import numpy as np
 
-from . import _harness as H
+from sosl._core._losses_ref import psi_m
+
+from . import _records as R
 from ._data import datasets
+from ._losscheck import agreement_records
 
 NAME = "lemma2"
 TITLE = "Lemma 2 / Theorem 1: worst-case hinge bound psi_M"
@@ -53,11 +61,6 @@ ORDER = 20
 
 TOL_BOUND = 1e-9        # relative excess over psi_M allowed (rounding)
 TOL_TIGHT = 1e-6        # |ratio - 1| at integer k*
-
-
-def psi_m(mu, s2):
-    b = 1.0 - mu
-    return 0.5 * (b + np.sqrt(b * b + s2))
 
 
 def avg_hinge(c):
@@ -195,26 +198,30 @@ def run(profile, seed, out_dir):
     # ---- symbolic
     res, (mut_zero, mut_size) = _sympy_checks(seed)
     for label, (is_zero, sz) in res.items():
-        recs.append(H.emit(H.identity(
+        recs.append(R.emit(R.identity(
             f"Lemma 2 sympy: {label}", f"simplify(lhs - rhs) == 0 ({label})",
             sz, 0.0, atol=0.0, seed=seed, sizes="symbolic",
             note="symbolic proof, b = 1 - mu = sigma sinh(u)" if is_zero else
             "simplify did not return 0; measured = max residual at random points")))
-    recs.append(H.emit(H.identity(
+    recs.append(R.emit(R.identity(
         "Lemma 2 sympy: mutant eq. (9), 2 phi_M", "mutated identity must not simplify to 0",
         mut_size, 0.0, atol=0.0, seed=seed, sizes="symbolic", negative=True,
         note="eq. (9) with phi_M doubled; measured = max |residual| at random points")))
+    # the symbolic psi_M above is an independent form: compare it with the library's
+    recs.extend(agreement_records("Lemma 2", "m", seed, 60 if quick else 400))
 
     # ---- numeric worst case
-    ns = [2, 3, 5, 10, 40, 200] if quick else [2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200]
-    mus = [-1.0, 0.5, 0.9, 1.0, 1.1, 1.5, 3.0] if quick else [-1.0, 0.0, 0.5, 0.9, 1.0, 1.1, 1.5, 3.0]
+    ns = ([2, 3, 5, 10, 40, 200] if quick
+          else [2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200])
+    mus = ([-1.0, 0.5, 0.9, 1.0, 1.1, 1.5, 3.0] if quick
+           else [-1.0, 0.0, 0.5, 0.9, 1.0, 1.1, 1.5, 3.0])
     sigmas = [0.2, 1.0] if quick else [0.1, 0.5, 1.0, 2.0]
     starts = 2 if quick else 6
     max_ratio, max_opt_over_two, worst_case = 0.0, 0.0, None
     neg_ratio = 0.0
     cases = [(n, mu, s) for n in ns for mu in mus for s in sigmas]
     for i, (n, mu, s) in enumerate(cases):
-        H.progress("Lemma 2 worst case over C", i, len(cases))
+        R.progress("Lemma 2 worst case over C", i, len(cases))
         psi = psi_m(mu, s * s)
         two, kb = finite_n_worst(n, mu, s)
         opt = _opt_reparam(n, mu, s, rng, starts)
@@ -228,18 +235,18 @@ def run(profile, seed, out_dir):
         hm = max(0.0, 1.0 - mu)
         neg_ratio = max(neg_ratio, best / hm if hm > 0 else (np.inf if best > 0 else 0.0))
     sizes = f"{len(cases)} (n,mu,sigma), n={ns[0]}..{ns[-1]}, {starts} starts"
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 2 max ell(c)/psi_M over C", "max ell/psi_M <= 1 + 1e-9", max_ratio,
         1.0 + TOL_BOUND, sizes=sizes, seed=seed, headline=True,
         note=f"largest ratio {max_ratio:.12f} at (n, mu, sigma, best k) = {worst_case}; "
              "optimizers: L-BFGS on a feasible reparametrization (all n) + SLSQP (n <= 50), "
              "plus all two-point vectors")))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 2 optimizer vs best two-point vector",
         "(optimizer - best two-point)/max(two-point, psi_M) <= 1e-9",
         max_opt_over_two, TOL_BOUND, sizes=sizes, seed=seed,
         note="confirms that the finite-n worst case is the best two-point vector")))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 2 neg. control: bound max(0,1-mu)", "ell <= max(0, 1 - mu) (variance dropped)",
         neg_ratio, 1.0, sizes=sizes, seed=seed, negative=True,
         note="the hinge of the mean is only a lower bound (Jensen): it must be exceeded")))
@@ -253,8 +260,9 @@ def run(profile, seed, out_dir):
             for s in sigmas:
                 mu = 1.0 - v * s
                 assert abs(k_star(n, mu, s) - k) < 1e-9 * n
-                worst_dev = max(worst_dev, abs(avg_hinge(two_point(n, k, mu, s)) / psi_m(mu, s * s) - 1.0))
-    recs.append(H.emit(H.identity(
+                r_k = avg_hinge(two_point(n, k, mu, s)) / psi_m(mu, s * s)
+                worst_dev = max(worst_dev, abs(r_k - 1.0))
+    recs.append(R.emit(R.identity(
         "Lemma 2 tight when k* is an integer", "two-point vector at k* reaches psi_M: max|ratio-1|",
         worst_dev, 0.0, atol=TOL_TIGHT, sizes=f"n={ns[0]}..{ns[-1]}", seed=seed, headline=True,
         note="mu chosen so that k* = (n/2)(1 + v/sqrt(1+v^2)) is an integer")))
@@ -262,7 +270,7 @@ def run(profile, seed, out_dir):
     n, k, s = 10, 7, 1.0
     uu = 2.0 * k / n - 1.0
     mu = 1.0 - uu / math.sqrt(1.0 - uu * uu) * s
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 2 neg. control: bound 0.99 psi_M", "ell <= 0.99 psi_M (wrong constant)",
         avg_hinge(two_point(n, k, mu, s)), 0.99 * psi_m(mu, s * s), sizes="n=10 k*=7",
         seed=seed, negative=True)))
@@ -282,8 +290,8 @@ def run(profile, seed, out_dir):
               title="Lemma 2: worst-case ratio vs n")
     ax[0].legend(fontsize=7)
     ax[1].set(xlabel="n", ylabel="1 - ratio", title="relative gap to psi_M")
-    fig_name = H.save_figure(fig, out_dir, "lemma2_worst_case_ratio")
-    recs.append(H.emit(H.upper_bound(
+    fig_name = R.save_figure(fig, out_dir, "lemma2_worst_case_ratio")
+    recs.append(R.emit(R.upper_bound(
         "Lemma 2 finite-n relative gap at n=200", "max relative gap 1 - max_C ell/psi_M <= 1e-3",
         max(gaps_at_max), 1e-3, sizes="n=200, 4 (mu,sigma)", seed=seed, figures=[fig_name],
         note="the bound becomes tight as n grows (k* rounds to an integer)")))
@@ -352,10 +360,10 @@ def _theorem1_on_data(quick, seed):
     sizes = f"{len(names)} dataset(s), 3 w each, {total} instance tests"
     note = (f"datasets: {', '.join(names)}; mean slack psi_M - hinge = {slack_sum / total:.4g} "
             f"(mean relative slack {rel_slack_sum / total:.3f}); largest hinge/psi_M = {worst:.6f}")
-    return [H.emit(H.upper_bound(
+    return [R.emit(R.upper_bound(
                 "Theorem 1 on data: violations of (6)", "0-1 <= hinge <= psi_M for every instance",
                 viol, 0, sizes=sizes, seed=seed, note=note, headline=True)),
-            H.emit(H.upper_bound(
+            R.emit(R.upper_bound(
                 "Theorem 1 neg. control: sigma := 0", "hinge <= max(0, 1 - mu) for every instance",
                 neg_viol, 0, sizes=sizes, seed=seed, negative=True,
                 note="dropping the variance term breaks the bound"))]

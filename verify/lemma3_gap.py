@@ -23,16 +23,13 @@ Checks (thresholds fixed before running)
 
 import numpy as np
 
-from . import _harness as H
+from sosl._core._losses_ref import psi_m
+
+from . import _records as R
 
 NAME = "lemma3"
 TITLE = "Lemma 3: 0 <= psi_M - hinge <= sigma/2, uniform convergence"
 ORDER = 30
-
-
-def psi_m(mu, s2):
-    b = 1.0 - mu
-    return 0.5 * (b + np.sqrt(b * b + s2))
 
 
 def _sympy():
@@ -60,10 +57,10 @@ def run(profile, seed, out_dir):
     quick = profile == "quick"
     recs = []
     for label, ok in _sympy().items():
-        recs.append(H.emit(H.criterion(
-            f"Lemma 3 sympy: {label}", "gap == manifestly nonnegative fraction (simplify -> 0)",
-            0.0 if ok else 1.0, 0.0, ok, ratio=0.0 if ok else np.inf, sizes="symbolic",
-            seed=seed)))
+        recs.append(R.emit(R.identity(
+            f"Lemma 3 sympy: {label}",
+            "gap == manifestly nonnegative fraction (simplify -> 0; measured 1 if not)",
+            0.0 if ok else 1.0, 0.0, atol=0.0, sizes="symbolic", seed=seed)))
 
     m = 2001 if quick else 20001
     mu = np.concatenate([np.linspace(-5.0, 7.0, m), [1.0]])
@@ -72,21 +69,21 @@ def run(profile, seed, out_dir):
     hinge = np.maximum(0.0, 1.0 - MU)
     gap = psi_m(MU, S * S) - hinge
     sizes = f"{mu.size} mu x {sig.size} sigma"
-    recs.append(H.emit(H.lower_bound(
+    recs.append(R.emit(R.lower_bound(
         "Lemma 3 lower gap psi_M - hinge", "min gap >= -1e-12 (rounding)", gap.min(), -1e-12,
         sizes=sizes, seed=seed)))
     r = float(np.max(gap / (S / 2)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 3 upper gap / (sigma/2)", "max gap/(sigma/2) <= 1 + 1e-12", r, 1.0 + 1e-12,
         sizes=sizes, seed=seed, headline=True)))
     sup = gap.max(axis=1)
     dev = float(np.max(np.abs(sup / (sig / 2) - 1.0)))
-    recs.append(H.emit(H.identity(
+    recs.append(R.emit(R.identity(
         "Lemma 3 sup_mu gap = sigma/2 (uniform conv.)", "max_sigma |sup_mu gap/(sigma/2) - 1|",
         dev, 0.0, atol=1e-9, sizes=sizes, seed=seed,
         note=f"sup gap at sigma={sig[0]:.0e}: {sup[0]:.3e}, at sigma={sig[-1]:.0f}: {sup[-1]:.3f}: "
              "-> 0 linearly as sigma -> 0")))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 3 neg. control: constant sigma/4", "max gap/(sigma/4) <= 1",
         float(np.max(gap / (S / 4))), 1.0, sizes=sizes, seed=seed, negative=True)))
 
@@ -102,5 +99,5 @@ def run(profile, seed, out_dir):
     ax[1].loglog(sig, sig / 2, "k-", lw=0.8, label="sigma/2")
     ax[1].set(xlabel="sigma", ylabel="sup gap", title="uniform convergence")
     ax[1].legend(fontsize=7)
-    recs[-2].figures.append(H.save_figure(fig, out_dir, "lemma3_psi_vs_hinge"))
+    recs[-2].figures.append(R.save_figure(fig, out_dir, "lemma3_psi_vs_hinge"))
     return recs

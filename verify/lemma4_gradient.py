@@ -12,7 +12,8 @@ Sharper constant (derived here, confirmed numerically below)
 ------------------------------------------------------------
 Write b = 1 - w.a, A = sqrt(b^2 + w^T Sigma w), Phi = (1 + b/A)/2, phi = sigma/(2A). By the
 triangle and Cauchy-Schwarz inequalities,
-||grad|| <= Phi ||a|| + phi ||Sigma w||/sigma <= sqrt(Phi^2 + phi^2) sqrt(||a||^2 + ||Sigma w||^2/sigma^2).
+||grad|| <= Phi ||a|| + phi ||Sigma w||/sigma
+         <= sqrt(Phi^2 + phi^2) sqrt(||a||^2 + ||Sigma w||^2/sigma^2).
 First factor: Phi^2 + phi^2 = (1 + b/A)/2 <= 1 (using b^2 + sigma^2 = A^2). Second factor:
 ||Sigma w||^2/sigma^2 <= lambda_max(Sigma) <= tr(Sigma), and
 ||x - xbar||^2 + tr(Sigma) = (1/n) sum_i ||x - x_i||^2 <= 4 (each ||x - x_i|| <= 2).
@@ -22,7 +23,8 @@ best constant, and Theorem 6's 2 C^2 (1 + ln T)/lam becomes 8 (1 + ln T)/lam ins
 
 Checks (thresholds fixed before running)
 ----------------------------------------
-* gradient: ``sosl._core._linear_ref.grad_psi_m`` and eq. (14) written with Phi_M, phi_M
+* gradient: the library's ``sosl._core._losses_ref.grad_w`` (psi_M) and eq. (14) written
+  with Phi_M, phi_M
   against central finite differences at random points (several dimensions, sigma down to
   1e-6; FD step 1e-5 min(1, |1 - w.a|), the curvature scale being A >= |1 - w.a|):
   relative error <= 1e-6; against sympy's derivative (p = 2, lambdified):
@@ -30,7 +32,8 @@ Checks (thresholds fixed before running)
 * convexity: Hessian H = (a a^T + Sigma - g g^T)/(2A), g = (Sigma w - b a)/A (derived from
   psi = (b + A)/2; checked against sympy's Hessian, rel. error <= 1e-6): smallest eigenvalue
   >= -1e-9 relative to the size (||a||^2 + tr Sigma)/(2A) of the summed terms (rounding in
-  a a^T - g g^T is relative to that size, not to lambda_max); midpoint convexity along random segments with 0
+  a a^T - g g^T is relative to that size, not to lambda_max); midpoint convexity along
+  random segments with 0
   violations beyond 1e-12. Negative control: the concave mutant (b - A)/2 has negative
   eigenvalues and midpoint violations.
 * gradient bound: ||grad|| maximized over configurations (x, x_1..x_n, w) with all norms
@@ -41,7 +44,10 @@ Checks (thresholds fixed before running)
 
 import numpy as np
 
-from . import _harness as H
+from sosl._core import _losses_ref as LR
+from sosl._core._codes import Loss
+
+from . import _records as R
 
 NAME = "lemma4"
 TITLE = "Lemma 4: gradient (14), convexity, ||grad Psi_M|| <= 3 (sharpened: 2)"
@@ -49,11 +55,17 @@ ORDER = 40
 
 C_PAPER = 3.0
 C_SHARP = 2.0
+LOSS_M = int(Loss.LOSS_M)
 
 
 def Psi(w, a, Sigma):
-    b = 1.0 - w @ a
-    return 0.5 * (b + np.sqrt(b * b + max(w @ Sigma @ w, 0.0)))
+    """Psi_M(w) = psi_M(w.a, w^T Sigma w) with the library's psi_M."""
+    return float(LR.psi_m(w @ a, max(w @ Sigma @ w, 0.0)))
+
+
+def grad_psi_m(w, a, Sigma):
+    """The library's gradient in w of Psi_M (``sosl._core._losses_ref.grad_w``)."""
+    return LR.grad_w(LOSS_M, w, a, Sigma)
 
 
 def grad_eq14(w, a, Sigma):
@@ -132,8 +144,6 @@ def _sympy_grad_hess(p=2):
 def run(profile, seed, out_dir):
     import matplotlib.pyplot as plt
     from scipy.optimize import minimize
-
-    from sosl._core._linear_ref import grad_psi_m
     quick = profile == "quick"
     rng = np.random.default_rng(seed)
     recs = []
@@ -142,7 +152,7 @@ def run(profile, seed, out_dir):
     n_pts = 200 if quick else 2000
     err_ref = err_14 = err_mut = 0.0
     min_sigma = np.inf
-    for i in range(n_pts):
+    for _ in range(n_pts):
         p = int(rng.choice([1, 2, 3, 5, 10]))
         a, Sigma = random_config(rng, p, int(rng.integers(2, 8)))
         w = rng.normal(size=p) * rng.choice([0.1, 1.0, 5.0])
@@ -151,19 +161,19 @@ def run(profile, seed, out_dir):
             continue
         min_sigma = min(min_sigma, sigma)
         h = 1e-5 * min(1.0, abs(1.0 - w @ a))          # curvature scale is A >= |b|
-        fd = fd_grad(lambda u: Psi(u, a, Sigma), w, h)
+        fd = fd_grad(lambda u, a=a, S=Sigma: Psi(u, a, S), w, h)
         scale = max(np.linalg.norm(fd), 1e-3)
         err_ref = max(err_ref, np.linalg.norm(grad_psi_m(w, a, Sigma) - fd) / scale)
         err_14 = max(err_14, np.linalg.norm(grad_eq14(w, a, Sigma) - fd) / scale)
         err_mut = max(err_mut, np.linalg.norm(grad_mutant(w, a, Sigma) - fd) / scale)
     sizes = f"{n_pts} points, p in 1..10, min sigma {min_sigma:.1e}"
-    recs.append(H.emit(H.upper_bound(
-        "Lemma 4 grad_psi_m vs central FD", "max relative error <= 1e-6", err_ref, 1e-6,
+    recs.append(R.emit(R.upper_bound(
+        "Lemma 4 library grad_w vs central FD", "max relative error <= 1e-6", err_ref, 1e-6,
         sizes=sizes, seed=seed)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 eq. (14) vs central FD", "max relative error <= 1e-6", err_14, 1e-6,
         sizes=sizes, seed=seed)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 neg. control: mutant (14), -Sigma w", "max relative error <= 1e-6", err_mut,
         1e-6, sizes=sizes, seed=seed, negative=True)))
 
@@ -177,12 +187,14 @@ def run(profile, seed, out_dir):
         args = list(w) + list(a) + [Sigma[0, 0], Sigma[0, 1], Sigma[1, 1]]
         gs = np.array(gfun(*args), float)
         hs = np.array(hfun(*args), float)
-        err_sym = max(err_sym, np.linalg.norm(grad_psi_m(w, a, Sigma) - gs) / max(np.linalg.norm(gs), 1e-3))
-        err_hess = max(err_hess, np.linalg.norm(hessian(w, a, Sigma) - hs) / max(np.linalg.norm(hs), 1e-3))
-    recs.append(H.emit(H.upper_bound(
-        "Lemma 4 grad_psi_m vs sympy derivative", "max relative error <= 1e-6", err_sym, 1e-6,
+        err_sym = max(err_sym, np.linalg.norm(grad_psi_m(w, a, Sigma) - gs)
+                      / max(np.linalg.norm(gs), 1e-3))
+        err_hess = max(err_hess, np.linalg.norm(hessian(w, a, Sigma) - hs)
+                       / max(np.linalg.norm(hs), 1e-3))
+    recs.append(R.emit(R.upper_bound(
+        "Lemma 4 library grad_w vs sympy derivative", "max relative error <= 1e-6", err_sym, 1e-6,
         sizes="p=2, random points", seed=seed)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 closed-form Hessian vs sympy", "max relative error <= 1e-6", err_hess, 1e-6,
         sizes="p=2, random points", seed=seed)))
 
@@ -207,19 +219,21 @@ def run(profile, seed, out_dir):
         fm = Psi(0.5 * (w + u), a, Sigma)
         fa, fb = Psi(w, a, Sigma), Psi(u, a, Sigma)
         viol += fm > 0.5 * (fa + fb) + 1e-12 * max(1.0, abs(fa) + abs(fb))
-        mut = lambda z: 0.5 * ((1 - z @ a) - np.sqrt((1 - z @ a) ** 2 + z @ Sigma @ z))  # noqa: E731
-        viol_mut += mut(0.5 * (w + u)) > 0.5 * (mut(w) + mut(u)) + 1e-12 * max(1.0, abs(mut(w)) + abs(mut(u)))
+        def mut(z, a=a, S=Sigma):
+            return 0.5 * ((1 - z @ a) - np.sqrt((1 - z @ a) ** 2 + z @ S @ z))
+        viol_mut += (mut(0.5 * (w + u)) > 0.5 * (mut(w) + mut(u))
+                     + 1e-12 * max(1.0, abs(mut(w)) + abs(mut(u))))
     sizes = f"{n_c} points/segments, p in 1..10"
-    recs.append(H.emit(H.lower_bound(
+    recs.append(R.emit(R.lower_bound(
         "Lemma 4 convexity: min Hessian eigenvalue", "lambda_min/scale >= -1e-9", min_eig,
         -1e-9, sizes=sizes, seed=seed)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 convexity: midpoint violations", "0 violations beyond 1e-12", viol, 0,
         sizes=sizes, seed=seed)))
-    recs.append(H.emit(H.lower_bound(
+    recs.append(R.emit(R.lower_bound(
         "Lemma 4 neg. control: (b - A)/2 eigenvalue", "lambda_min/scale >= -1e-9",
         min_eig_mut, -1e-9, sizes=sizes, seed=seed, negative=True)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 neg. control: (b - A)/2 midpoint", "0 violations beyond 1e-12", viol_mut, 0,
         sizes=sizes, seed=seed, negative=True)))
 
@@ -245,8 +259,10 @@ def run(profile, seed, out_dir):
             best = max(best, gn)
         for _ in range(n_nm):
             p, n = int(rng.choice([1, 2, 3])), int(rng.integers(1, 5))
-            th0 = np.concatenate([rng.normal(size=(n + 1) * p), rng.normal(size=p) * rng.choice([0.1, 1, 10])])
-            res = minimize(lambda th: -gnorm_from_params(th, p, n, radius), th0, method="Nelder-Mead",
+            th0 = np.concatenate([rng.normal(size=(n + 1) * p),
+                                  rng.normal(size=p) * rng.choice([0.1, 1, 10])])
+            res = minimize(lambda th, p=p, n=n: -gnorm_from_params(th, p, n, radius), th0,
+                           method="Nelder-Mead",
                            options={"maxiter": 1500, "xatol": 1e-10, "fatol": 1e-12})
             gn = -float(res.fun)
             hist.append(gn)
@@ -261,17 +277,17 @@ def run(profile, seed, out_dir):
     x = np.array([0.6, 0.8])
     a, Sigma = x - (-x), np.zeros((2, 2))
     g_con = float(np.linalg.norm(grad_psi_m(np.array([0.1, -0.2]), a, Sigma)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 max ||grad Psi_M||, paper C=3", "max found <= 3", best, C_PAPER, sizes=sizes,
         seed=seed, headline=True, note=f"largest gradient norm found: {best:.15f}")))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 max ||grad Psi_M||, sharpened C=2", "max found <= 2 + 1e-9", best,
         C_SHARP + 1e-9, sizes=sizes, seed=seed, headline=True,
         note="Cauchy-Schwarz derivation in the module docstring")))
-    recs.append(H.emit(H.identity(
+    recs.append(R.emit(R.identity(
         "Lemma 4 C=2 attained (class collapsed at -x)", "||grad|| == 2", g_con, 2.0, atol=1e-12,
         sizes="p=2", seed=seed)))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "Lemma 4 neg. control: points in radius-2 ball", "max found <= 3 (assumption broken)",
         best_neg, C_PAPER, sizes=sizes, seed=seed, negative=True)))
 
@@ -282,5 +298,5 @@ def run(profile, seed, out_dir):
     ax.set(xlabel="||grad Psi_M(w)||", ylabel="configurations", yscale="log",
            title=f"Lemma 4: gradient norms (max {best:.6f})")
     ax.legend()
-    recs[-3].figures.append(H.save_figure(fig, out_dir, "lemma4_gradient_norms"))
+    recs[-3].figures.append(R.save_figure(fig, out_dir, "lemma4_gradient_norms"))
     return recs

@@ -20,7 +20,8 @@ Check (thresholds fixed before running)
 * Lemma 7 (upper bound): the learner ``sosl.OKAUCM(budget=None)`` (Cython pass) records
   ||f_t||_H^2 = alpha' G alpha at every round; the maximum over t of ||f_t||_H over
   several streams (a smooth concept, random labels, breast cancer scaled to the unit
-  ball, at most its 569 rows) and values of lam must be <= (sqrt 2 + 1/2) / lam. Negative control: the same
+  ball, at most its 569 rows) and values of lam must be <= (sqrt 2 + 1/2) / lam. Negative
+  control: the same
   learner with the linear kernel on data of norm 30 (k(x, x) = 900, assumption broken)
   must exceed the bound.
 * Theorem 8 (upper bound): sum_t L_t(f_t) from the recorded psi and ||f_t||^2. The
@@ -34,20 +35,22 @@ Check (thresholds fixed before running)
   norm-to-value ratio above 1e6 and cannot lower F measurably.) Negative control: a
   constant step eta = 1e-4 (assumption eta_t = 1/(lam t) broken; f stays near 0) must
   exceed the bound.
+* Constants: the regret constant (2 sqrt 2 + 1)^2 / 2 must equal G^2/2 with
+  G = lam ||f|| + C = 2 C, C = sqrt 2 + 1/2 the gradient bound behind Lemma 7 (the OGD
+  derivation checked in sympy by :mod:`verify.theorem6_constant`); identity, rtol 1e-12.
 * The comparator's objective is cross-checked (identity, rtol 1e-9): F of the prefix-sum
   code above, at the learner's final f, against a direct loop over t with S_t built
-  explicitly and psi from :func:`sosl._core._kernel_ref.psi_value`. Negative control:
+  explicitly and psi from the library's :func:`sosl._core._losses_ref.psi_m`. Negative control:
   the direct loop with S_t taken from the *same* class must differ.
 """
 
 import numpy as np
 
-from . import _harness as H
+from . import _records as R
 
 NAME = "kernel"
 TITLE = "Lemma 7 / Theorem 8 (kernel learners, infinite buffer)"
 ORDER = 80
-REQUIRES = ("sosl.OKAUCM",)
 
 C_NORM = np.sqrt(2.0) + 0.5
 C_REGRET = (2.0 * np.sqrt(2.0) + 1.0) ** 2 / 2.0
@@ -69,6 +72,7 @@ def _stream(kind, T, p, rng):
 def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
     """One pass of OKAUC-M with an infinite buffer; returns (psi_t, ||f_t||^2, final state)."""
     from sosl._core import _kernel
+    from sosl._core._codes import Loss, Schedule, Transfer
     from sosl.kernels import validate_kernel_params
     T = X.shape[0]
     code, g, deg, c0 = validate_kernel_params(kernel, gamma, 3, 1.0)
@@ -81,8 +85,9 @@ def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
     _kernel.kernel_pass(np.ascontiguousarray(X), np.ascontiguousarray(s),
                         np.arange(T, dtype=np.intp), st["SV"], st["alpha"], st["G"], st["fb"],
                         st["cap"], st["count"], st["head"], 0, float(lam),
-                        -1.0 if eta is None else float(eta), 0, code, g, deg, c0, 0,
-                        np.zeros(3 * M), trace)
+                        int(Schedule.STEP_INV_LAM_T if eta is None else Schedule.STEP_CONSTANT),
+                        0.0 if eta is None else float(eta), int(Loss.LOSS_M), code, g, deg, c0,
+                        int(Transfer.TRANSFER_OPTIMAL), np.zeros(3 * M), trace)
     return trace[:, 0], trace[:, 1], st
 
 
@@ -119,8 +124,9 @@ class _Objective:
             # contributions to the members i of S_t: c1_t + c2_t (g_i - mu_t), t > i
             k1 = np.zeros(T)
             k2 = np.zeros(T)
-            k1[rounds] = cls * 0.5 * (1.0 + ratio) / N - np.where(A > 0, 0.5 / (N * np.where(A > 0, A, 1.0)), 0.0) * mu
-            k2[rounds] = np.where(A > 0, 0.5 / (N * np.where(A > 0, A, 1.0)), 0.0)
+            inv = np.where(A > 0, 0.5 / (N * np.where(A > 0, A, 1.0)), 0.0)
+            k1[rounds] = cls * 0.5 * (1.0 + ratio) / N - inv * mu
+            k2[rounds] = inv
             suf1 = np.cumsum(k1[::-1])[::-1] - k1            # sum over t > i
             suf2 = np.cumsum(k2[::-1])[::-1] - k2
             dg[mask_opp] += suf1[mask_opp] + suf2[mask_opp] * g[mask_opp]
@@ -131,6 +137,7 @@ class _Objective:
 def regret_upper(psi, norm2, X, s, lam, kernel="gaussian", gamma=1.0, maxiter=2000):
     """(upper estimate of the regret, sum L_t(f_t), certified lower bound of min F, gap)."""
     from scipy.optimize import minimize
+
     from sosl.kernels import kernel_matrix
     K = kernel_matrix(X, X, kernel, gamma)
     obj = _Objective(K, s, lam)
@@ -145,7 +152,7 @@ def regret_upper(psi, norm2, X, s, lam, kernel="gaussian", gamma=1.0, maxiter=20
 
 def _direct_F(K, s, lam, beta, same_class=False):
     """sum_t L_t(f) for f = sum_i beta_i k(x_i, .), S_t built explicitly (for the identity)."""
-    from sosl._core._kernel_ref import psi_value
+    from sosl._core._losses_ref import psi_m
     g, n2 = K @ beta, float(beta @ K @ beta)
     total = 0.0
     for t in range(s.shape[0]):
@@ -153,7 +160,7 @@ def _direct_F(K, s, lam, beta, same_class=False):
         S = np.flatnonzero(s[:t] == (s[t] if same_class else -s[t]))
         if S.size:
             mu = g[S].mean()
-            total += psi_value(0, 1.0 - s[t] * (g[t] - mu), ((g[S] - mu) ** 2).mean())
+            total += float(psi_m(s[t] * (g[t] - mu), ((g[S] - mu) ** 2).mean()))
     return total
 
 
@@ -164,6 +171,15 @@ def run(profile, seed, out_dir):
     T_reg = 250 if quick else 2000
     records = []
 
+    # ---- the constants, from the OGD derivation of verify.theorem6_constant ------------
+    # ||f_t|| <= C_NORM / lam is the fixed point of B = (1 - 1/t) B + C/(lam t) with C the
+    # bound of the loss's gradient, so C = C_NORM, G = lam ||f|| + C = 2 C_NORM and the
+    # regret constant is G^2 / 2 = 2 C_NORM^2
+    records.append(R.emit(R.identity(
+        "Theorem 8 constant == 2 C_NORM^2", "(2 sqrt 2 + 1)^2/2 == G^2/2, G = 2 (sqrt 2 + 1/2)",
+        C_REGRET, 2.0 * C_NORM ** 2, rtol=1e-12, sizes="constants", seed=seed,
+        note="derivation as for Theorem 6 (verify.theorem6_constant): B = C/lam, G = 2C")))
+
     # ---- Lemma 7 ------------------------------------------------------------------------
     worst, worst_ratio, where = 0.0, -1.0, ""
     for kind in ("concept", "noise", "cancer"):
@@ -173,14 +189,14 @@ def run(profile, seed, out_dir):
             m = float(np.sqrt(np.max(norm2)))
             if m * lam / C_NORM > worst_ratio:
                 worst, worst_ratio, where = m * lam, m * lam / C_NORM, f"{kind} lam={lam}"
-    records.append(H.emit(H.upper_bound(
+    records.append(R.emit(R.upper_bound(
         "Lemma 7 lam*max_t ||f_t||_H", "max_t ||f_t||_H <= (sqrt2 + 1/2)/lam (scaled by lam)",
         worst, C_NORM, sizes=f"T<={T_norm} 9 runs", seed=seed,
         note=f"worst run: {where}; Gaussian kernel gamma=1", headline=True)))
     X, s = _stream("concept", T_norm, 5, rng)
     lam = 0.1
     _, norm2, _ = run_infinite(X * 30.0 * np.sqrt(5), s, lam, kernel="linear")
-    records.append(H.emit(H.upper_bound(
+    records.append(R.emit(R.upper_bound(
         "Lemma 7 negative: k(x,x)=900", "max_t ||f_t||_H <= (sqrt2 + 1/2)/lam with k(x,x) > 1",
         float(np.sqrt(np.max(norm2))) * lam, C_NORM, sizes=f"T={T_norm}", seed=seed,
         negative=True, note="linear kernel on data of norm up to 30 (assumption k <= 1 broken)")))
@@ -192,7 +208,7 @@ def run(profile, seed, out_dir):
         reg, learner, lower, gap = regret_upper(psi, norm2, X, s, lam)
         T = X.shape[0]                                   # breast cancer has 569 rows
         bound = C_REGRET * (1.0 + np.log(T)) / lam
-        records.append(H.emit(H.upper_bound(
+        records.append(R.emit(R.upper_bound(
             f"Theorem 8 regret ({kind})",
             "sum L_t(f_t) - min_f sum L_t(f) <= (2sqrt2+1)^2 (1 + ln T)/(2 lam)",
             reg, bound, sizes=f"T={T} lam={lam}", seed=seed, headline=True,
@@ -212,12 +228,13 @@ def run(profile, seed, out_dir):
     obj = _Objective(K, s, 0.05)
     F_prefix = obj.value_grad(obj.Phi.T @ beta)[0]
     F_direct = _direct_F(K, s, 0.05, beta)
-    records.append(H.emit(H.identity(
+    records.append(R.emit(R.identity(
         "Theorem 8 objective: prefix sums == loop", "F(f) by prefix sums equals the direct loop",
         F_prefix, F_direct, rtol=1e-9, sizes="T=200", seed=seed,
         note="f = the learner's final classifier")))
-    records.append(H.emit(H.identity(
-        "Theorem 8 objective negative: same-class S_t", "F(f) equals the loop with S_t of the same class",
+    records.append(R.emit(R.identity(
+        "Theorem 8 objective negative: same-class S_t",
+        "F(f) equals the loop with S_t of the same class",
         F_prefix, _direct_F(K, s, 0.05, beta, same_class=True), rtol=1e-9, sizes="T=200",
         seed=seed, negative=True, note="mutated comparison set")))
     X, s = _stream("concept", T_reg, 5, rng)
@@ -225,7 +242,7 @@ def run(profile, seed, out_dir):
     Xb = X * 30.0 * np.sqrt(5)
     psi, norm2, _ = run_infinite(Xb, s, lam, kernel="linear")
     reg, learner, lower, gap = regret_upper(psi, norm2, Xb, s, lam, kernel="linear")
-    records.append(H.emit(H.upper_bound(
+    records.append(R.emit(R.upper_bound(
         "Theorem 8 negative: k(x,x)=900",
         "regret <= (2sqrt2+1)^2 (1 + ln T)/(2 lam) with k(x,x) > 1",
         reg, C_REGRET * (1.0 + np.log(T_reg)) / lam, sizes=f"T={T_reg} lam={lam}", seed=seed,

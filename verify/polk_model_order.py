@@ -33,12 +33,11 @@ Check (thresholds fixed before running)
 
 import numpy as np
 
-from . import _harness as H
+from . import _records as R
 
 NAME = "polk"
 TITLE = "POLK bounded model order and KOMP error budget"
 ORDER = 90
-REQUIRES = ("sosl.POLK",)
 
 GROWTH = 1.25
 GAMMA, LAM, ETA, PARSIMONY = 2.0, 1e-3, 0.1, 1.0
@@ -93,35 +92,35 @@ def run(profile, seed, out_dir):
     orders = model.model_orders_
     eps = PARSIMONY * ETA ** 1.5
     g = _growth(orders)
-    recs.append(H.emit(H.criterion(
+    recs.append(R.emit(R.upper_bound(
         "POLK model order bounded (const step)",
         f"max_(t>T/2) M_t <= {GROWTH} max_(t<=T/2) M_t, eps = K eta^1.5",
-        g, GROWTH, g <= GROWTH, sizes=f"T={T} p=2 final M={orders[-1]} max M={orders.max()}",
+        g, GROWTH, sizes=f"T={T} p=2 final M={orders[-1]} max M={orders.max()}",
         seed=seed, headline=True,
         note=f"eta={ETA} lam={LAM} gamma={GAMMA} K={PARSIMONY}; measured = growth ratio")))
     err_ratio = float(np.max(model.projection_errors_ / eps))
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "POLK KOMP error <= eps every round", "max_t ||f~_{t+1} - f_{t+1}||_H / eps <= 1 + 1e-9",
         err_ratio, 1.0 + 1e-9, sizes=f"T={T}", seed=seed, headline=True,
         note="error recomputed from the returned weights on the full dictionary")))
 
     neg = POLK(loss="hinge", lam=LAM, eta=ETA, epsilon=0.0, gamma=GAMMA).fit(X[:T_neg], y[:T_neg])
     g_neg = _growth(neg.model_orders_)
-    recs.append(H.emit(H.criterion(
+    recs.append(R.emit(R.upper_bound(
         "POLK eps = 0: order must grow", f"same criterion, growth ratio <= {GROWTH}",
-        g_neg, GROWTH, g_neg <= GROWTH, sizes=f"T={T_neg} final M={neg.model_orders_[-1]}",
+        g_neg, GROWTH, sizes=f"T={T_neg} final M={neg.model_orders_[-1]}",
         seed=seed, negative=True, note="no compression: the dictionary keeps every violation")))
 
     X_new, y_new = _stream(rng, 200)                          # fresh rounds (no duplicates of D)
     ratio_np = _no_prefit_ratio(model, X_new, y_new, 200)
-    recs.append(H.emit(H.upper_bound(
+    recs.append(R.emit(R.upper_bound(
         "KOMP without pre-fitting: error <= eps",
         "no re-fit of the kept weights must break the budget",
         ratio_np, 1.0 + 1e-9, sizes="200 rounds", seed=seed, negative=True,
         note="same removals as KOMP, kept weights left as they were")))
 
     try:
-        H.use_agg()
+        R.use_agg()
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(5.5, 3.2))
         ax.plot(np.arange(1, T + 1), orders, label=f"eps = eta^1.5 = {eps:.3g}")
@@ -130,7 +129,7 @@ def run(profile, seed, out_dir):
         ax.set_ylabel("model order M_t")
         ax.set_xscale("log")
         ax.legend()
-        recs[0].figures.append(H.save_figure(fig, out_dir, "polk_model_order"))
+        recs[0].figures.append(R.save_figure(fig, out_dir, "polk_model_order"))
     except ImportError:                                     # pragma: no cover - no matplotlib
         pass
     return recs

@@ -9,21 +9,29 @@ Regret_T <= 2 (4 + lam)/lam + 2 sqrt((4 + lam) T L* / lam).
 
 Which loss, and how it maps onto our kernel
 -------------------------------------------
-The constant 4 + lam is the smoothness of L_t(w) = (lam/2)||w||^2 + (1/2) psi_S(w.a_t, w^T Sigma_t w):
-its Hessian is lam I + a_t a_t^T + Sigma_t and ||a_t||^2 + tr(Sigma_t) = mean_i ||x_t - x_i||^2 <= 4.
+The constant 4 + lam is the smoothness of
+L_t(w) = (lam/2)||w||^2 + (1/2) psi_S(w.a_t, w^T Sigma_t w): its Hessian is
+lam I + a_t a_t^T + Sigma_t and ||a_t||^2 + tr(Sigma_t) = mean_i ||x_t - x_i||^2 <= 4.
 Eq. (13) is the exact gradient of (1/2) psi_S (the OPAUC normalization of Gao et al.), so the
 theorem is checked for this L_t. Our kernel uses the exact derivative of psi_S (2 x eq. 13)
 and updates w <- w - eta' (lam' w + grad psi_S); OGD on L_t with step eta is the same
 update with lam' = 2 lam and eta' = eta / 2, which is how it is run
-(:func:`verify.theorem6_regret.learner_losses` with ``c = 1/2``). With eq. (19) read
+(:func:`verify._regret.learner_losses` with ``c = 1/2``, i.e. ``sosl.OAUCS(lam=2 lam,
+eta=eta/2)``). With eq. (19) read
 literally (psi_S without the 1/2) the smoothness would be 8 + lam and the constants change.
 
 Check (thresholds fixed before running)
 ---------------------------------------
+The library's psi_S and its partial derivatives (``sosl._core._losses_ref``, used by the
+comparator) against the symbolic form at 50 digits (scaled error <= 1e-13,
+:mod:`verify._losscheck`); negative control: the same comparison against psi_M.
+The smoothness constant k = 4 + lam, read back from the step and from the bound
+(step(lam, T, 0) = 1/(2k), bound(lam, T, 0) = 2k/lam), must equal 4 + lam (identity,
+rtol 1e-12): the bound is loose by about 50x on data, so only this pins the constant.
 For each stream (breast-cancer, a synthetic imbalanced stream; the first 3000 rows of every
 $SOSL_DATA_DIR dataset in the default profile; all scaled into the unit ball), lam in
 {0.1, 1} and several horizons T: L* is computed by the O(T p) comparator of
-:mod:`verify.theorem6_regret` (gradient norm <= 1e-8 T; the strong-convexity error bound is
+:mod:`verify._regret` (gradient norm <= 1e-8 T; the strong-convexity error bound is
 added to the regret), the learner is run with the theorem's step for that T, and
 Regret_T / bound <= 1 is required (upper bound; the largest ratio is reported).
 Negative control (broken assumption): the same run on the breast-cancer stream scaled to
@@ -36,15 +44,17 @@ import math
 
 import numpy as np
 
-from . import _harness as H
+from . import _records as R
 from ._data import datasets, unit_ball
-from .theorem6_regret import Comparator, _labels, learner_losses
+from ._losscheck import agreement_records
+from ._regret import Comparator, labels, learner_losses
 
 NAME = "theorem5"
 TITLE = "Theorem 5: OAUC-S regret with the L*-tuned step"
 ORDER = 50
 
 C_HALF = 0.5          # L_t = lam/2 ||w||^2 + C_HALF psi_S
+SMOOTH = 4.0          # ||a||^2 + tr(Sigma) = mean_i ||x - x_i||^2 <= (1 + 1)^2
 TOL = 1e-8
 NEG_SCALE = 30.0
 
@@ -93,13 +103,23 @@ def run(profile, seed, out_dir):
     lams = [0.1, 1.0]
     worst, where, rows = 0.0, "", []
     max_err = 0.0
+    recs = agreement_records("Theorem 5", "s", seed, 60 if quick else 400)
+    # the smoothness constant used by the step and by the bound, read back from each
+    k_step = [1.0 / (2.0 * step(lam, 100, 0.0)) - lam for lam in (0.1, 1.0, 3.0)]
+    k_bound = [lam * bound(lam, 100, 0.0) / 2.0 - lam for lam in (0.1, 1.0, 3.0)]
+    k_code = max(k_step + k_bound, key=lambda k: abs(k - SMOOTH))
+    recs.append(R.emit(R.identity(
+        "Theorem 5 smoothness constant in step and bound", f"k(lam) - lam == {SMOOTH:g} "
+        "(max_x mean_i ||x - x_i||^2 over the unit ball)", k_code, SMOOTH, rtol=1e-12,
+        sizes="lam in {0.1, 1, 3}", seed=seed,
+        note="read back from step(lam, T, 0) = 1/(2k) and bound(lam, T, 0) = 2k/lam")))
     streams = list(_streams(quick, rng))
     for name, X, y in streams:
-        s = _labels(y)
+        s = labels(y)
         n = X.shape[0]
         Ts = sorted({min(n, t) for t in ((100, n) if quick else (100, 300, 1000, 3000, n))})
         for lam in lams:
-            H.progress(f"Theorem 5: {name}, lam={lam}")
+            R.progress(f"Theorem 5: {name}, lam={lam}")
             for T in Ts:
                 r, b, Ls, err = regret_at(X, s, lam, T)
                 rows.append((name, lam, T, r, b, Ls))
@@ -107,23 +127,25 @@ def run(profile, seed, out_dir):
                 if r / b > worst:
                     worst, where = r / b, f"{name}, lam={lam}, T={T}, L*={Ls:.4g}"
     sizes = f"{len(rows)} (stream, lam, T) runs, T <= {max(r[2] for r in rows)}"
-    recs = [H.emit(H.upper_bound(
-        "Theorem 5 OAUC-S: regret/bound", "max Regret_T / (2(4+lam)/lam + 2 sqrt((4+lam) T L*/lam)) <= 1",
+    recs.append(R.emit(R.upper_bound(
+        "Theorem 5 OAUC-S: regret/bound",
+        "max Regret_T / (2(4+lam)/lam + 2 sqrt((4+lam) T L*/lam)) <= 1",
         worst, 1.0, sizes=sizes, seed=seed, headline=True,
         note=f"largest at {where}; L_t = lam/2||w||^2 + psi_S/2 (eq. 13 normalization), run as "
              f"lam' = 2 lam, eta' = eta/2 on the exact-gradient kernel; comparator error <= "
-             f"{max_err:.1e} (added); streams: {', '.join(s_[0] for s_ in streams)}"))]
+             f"{max_err:.1e} (added); streams: {', '.join(s_[0] for s_ in streams)}")))
 
     # negative control: ||x|| <= 5 (assumption broken), same step formula
     name, X, y = streams[0]
-    s = _labels(y)
+    s = labels(y)
     worst_neg = 0.0
     for lam in lams:
         for T in sorted({min(X.shape[0], t) for t in (100, X.shape[0])}):
             r, b, _, _ = regret_at(NEG_SCALE * X, s, lam, T)
             worst_neg = max(worst_neg, r / b if np.isfinite(r) else np.inf)
-    recs.append(H.emit(H.upper_bound(
-        f"Theorem 5 neg. control: ||x|| <= {NEG_SCALE:g}", "max Regret_T / bound <= 1 (assumption broken)",
+    recs.append(R.emit(R.upper_bound(
+        f"Theorem 5 neg. control: ||x|| <= {NEG_SCALE:g}",
+        "max Regret_T / bound <= 1 (assumption broken)",
         worst_neg, 1.0, sizes=f"{name}, lam in {lams}", seed=seed, negative=True)))
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -134,5 +156,5 @@ def run(profile, seed, out_dir):
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set(xlabel="T", ylabel="Regret_T / bound", title="Theorem 5 (OAUC-S): regret / bound")
     ax.legend(fontsize=6)
-    recs[0].figures.append(H.save_figure(fig, out_dir, "theorem5_oaucs"))
+    recs[4].figures.append(R.save_figure(fig, out_dir, "theorem5_oaucs"))
     return recs

@@ -4,14 +4,58 @@
 One ``nogil`` loop per learner over the samples in a given order; no validation, no
 allocation of results. The NumPy references with the same signatures, one line per
 equation, are in :mod:`sosl._core._baselines_ref` (symbol table, equations, and the
-conventions at guards). Per-round cost: O(p) for Perceptron, PA-I, OL-UBAUC and SOLAM;
-O(budget p) for OAM; O(p^2) for AdaOAM.
+conventions at guards). Per-round cost on dense rows: O(p) for Perceptron, PA-I, OL-UBAUC
+and SOLAM; O(budget p) for OAM; O(p^2) for AdaOAM.
+
+The ``*_pass_csr`` kernels run the same learners on a CSR matrix (``data``, ``indices``,
+``indptr``; sorted int32 column indices) and give the same state as the dense pass up to
+rounding. Perceptron, PA-I, OL-UBAUC and SOLAM cost O(nnz(x_t)) per round: the weights
+are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``), so
+a shrinkage or a projection onto a ball multiplies ``a`` only, and SOLAM's running
+average of the iterates is kept as ``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector
+``Q`` changed only where ``u`` changes). Converting to and from that form costs O(p) once
+per pass. OAM scatters each row into a dense work vector and keeps its dense step
+(O(budget p) per round, as on dense rows).
+
+A score w.x_t (or a squared norm) that is not finite stops the pass with a
+``FloatingPointError`` naming the row: the features are too large for double precision.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport isfinite, sqrt
 
-cdef int OAM_SEQ = 0
-cdef int OAM_GRA = 1
+from sosl._core._codes cimport LOSS_S, OAM_GRA, OAM_SEQ, STEP_CONSTANT
+from sosl._core._losses cimport loss_grad
+
+# u (of w = a u) is folded back into w when |a| falls below this (OL-UBAUC: no
+# cancellation, as for scikit-learn's weight vector); SOLAM folds back at a larger
+# scale, because its average c u - Q loses about log10(1 / a) digits to cancellation
+cdef double RESCALE_MIN = 1e-9
+cdef double RESCALE_MIN_AVG = 1e-3
+
+
+def _overflow(Py_ssize_t row, str what):
+    raise FloatingPointError(
+        f"the {what} of row {row} of the batch is not finite: the features are too large "
+        "for double precision (scale them)")
+
+
+cdef inline double sdot(const double* w, const double* xd, const int* xi,
+                        Py_ssize_t nnz) noexcept nogil:
+    """w.x for a sparse row x (values ``xd``, columns ``xi``)."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    for k in range(nnz):
+        acc += w[xi[k]] * xd[k]
+    return acc
+
+
+cdef inline double ssq(const double* xd, Py_ssize_t nnz) noexcept nogil:
+    """||x||^2 for a sparse row."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    for k in range(nnz):
+        acc += xd[k] * xd[k]
+    return acc
 
 
 cdef inline double dot(const double* a, const double* b, Py_ssize_t p) noexcept nogil:
@@ -42,37 +86,72 @@ cdef inline unsigned long long splitmix64(unsigned long long* state) noexcept no
 def perceptron_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                     double[::1] w, long long t0):
     """Perceptron over ``X[order]``; see :func:`sosl._core._baselines_ref.perceptron_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
     cdef long long t = t0
     cdef const double* x
-    cdef double y
+    cdef double y, f
     with nogil:
         for r in range(m):
             t += 1
             x = &X[order[r], 0]
             y = s[order[r]]
-            if y * dot(&w[0], x, p) <= 0.0:
+            f = dot(&w[0], x, p)
+            if not isfinite(f):
+                bad = order[r]
+                break
+            if y * f <= 0.0:
                 for j in range(p):
                     w[j] += y * x[j]
+    if bad >= 0:
+        _overflow(bad, "score w.x")
+    return t
+
+
+def perceptron_pass_csr(const double[::1] data, const int[::1] indices,
+                        const int[::1] indptr, const double[::1] s,
+                        const Py_ssize_t[::1] order, double[::1] w, long long t0):
+    """Perceptron over the CSR rows ``order``, O(nnz) per round; as :func:`perceptron_pass`."""
+    cdef Py_ssize_t m = order.shape[0], r, k, lo, nnz, bad = -1
+    cdef long long t = t0
+    cdef double y, f
+    with nogil:
+        for r in range(m):
+            t += 1
+            lo = indptr[order[r]]
+            nnz = indptr[order[r] + 1] - lo
+            y = s[order[r]]
+            f = sdot(&w[0], &data[lo], &indices[lo], nnz)
+            if not isfinite(f):
+                bad = order[r]
+                break
+            if y * f <= 0.0:
+                for k in range(lo, lo + nnz):
+                    w[indices[k]] += y * data[k]
+    if bad >= 0:
+        _overflow(bad, "score w.x")
     return t
 
 
 def pa1_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
              double[::1] w, long long t0, double C):
     """PA-I over ``X[order]``; see :func:`sosl._core._baselines_ref.pa1_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
     cdef long long t = t0
     cdef const double* x
-    cdef double y, sq, loss, tau
+    cdef double y, sq, f, loss, tau
     with nogil:
         for r in range(m):
             t += 1
             x = &X[order[r], 0]
             y = s[order[r]]
             sq = dot(x, x, p)
+            f = dot(&w[0], x, p)
+            if not (isfinite(sq) and isfinite(f)):
+                bad = order[r]
+                break
             if sq == 0.0:
                 continue
-            loss = 1.0 - y * dot(&w[0], x, p)
+            loss = 1.0 - y * f
             if loss < 0.0:
                 loss = 0.0
             tau = loss / sq
@@ -80,7 +159,111 @@ def pa1_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
                 tau = C
             for j in range(p):
                 w[j] += tau * y * x[j]
+    if bad >= 0:
+        _overflow(bad, "score w.x or norm ||x||^2")
     return t
+
+
+def pa1_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                 const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
+                 long long t0, double C):
+    """PA-I over the CSR rows ``order``, O(nnz) per round; as :func:`pa1_pass`."""
+    cdef Py_ssize_t m = order.shape[0], r, k, lo, nnz, bad = -1
+    cdef long long t = t0
+    cdef double y, sq, f, loss, tau
+    with nogil:
+        for r in range(m):
+            t += 1
+            lo = indptr[order[r]]
+            nnz = indptr[order[r] + 1] - lo
+            y = s[order[r]]
+            sq = ssq(&data[lo], nnz)
+            f = sdot(&w[0], &data[lo], &indices[lo], nnz)
+            if not (isfinite(sq) and isfinite(f)):
+                bad = order[r]
+                break
+            if sq == 0.0:
+                continue
+            loss = 1.0 - y * f
+            if loss < 0.0:
+                loss = 0.0
+            tau = loss / sq
+            if tau > C:
+                tau = C
+            for k in range(lo, lo + nnz):
+                w[indices[k]] += tau * y * data[k]
+    if bad >= 0:
+        _overflow(bad, "score w.x or norm ||x||^2")
+    return t
+
+
+cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, double* B,
+                          long long* nB, long long* N, unsigned long long* rng, double C,
+                          int update, Py_ssize_t budget, double* d,
+                          double* g) noexcept nogil:
+    """One OAM round on a dense row ``x``; False if a score or a norm is not finite."""
+    cdef Py_ssize_t j, q
+    cdef unsigned long long u
+    cdef int k, o
+    cdef double* b
+    cdef double C_t, sq, loss, tau, ratio, wd
+    if y > 0:
+        k = 1
+        o = 0
+    else:
+        k = 0
+        o = 1
+    N[k] += 1
+    ratio = <double> N[o] / <double> budget
+    if ratio < 1.0:
+        ratio = 1.0
+    C_t = C * ratio
+    if update == OAM_SEQ:
+        for q in range(nB[o]):
+            b = &B[(o * budget + q) * p]
+            for j in range(p):
+                d[j] = x[j] - b[j]
+            sq = dot(d, d, p)
+            wd = dot(w, d, p)
+            if not (isfinite(sq) and isfinite(wd)):
+                return False
+            if sq == 0.0:
+                continue
+            loss = 1.0 - y * wd
+            if loss < 0.0:
+                loss = 0.0
+            tau = loss / sq
+            if tau > C_t / 2.0:
+                tau = C_t / 2.0
+            for j in range(p):
+                w[j] += tau * y * d[j]
+    elif nB[o] > 0:
+        for j in range(p):
+            g[j] = 0.0
+        for q in range(nB[o]):
+            b = &B[(o * budget + q) * p]
+            for j in range(p):
+                d[j] = x[j] - b[j]
+            wd = dot(w, d, p)
+            if not isfinite(wd):
+                return False
+            if y * wd <= 1.0:
+                for j in range(p):
+                    g[j] += d[j]
+        for j in range(p):
+            w[j] += (C_t / 2.0) * y * g[j]
+    if nB[k] < budget:
+        b = &B[(k * budget + nB[k]) * p]
+        for j in range(p):
+            b[j] = x[j]
+        nB[k] += 1
+    else:
+        u = splitmix64(rng) % (<unsigned long long> N[k])
+        if u < <unsigned long long> budget:
+            b = &B[(k * budget + <Py_ssize_t> u) * p]
+            for j in range(p):
+                b[j] = x[j]
+    return True
 
 
 def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
@@ -91,84 +274,63 @@ def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
 
     See :func:`sosl._core._baselines_ref.oam_pass`.
     """
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], budget = B.shape[1]
-    cdef Py_ssize_t r, j, q
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], budget = B.shape[1], r, bad = -1
     cdef long long t = t0
-    cdef unsigned long long u
-    cdef int k, o
-    cdef const double* x
-    cdef double* b
-    cdef double* d = &work[0]
-    cdef double* g = &work[p]
-    cdef double y, C_t, sq, loss, tau, ratio, wd
     with nogil:
         for r in range(m):
             t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            if y > 0:
-                k = 1
-                o = 0
-            else:
-                k = 0
-                o = 1
-            N[k] += 1
-            ratio = <double> N[o] / <double> budget
-            if ratio < 1.0:
-                ratio = 1.0
-            C_t = C * ratio
-            if update == OAM_SEQ:
-                for q in range(nB[o]):
-                    b = &B[o, q, 0]
-                    for j in range(p):
-                        d[j] = x[j] - b[j]
-                    sq = dot(d, d, p)
-                    if sq == 0.0:
-                        continue
-                    loss = 1.0 - y * dot(&w[0], d, p)
-                    if loss < 0.0:
-                        loss = 0.0
-                    tau = loss / sq
-                    if tau > C_t / 2.0:
-                        tau = C_t / 2.0
-                    for j in range(p):
-                        w[j] += tau * y * d[j]
-            elif nB[o] > 0:
-                for j in range(p):
-                    g[j] = 0.0
-                for q in range(nB[o]):
-                    b = &B[o, q, 0]
-                    for j in range(p):
-                        d[j] = x[j] - b[j]
-                    wd = dot(&w[0], d, p)
-                    if y * wd <= 1.0:
-                        for j in range(p):
-                            g[j] += d[j]
-                for j in range(p):
-                    w[j] += (C_t / 2.0) * y * g[j]
-            if nB[k] < budget:
-                b = &B[k, nB[k], 0]
-                for j in range(p):
-                    b[j] = x[j]
-                nB[k] += 1
-            else:
-                u = splitmix64(&rng[0]) % (<unsigned long long> N[k])
-                if u < <unsigned long long> budget:
-                    b = &B[k, <Py_ssize_t> u, 0]
-                    for j in range(p):
-                        b[j] = x[j]
+            if not oam_step(&X[order[r], 0], s[order[r]], p, &w[0], &B[0, 0, 0], &nB[0],
+                            &N[0], &rng[0], C, update, budget, &work[0], &work[p]):
+                bad = order[r]
+                break
+    if bad >= 0:
+        _overflow(bad, "pairwise score w.(x_t - x) or norm")
+    return t
+
+
+def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                 const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
+                 double[:, :, ::1] B, long long[::1] nB, long long[::1] N,
+                 unsigned long long[::1] rng, long long t0, double C, int update,
+                 double[::1] work):
+    """OAM over the CSR rows ``order``; ``work`` has length >= 3 p and ``work[2p:]`` is 0.
+
+    Each row is scattered into ``work[2p:3p]``, run through the dense round and cleared
+    again (the buffers are dense, so a round costs O(budget p) as in :func:`oam_pass`).
+    """
+    cdef Py_ssize_t p = B.shape[2], m = order.shape[0], budget = B.shape[1]
+    cdef Py_ssize_t r, k, lo, hi, bad = -1
+    cdef long long t = t0
+    cdef double* xd = &work[2 * p]
+    cdef bint ok
+    with nogil:
+        for r in range(m):
+            t += 1
+            lo = indptr[order[r]]
+            hi = indptr[order[r] + 1]
+            for k in range(lo, hi):
+                xd[indices[k]] = data[k]
+            ok = oam_step(xd, s[order[r]], p, &w[0], &B[0, 0, 0], &nB[0], &N[0], &rng[0],
+                          C, update, budget, &work[0], &work[p])
+            for k in range(lo, hi):
+                xd[indices[k]] = 0.0
+            if not ok:
+                bad = order[r]
+                break
+    if bad >= 0:
+        _overflow(bad, "pairwise score w.(x_t - x) or norm")
     return t
 
 
 def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                double[::1] w, double[::1] c, long long[::1] N, long long t0, double lam,
-               double eta):
+               int schedule, double eta):
     """OL-UBAUC (reconstruction) over ``X[order]``; see ``_baselines_ref.ubauc_pass``."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
     cdef long long t = t0
     cdef int k
     cdef const double* x
-    cdef double y, omega, eta_t, margin, coef_x, g_c
+    cdef double y, f, omega, eta_t, margin, coef_x, g_c
     with nogil:
         for r in range(m):
             t += 1
@@ -177,11 +339,15 @@ def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
             k = 1 if y > 0 else 0
             N[k] += 1
             omega = <double> t / (2.0 * <double> N[k])
-            if eta > 0:
+            if schedule == STEP_CONSTANT:
                 eta_t = eta
             else:
                 eta_t = 1.0 / (lam * <double> t)
-            margin = y * (dot(&w[0], x, p) - c[0])
+            f = dot(&w[0], x, p)
+            if not isfinite(f):
+                bad = order[r]
+                break
+            margin = y * (f - c[0])
             if margin < 1.0:
                 coef_x = -omega * y
                 g_c = omega * y
@@ -191,17 +357,103 @@ def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
             for j in range(p):
                 w[j] -= eta_t * (lam * w[j] + coef_x * x[j])
             c[0] -= eta_t * g_c
+    if bad >= 0:
+        _overflow(bad, "score w.x")
     return t
+
+
+def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                   const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
+                   double[::1] c, long long[::1] N, long long t0, double lam, int schedule,
+                   double eta):
+    """OL-UBAUC over the CSR rows ``order``, O(nnz) per round; as :func:`ubauc_pass`.
+
+    ``w = a u`` during the pass (``u`` in place in ``w``): the shrinkage
+    ``w <- (1 - eta_t lam) w`` multiplies ``a``, the hinge step changes ``u`` on the
+    row's columns by ``-eta_t coef_x x / a``. A shrink factor of exactly 0 (round 1 of
+    eta_t = 1/(lam t)) zeroes ``u`` (O(p), once).
+    """
+    cdef Py_ssize_t p = w.shape[0], m = order.shape[0], r, j, k, lo, nnz, bad = -1
+    cdef long long t = t0
+    cdef int cls
+    cdef double y, f, omega, eta_t, margin, coef_x, g_c, shrink, step
+    cdef double a = 1.0
+    with nogil:
+        for r in range(m):
+            t += 1
+            lo = indptr[order[r]]
+            nnz = indptr[order[r] + 1] - lo
+            y = s[order[r]]
+            cls = 1 if y > 0 else 0
+            N[cls] += 1
+            omega = <double> t / (2.0 * <double> N[cls])
+            if schedule == STEP_CONSTANT:
+                eta_t = eta
+            else:
+                eta_t = 1.0 / (lam * <double> t)
+            f = a * sdot(&w[0], &data[lo], &indices[lo], nnz)
+            if not isfinite(f):
+                bad = order[r]
+                break
+            margin = y * (f - c[0])
+            if margin < 1.0:
+                coef_x = -omega * y
+                g_c = omega * y
+            else:
+                coef_x = 0.0
+                g_c = 0.0
+            shrink = 1.0 - eta_t * lam
+            if shrink == 0.0:
+                for j in range(p):
+                    w[j] = 0.0
+                a = 1.0
+            else:
+                a *= shrink
+            if coef_x != 0.0:
+                step = eta_t * coef_x / a
+                for k in range(lo, lo + nnz):
+                    w[indices[k]] -= step * data[k]
+            if -RESCALE_MIN < a < RESCALE_MIN:
+                for j in range(p):
+                    w[j] *= a
+                a = 1.0
+            c[0] -= eta_t * g_c
+        if a != 1.0:
+            for j in range(p):
+                w[j] *= a
+    if bad >= 0:
+        _overflow(bad, "score w.x")
+    return t
+
+
+cdef inline void solam_scalars(double y, double f, double ph, double a, double b,
+                               double al, double* cx, double* g_a, double* g_b,
+                               double* g_al) noexcept nogil:
+    """SOLAM's partial derivatives of F: dF/dw = cx x, dF/da, dF/db, dF/dalpha."""
+    if y > 0:
+        cx[0] = 2.0 * (1.0 - ph) * (f - a) - 2.0 * (1.0 + al) * (1.0 - ph)
+        g_a[0] = -2.0 * (1.0 - ph) * (f - a)
+        g_b[0] = 0.0
+        g_al[0] = -2.0 * (1.0 - ph) * f - 2.0 * ph * (1.0 - ph) * al
+    else:
+        cx[0] = 2.0 * ph * (f - b) + 2.0 * (1.0 + al) * ph
+        g_a[0] = 0.0
+        g_b[0] = -2.0 * ph * (f - b)
+        g_al[0] = 2.0 * ph * f - 2.0 * ph * (1.0 - ph) * al
+
+
+cdef inline double clip(double val, double R) noexcept nogil:
+    return R if val > R else (-R if val < -R else val)
 
 
 def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                double[::1] v, double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
                long long[::1] N, long long t0, double eta, double R):
     """SOLAM over ``X[order]``; see :func:`sosl._core._baselines_ref.solam_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
     cdef long long t = t0
     cdef const double* x
-    cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw, val
+    cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
     with nogil:
         for r in range(m):
             t += 1
@@ -217,17 +469,10 @@ def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
             b = v[p + 1]
             al = alpha[0]
             f = dot(&v[0], x, p)
-            # dF/dw = cx * x
-            if y > 0:
-                cx = 2.0 * (1.0 - ph) * (f - a) - 2.0 * (1.0 + al) * (1.0 - ph)
-                g_a = -2.0 * (1.0 - ph) * (f - a)
-                g_b = 0.0
-                g_al = -2.0 * (1.0 - ph) * f - 2.0 * ph * (1.0 - ph) * al
-            else:
-                cx = 2.0 * ph * (f - b) + 2.0 * (1.0 + al) * ph
-                g_a = 0.0
-                g_b = -2.0 * ph * (f - b)
-                g_al = 2.0 * ph * f - 2.0 * ph * (1.0 - ph) * al
+            if not isfinite(f):
+                bad = order[r]
+                break
+            solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
             G = step_sum[0] + gamma
             r_old = step_sum[0] / G
             r_new = gamma / G
@@ -240,15 +485,112 @@ def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
                 v[j] = v[j] - gamma * (cx * x[j])
                 nw += v[j] * v[j]
             nw = sqrt(nw)
+            if not isfinite(nw):
+                bad = order[r]
+                break
             if nw > R:
                 for j in range(p):
                     v[j] *= R / nw
-            val = a - gamma * g_a
-            v[p] = R if val > R else (-R if val < -R else val)
-            val = b - gamma * g_b
-            v[p + 1] = R if val > R else (-R if val < -R else val)
-            val = al + gamma * g_al
-            alpha[0] = 2.0 * R if val > 2.0 * R else (-2.0 * R if val < -2.0 * R else val)
+            v[p] = clip(a - gamma * g_a, R)
+            v[p + 1] = clip(b - gamma * g_b, R)
+            alpha[0] = clip(al + gamma * g_al, 2.0 * R)
+    if bad >= 0:
+        _overflow(bad, "score w.x or norm ||w||")
+    return t
+
+
+def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                   const double[::1] s, const Py_ssize_t[::1] order, double[::1] v,
+                   double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
+                   long long[::1] N, long long t0, double eta, double R, double[::1] work):
+    """SOLAM over the CSR rows ``order``, O(nnz) per round; as :func:`solam_pass`.
+
+    During the pass ``w = sc u`` and the gamma-weighted sum of the iterates is
+    ``Gamma wbar = c u - Q``: adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a
+    step du on the row's columns adds c du to ``Q``; the projection onto ||w|| <= R
+    multiplies ``sc`` (with ||u||^2 kept up to date on the row's columns). ``u`` and ``Q``
+    are interleaved in ``work`` (length >= 2 p; ``work[2j] = u_j``, ``work[2j+1] = Q_j``)
+    so that a row's update touches one cache line per column. When ``sc`` falls below
+    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart from
+    it (O(p)), which bounds the cancellation in ``c u - Q``.
+    """
+    cdef Py_ssize_t p = v.shape[0] - 2, m = order.shape[0], r, j, k, lo, nnz, bad = -1
+    cdef long long t = t0
+    cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
+    cdef double sc = 1.0, c = 0.0, uu = 0.0, step, old, new, S_j, acc
+    cdef double* uq = &work[0]
+    if m == 0:
+        return t
+    with nogil:
+        for j in range(p):
+            uu += v[j] * v[j]
+            uq[2 * j] = v[j]
+            uq[2 * j + 1] = -step_sum[0] * v_avg[j]
+        for r in range(m):
+            t += 1
+            lo = indptr[order[r]]
+            nnz = indptr[order[r] + 1] - lo
+            y = s[order[r]]
+            if y > 0:
+                N[1] += 1
+            else:
+                N[0] += 1
+            ph = <double> N[1] / <double> t
+            gamma = eta / sqrt(<double> t)
+            a = v[p]
+            b = v[p + 1]
+            al = alpha[0]
+            acc = 0.0
+            for k in range(lo, lo + nnz):
+                acc += uq[2 * <Py_ssize_t> indices[k]] * data[k]
+            f = sc * acc
+            if not isfinite(f):
+                bad = order[r]
+                break
+            solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
+            G = step_sum[0] + gamma
+            r_old = step_sum[0] / G
+            r_new = gamma / G
+            c += gamma * sc
+            v_avg[p] = v_avg[p] * r_old + r_new * a
+            v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
+            alpha[1] = (step_sum[0] * alpha[1] + gamma * al) / G
+            step_sum[0] = G
+            step = gamma * cx / sc
+            for k in range(lo, lo + nnz):
+                j = 2 * <Py_ssize_t> indices[k]
+                old = uq[j]
+                new = old - step * data[k]
+                uq[j] = new
+                uu += new * new - old * old
+                uq[j + 1] += c * (new - old)
+            if uu < 0.0:
+                uu = 0.0
+            nw = sc * sqrt(uu)
+            if not isfinite(nw):
+                bad = order[r]
+                break
+            if nw > R:
+                sc *= R / nw
+            if sc < RESCALE_MIN_AVG:
+                uu = 0.0
+                for j in range(p):
+                    S_j = c * uq[2 * j] - uq[2 * j + 1]
+                    uq[2 * j] *= sc
+                    uq[2 * j + 1] = -S_j
+                    uu += uq[2 * j] * uq[2 * j]
+                c = 0.0
+                sc = 1.0
+            v[p] = clip(a - gamma * g_a, R)
+            v[p + 1] = clip(b - gamma * g_b, R)
+            alpha[0] = clip(al + gamma * g_al, 2.0 * R)
+        # wbar = (c u - Q) / Gamma; Gamma > 0 after any round (eta > 0)
+        G = 1.0 / step_sum[0] if step_sum[0] > 0.0 else 0.0
+        for j in range(p):
+            v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) * G
+            v[j] = sc * uq[2 * j]
+    if bad >= 0:
+        _overflow(bad, "score w.x or norm ||w||")
     return t
 
 
@@ -283,7 +625,7 @@ def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
 
     See :func:`sosl._core._baselines_ref.adaoam_pass`.
     """
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, k
+    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
     cdef long long t = t0
     cdef int own, opp
     cdef const double* x
@@ -292,7 +634,7 @@ def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double* g = &work[p]
     cdef double* d_old = &work[2 * p]
     cdef double* d_new = &work[3 * p]
-    cdef double y, wa, coef, acc, H
+    cdef double y, wa, s2, d_mu, d_s2, H
     with nogil:
         for r in range(m):
             t += 1
@@ -310,10 +652,16 @@ def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 for j in range(p):
                     a[j] = y * (x[j] - xbar[opp, j])
                     wa += w[j] * a[j]
-                coef = 1.0 - wa
                 for j in range(p):
-                    acc = dot(&S[j * p], &w[0], p)
-                    g[j] = lam * w[j] - coef * a[j] + acc
+                    g[j] = dot(&S[j * p], &w[0], p)
+                s2 = dot(&w[0], g, p)
+                if not (isfinite(wa) and isfinite(s2)):
+                    bad = order[r]
+                    break
+                # half the gradient of psi_S(w.a, w' Sigma w): d_mu a + 2 d_s2 Sigma w
+                loss_grad(LOSS_S, wa, s2, &d_mu, &d_s2)
+                for j in range(p):
+                    g[j] = lam * w[j] + 0.5 * d_mu * a[j] + d_s2 * g[j]
             else:
                 for j in range(p):
                     g[j] = lam * w[j]
@@ -323,4 +671,6 @@ def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 H = delta + sqrt(G2[j])
                 if H > 0.0:
                     w[j] -= eta * (g[j] / H)
+    if bad >= 0:
+        _overflow(bad, "score w.a or variance w' Sigma w")
     return t

@@ -3,7 +3,12 @@
 One line per equation, same signatures and the same sample order as the Cython kernels
 in :mod:`sosl._core._baselines`, so the two can be compared to ~1e-12 (bit-identical
 random draws included). Each pass updates its state arrays in place and returns the
-round counter after the pass.
+round counter after the pass. The same functions are the references of the kernels'
+CSR passes (``*_pass_csr``), given the rows densified: a sparse pass must give the state
+of the dense pass over the same rows.
+
+A score w.x_t (or a squared norm) that is not finite stops a pass with a
+``FloatingPointError`` naming the row, as in the kernels.
 
 Symbols
 -------
@@ -22,6 +27,7 @@ rng        splitmix64 state of OAM's reservoir sampling   ``rng_state_``
 c          OL-UBAUC threshold                             ``-intercept_``
 lam        lambda, Tikhonov weight                        ``lam``
 eta        step: constant, 1/(lam t) or zeta/sqrt(t)      ``eta``
+schedule   OL-UBAUC step code (``Schedule``)              ``eta is None`` -> 1/(lam t)
 v          SOLAM primal iterate (w, a, b)                 ``v_``
 alpha      SOLAM dual iterate alpha_t and its average     ``alpha_`` ([alpha, alpha_bar])
 vbar       SOLAM weighted average of the v_t              ``v_avg_``
@@ -53,14 +59,25 @@ References
 
 import numpy as np
 
+from ._codes import Loss, OamUpdate, Schedule
 from ._linear_ref import welford_update
+from ._losses_ref import loss_grad
 
 __all__ = ["perceptron_pass", "pa1_pass", "oam_pass", "ubauc_pass", "solam_pass",
-           "adaoam_pass", "splitmix64", "OAM_SEQ", "OAM_GRA"]
+           "adaoam_pass", "splitmix64"]
 
-OAM_SEQ = 0
-OAM_GRA = 1
 _MASK = (1 << 64) - 1
+_OAM_SEQ = int(OamUpdate.OAM_SEQ)
+_STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
+_LOSS_S = int(Loss.LOSS_S)
+
+
+def _finite(row, what, *values):
+    """Stop the pass when a score or a norm is not finite (the kernels do the same)."""
+    if not all(np.all(np.isfinite(v)) for v in values):
+        raise FloatingPointError(
+            f"the {what} of row {row} of the batch is not finite: the features are too "
+            "large for double precision (scale them)")
 
 
 def splitmix64(rng):
@@ -82,7 +99,9 @@ def perceptron_pass(X, s, order, w, t0):
     for i in order:
         t += 1
         x, y = X[i], s[i]
-        if y * (w @ x) <= 0.0:                                  # mistake (or on the boundary)
+        f = w @ x
+        _finite(i, "score w.x", f)
+        if y * f <= 0.0:                                        # mistake (or on the boundary)
             w += y * x                                          # w <- w + y_t x_t
     return t
 
@@ -93,10 +112,11 @@ def pa1_pass(X, s, order, w, t0, C):
     for i in order:
         t += 1
         x, y = X[i], s[i]
-        sq = x @ x
+        sq, f = x @ x, w @ x
+        _finite(i, "score w.x or norm ||x||^2", sq, f)
         if sq == 0.0:                                           # no direction to move in
             continue
-        loss = max(0.0, 1.0 - y * (w @ x))                      # hinge loss l_t
+        loss = max(0.0, 1.0 - y * f)                            # hinge loss l_t
         tau = min(C, loss / sq)                                 # PA-I step (eq. 8)
         w += tau * y * x
     return t
@@ -112,8 +132,8 @@ def oam_pass(X, s, order, w, B, nB, N, rng, t0, C, update):
       the inverse of the buffer's share of its class (Algorithm 1);
     * the classifier is updated against B[o] (Algorithm 3): sequentially, one PA-I-like
       step tau = min(C_t / 2, l / ||d||^2) per buffered x, d = x_t - x, l = hinge of
-      y w.d (``update=OAM_SEQ``); or by one gradient step
-      w <- w + (C_t / 2) sum_{x in B[o]: y w_t.d <= 1} y d (``update=OAM_GRA``);
+      y w.d (``update=OamUpdate.OAM_SEQ``); or by one gradient step
+      w <- w + (C_t / 2) sum_{x in B[o]: y w_t.d <= 1} y d (``update=OamUpdate.OAM_GRA``);
     * x_t enters B[k] by reservoir sampling (Algorithm 2, "Algorithm R"): appended while
       B[k] is not full, otherwise j = U % N[k] with U from splitmix64 and x_t replaces
       slot j if j < budget (probability budget / N[k], a uniform slot).
@@ -129,18 +149,21 @@ def oam_pass(X, s, order, w, B, nB, N, rng, t0, C, update):
         k, o = (1, 0) if y > 0 else (0, 1)
         N[k] += 1
         C_t = C * max(1.0, N[o] / budget)                       # weight: 1 / buffer's share
-        if update == OAM_SEQ:
+        if update == _OAM_SEQ:
             for j in range(nB[o]):
                 d = x - B[o, j]
-                sq = d @ d
+                sq, wd = d @ d, w @ d
+                _finite(i, "pairwise score w.(x_t - x) or norm", sq, wd)
                 if sq == 0.0:
                     continue
-                loss = max(0.0, 1.0 - y * (w @ d))              # pairwise hinge loss
+                loss = max(0.0, 1.0 - y * wd)                   # pairwise hinge loss
                 tau = min(C_t / 2.0, loss / sq)                 # sequential step (Alg. 3)
                 w += tau * y * d
         else:
             D = x - B[o, :nB[o]]                                # d for every buffered x
-            active = y * (D @ w) <= 1.0                         # pairs with positive loss
+            Dw = D @ w
+            _finite(i, "pairwise score w.(x_t - x) or norm", Dw)
+            active = y * Dw <= 1.0                              # pairs with positive loss
             w += (C_t / 2.0) * y * D[active].sum(axis=0)        # gradient step
         if nB[k] < budget:                                      # reservoir sampling (Alg. 2)
             B[k, nB[k]] = x
@@ -152,7 +175,7 @@ def oam_pass(X, s, order, w, B, nB, N, rng, t0, C, update):
     return t
 
 
-def ubauc_pass(X, s, order, w, c, N, t0, lam, eta):
+def ubauc_pass(X, s, order, w, c, N, t0, lam, schedule, eta):
     """OL-UBAUC as reconstructed here: OGD on a class-balanced univariate hinge bound.
 
     For any threshold c, a mis-ordered pair (f(x+) <= f(x-)) has f(x+) <= c or
@@ -163,8 +186,9 @@ def ubauc_pass(X, s, order, w, c, N, t0, lam, eta):
         lam/2 ||w||^2 + omega_t max(0, 1 - y_t (w.x_t - c)),  omega_t = t / (2 N_t^{y_t}),
 
     (omega_t = 1/(2 p_hat) is the online class-balancing weight) by one subgradient step
-    in (w, c) with eta_t = 1/(lam t) (eta <= 0; the step suggested by the O(log T) regret
-    bound of strongly convex OGD) or a constant eta. Lyu & Ying derive a tighter bound
+    in (w, c) with eta_t = 1/(lam t) (``schedule=STEP_INV_LAM_T``; the step suggested by
+    the O(log T) regret bound of strongly convex OGD) or a constant eta
+    (``schedule=STEP_CONSTANT``). Lyu & Ying derive a tighter bound
     through the ranks of the predictions; their exact online update could not be
     retrieved, so this is a reconstruction (see the estimator's docstring).
     """
@@ -175,8 +199,10 @@ def ubauc_pass(X, s, order, w, c, N, t0, lam, eta):
         k = 1 if y > 0 else 0
         N[k] += 1
         omega = t / (2.0 * N[k])                                # 1 / (2 p_hat_{y_t})
-        eta_t = eta if eta > 0 else 1.0 / (lam * t)             # step
-        margin = y * (w @ x - c[0])                             # y_t (w.x_t - c)
+        eta_t = eta if schedule == _STEP_CONSTANT else 1.0 / (lam * t)  # step
+        f = w @ x
+        _finite(i, "score w.x", f)
+        margin = y * (f - c[0])                                 # y_t (w.x_t - c)
         g_w = lam * w                                           # gradient of lam/2 ||w||^2
         g_c = 0.0
         if margin < 1.0:
@@ -208,6 +234,7 @@ def solam_pass(X, s, order, v, v_avg, alpha, step_sum, N, t0, eta, R):
         gamma = eta / np.sqrt(t)                                # gamma_t = zeta / sqrt(t)
         w, a, b, al = v[:p], v[p], v[p + 1], alpha[0]
         f = w @ x
+        _finite(i, "score w.x or norm ||w||", f)
         if y > 0:
             g_w = (2.0 * (1.0 - ph) * (f - a) - 2.0 * (1.0 + al) * (1.0 - ph)) * x   # dF/dw
             g_a = -2.0 * (1.0 - ph) * (f - a)                                          # dF/da
@@ -225,6 +252,7 @@ def solam_pass(X, s, order, v, v_avg, alpha, step_sum, N, t0, eta, R):
         step_sum[0] = G
         w_new = w - gamma * g_w                                 # primal descent
         nw = np.sqrt(w_new @ w_new)
+        _finite(i, "score w.x or norm ||w||", nw)
         if nw > R:
             w_new *= R / nw                                     # projection onto ||w|| <= R
         v[:p] = w_new
@@ -239,7 +267,8 @@ def adaoam_pass(X, s, order, w, xbar, Sigma, N, G2, t0, lam, eta, delta):
 
     With the statistics of the opposite class (mean xbar, covariance Sigma) and
     a = y_t (x_t - xbar), the gradient of lam/2 ||w||^2 + 1/2 [(1 - w.a)^2 + w' Sigma w]
-    (the average pairwise square loss against all earlier opposite instances, halved) is
+    (the average pairwise square loss against all earlier opposite instances, halved,
+    that is psi_S(w.a, w' Sigma w) / 2 with the library's psi_S) is
     g_t = lam w - (1 - w.a) a + Sigma w; it is lam w alone before any opposite instance.
     AdaGrad: G2 += g_t^2, w <- w - eta g_t / (delta + sqrt(G2)) per feature (a feature
     whose denominator is 0 has had only zero gradients and is left unchanged).
@@ -254,7 +283,10 @@ def adaoam_pass(X, s, order, w, xbar, Sigma, N, G2, t0, lam, eta, delta):
         g = lam * w                                             # gradient of lam/2 ||w||^2
         if N[opp] > 0:
             a = y * (x - xbar[opp])                             # a = y_t (x_t - c_t^{opp})
-            g = g - (1.0 - w @ a) * a + Sigma[opp] @ w          # OPAUC gradient (halved)
+            Sw = Sigma[opp] @ w
+            _finite(i, "score w.a or variance w' Sigma w", w @ a, w @ Sw)
+            _, d_mu, d_s2 = loss_grad(_LOSS_S, w @ a, w @ Sw)   # psi_S(w.a, w' Sigma w), eq. (3)
+            g = g + 0.5 * (d_mu * a + 2.0 * d_s2 * Sw)          # OPAUC gradient (halved psi_S)
         N[own] = welford_update(x, xbar[own], Sigma[own], N[own])   # class statistics
         G2 += g * g                                             # sum of squared gradients
         H = delta + np.sqrt(G2)                                 # diag(H_t) = delta + s_t

@@ -36,3 +36,11 @@ cpdef enum PolkLoss:
     LOSS_HINGE = 0
     LOSS_LOGISTIC = 1
     LOSS_SQUARE = 2
+
+cpdef enum PolkSchedule:
+    POLK_STEP_CONSTANT = 0      # eta_t = eta (POLK, Theorem 4)
+    POLK_STEP_DIMINISHING = 1   # eta_t = eta / (1 + lam eta t), O(1/t) (POLK, Theorem 3)
+
+cpdef enum PolkBudget:
+    POLK_EPS_FIXED = 0          # eps_t = epsilon as given
+    POLK_EPS_PAPER = 1          # eps_t = K eta^{3/2} (constant step) or K eta_t^2 (diminishing)

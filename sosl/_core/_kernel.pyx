@@ -6,21 +6,23 @@ results. The NumPy reference with the same signature, one line per equation, is
 :mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
-Gram matrix, i.e. O(B^2 + B p) for budgets B.
+Gram matrix (one BLAS dgemv per occupied block), i.e. O(B^2 + B p) for budgets B.
 """
 
-from libc.math cimport sqrt, fabs
+from libc.math cimport fabs
+from scipy.linalg.cython_blas cimport dgemv
 
+from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
 from sosl._core._kfun cimport kernel_eval
-
-cdef int LOSS_M = 0
-cdef int TRANSFER_OPTIMAL = 0
+from sosl._core._losses cimport loss_grad
+from sosl._core._moments cimport round_prologue
 
 
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[:, ::1] SV, double[::1] alpha, double[:, ::1] G, double[::1] fb,
                 const long long[::1] cap, long long[::1] count, long long[::1] head,
-                long long t0, double lam, double eta, int loss, int kind, double gamma,
+                long long t0, double lam, int schedule, double eta, int loss, int kind,
+                double gamma,
                 double degree, double coef0, int transfer, double[::1] work,
                 double[:, ::1] trace):
     """Run Algorithm 2 over ``X[order]``; update the buffers in place.
@@ -35,16 +37,21 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double* kx = &work[0]
     cdef double* d = &work[M]
     cdef double* tmp = &work[2 * M]
-    cdef double* Gq
-    cdef double dq
+    cdef int nq, nl, inc = 1
+    cdef int ldg = <int> M
+    cdef double one = 1.0
+    cdef double zero = 0.0
+    cdef char* trans_n = b"N"
     cdef Py_ssize_t start[2]
     cdef Py_ssize_t stop[2]
     cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
     cdef long long t = t0
     cdef int own, opp, record
+    # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
+    cdef double scale = 0.5 if loss == LOSS_S else 1.0
     cdef const double* x
-    cdef double y, eta_t, kxx, fx, decay, mu, s2, b, A, sA, g, h, a_new, acc, aj
-    cdef double score, best_score, delta, krr, krj, N
+    cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
+    cdef double score, best_score, delta, krr, krj, N, eN
     if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M or SV.shape[0] != M
             or fb.shape[0] != M or SV.shape[1] != p or cap[0] + cap[1] != M):
         raise ValueError("kernel_pass: inconsistent buffer shapes (need M = cap[0] + cap[1] "
@@ -59,16 +66,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             t += 1
             x = &X[i, 0]
             y = s[i]
-            if y > 0:
-                own = 1
-                opp = 0
-            else:
-                own = 0
-                opp = 1
-            if eta > 0:
-                eta_t = eta
-            else:
-                eta_t = 1.0 / (lam * <double> t)
+            eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             stop[0] = start[0] + count[0]
             stop[1] = start[1] + count[1]
             if record:
@@ -99,38 +97,25 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                     s2 += (fb[q] - mu) * (fb[q] - mu)
                 s2 /= N
                 b = 1.0 - y * (fx - mu)
-                if loss == LOSS_M:
-                    A = b * b + s2
-                    if A > 0:
-                        sA = sqrt(A)
-                        g = 0.5 * (b + sA) / sA
-                        h = 1.0 / (2.0 * sA)
-                    else:
-                        g = 0.5
-                        h = 0.0
-                    if record:
-                        trace[r_, 0] = 0.5 * (b + sqrt(A))
-                    a_new = eta_t * y * g
-                    for q in range(start[opp], stop[opp]):
-                        d[q] = -(eta_t / N) * (y * g + h * (fb[q] - mu))
-                else:
-                    if record:
-                        trace[r_, 0] = 0.5 * (b * b + s2)
-                    a_new = eta_t * y * b
-                    for q in range(start[opp], stop[opp]):
-                        d[q] = -(eta_t / N) * (y * b + fb[q] - mu)
-                # f on the buffers and at x_t after the step, eq. (22)
-                # tmp = sum_q d_q G[q, :] accumulated row by row (q ascending): the same
-                # sums as a dot product per l, but independent across l, so they vectorize
-                for c in range(2):
-                    for l in range(start[c], stop[c]):
-                        tmp[l] = 0.0
+                # psi and its partials at (mu_t = 1 - b_t, sigma_t^2), eqs. (23)-(27)
+                psi = scale * loss_grad(loss, 1.0 - b, s2, &d_mu, &d_s2)
+                d_mu = scale * d_mu
+                d_s2 = scale * d_s2
+                if record:
+                    trace[r_, 0] = psi
+                a_new = -eta_t * y * d_mu
+                eN = eta_t / N
                 for q in range(start[opp], stop[opp]):
-                    dq = d[q]
-                    Gq = &G[q, 0]
-                    for c in range(2):
-                        for l in range(start[c], stop[c]):
-                            tmp[l] += dq * Gq[l]
+                    d[q] = eN * (y * d_mu - 2.0 * d_s2 * (fb[q] - mu))
+                # f on the buffers and at x_t after the step, eq. (22)
+                # tmp[l] = sum_{q in I_t} d_q G[q, l] on each occupied block: one dgemv per
+                # block (the row-major block G[I_t, block] is the column-major transpose)
+                nq = <int> count[opp]
+                for c in range(2):
+                    nl = <int> count[c]
+                    if nl > 0:
+                        dgemv(trans_n, &nl, &nq, &one, &G[start[opp], start[c]], &ldg,
+                              &d[start[opp]], &inc, &zero, &tmp[start[c]], &inc)
                 for c in range(2):
                     for l in range(start[c], stop[c]):
                         fb[l] = decay * fb[l] + tmp[l] + a_new * kx[l]

@@ -39,8 +39,14 @@ capacity for the batch, so that no removal happens.
 
 Conventions
 -----------
-* ``loss=0`` is psi_M (OKAUC-M, eq. 26), ``loss=1`` is psi_S (OKAUC-S, eq. 27).
-* ``eta <= 0`` selects eta_t = 1/(lam t); ``eta > 0`` a constant step.
+* ``loss`` is a ``Loss`` code: ``LOSS_M`` is psi_M (OKAUC-M, eq. 26), ``LOSS_S`` psi_S
+  (OKAUC-S, eq. 27). Both come from the shared :mod:`sosl._core._losses_ref` (the typed
+  kernel from ``_losses.pxd``); the kernel learners minimize psi_M and psi_S / 2, the
+  halved square loss of Section 5.2 that eq. (27) differentiates, so the shared loss and
+  its partials are multiplied by ``LOSS_SCALE[loss]`` (1 or 1/2).
+* ``schedule`` is a ``Schedule`` code: ``STEP_INV_LAM_T`` gives eta_t = 1/(lam t),
+  ``STEP_CONSTANT`` the constant step ``eta``.
+* ``kind`` is a ``Kernel`` code, ``transfer`` a ``Transfer`` code (:mod:`sosl._core._codes`).
 * Rounds with an empty opposite buffer carry only the regularizer (psi is undefined);
   x_t still enters its buffer, with weight 0.
 * psi_M at A_t = 0 (b_t = 0, sigma_t = 0): the one-sided derivative, g = 1/2, h = 0.
@@ -55,31 +61,27 @@ Conventions
 
 import numpy as np
 
-__all__ = ["LOSS_M", "LOSS_S", "TRANSFER_OPTIMAL", "TRANSFER_MIN_ABS", "kernel_row",
-           "loss_coefficients", "choose_transfer", "kernel_pass", "psi_value"]
+from ._codes import Loss, Schedule, Transfer
+from ._kfun_ref import kernel_row
+from ._losses_ref import loss_grad, psi
 
-LOSS_M = 0
-LOSS_S = 1
-TRANSFER_OPTIMAL = 0
-TRANSFER_MIN_ABS = 1
+__all__ = ["LOSS_M", "LOSS_S", "LOSS_SCALE", "TRANSFER_OPTIMAL", "TRANSFER_MIN_ABS",
+           "STEP_INV_LAM_T", "STEP_CONSTANT", "kernel_row", "loss_coefficients",
+           "choose_transfer", "kernel_pass", "psi_value"]
 
-
-def kernel_row(SV, x, kind, gamma, degree, coef0):
-    """k(SV[i], x) for every row; same arithmetic as ``_kfun.kernel_eval``."""
-    if kind == 1:
-        D = SV - x
-        return np.exp(-gamma * np.einsum("ij,ij->i", D, D))
-    G = SV @ x
-    if kind == 2:
-        return (gamma * G + coef0) ** degree
-    return G
+LOSS_M = int(Loss.LOSS_M)
+LOSS_S = int(Loss.LOSS_S)
+TRANSFER_OPTIMAL = int(Transfer.TRANSFER_OPTIMAL)
+TRANSFER_MIN_ABS = int(Transfer.TRANSFER_MIN_ABS)
+STEP_INV_LAM_T = int(Schedule.STEP_INV_LAM_T)
+STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
+#: factor on the shared loss: OKAUC-S minimizes psi_S / 2 (Section 5.2, eq. 27)
+LOSS_SCALE = {LOSS_M: 1.0, LOSS_S: 0.5}
 
 
 def psi_value(loss, b, s2):
-    """psi_M = (b + sqrt(b^2 + s2)) / 2 (eq. 24) or psi_S = (b^2 + s2) / 2 (Section 5.2)."""
-    if loss == LOSS_M:
-        return 0.5 * (b + np.sqrt(b * b + s2))
-    return 0.5 * (b * b + s2)
+    """psi_M = (b + sqrt(b^2 + s2)) / 2 (eq. 24) or psi_S / 2 = (b^2 + s2) / 2 (Section 5.2)."""
+    return LOSS_SCALE[loss] * psi(loss, 1.0 - b, s2)
 
 
 def loss_coefficients(loss, y, eta_t, b, s2, fO, mu):
@@ -89,16 +91,10 @@ def loss_coefficients(loss, y, eta_t, b, s2, fO, mu):
     ``alpha'_{i,t+1} = (1 - lam eta_t) alpha_{i,t} + d_i`` for i in I_t.
     """
     N = fO.shape[0]
-    if loss == LOSS_M:
-        A = b * b + s2                                                   # eq. (23)
-        Psi = 0.5 * (b + np.sqrt(A))                                     # eq. (24)
-        g = Psi / np.sqrt(A) if A > 0 else 0.5
-        h = 1.0 / (2.0 * np.sqrt(A)) if A > 0 else 0.0
-        a_new = eta_t * y * g                                            # eq. (26), i = t+1
-        d = -(eta_t / N) * (y * g + h * (fO - mu))                       # eq. (26), i in I_t
-    else:
-        a_new = eta_t * y * b                                            # eq. (27), i = t+1
-        d = -(eta_t / N) * (y * b + fO - mu)                             # eq. (27), i in I_t
+    _, d_mu, d_s2 = loss_grad(loss, 1.0 - b, s2)          # eqs. (23)-(24): partials at mu = 1 - b
+    d_mu, d_s2 = LOSS_SCALE[loss] * d_mu, LOSS_SCALE[loss] * d_s2
+    a_new = -eta_t * y * d_mu                                            # eq. (26)/(27), i = t+1
+    d = (eta_t / N) * (y * d_mu - 2.0 * d_s2 * (fO - mu))                # eq. (26)/(27), i in I_t
     return a_new, d
 
 
@@ -123,8 +119,8 @@ def choose_transfer(transfer, k_rj, k_rr):
     return best, k_rj[best] / k_rr[best]                                 # eq. (28), Delta
 
 
-def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, eta, loss,
-                kind, gamma, degree, coef0, transfer, work, trace):
+def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
+                loss, kind, gamma, degree, coef0, transfer, work, trace):
     """Run Algorithm 2 (with Algorithms 3 and 4) over ``X[order]``, in place.
 
     Parameters
@@ -135,10 +131,11 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, eta, l
     SV, alpha, G, fb : ndarrays (M, p), (M,), (M, M), (M,), updated in place
     cap, count, head : int64 ndarrays (2,), row 0 the negative buffer; count, head updated
     t0 : int, rounds played before
-    lam, eta : float, eta <= 0 gives 1/(lam t)
-    loss : 0 psi_M, 1 psi_S
-    kind, gamma, degree, coef0 : kernel code and parameters (``sosl.kernels``)
-    transfer : 0 optimal r, 1 argmin |k(x_r, x_j)|
+    lam : float
+    schedule : ``Schedule`` code; eta : float, the constant step (``STEP_CONSTANT``)
+    loss : ``Loss`` code, LOSS_M psi_M, LOSS_S psi_S / 2
+    kind, gamma, degree, coef0 : ``Kernel`` code and parameters (``sosl.kernels``)
+    transfer : ``Transfer`` code, TRANSFER_OPTIMAL optimal r, TRANSFER_MIN_ABS argmin |k(x_r, x_j)|
     work : ndarray of length >= 3 M, scratch space (unused by the reference; kept for the signature)
     trace : ndarray (m, 2) or (0, 2), per-round diagnostics (see module docstring)
 
@@ -155,7 +152,7 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, eta, l
         x, y = X[i], s[i]
         own = 1 if y > 0 else 0
         opp = 1 - own
-        eta_t = eta if eta > 0 else 1.0 / (lam * t)
+        eta_t = eta if schedule == STEP_CONSTANT else 1.0 / (lam * t)    # round prologue
         occ = np.r_[start[0]:start[0] + count[0], start[1]:start[1] + count[1]]
         O = np.arange(start[opp], start[opp] + count[opp])
         if record:

@@ -10,20 +10,26 @@ to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) 
 re-evaluating f on the opposite buffer with kernel evaluations.
 """
 
+from libc.math cimport isfinite
+
+from sosl._core._codes cimport POLICY_RS
 from sosl._core._kfun cimport kernel_eval
 
-cdef int POLICY_RS = 0
-cdef int POLICY_FIFO = 1
 cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
 
 
 cdef inline void axpy_col(double* f, double[:, ::1] gram, Py_ssize_t col, double a,
                           const long long* n_buf, const Py_ssize_t* off) noexcept nogil:
-    """f[l] += a * gram[l, col] on the filled slots (f follows a change a of alpha_col)."""
+    """f[l] += a * gram[l, col] on the filled slots (f follows a change a of alpha_col).
+
+    Reads row ``col`` (contiguous) instead of the column: the Gram cache is kept exactly
+    symmetric (``put_slot`` writes both), so the values are the same.
+    """
     cdef Py_ssize_t q, l
+    cdef const double* g = &gram[col, 0]
     for q in range(2):
         for l in range(off[q], off[q] + n_buf[q]):
-            f[l] += a * gram[l, col]
+            f[l] += a * g[l]
 
 
 cdef inline double row_dot(double[:, ::1] gram, Py_ssize_t row, const double* alpha,
@@ -61,7 +67,8 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
               double degree, double coef0, double[::1] work):
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
-    ``work`` is scratch space of length at least ``2 B + 2 k_nn`` (B = total slots).
+    Raises FloatingPointError (the arrays are then partly updated) at the first row whose
+    k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least ``2 B + 2 k_nn`` (B = total slots).
     See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
     """
     cdef Py_ssize_t p = X.shape[1]
@@ -79,6 +86,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     cdef double* sel_d = &work[2 * B]
     cdef double* sel_i = &work[2 * B + k_nn]
     cdef bint replace
+    cdef Py_ssize_t bad = -1
 
     off[0] = 0
     off[1] = budgets[0]
@@ -101,6 +109,9 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                     kx[l] = kernel_eval(x, &buf[l, 0], p, kind, gamma, degree, coef0)
                     f_x += alpha[l] * kx[l]
             kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+            if not (isfinite(f_x) and isfinite(kxx)):
+                bad = i
+                break
             # 2.-3. violators among the opposite SVs; keep the k nearest (sorted, stable)
             n_sel = 0
             n_viol = 0
@@ -180,7 +191,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                         for q in range(2):
                             for l in range(off[q], off[q] + n_buf[q]):
                                 if l != j:
-                                    f[l] += a_t * gram[l, j]
+                                    f[l] += a_t * gram[j, l]
                         f[j] = row_dot(gram, j, alpha, &n_buf[0], off)
                         best = off[c]
                         best_d = 0.0
@@ -194,4 +205,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                 for q in range(2):
                     for l in range(off[q], off[q] + n_buf[q]):
                         f[l] = row_dot(gram, l, alpha, &n_buf[0], off)
+    if bad >= 0:
+        raise FloatingPointError(f"koil_pass: k(x, x) or f(x) is not finite at row {bad} "
+                                 "(the kernel overflowed)")
     return t

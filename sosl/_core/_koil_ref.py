@@ -59,14 +59,14 @@ scratch when t % REFRESH == 0 (the same rounds whatever the chunking of ``partia
 
 import numpy as np
 
-from ..kernels import kernel_matrix
+from ._codes import KoilPolicy
+from ._kfun_ref import KERNEL_NAMES, kernel_matrix
 
 __all__ = ["POLICY_RS", "POLICY_FIFO", "KERNEL_NAMES", "REFRESH", "koil_pass", "nearest_slot"]
 
-POLICY_RS = 0
-POLICY_FIFO = 1
+POLICY_RS = int(KoilPolicy.POLICY_RS)
+POLICY_FIFO = int(KoilPolicy.POLICY_FIFO)
 REFRESH = 1024      # f on the buffer is recomputed from the Gram cache when t % REFRESH == 0
-KERNEL_NAMES = {0: "linear", 1: "gaussian", 2: "poly"}
 
 
 def _kern(kind, gamma, degree, coef0):
@@ -83,7 +83,8 @@ def koil_pass(X, s, order, U, buf, alpha, gram, f, n_buf, n_seen, head, budgets,
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
     ``f`` holds f_t at every filled slot (kept up to date, refreshed from the Gram cache
-    every ``REFRESH`` rounds). ``U`` has shape (len(order), 2): the uniforms of each round
+    every ``REFRESH`` rounds). Raises FloatingPointError at the first row whose k(x_t, x_t)
+    or f_t(x_t) is not finite. ``U`` has shape (len(order), 2): the uniforms of each round
     (RS++ only). ``work`` is unused here (scratch space of the Cython pass).
     """
     kern = _kern(kind, gamma, degree, coef0)
@@ -104,6 +105,9 @@ def koil_pass(X, s, order, U, buf, alpha, gram, f, n_buf, n_seen, head, budgets,
         kx[filled] = kernel_matrix(buf[filled], x[None, :], **kern)[:, 0]    # k(x_t, x_j)
         kxx = kernel_matrix(x[None, :], x[None, :], **kern)[0, 0]             # k(x_t, x_t)
         f_x = alpha[filled] @ kx[filled]                                      # f_t(x_t)
+        if not (np.isfinite(f_x) and np.isfinite(kxx)):                      # overflowed kernel
+            raise FloatingPointError(f"koil_pass: k(x, x) or f(x) is not finite at row {i} "
+                                     "(the kernel overflowed)")
         loss = 1.0 - y * (f_x - f[opp])                                       # pairwise hinge l_i
         V = opp[loss > 0.0]                                                   # violators
         d2 = kxx + np.diag(gram)[V] - 2.0 * kx[V]                             # kernel distance^2

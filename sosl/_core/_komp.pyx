@@ -153,10 +153,18 @@ cdef Py_ssize_t komp_run(const double[:, ::1] K, const double[::1] alpha, double
         for i in range(m):
             w[i] = b[I[i]]
         chol_solve(L, m, w)
-        acc = 0.0
+        # e2 = (alpha - beta)' K (alpha - beta), beta = w on I: computed directly, not as
+        # ||f||^2 - b_I . w, which cancels when K's diagonal spans many orders of magnitude
+        for i in range(n):
+            g[i] = alpha[i]
         for i in range(m):
-            acc += b[I[i]] * w[i]
-        e2 = fn2 - acc
+            g[I[i]] -= w[i]
+        e2 = 0.0
+        for i in range(n):
+            acc = 0.0
+            for l in range(n):
+                acc += K[i, l] * g[l]
+            e2 += g[i] * acc
         if e2 < 0.0:
             e2 = 0.0
         if e2 > eps2:

@@ -29,11 +29,16 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   arithmetic (the same rank-one terms, summed in another order).
 """
 
-from libc.math cimport sqrt
+cimport numpy as cnp
+from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport ddot, dsymv, dsyrk
 
+from sosl._core._calibration cimport platt_step
+from sosl._core._codes cimport LOSS_S, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
+
+cnp.import_array()
 
 cdef double RESCALE_BELOW = 1e-150
 
@@ -65,6 +70,155 @@ cdef extern from "_simd.h" nogil:
                                                 Py_ssize_t p)
 
 
+cdef struct Model:
+    # pointers into the estimator's arrays, and the hyper-parameters of the pass
+    double* w
+    double* xbar        # (2, p)
+    double* C           # (2, p, p), scaled scatter, upper triangles
+    double* scale       # (2,)
+    double* W           # (2,)
+    long long* N        # (2,)
+    double* a
+    double* Sw
+    double* d
+    double* V[2]        # pending rank-one terms, kmax rows of p each (BLAS path)
+    int pending[2]
+    int kmax
+    int p
+    bint use_blas
+    double lam
+    double eta
+    double beta
+    int schedule
+    int loss
+
+
+cdef inline void play_round(Model* m, const double* x, double y, long long t) noexcept nogil:
+    """Round t of Algorithm 1 on instance x with label y (eqs. 12-18), in place."""
+    cdef int p = m.p
+    cdef int own, opp, one_i = 1
+    cdef Py_ssize_t j
+    cdef double eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, inv_W, c, alpha
+    cdef double zero = 0.0
+    cdef char uplo = b'L'
+    cdef double* w = m.w
+    cdef double* a = m.a
+    cdef double* Sw = m.Sw
+    cdef double* d = m.d
+    cdef double* Ck
+    cdef double* xb
+    eta_t = round_prologue(y, t, m.schedule, m.eta, m.lam, &own, &opp)
+    if m.N[opp] > 0:
+        Ck = &m.C[opp * p * p]
+        xb = &m.xbar[opp * p]
+        mu = 0.0
+        for j in range(p):
+            a[j] = y * (x[j] - xb[j])                   # a = y_t (x_t - xbar_t)
+            mu += w[j] * a[j]
+        alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
+        if m.use_blas:
+            flush(Ck, m.V[opp], &m.pending[opp], p)
+            dsymv(&uplo, &p, &alpha, Ck, &p, w, &one_i, &zero, Sw, &one_i)
+            s2 = ddot(&p, w, &one_i, Sw, &one_i)
+        else:
+            small_matvec(Ck, w, Sw, p)
+            s2 = 0.0
+            for j in range(p):
+                Sw[j] *= alpha
+                s2 += w[j] * Sw[j]
+        loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
+        coef_S = 2.0 * d_s2
+    # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
+    W_new = m.beta * m.W[own] + 1.0
+    c = m.beta * m.W[own] / W_new
+    inv_W = 1.0 / W_new
+    xb = &m.xbar[own * p]
+    for j in range(p):
+        d[j] = x[j] - xb[j]
+        xb[j] += d[j] * inv_W
+    m.W[own] = W_new
+    m.N[own] += 1
+    if c > 0.0:
+        m.scale[own] *= m.beta
+        Ck = &m.C[own * p * p]
+        if m.use_blas:
+            if m.pending[own] == m.kmax or m.scale[own] < RESCALE_BELOW:
+                flush(Ck, m.V[own], &m.pending[own], p)
+            if m.scale[own] < RESCALE_BELOW:
+                rescale(Ck, &m.scale[own], p)
+            f = sqrt(c / m.scale[own])
+            for j in range(p):
+                m.V[own][m.pending[own] * p + j] = f * d[j]
+            m.pending[own] += 1
+        else:
+            if m.scale[own] < RESCALE_BELOW:
+                rescale(Ck, &m.scale[own], p)
+            small_rank_one(Ck, d, c / m.scale[own], p)
+    if m.N[opp] > 0:                                    # eq. (12)
+        for j in range(p):
+            w[j] -= eta_t * (m.lam * w[j] + d_mu * a[j] + coef_S * Sw[j])
+    else:
+        for j in range(p):
+            w[j] -= eta_t * (m.lam * w[j])
+
+
+cdef inline double decision(Model* m, const double* x) noexcept nogil:
+    """w.x + intercept, the intercept -w.(xbar_0 + xbar_1)/2 once both classes were seen."""
+    cdef Py_ssize_t j
+    cdef double f = 0.0, off = 0.0
+    for j in range(m.p):
+        f += m.w[j] * x[j]
+    if m.N[0] > 0 and m.N[1] > 0:
+        for j in range(m.p):
+            off += m.w[j] * (m.xbar[j] + m.xbar[m.p + j])
+    return f - 0.5 * off
+
+
+cdef inline void flush_all(Model* m) noexcept nogil:
+    if m.use_blas:
+        flush(m.C, m.V[0], &m.pending[0], m.p)
+        flush(&m.C[m.p * m.p], m.V[1], &m.pending[1], m.p)
+
+
+cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
+              double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
+              int schedule, int loss, double beta, Py_ssize_t blas_min_p,
+              double[::1] work) except -1:
+    cdef int p = <int> w.shape[0]
+    if (xbar.shape[0] != 2 or xbar.shape[1] != p or C.shape[0] != 2 or C.shape[1] != p
+            or C.shape[2] != p or scale.shape[0] != 2 or W.shape[0] != 2 or N.shape[0] != 2):
+        raise ValueError("linear kernel: inconsistent state shapes")
+    if work.shape[0] < 3 * p:
+        raise ValueError("linear kernel: work must hold at least 3 p values")
+    m.p = p
+    m.w = &w[0]
+    m.xbar = &xbar[0, 0]
+    m.C = &C[0, 0, 0]
+    m.scale = &scale[0]
+    m.W = &W[0]
+    m.N = &N[0]
+    m.a = &work[0]
+    m.Sw = &work[p]
+    m.d = &work[2 * p]
+    m.use_blas = p >= blas_min_p
+    m.kmax = 0
+    m.pending[0] = 0
+    m.pending[1] = 0
+    if m.use_blas:
+        m.kmax = <int> ((work.shape[0] - 3 * p) // (2 * p))
+        if m.kmax < 1:
+            raise ValueError("linear kernel: for p >= blas_min_p, work must hold 3 p + 2 kmax p "
+                             "values with kmax >= 1")
+        m.V[0] = &work[3 * p]
+        m.V[1] = &work[3 * p + m.kmax * p]
+    m.lam = lam
+    m.eta = eta
+    m.beta = beta
+    m.schedule = schedule
+    m.loss = loss
+    return 0
+
+
 def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                 double[::1] W, long long[::1] N, long long t0, double lam, double eta,
@@ -77,91 +231,94 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     (``kmax >= 1`` is read from its length). Returns the round counter after the pass. See
     :func:`sosl._core._linear_ref.linear_pass` for the other parameters.
     """
-    cdef int p = <int> X.shape[1]
-    cdef Py_ssize_t m = order.shape[0]
-    cdef Py_ssize_t r, i, j
+    cdef Model m
+    cdef Py_ssize_t r
     cdef long long t = t0
-    cdef int own, opp, one_i = 1
-    cdef int kmax = 0
-    cdef int pending[2]
-    cdef bint use_blas = p >= blas_min_p
-    cdef double y, eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, c, sc, alpha
-    cdef double zero = 0.0
-    cdef char uplo = b'L'
-    cdef double* a = &work[0]
-    cdef double* Sw = &work[p]
-    cdef double* d = &work[2 * p]
-    cdef double* V[2]
-    cdef double* Ck
-    cdef const double* x
-    if work.shape[0] < 3 * p:
-        raise ValueError("linear_pass: work must hold at least 3 p values")
-    if use_blas:
-        kmax = <int> ((work.shape[0] - 3 * p) // (2 * p))
-        if kmax < 1:
-            raise ValueError("linear_pass: for p >= blas_min_p, work must hold 3 p + 2 kmax p "
-                             "values with kmax >= 1")
-        V[0] = &work[3 * p]
-        V[1] = &work[3 * p + kmax * p]
-    pending[0] = 0
-    pending[1] = 0
-
+    if X.shape[1] != w.shape[0]:
+        raise ValueError("linear_pass: X and w disagree on the number of features")
+    bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
     with nogil:
-        for r in range(m):
-            i = order[r]
+        for r in range(order.shape[0]):
             t += 1
-            x = &X[i, 0]
-            y = s[i]
-            eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
-            if N[opp] > 0:
-                Ck = &C[opp, 0, 0]
-                mu = 0.0
-                for j in range(p):
-                    a[j] = y * (x[j] - xbar[opp, j])
-                    mu += w[j] * a[j]
-                alpha = scale[opp] / W[opp]                     # Sigma = scale C / W
-                if use_blas:
-                    flush(Ck, V[opp], &pending[opp], p)
-                    dsymv(&uplo, &p, &alpha, Ck, &p, &w[0], &one_i, &zero, Sw, &one_i)
-                    s2 = ddot(&p, &w[0], &one_i, Sw, &one_i)
-                else:
-                    small_matvec(Ck, &w[0], Sw, p)
-                    s2 = 0.0
-                    for j in range(p):
-                        Sw[j] *= alpha
-                        s2 += w[j] * Sw[j]
-                loss_grad(loss, mu, s2, &d_mu, &d_s2)
-                coef_S = 2.0 * d_s2
-            # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
-            W_new = beta * W[own] + 1.0
-            c = beta * W[own] / W_new
-            for j in range(p):
-                d[j] = x[j] - xbar[own, j]
-                xbar[own, j] += d[j] / W_new
-            W[own] = W_new
-            N[own] += 1
-            if c > 0.0:
-                scale[own] *= beta
-                if use_blas:
-                    if pending[own] == kmax or scale[own] < RESCALE_BELOW:
-                        flush(&C[own, 0, 0], V[own], &pending[own], p)
-                    if scale[own] < RESCALE_BELOW:
-                        rescale(&C[own, 0, 0], &scale[own], p)
-                    f = sqrt(c / scale[own])
-                    for j in range(p):
-                        V[own][pending[own] * p + j] = f * d[j]
-                    pending[own] += 1
-                else:
-                    if scale[own] < RESCALE_BELOW:
-                        rescale(&C[own, 0, 0], &scale[own], p)
-                    small_rank_one(&C[own, 0, 0], d, c / scale[own], p)
-            if N[opp] > 0:
-                for j in range(p):
-                    w[j] -= eta_t * (lam * w[j] + d_mu * a[j] + coef_S * Sw[j])
-            else:
-                for j in range(p):
-                    w[j] -= eta_t * (lam * w[j])
-        if use_blas:
-            flush(&C[0, 0, 0], V[0], &pending[0], p)
-            flush(&C[1, 0, 0], V[1], &pending[1], p)
+            play_round(&m, &X[order[r], 0], s[order[r]], t)
+        flush_all(&m)
     return t
+
+
+cdef class Stepper:
+    """One-row rounds on an estimator's own arrays, bound once (``learn_one``'s fast path).
+
+    ``step(x, s, t, R)`` plays round t on the 1-D float64 array x with label sign s, in
+    place, after checking, in one pass over x and before anything is written, that x is
+    finite with the right length and that the no-copy argument of the estimator holds
+    (every |x_j| <= R_max and 2 R sqrt(p) W <= margin, see ``sosl.linear``); it returns the
+    new max |x| seen, or -1.0 (nothing written) when the caller must take the general path.
+    """
+    cdef Model m
+    cdef object arrays
+    cdef double* calib
+    cdef double safe_abs
+    cdef double margin
+    cdef double G_factor
+
+    def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
+                 double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
+                 int schedule, int loss, double beta, Py_ssize_t blas_min_p,
+                 double safe_abs, double margin, double G_factor, double[::1] calibration):
+        cdef double[::1] work
+        p = w.shape[0]
+        work = cnp.PyArray_ZEROS(1, [3 * p + 2 * p], cnp.NPY_DOUBLE, 0)
+        if calibration.shape[0] != 2:
+            raise ValueError("Stepper: calibration must hold [A, H]")
+        self.arrays = (w, xbar, C, scale, W, N, work, calibration)
+        self.calib = &calibration[0]
+        bind(&self.m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p,
+             work)
+        self.safe_abs = safe_abs
+        self.margin = margin
+        self.G_factor = G_factor
+
+    def score(self, cnp.ndarray x):
+        """w.x - w.(xbar_0 + xbar_1)/2 (the estimator's decision value; the offset only once
+        both classes were seen), or NaN when x is not a float64 row of length p."""
+        cdef int p = self.m.p
+        if (cnp.PyArray_NDIM(x) != 1 or cnp.PyArray_DIM(x, 0) != p
+                or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)):
+            return float("nan")
+        return decision(&self.m, <const double*> cnp.PyArray_DATA(x))
+
+    def step(self, cnp.ndarray x, double s, long long t, double R_seen):
+        cdef Model* m = &self.m
+        cdef int p = m.p
+        cdef Py_ssize_t j
+        cdef double R = R_seen
+        cdef double v, wn = 0.0, eta_max
+        cdef bint ok = True
+        cdef const double* xp
+        if (cnp.PyArray_NDIM(x) != 1 or cnp.PyArray_DIM(x, 0) != p
+                or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)):
+            return -1.0
+        xp = <const double*> cnp.PyArray_DATA(x)
+        if self.G_factor <= 0.0:
+            return -1.0
+        with nogil:
+            for j in range(p):
+                v = fabs(xp[j])
+                if not v <= self.safe_abs:          # also catches NaN and inf
+                    ok = False
+                    break
+                if v > R:
+                    R = v
+                wn += m.w[j] * m.w[j]
+            if ok and m.loss == LOSS_S:                 # the linear part must contract
+                ok = (m.schedule == STEP_CONSTANT
+                      and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
+            if ok:
+                eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
+                ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
+                                                    * sqrt(<double> p)) <= self.margin)
+            if ok:
+                platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
+                play_round(m, xp, s, t)
+                flush_all(m)
+        return R if ok else -1.0

@@ -40,12 +40,10 @@ Cost per round: O(M p + M^2), plus O(M^2) per removal.
 
 from libc.math cimport sqrt, tanh, fabs, pow
 
+from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
+from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
 from sosl._core._kfun cimport kernel_eval
 from sosl._core._komp_greedy cimport komp_removals
-
-cdef int LOSS_HINGE = 0
-cdef int LOSS_LOGISTIC = 1
-cdef int LOSS_SQUARE = 2
 
 STATUS_DONE = 0
 STATUS_GROW = 1
@@ -60,6 +58,34 @@ cdef inline double loss_derivative(double z, double y, int loss) noexcept nogil:
     if loss == LOSS_LOGISTIC:
         return -y * 0.5 * (1.0 - tanh(0.5 * y * z))
     return z - y
+
+
+cdef inline double step_and_budget(long long t, double eta, double lam, int schedule,
+                                   int eps_rule, double epsilon, double parsimony,
+                                   double* eps_t) noexcept nogil:
+    """eta_t of round t (``PolkSchedule``) and, in ``eps_t``, the KOMP budget (``PolkBudget``)."""
+    cdef double eta_t = eta if schedule == POLK_STEP_CONSTANT else eta / (1.0 + lam * eta * t)
+    if eps_rule == POLK_EPS_FIXED:
+        eps_t[0] = epsilon
+    elif schedule == POLK_STEP_CONSTANT:
+        eps_t[0] = parsimony * pow(eta_t, 1.5)
+    else:
+        eps_t[0] = parsimony * pow(eta_t, 2.0)
+    return eta_t
+
+
+def polk_loss_derivative(double z, double y, int loss):
+    """l'(z, y) of the typed pass (for the rounds played outside it)."""
+    return loss_derivative(z, y, loss)
+
+
+def polk_step_and_budget(long long t, double eta, double lam, int schedule, int eps_rule,
+                         double epsilon, double parsimony):
+    """``(eta_t, eps_t)`` of round t, as the typed pass computes them."""
+    cdef double eps_t
+    cdef double eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony,
+                                        &eps_t)
+    return eta_t, eps_t
 
 
 cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py_ssize_t n,
@@ -80,7 +106,8 @@ cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py
 def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                    Py_ssize_t r0, double[:, ::1] D, double[::1] w, double[:, ::1] K,
                    double[:, ::1] G, Py_ssize_t M, long long t_start, double lam, double eta,
-                   int schedule, double epsilon, double parsimony, int loss, int kind,
+                   int schedule, int eps_rule, double epsilon, double parsimony, int loss,
+                   int kind,
                    double gamma, double degree, double coef0, double rtol, double safety,
                    double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
                    double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
@@ -105,7 +132,7 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
     if n_rounds > r0:
         with nogil:
             status = run(X, s, order, &r, D, w, K, G, &M, t_start, lam, eta, schedule,
-                         epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
+                         eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
                          drift_tol, drift_rel, orders, errors, budgets, &work[0], &iwork[0])
     return status, r, M
 
@@ -113,7 +140,7 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
 cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
              Py_ssize_t* r_io, double[:, ::1] Dm, double[::1] wm, double[:, ::1] Km,
              double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, double lam, double eta,
-             int schedule, double epsilon, double parsimony, int loss, int kind,
+             int schedule, int eps_rule, double epsilon, double parsimony, int loss, int kind,
              double gamma, double degree, double coef0, double rtol, double safety,
              double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
              double[::1] budgets, double* work, Py_ssize_t* I) noexcept nogil:
@@ -146,13 +173,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
         x = &X[i, 0]
         y = s[i]
         t = t_start + r + 1
-        eta_t = eta if schedule == 0 else eta / (1.0 + lam * eta * t)
-        if epsilon >= 0:
-            eps_t = epsilon
-        elif schedule == 0:
-            eps_t = parsimony * pow(eta_t, 1.5)
-        else:
-            eps_t = parsimony * pow(eta_t, 2.0)
+        eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony, &eps_t)
         eps2 = eps_t * eps_t
 
         # k_D(x_t), f_t(x_t), l'

@@ -2,13 +2,17 @@
 
 One line per equation of "Parsimonious Online Learning with Kernels via Sparse
 Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
-eqs. (12), (17)-(18)). The projection is :func:`sosl.komp.komp_prune` (Algorithm 1),
-which runs in the typed core :mod:`sosl._core._komp` (tested against its NumPy/LAPACK
-reference in :mod:`sosl.komp`). This module is the reference of :class:`sosl.POLK`
-(O(M^3) per round: the projection factorizes the whole Gram matrix every round). The
-default pass is the typed :mod:`sosl._core._polk`, which keeps the inverse Gram matrix
-across rounds (O(M^2) per round) and hands the rounds with numerically dependent atoms
-back to :func:`polk_step`; the two agree to rounding (tests/test_polk.py).
+eqs. (12), (17)-(18)). The projection (Algorithm 1) is the library's KOMP,
+:func:`sosl._core._komp_prune.komp_prune`, whose typed core has its own NumPy reference
+(:mod:`sosl._core._komp_ref`, tested against it): the comparison of the POLK pass with
+this module then isolates what the typed POLK pass adds, the inverse Gram matrix kept
+across rounds, from the rounding differences of two KOMP implementations. This module
+is the reference of
+:class:`sosl.POLK` (O(M^3) per round: the projection factorizes the whole Gram matrix
+every round). The estimator runs the typed pass :mod:`sosl._core._polk` through its driver
+:mod:`sosl._core._polk_driver`, which keeps the inverse Gram matrix across rounds (O(M^2)
+per round) and plays the rounds with numerically dependent atoms with the typed
+rank-revealing KOMP; the two agree to rounding (tests/test_polk.py).
 
 Symbols
 -------
@@ -28,27 +32,37 @@ M          model order (dictionary size)                   ``model_orders_``
 
 Conventions
 -----------
-* ``loss`` 0 = hinge max(0, 1 - y z), 1 = logistic log(1 + exp(-y z)),
-  2 = square (z - y)^2 / 2; l'(z, y) is the derivative in z (for the hinge the
-  subgradient -y where y z < 1, else 0).
-* ``eta_t``: constant ``eta`` (Theorem 4) or, with ``schedule=1``, the diminishing
-  eta / (1 + lam eta t), which is O(1/t) and always < 1/lam as Theorem 3 requires.
-* ``eps_t``: if ``epsilon >= 0`` it is used as given; otherwise the paper's choices,
-  Kpar eta^{3/2} (constant step, Theorem 4) or Kpar eta_t^2 (diminishing, Theorem 3).
+* ``loss`` is a ``PolkLoss`` code (:mod:`sosl._core._codes`): LOSS_HINGE max(0, 1 - y z),
+  LOSS_LOGISTIC log(1 + exp(-y z)), LOSS_SQUARE (z - y)^2 / 2; l'(z, y) is the
+  derivative in z (for the hinge the subgradient -y where y z < 1, else 0).
+* ``schedule`` is a ``PolkSchedule`` code (:mod:`sosl._core._codes`): eta_t is the
+  constant ``eta`` (POLK_STEP_CONSTANT, Theorem 4) or the diminishing
+  eta / (1 + lam eta t) (POLK_STEP_DIMINISHING), O(1/t) and always < 1/lam as Theorem 3
+  requires.
+* ``eps_rule`` is a ``PolkBudget`` code: POLK_EPS_FIXED uses ``epsilon`` as given,
+  POLK_EPS_PAPER the paper's choices, Kpar eta^{3/2} (constant step, Theorem 4) or
+  Kpar eta_t^2 (diminishing, Theorem 3).
 """
 
 import numpy as np
 
-from ..kernels import kernel_diag, kernel_matrix
-from ..komp import komp_prune
+from ._codes import PolkBudget, PolkLoss, PolkSchedule
+from ._kfun_ref import kernel_diag, kernel_matrix
+from ._komp_prune import komp_prune
 
-__all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "loss_value", "loss_derivative",
-           "step_size", "komp_budget", "polk_step", "polk_pass", "border_inverse",
-           "remove_from_inverse"]
+RTOL = 1e-10        # rank threshold of the projection (the rtol of sosl.komp.komp_prune)
 
-LOSS_HINGE = 0
-LOSS_LOGISTIC = 1
-LOSS_SQUARE = 2
+__all__ = ["LOSS_HINGE", "LOSS_LOGISTIC", "LOSS_SQUARE", "STEP_CONSTANT", "STEP_DIMINISHING",
+           "EPS_FIXED", "EPS_PAPER", "loss_value", "loss_derivative", "step_size",
+           "komp_budget", "polk_step", "polk_pass", "border_inverse", "remove_from_inverse"]
+
+LOSS_HINGE = int(PolkLoss.LOSS_HINGE)
+LOSS_LOGISTIC = int(PolkLoss.LOSS_LOGISTIC)
+LOSS_SQUARE = int(PolkLoss.LOSS_SQUARE)
+STEP_CONSTANT = int(PolkSchedule.POLK_STEP_CONSTANT)
+STEP_DIMINISHING = int(PolkSchedule.POLK_STEP_DIMINISHING)
+EPS_FIXED = int(PolkBudget.POLK_EPS_FIXED)
+EPS_PAPER = int(PolkBudget.POLK_EPS_PAPER)
 
 
 def loss_value(z, y, loss):
@@ -70,15 +84,15 @@ def loss_derivative(z, y, loss):
 
 
 def step_size(t, eta, lam, schedule):
-    """eta_t: constant (schedule 0) or eta / (1 + lam eta t) (schedule 1)."""
-    return eta if schedule == 0 else eta / (1.0 + lam * eta * t)
+    """eta_t: constant (STEP_CONSTANT) or eta / (1 + lam eta t) (STEP_DIMINISHING)."""
+    return eta if schedule == STEP_CONSTANT else eta / (1.0 + lam * eta * t)
 
 
-def komp_budget(eta_t, epsilon, parsimony, schedule):
-    """eps_t: ``epsilon`` if >= 0, else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Theorem 3)."""
-    if epsilon >= 0:
+def komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule):
+    """eps_t: ``epsilon`` (EPS_FIXED), else Kpar eta^{3/2} (Theorem 4) or Kpar eta_t^2 (Th. 3)."""
+    if eps_rule == EPS_FIXED:
         return epsilon
-    return parsimony * eta_t ** 1.5 if schedule == 0 else parsimony * eta_t ** 2
+    return parsimony * eta_t ** 1.5 if schedule == STEP_CONSTANT else parsimony * eta_t ** 2
 
 
 def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
@@ -93,11 +107,13 @@ def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     D_tilde = np.vstack([D, x[None, :]])                                # eq. (18): D~ = [D_t, x_t]
     kxx = kernel_diag(x[None, :], **kern)[0]
     K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
-    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, return_error=True)   # Algorithm 1
+    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, rtol=RTOL,
+                                  return_error=True)                   # Algorithm 1
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
 
 
-def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony, loss, kern):
+def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
+              kern):
     """Run POLK over ``X[order]`` starting from ``(D, w, Kdd)`` after ``t0`` rounds.
 
     Returns
@@ -117,7 +133,7 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, epsilon, parsimony
         i = order[r]
         t += 1
         eta_t = step_size(t, eta, lam, schedule)
-        eps_t = komp_budget(eta_t, epsilon, parsimony, schedule)
+        eps_t = komp_budget(eta_t, eps_rule, epsilon, parsimony, schedule)
         D, w, Kdd, _, err = polk_step(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t, loss, kern)
         orders[r] = D.shape[0]
         errors[r] = err
@@ -140,7 +156,7 @@ def border_inverse(G, kx, kxx):
 
 
 def remove_from_inverse(G, j):
-    """Inverse of K with row and column j deleted, from G = K^{-1} (see :mod:`sosl.komp`)."""
+    """Inverse of K with row and column j deleted, from G = K^{-1} (:mod:`sosl._core._komp_ref`)."""
     keep = np.arange(G.shape[0]) != j
     g = G[keep, j]
     return G[np.ix_(keep, keep)] - np.outer(g, g) / G[j, j]            # G_-j,-j - g g' / G_jj

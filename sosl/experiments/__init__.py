@@ -4,7 +4,7 @@ Run ``python -m sosl.experiments --help``. For example, the coarse grid on every
 found in ``$SOSL_DATA_DIR`` for the three proposed linear learners, on two cores::
 
     SOSL_DATA_DIR=/path/to/data python -m sosl.experiments \\
-        --algorithms OAUC-M OAUC-M_c OAUC-S --grid coarse --jobs 2 --out results/coarse
+        --algorithms OAUC-M OAUC-M_c OAUC-S --grid coarse --jobs 2 --out results
 
 The protocol (:mod:`sosl.experiments.protocol`): 4 independent 5-fold partitions give 20
 runs per dataset; on each training part a 5-fold CV picks the hyper-parameters on the
@@ -23,33 +23,56 @@ put the reproduced numbers beside the published ones.
 
 Scaling out
 -----------
-Every task is an independent joblib call that loads its dataset by name, so the same
-run scales from a laptop to a cluster by changing the joblib backend:
+Every task is an independent call that loads its dataset by name and seeds all its
+randomness from its arguments, so every backend (:mod:`sosl.experiments.backends`) yields
+the same rows, bit for bit; only the order and the timing columns differ:
 
 * local processes (default): ``--backend loky --jobs 8``; threads: ``--backend threading``
   (the Cython passes release the GIL, but the AUC and CV bookkeeping do not);
-* Dask: start a scheduler and workers that can import sosl and see the same data directory
-  (``dask scheduler``; ``dask worker tcp://host:8786``), then run with
-  ``--backend dask --scheduler tcp://host:8786 --jobs -1``. In Python::
+* Dask: ``--backend dask --jobs 2`` starts a local cluster of 2 single-threaded worker
+  processes bound to 127.0.0.1 for the run. For a cluster of your own, start a scheduler
+  and workers that can import sosl and see the same data directory (``dask scheduler``;
+  ``dask worker tcp://host:8786``), then run with
+  ``--backend dask --scheduler tcp://host:8786``. The tasks go through
+  ``distributed.Client.submit`` in small batches, not through joblib's dask backend;
+* Ray: ``--backend ray --jobs 2`` starts a local ray instance of 2 CPUs for the run;
+  ``--scheduler ADDRESS`` (or ``$RAY_ADDRESS``) connects to a running cluster instead. The
+  tasks are ray remote functions.
 
-      from dask.distributed import Client
-      import joblib
-      client = Client("tcp://host:8786")
-      with joblib.parallel_config(backend="dask"):
-          run_experiment(datasets, backend=None, n_jobs=-1)
+Neither dask nor ray is a dependency of sosl (``pip install 'sosl[dask]'`` or
+``'sosl[ray]'``); they are imported only when asked for.
 
-* Ray: ``--backend ray`` (runs ``ray.util.joblib.register_ray()``; connect to an existing
-  cluster with ``RAY_ADDRESS=...``).
-
-Neither dask nor ray is a dependency of sosl; they are imported only when asked for.
+After every run the runner prints a summary (:func:`run_summary`, also written to
+``<out>/summary_<grid>.md``): per dataset and algorithm the grid points left out as
+outside the learner's domain, the inner-CV tasks that diverged, were invalid or failed,
+and how often the selected value sat on an edge of the grid, with a warning line for each.
 """
 
-from .algorithms import (ALGORITHMS, GRIDS, AlgorithmSpec, grid_label, grid_points,
-                         resolve_algorithms)
-from .protocol import cv_score, heldout_score, outer_splits
-from .runner import get_data, load_rows, paper_table, report, report_from_cache, run_experiment
+from .algorithms import (
+    ALGORITHMS,
+    GRIDS,
+    AlgorithmSpec,
+    check_point,
+    grid_label,
+    grid_points,
+    grid_restrictions,
+    resolve_algorithms,
+)
+from .backends import BACKENDS, executor, run_tasks
+from .protocol import cv_score, error_kind, heldout_score, outer_splits
+from .runner import (
+    cached_grids,
+    get_data,
+    load_rows,
+    paper_table,
+    report,
+    report_from_cache,
+    run_experiment,
+    run_summary,
+)
 
-__all__ = ["ALGORITHMS", "GRIDS", "AlgorithmSpec", "cv_score", "get_data", "grid_label",
-           "grid_points",
-           "heldout_score", "load_rows", "outer_splits", "paper_table", "report",
-           "report_from_cache", "resolve_algorithms", "run_experiment"]
+__all__ = ["ALGORITHMS", "BACKENDS", "GRIDS", "AlgorithmSpec", "cached_grids", "check_point",
+           "cv_score", "error_kind", "executor", "get_data", "grid_label", "grid_points",
+           "grid_restrictions", "heldout_score", "load_rows", "outer_splits", "paper_table",
+           "report", "report_from_cache", "resolve_algorithms", "run_experiment", "run_summary",
+           "run_tasks"]

@@ -1,84 +1,208 @@
-"""Command line: ``python -m sosl.experiments [--datasets ...] [--algorithms ...] ...``."""
+"""Command line: ``python -m sosl.experiments [--datasets ...] [--algorithms ...] ...``.
+
+A mistake on the command line (an unknown dataset, a data directory that does not exist, a
+bad number of workers, an unknown backend, nothing cached for ``--report-only``) prints one
+line naming it on stderr and exits with status 2.
+"""
 
 import argparse
+import difflib
 import sys
+from pathlib import Path
 
 from .. import datasets as ds
+from ..datasets._loaders import find_dataset
 from .algorithms import ALGORITHMS, GRIDS
-from .runner import report_from_cache, run_experiment
+from .backends import BACKENDS, BackendUnavailable
+from .runner import DEFAULT_OUT, cached_grids, report_from_cache, run_experiment
+
+#: dataset names the runner knows besides the registry's (see runner.get_data)
+BUILTIN_DATASETS = ("default", "synthetic")
+
+PROG = "python -m sosl.experiments"
 
 
-def _setup_backend(backend, scheduler):
-    """Register the cluster backends on demand; return the joblib backend name."""
-    if backend == "dask":
+class UsageError(Exception):
+    """A command-line mistake: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _int_at_least(low, what):
+    def parse(text):
         try:
-            from dask.distributed import Client
-        except ImportError:
-            sys.exit("--backend dask needs dask[distributed] (pip install 'dask[distributed]')")
-        _setup_backend.client = Client(scheduler) if scheduler else Client()
-    elif backend == "ray":
-        try:
-            from ray.util.joblib import register_ray
-        except ImportError:
-            sys.exit("--backend ray needs ray (pip install ray)")
-        register_ray()
-    return backend
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer ({what}), got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low} ({what}), got {value}")
+        return value
+    return parse
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m sosl.experiments",
-                                description="Reproduce Tables 2 and 3 of the SOSL paper.")
+def _jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a positive number of workers, or negative "
+                                         "(-1 = one per core), got 0")
+    return value
+
+
+def build_parser():
+    """The argument parser of ``python -m sosl.experiments``."""
+    p = _Parser(prog=PROG, description="Reproduce Tables 2 and 3 of the SOSL paper.")
     p.add_argument("--datasets", nargs="+", default=None,
                    help="dataset names (default: every registered dataset found in the data "
                         "directory); also 'default' (breast cancer) and 'synthetic'")
     p.add_argument("--algorithms", nargs="+", default=None, choices=list(ALGORITHMS),
-                   metavar="ALG", help=f"paper names, default all available: {', '.join(ALGORITHMS)}")
+                   metavar="ALG", help=f"paper names, default all: {', '.join(ALGORITHMS)}")
     p.add_argument("--grid", default="full", choices=sorted(GRIDS),
                    help="2^e grids: full e in -10..10 (paper), coarse every 2nd, sparse every 4th, "
                         "quick 3 points, wide e in -20..10 (diagnostic)")
-    p.add_argument("--max-points", type=int, default=None,
+    p.add_argument("--max-points", type=_int_at_least(0, "0 = whole grids"), default=None,
                    help="search at most this many points of each product grid, drawn at random "
                         "(default: each algorithm's own cap; only OKAUC-S has one, the size of a "
                         "2-parameter grid: 441 on the full grid); "
                         "0 = whole grids")
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--backend", default="loky",
-                   help="joblib backend: loky (default), threading, multiprocessing, dask, ray")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--out", default="results")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=4)
-    p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--inner-folds", type=int, default=5)
+    p.add_argument("--jobs", type=_jobs, default=1,
+                   help="parallel workers (default 1: run in this process; -1 = one per core). "
+                        "With --backend dask and no --scheduler: the workers of the local "
+                        "cluster started for the run")
+    p.add_argument("--backend", default="loky", choices=BACKENDS,
+                   help="where the tasks run: loky (local processes, default), threading, "
+                        "multiprocessing, dask (a dask.distributed cluster) or ray")
+    p.add_argument("--scheduler", default=None,
+                   help="with --backend dask: address of a running scheduler "
+                        "(tcp://host:8786); without it a local cluster of --jobs workers "
+                        "bound to 127.0.0.1 is started for the run. With --backend ray: the "
+                        "cluster address given to ray.init (default: $RAY_ADDRESS, else a "
+                        "local ray instance)")
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"result directory (default: {DEFAULT_OUT}): rows.csv, the resumable "
+                        "cache of every scored task, and the tables written from it")
+    p.add_argument("--seed", type=int, default=0,
+                   help="protocol seed (default 0): fixes the outer and inner splits and every "
+                        "pass order; results cached under another seed are not reused")
+    p.add_argument("--repeats", type=_int_at_least(1, "outer partitions"), default=4,
+                   help="independent outer partitions (default 4, the paper's)")
+    p.add_argument("--folds", type=_int_at_least(2, "outer folds"), default=5,
+                   help="folds of each outer partition (default 5): repeats x folds test runs "
+                        "per dataset and algorithm")
+    p.add_argument("--inner-folds", type=_int_at_least(2, "inner CV folds"), default=5,
+                   help="folds of the inner cross-validation that scores each grid point on a "
+                        "training part (default 5)")
     p.add_argument("--data-dir", default=None, help="default: $SOSL_DATA_DIR, then ~/.cache/sosl")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--report-only", action="store_true",
-                   help="only rewrite the tables from the rows cached in --out")
-    args = p.parse_args(argv)
+                   help="only rewrite the tables from the rows cached in --out (no computing)")
+    return p
 
-    if args.report_only:
-        proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
-        paths = report_from_cache(args.out, args.grid, args.seed, proto, args.datasets,
-                                  args.algorithms, max_points=args.max_points)
-        for path in paths:
-            if path.endswith(".md"):
-                print(open(path).read())
-        return 0
-    names = args.datasets or ds.available_datasets(args.data_dir)
-    if not names:
-        p.error("no dataset found: set SOSL_DATA_DIR, pass --data-dir, or --datasets default")
-    backend = _setup_backend(args.backend, args.scheduler)
-    summary = run_experiment(names, args.algorithms, grid=args.grid, n_jobs=args.jobs,
-                             backend=backend, out=args.out, seed=args.seed,
-                             n_repeats=args.repeats, n_folds=args.folds,
-                             inner_folds=args.inner_folds, data_dir=args.data_dir,
-                             progress=not args.quiet, max_points=args.max_points)
-    for path in summary["tables"]:
+
+def _check_datasets(names, data_dir):
+    """Validate the requested names; return the list to run (discovered when ``names`` is None).
+
+    Raises
+    ------
+    UsageError
+        For an unknown name, a named data directory (``--data-dir``, ``$SOSL_DATA_DIR``)
+        that does not exist, a dataset whose file is in none of the searched directories,
+        or no dataset found at all.
+    """
+    if names is not None:
+        known = list(ds.DATASETS) + list(BUILTIN_DATASETS)
+        for n in names:
+            if n not in known:
+                close = difflib.get_close_matches(n, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise UsageError(f"unknown dataset {n!r}{hint}; known: {', '.join(known)}")
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise UsageError(f"--data-dir {data_dir}: no such directory")
+    try:
+        if names is not None:
+            for n in names:
+                if n in ds.DATASETS:
+                    find_dataset(n, data_dir)
+            return list(names)
+        found = ds.available_datasets(data_dir)
+    except ds.DatasetError as err:
+        raise UsageError(str(err)) from None
+    if not found:
+        where = ds.get_data_dir(data_dir)
+        raise UsageError(f"no dataset file found in {where}: set SOSL_DATA_DIR, pass --data-dir, "
+                         "or --datasets default")
+    return found
+
+
+def _report_only(args):
+    proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
+    paths = report_from_cache(args.out, args.grid, args.seed, proto, args.datasets,
+                              args.algorithms, max_points=args.max_points)
+    if not paths:
+        cache = Path(args.out) / "rows.csv"
+        found = cached_grids(args.out)
+        if not found:
+            what = "no cached results" if not cache.exists() else "no test rows"
+            raise UsageError(f"--report-only: {what} in {cache}; nothing to report")
+        listed = "; ".join(f"--grid {g} (protocol {p}, seed {s}: {n} test rows)"
+                           for (g, p, s), n in found.items())
+        picked = " and the --datasets/--algorithms given" if args.datasets or args.algorithms \
+            else ""
+        raise UsageError(f"--report-only: nothing cached in {cache} for --grid {args.grid} "
+                         f"(protocol {proto}, seed {args.seed}){picked}; cached: {listed}")
+    for path in paths:
         if path.endswith(".md"):
             print(open(path).read())
-    print(f"wall time {summary['wall_seconds']:.1f} s, {summary['new_rows']} new rows; "
+    return 0
+
+
+def _run(args):
+    if args.report_only:
+        return _report_only(args)
+    if args.scheduler and args.backend not in ("dask", "ray"):
+        raise UsageError(f"--scheduler is used by --backend dask or ray, not {args.backend}")
+    names = _check_datasets(args.datasets, args.data_dir)
+    held = []  # the run summary is printed last, after the tables
+
+    def log(message):
+        (held.append if message.startswith("Run summary") else print)(message)
+
+    try:
+        summary = _run_experiment(args, names, log)
+    except (BackendUnavailable, ds.DatasetError) as err:
+        raise UsageError(str(err)) from None
+    for path in summary["tables"]:
+        if path.endswith(".md") and not Path(path).name.startswith("summary_"):
+            print(open(path).read())
+    for message in held:
+        print(message)
+    print(f"\nwall time {summary['wall_seconds']:.1f} s, {summary['new_rows']} new rows; "
           f"tables: {', '.join(summary['tables'])}")
     return 0
+
+
+def _run_experiment(args, names, log):
+    return run_experiment(names, args.algorithms, grid=args.grid, n_jobs=args.jobs,
+                          backend=args.backend, scheduler=args.scheduler, out=args.out,
+                          seed=args.seed, n_repeats=args.repeats, n_folds=args.folds,
+                          inner_folds=args.inner_folds, data_dir=args.data_dir,
+                          progress=not args.quiet, max_points=args.max_points, log=log)
+
+
+def main(argv=None):
+    """Run the command line; return the exit status (2 for a command-line mistake)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UsageError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
 
 Each :class:`AlgorithmSpec` maps a paper name (``"OAUC-M"``) to a sosl class, fixed
 constructor arguments (``eta=None`` for OAUC-M, buffers of 100 + 100, 10 neighbours for
-KOIL) and the names of the hyper-parameters searched on the grid 2^e. Classes written by
-other parts of the project are looked up by name at run time, so an algorithm whose class
-does not exist (yet) is skipped with a message instead of breaking the runner.
+KOIL) and the names of the hyper-parameters searched on the grid 2^e. Classes are looked
+up by name in the ``sosl`` package when an algorithm is used; a registered name that sosl
+does not provide is an error (never a silent skip).
 """
 
+import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -14,8 +15,8 @@ import numpy as np
 
 import sosl
 
-__all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "grid_label", "grid_points",
-           "resolve_algorithms"]
+__all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "check_point", "grid_label", "grid_points",
+           "grid_restrictions", "resolve_algorithms"]
 
 #: exponent sets of the grids 2^e: the paper's full grid 2^[-10, 10], every second
 #: exponent for quick runs, every fourth (for the kernel learners, whose 2-3 searched
@@ -69,14 +70,22 @@ class AlgorithmSpec:
     max_dims: int = None
 
     def estimator_class(self):
-        """The class, or None when sosl does not provide it."""
-        return getattr(sosl, self.cls, None)
+        """The estimator class ``sosl.<cls>``.
+
+        Raises
+        ------
+        LookupError
+            When sosl has no such class (a misspelled or removed registry entry).
+        """
+        cls = getattr(sosl, self.cls, None)
+        if not isinstance(cls, type):
+            raise LookupError(f"algorithm {self.name!r} names sosl.{self.cls}, which sosl does "
+                              "not provide")
+        return cls
 
     def make(self, **params):
         """A new estimator with the fixed and the given parameters."""
         cls = self.estimator_class()
-        if cls is None:
-            raise RuntimeError(f"{self.name}: sosl.{self.cls} does not exist")
         kw = {**self.fixed, **params}
         if "sigma" in kw:  # the paper's Gaussian width: k = exp(-||x - x'||^2 / sigma^2)
             kw["gamma"] = 1.0 / float(kw.pop("sigma")) ** 2
@@ -117,20 +126,120 @@ def _exponents(grid):
     return GRIDS[grid] if isinstance(grid, str) else tuple(int(e) for e in grid)
 
 
-def _cap(spec, n_exps, max_points):
-    """The number of points searched of the product grid (``max_points`` None = the spec's)."""
-    n = n_exps ** len(spec.searched)
+_SUFFIX = re.compile(r"(,\s*got\b.*|\.?\s*Got\b.*)$", re.DOTALL)
+
+
+def _validate(est):
+    """Run the estimator's own hyper-parameter checks, those of every ``fit`` call."""
+    check = getattr(est, "_check_hyper", None)
+    if callable(check):  # the base's every-call check (constraint table and cross checks)
+        check(False)
+        return
+    if getattr(type(est), "_parameter_constraints", None) is not None:
+        est._validate_params()
+    for hook in ("_check_params", "_validate_params_"):
+        if callable(getattr(est, hook, None)):
+            getattr(est, hook)()
+
+
+def check_point(spec, params):
+    """Why the learner rejects ``params``, or None when it accepts them.
+
+    The answer comes from the estimator's own validation (its constraint table and
+    cross-parameter checks), run without fitting, so the runner's grids follow each
+    learner's domain instead of restating it.
+
+    Returns
+    -------
+    reason : str or None
+        The estimator's message with the offending value stripped (``"eta must be < 1
+        (the decay is 1 - eta)"``), so that every value breaking one constraint gives the
+        same reason.
+    """
+    try:
+        _validate(spec.make(**params))
+    except (ValueError, TypeError) as err:
+        return _SUFFIX.sub("", str(err)).strip() or type(err).__name__
+    return None
+
+
+_DOMAIN = {}  # (spec identity, exponents) -> (valid points, restriction messages)
+
+
+def _spec_key(spec, exps):
+    return (spec.name, spec.cls, spec.searched, repr(sorted(spec.fixed.items())), exps)
+
+
+def _fmt_exps(values):
+    return ", ".join(f"2^{int(round(np.log2(v)))}" for v in values)
+
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _valid_domain(spec, exps):
+    """The product grid cut to the learner's domain, and one message per constraint.
+
+    Every point is checked as a whole (so a constraint tying two parameters is honoured).
+    The points rejected for one reason are described by the values of one parameter when
+    that is what they are (every point with ``eta`` in those values), and the reasons that
+    bound the same parameter make one message; other rejections are counted.
+    """
+    key = _spec_key(spec, exps)
+    if key in _DOMAIN:
+        return _DOMAIN[key]
+    points = [{}]
+    for name in spec.searched:
+        points = [{**p, name: 2.0 ** e} for p in points for e in exps]
+    groups = {}  # reason with its numbers masked -> (first reason, rejected points)
+    valid = []
+    for p in points:
+        why = check_point(spec, p)
+        if why is None:
+            valid.append(p)
+        else:
+            groups.setdefault(_NUMBER.sub("#", why), (why, []))[1].append(p)
+    by_name, counted = {}, []  # constraints on one parameter's values are merged
+    for why, bad in groups.values():
+        for name in spec.searched:
+            values = {p[name] for p in bad}
+            if sum(p[name] in values for p in points) == len(bad):
+                vs, whys = by_name.setdefault(name, (set(), []))
+                vs.update(values)
+                whys.append(why)
+                break
+        else:
+            counted.append(f"{spec.name}: {len(bad)} of {len(points)} grid points left out: {why}")
+    messages = [f"{spec.name}: {name} = {_fmt_exps(sorted(vs))} left out of the grid "
+                f"({len(vs)} of {len(exps)} values): {'; '.join(whys)}"
+                for name, (vs, whys) in by_name.items()] + counted
+    _DOMAIN[key] = (valid, messages)
+    return _DOMAIN[key]
+
+
+def grid_restrictions(spec, grid="full"):
+    """Messages naming what :func:`grid_points` leaves out of ``spec``'s grid, one per constraint.
+
+    Empty when every point of the product grid is in the learner's domain. KOIL, for
+    example, requires 0 < eta < 1 (its decay factor is 1 - eta), so the exponents e >= 0 of
+    eta are left out.
+    """
+    return list(_valid_domain(spec, _exponents(grid))[1])
+
+
+def _cap(spec, n_points, n_exps, max_points):
+    """The number of points searched of ``n_points`` (``max_points`` None = the spec's cap)."""
     if max_points is None:
         cap = None if spec.max_dims is None else n_exps ** spec.max_dims
     else:
         cap = int(max_points)
     if cap is not None and cap < 0:
         raise ValueError(f"max_points must be >= 0 (0 = no cap), got {max_points!r}")
-    return n if not cap or cap >= n else cap
+    return n_points if not cap or cap >= n_points else cap
 
 
 def grid_points(spec, grid="full", max_points=None):
-    """The parameter dicts of ``spec`` searched on the grid 2^e.
+    """The parameter dicts of ``spec`` searched on the grid 2^e, within the learner's domain.
 
     Parameters
     ----------
@@ -139,43 +248,45 @@ def grid_points(spec, grid="full", max_points=None):
         A key of :data:`GRIDS` or the exponents themselves.
     max_points : int or None, default=None
         Cap on the number of points; None uses the spec's own (``len(exponents) **
-        spec.max_dims``, or none), 0 means no cap. When the product of the searched
-        names has more points than the cap, a uniform random subset of that size is
-        returned, drawn with a seed fixed by the algorithm's name
-        and the exponent set (so every run, fold and process searches the same points).
+        spec.max_dims``, or none), 0 means no cap. When the grid has more points than the
+        cap, a uniform random subset of that size is returned, drawn with a seed fixed by
+        the algorithm's name and the exponent set (so every run, fold and process searches
+        the same points).
 
     Returns
     -------
     points : list of dict
         In a fixed order (first name varies slowest; a subset keeps that order);
-        ``[{}]`` when nothing is searched.
+        ``[{}]`` when nothing is searched. Points the estimator rejects (see
+        :func:`grid_restrictions`) are left out before the cap is applied.
     """
     exps = _exponents(grid)
-    points = [{}]
-    for name in spec.searched:
-        points = [{**p, name: 2.0 ** e} for p in points for e in exps]
-    k = _cap(spec, len(exps), max_points)
+    points = _valid_domain(spec, exps)[0]
+    k = _cap(spec, len(points), len(exps), max_points)
     if k < len(points):
         seed = zlib.crc32(f"{spec.name}|{','.join(map(str, exps))}".encode())
         keep = np.sort(np.random.default_rng(seed).choice(len(points), k, replace=False))
         points = [points[i] for i in keep]
-    return points
+    return [dict(p) for p in points]
 
 
 def grid_label(spec, grid="full", max_points=None):
     """The grid name recorded with results: ``grid``, or ``grid@k`` for a k-point subset."""
     exps = _exponents(grid)
-    k = _cap(spec, len(exps), max_points)
-    return str(grid) if k == len(exps) ** len(spec.searched) else f"{grid}@{k}"
+    n = len(_valid_domain(spec, exps)[0])
+    k = _cap(spec, n, len(exps), max_points)
+    return str(grid) if k == n else f"{grid}@{k}"
 
 
-def resolve_algorithms(names=None, log=print):
-    """Specs for ``names`` (default: all registered) whose classes exist; others are reported.
+def resolve_algorithms(names=None):
+    """The specs of ``names`` (default: every registered algorithm), in the order given.
 
     Raises
     ------
     ValueError
         For a name that is not registered.
+    LookupError
+        For a registered name whose class sosl does not provide.
     """
     names = list(ALGORITHMS) if names is None else list(names)
     out = []
@@ -183,8 +294,6 @@ def resolve_algorithms(names=None, log=print):
         if n not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {n!r}; registered: {', '.join(ALGORITHMS)}")
         spec = ALGORITHMS[n]
-        if spec.estimator_class() is None:
-            log(f"skipping {n}: sosl.{spec.cls} is not available in this build")
-            continue
+        spec.estimator_class()
         out.append(spec)
     return out

@@ -4,9 +4,13 @@
   ``r * n_folds + f`` trains on the other folds of partition ``r`` and tests on fold ``f``.
 * Inner loop: on each training part, ``inner_folds``-fold CV scores every grid point by the
   mean AUC over the inner validation folds; the best point (first on ties; a diverged or
-  failed fit counts as AUC 0) is refit on the whole training part.
+  failed fit, including a model whose scores are not finite, counts as AUC 0) is refit on
+  the whole training part.
 * Each fit is one online pass in a random order (seeded by dataset, run and fold, the same
-  for every algorithm); the test AUC of the final model is the result.
+  for every algorithm); the test AUC of the final model is the result. A learner with
+  randomness of its own (the reservoir buffers of OAM and KOIL, for example) gets the same
+  seed as its ``random_state``, so every fit, and every task, is reproducible wherever it
+  runs.
 * Kernel learners get training parts larger than 10 000 rows subsampled uniformly without
   replacement (same seed rule).
 
@@ -23,8 +27,10 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from ..metrics import auc
+from .algorithms import check_point
 
-__all__ = ["KERNEL_MAX_TRAIN", "cv_score", "outer_splits", "heldout_score", "run_seed", "train_part"]
+__all__ = ["KERNEL_MAX_TRAIN", "cv_score", "error_kind", "outer_splits", "heldout_score",
+           "run_seed", "train_part"]
 
 #: training parts of kernel learners are subsampled to this size (Section 6.3)
 KERNEL_MAX_TRAIN = 10_000
@@ -40,14 +46,18 @@ def outer_splits(y, dataset, seed=0, n_repeats=4, n_folds=5):
     """The ``n_repeats * n_folds`` (train, test) index pairs of the outer loop, run order."""
     y = np.asarray(y)
     key = (dataset, int(seed), int(n_repeats), int(n_folds), y.shape[0], hash(y.tobytes()))
-    if key not in _SPLITS:
+    splits = _SPLITS.get(key)
+    if splits is None:
+        splits = _outer_splits(y, dataset, seed, n_repeats, n_folds)
         if len(_SPLITS) > 16:
             _SPLITS.clear()
-        _SPLITS[key] = _outer_splits(y, dataset, seed, n_repeats, n_folds)
-    return _SPLITS[key]
+        _SPLITS[key] = splits
+    return splits
 
 
-_SPLITS = {}  # per-process cache: the splits are recomputed by every task otherwise
+# per-process cache: the splits are recomputed by every task otherwise (read once per call,
+# so a worker thread clearing it cannot pull a value from under another)
+_SPLITS = {}
 
 
 def _outer_splits(y, dataset, seed, n_repeats, n_folds):
@@ -67,16 +77,57 @@ def train_part(y, dataset, run, seed=0, n_repeats=4, n_folds=5, kernel=False):
     return train, test
 
 
+#: prefixes of the ``error`` recorded with a score of 0 (see :func:`error_kind`)
+DIVERGED, INVALID, FAILED = "diverged", "invalid", "failed"
+
+
+def error_kind(error):
+    """Classify a recorded error: ``"diverged"``, ``"invalid"``, ``"failed"`` or ``""`` (none).
+
+    Rows written before the prefixes existed are classified by their exception name: a
+    ``FloatingPointError`` (the estimators' finiteness guard) or a NaN/infinite score is a
+    divergence, anything else a failure.
+    """
+    if not error:
+        return ""
+    head = error.split(":", 1)[0]
+    if head in (DIVERGED, INVALID, FAILED):
+        return head
+    if head in ("FloatingPointError", "OverflowError") or "NaN or infinity" in error:
+        return DIVERGED
+    return FAILED
+
+
 def _fit_auc(spec, params, X, y, train, test, order_seed):
-    """Fit on ``train`` in a seeded random order, return the AUC on ``test`` (0 if it failed)."""
+    """Fit on ``train`` in a seeded random order, return the AUC on ``test`` and an error.
+
+    A fit that fails scores 0 and returns a message prefixed by its kind:
+
+    * ``diverged``: the estimator's finiteness guard refused the pass (the state became
+      non-finite), an arithmetic error, or a model whose test scores are not all finite
+      (a finite state can still overflow in the score);
+    * ``invalid``: the estimator rejects the hyper-parameters (the runner's grids leave
+      such points out, so this marks a grid or registry mistake);
+    * ``failed``: any other ValueError/TypeError/ArithmeticError of the fit.
+    """
+    why = check_point(spec, params)
+    if why is not None:
+        return 0.0, f"{INVALID}: {why}"[:200]
     order = train[np.random.default_rng(order_seed).permutation(train.shape[0])]
     try:
         est = spec.make(**params)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=int(order_seed))
         est.fit(X[order], y[order])
-        scores = est.decision_function(X[test])
-        return auc(y[test], scores), ""
-    except (ValueError, FloatingPointError, ArithmeticError) as err:
-        return 0.0, f"{type(err).__name__}: {err}"[:200]
+        scores = np.asarray(est.decision_function(X[test]), dtype=float)
+    except (FloatingPointError, OverflowError, ZeroDivisionError) as err:
+        return 0.0, f"{DIVERGED}: {type(err).__name__}: {err}"[:200]
+    except (ValueError, TypeError, ArithmeticError) as err:
+        return 0.0, f"{FAILED}: {type(err).__name__}: {err}"[:200]
+    bad = int(np.count_nonzero(~np.isfinite(scores)))
+    if bad:
+        return 0.0, f"{DIVERGED}: {bad} of {scores.shape[0]} test scores are not finite"
+    return auc(y[test], scores), ""
 
 
 def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, inner_folds=5):
@@ -92,7 +143,8 @@ def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, i
     skf = StratifiedKFold(inner_folds, shuffle=True, random_state=run_seed(seed, dataset, run, 2))
     scores, errors = [], []
     for k, (a, b) in enumerate(skf.split(np.zeros(train.shape[0]), y[train])):
-        s, e = _fit_auc(spec, params, X, y, train[a], train[b], run_seed(seed, dataset, run, 10 + k))
+        s, e = _fit_auc(spec, params, X, y, train[a], train[b],
+                        run_seed(seed, dataset, run, 10 + k))
         scores.append(s)
         if e:
             errors.append(e)

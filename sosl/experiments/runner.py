@@ -23,15 +23,26 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import joblib
 import numpy as np
 
 from .. import datasets as ds
-from .algorithms import ALGORITHMS, GRIDS, grid_label, grid_points, resolve_algorithms
-from .protocol import cv_score, heldout_score, outer_splits
+from .algorithms import (
+    ALGORITHMS,
+    GRIDS,
+    _exponents,
+    grid_label,
+    grid_points,
+    grid_restrictions,
+    resolve_algorithms,
+)
+from .backends import executor
+from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["FIELDS", "cost_table", "get_data", "load_rows", "paper_table", "report",
-           "report_from_cache", "run_experiment"]
+__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data", "load_rows",
+           "paper_table", "report", "report_from_cache", "run_experiment", "run_summary"]
+
+#: the result directory used when none is given (the command line's ``--out``)
+DEFAULT_OUT = "results"
 
 FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "protocol", "auc",
           "seconds", "cpu_seconds", "error", "pid", "thread")
@@ -118,14 +129,10 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _run_tasks(tasks, cfg, writer, fh, n_jobs, backend, label, progress):
+def _run_tasks(ex, tasks, cfg, writer, fh, label, progress):
     bar = _Progress(len(tasks), label, progress)
-    if not tasks:
-        return []
     rows = []
-    parallel = joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered",
-                               batch_size="auto")
-    for row in parallel(joblib.delayed(_task)(*t, cfg) for t in tasks):
+    for row in ex.map_unordered(_task, [(*t, cfg) for t in tasks]):
         writer.writerow(row)
         fh.flush()
         rows.append(row)
@@ -144,24 +151,27 @@ def _select(cv_rows, points):
     return best
 
 
-def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky", out="results",
-                   seed=0, n_repeats=4, n_folds=5, inner_folds=5, data_dir=None, progress=True,
-                   log=print, max_points=None):
-    """Run (or resume) the protocol and write the tables.
+def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
+                   out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
+                   data_dir=None, progress=True, log=print, max_points=None, scheduler=None):
+    """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
     ----------
     datasets : list of str
         Registry names, ``"default"`` or ``"synthetic"``.
     algorithms : list of str or None
-        Paper names (keys of :data:`~sosl.experiments.ALGORITHMS`); None = all available.
+        Paper names (keys of :data:`~sosl.experiments.ALGORITHMS`); None = all.
     grid : {"full", "coarse", "sparse", "quick", "wide"}
-        Exponent set of the 2^e grids.
+        Exponent set of the 2^e grids, cut to each learner's valid domain (see
+        :func:`~sosl.experiments.grid_restrictions`; one message per constraint goes to
+        ``log``).
     n_jobs : int
-        Workers (joblib); 1 runs in this process.
+        Workers; 1 runs in this process (joblib backends).
     backend : str or None
-        joblib backend ("loky", "threading", "multiprocessing", "dask", "ray", ...); None
-        leaves the choice to an enclosing ``joblib.parallel_config``.
+        "loky", "threading", "multiprocessing", "dask" or "ray" (see
+        :mod:`sosl.experiments.backends`); None leaves the choice to an enclosing
+        ``joblib.parallel_config``. Every backend produces the same rows.
     out : path-like
         Result directory; ``rows.csv`` there is the resumable cache.
     seed, n_repeats, n_folds, inner_folds : int
@@ -171,24 +181,28 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     progress : bool
         Show a progress bar on stderr.
     log : callable
-        Where messages (skipped algorithms) go.
+        Where the messages go: grid restrictions, then the run summary (see
+        :func:`run_summary`), which is also written to ``<out>/summary_<grid>.md``.
     max_points : int or None
         Cap on the grid points searched per algorithm (see
         :func:`~sosl.experiments.grid_points`): None keeps each algorithm's own cap (only
         OKAUC-S has one: as many points as a two-parameter grid, 441 of its 21^3 full-grid
         points), 0 searches every product grid whole. A capped search is recorded as grid
         ``"<grid>@<k>"``.
+    scheduler : str or None
+        Address of a running dask scheduler or ray cluster (``backend="dask"`` / ``"ray"``).
 
     Returns
     -------
     summary : dict
         ``wall_seconds``, ``task_seconds`` (CPU seconds per (dataset, algorithm) summed
-        over the tasks run now), ``new_rows``, ``tables`` (paths written) and ``test_rows``.
+        over the tasks run now), ``new_rows``, ``tables`` (paths written), ``test_rows``,
+        ``report`` (the per-cell records of :func:`run_summary`) and ``summary_text``.
     """
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
     t0 = time.perf_counter()
-    specs = resolve_algorithms(algorithms, log=log)
+    specs = resolve_algorithms(algorithms)
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
@@ -199,6 +213,9 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         y = get_data(name, data_dir)[1]
         if len(outer_splits(y, name, seed, n_repeats, n_folds)) != n_runs:
             raise RuntimeError("unexpected number of outer runs")
+    for s in specs:
+        for msg in grid_restrictions(s, grid):
+            log(f"grid: {msg}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     existing = load_rows(out)
@@ -206,16 +223,17 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     path = out / "rows.csv"
     new_file = not path.exists()
     rows_now = []
-    with open(path, "a", newline="") as fh:
+    with open(path, "a", newline="") as fh, executor(backend, n_jobs, scheduler) as ex:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
         if new_file:
             writer.writeheader()
+            fh.flush()
         base = {"grid": "", "seed": cfg["seed"], "protocol": cfg["protocol"]}
         cv_tasks = [("cv", d, s.name, r, p) for d in datasets for s in specs
                     for r in range(n_runs) for p in grid_points(s, grid, max_points)
                     if _key({**base, "kind": "cv", "dataset": d, "algorithm": s.name, "run": r,
                              "params": _params_key(p)}) not in done]
-        rows_now += _run_tasks(cv_tasks, cfg, writer, fh, n_jobs, backend, "cv  ", progress)
+        rows_now += _run_tasks(ex, cv_tasks, cfg, writer, fh, "cv  ", progress)
         all_rows = existing + rows_now
         cv_by = defaultdict(list)
         for r in all_rows:
@@ -230,7 +248,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                            "params": _params_key(best), "grid": grid_label(s, grid, max_points)}
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
-        rows_now += _run_tasks(test_tasks, cfg, writer, fh, n_jobs, backend, "test", progress)
+        rows_now += _run_tasks(ex, test_tasks, cfg, writer, fh, "test", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
@@ -240,9 +258,15 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                  and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
                  and r["dataset"] in datasets]
     tables = report(test_rows, out, suffix=f"_{grid}")
+    text, recs = run_summary(existing + rows_now, datasets, [s.name for s in specs], grid,
+                             cfg["seed"], cfg["protocol"], max_points)
+    summary_path = out / f"summary_{grid}.md"
+    summary_path.write_text(text + "\n")
+    log(text)
     wall = time.perf_counter() - t0
     summary = {"wall_seconds": wall, "task_seconds": dict(task_seconds), "new_rows": len(rows_now),
-               "tables": tables, "test_rows": test_rows}
+               "tables": tables + [str(summary_path)], "test_rows": test_rows, "report": recs,
+               "summary_text": text}
     with open(out / f"timing_{grid}.json", "a") as f:
         f.write(json.dumps({"datasets": list(datasets), "algorithms": [s.name for s in specs],
                             "grid": grid, "n_jobs": n_jobs, "backend": str(backend),
@@ -250,6 +274,133 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                             "task_seconds": {f"{d}/{a}": round(v, 2)
                                              for (d, a), v in task_seconds.items()}}) + "\n")
     return summary
+
+
+def _exp_of(value):
+    return int(round(np.log2(float(value))))
+
+
+def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_points=None):
+    """What happened in the runs of ``grid``: failures, divergences and edge selections.
+
+    For each (dataset, algorithm): the grid points searched and those left out of the
+    product grid as outside the learner's domain; the inner-CV tasks (one per run and
+    grid point) that diverged (non-finite model or scores), were invalid or failed
+    otherwise, each scored 0 in the selection, with the number of distinct grid points
+    concerned; the refits that failed; and per searched parameter the number of runs whose
+    selected value sat on the lower or upper edge of the grid's exponents (an edge of the
+    learner's domain inside the grid is not counted: the search cannot go further there).
+    A warning line follows for every cell with divergences, failures or edge selections.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Cached rows (:func:`load_rows` or the runner's).
+    datasets, algorithms : list of str
+    grid : str
+    seed : int
+    protocol : str
+        ``"<repeats>x<folds>/<inner folds>"``.
+    max_points : int or None
+        As given to the run.
+
+    Returns
+    -------
+    text : str
+        A markdown table and the warning lines.
+    records : list of dict
+        One per (dataset, algorithm) with the counts above.
+    """
+    exps = _exponents(grid)
+    lo, hi = exps[0], exps[-1]
+    recs, warnings = [], []
+    for d in datasets:
+        for a in algorithms:
+            spec = ALGORITHMS[a]
+            points = {_params_key(p) for p in grid_points(spec, grid, max_points)}
+            label = grid_label(spec, grid, max_points)
+            mine = [r for r in rows if r["dataset"] == d and r["algorithm"] == a
+                    and int(r["seed"]) == int(seed) and r["protocol"] == protocol]
+            cv = {}
+            for r in mine:
+                if r["kind"] == "cv" and r["params"] in points:
+                    cv.setdefault((int(r["run"]), r["params"]), r)
+            tests = {}
+            for r in mine:
+                if r["kind"] == "test" and r["grid"] == label:
+                    tests.setdefault(int(r["run"]), r)
+            kinds = defaultdict(list)
+            for r in cv.values():
+                k = error_kind(r.get("error", ""))
+                if k:
+                    kinds[k].append(r)
+            refit_bad = [r for r in tests.values() if error_kind(r.get("error", ""))]
+            edges = {}
+            for name in spec.searched:
+                chosen = [_exp_of(json.loads(r["params"])[name]) for r in tests.values()]
+                edges[name] = (sum(e == lo for e in chosen), sum(e == hi for e in chosen))
+            n_left_out = len(exps) ** len(spec.searched) - len(grid_points(spec, grid, 0))
+            rec = {"dataset": d, "algorithm": a, "grid_points": len(points),
+                   "left_out": n_left_out, "cv_tasks": len(cv), "runs": len(tests),
+                   "refits_failed": len(refit_bad), "edges": edges}
+            for k in (DIVERGED, INVALID, FAILED):
+                rec[k] = len(kinds[k])
+                rec[f"{k}_points"] = len({r["params"] for r in kinds[k]})
+            recs.append(rec)
+            for k in (DIVERGED, INVALID, FAILED):
+                if kinds[k]:
+                    ex = kinds[k][0]
+                    warnings.append(
+                        f"warning: {d} {a}: {len(kinds[k])} of {len(cv)} inner-CV tasks {k} at "
+                        f"{rec[f'{k}_points']} grid points, scored 0 in the selection (e.g. "
+                        f"{_fmt_params(ex['params'])}: {ex['error'][:120]})")
+            if refit_bad:
+                warnings.append(f"warning: {d} {a}: {len(refit_bad)} of {len(tests)} refits of "
+                                f"the selected point failed and score 0 "
+                                f"({refit_bad[0]['error'][:120]})")
+            for name, (n_lo, n_hi) in edges.items():
+                for n_edge, where, e in ((n_lo, "lower", lo), (n_hi, "upper", hi)):
+                    if n_edge:
+                        warnings.append(
+                            f"warning: {d} {a}: {name} selected at the {where} grid edge 2^{e} "
+                            f"in {n_edge} of {len(tests)} runs; the best value may lie outside "
+                            "the grid")
+    lines = [f"Run summary: grid {grid}, protocol {protocol}, seed {seed}", "",
+             "| dataset | algorithm | grid points (left out) | CV tasks | diverged | invalid "
+             "| failed | refits failed | runs | at a grid edge (lower/upper) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in recs:
+        cells = []
+        for k in (DIVERGED, INVALID, FAILED):
+            cells.append(f"{r[k]} ({r[f'{k}_points']} pts)" if r[k] else "0")
+        edge = ", ".join(f"{n} {lo_}/{hi_}" for n, (lo_, hi_) in r["edges"].items()) or "-"
+        lines.append(f"| {r['dataset']} | {r['algorithm']} | {r['grid_points']} "
+                     f"({r['left_out']}) | {r['cv_tasks']} | " + " | ".join(cells)
+                     + f" | {r['refits_failed']} | {r['runs']} | {edge} |")
+    lines += ["", "grid points (left out): searched, and left out of the product grid as "
+              "outside the learner's domain; diverged = non-finite model or test scores; "
+              "invalid = hyper-parameters the learner rejects; failed = any other error "
+              "(each scores AUC 0 in the selection; counts of inner-CV tasks, one per run and "
+              "grid point, with the distinct grid points concerned)."]
+    lines += [""] + warnings if warnings else ["", "no divergence, failure or edge selection"]
+    return "\n".join(lines), recs
+
+
+def _fmt_params(key):
+    params = json.loads(key)
+    return ", ".join(f"{k}=2^{_exp_of(v)}" for k, v in params.items()) or "no parameters"
+
+
+def cached_grids(out):
+    """The searches cached in ``<out>/rows.csv``: (grid, protocol, seed) -> number of test rows.
+
+    ``grid`` is the name given to the runner (a capped search's ``@k`` dropped).
+    """
+    found = defaultdict(int)
+    for r in load_rows(out):
+        if r["kind"] == "test":
+            found[(r["grid"].split("@")[0], r["protocol"], int(r["seed"]))] += 1
+    return dict(sorted(found.items()))
 
 
 def paper_table():
@@ -270,14 +421,44 @@ def paper_table():
     return out
 
 
+#: the three spreads of a cell, in the order they are printed
+STD_KINDS = (("auc_std", "std over runs"),
+             ("std_of_partition_means", "std of repetition means"),
+             ("auc_sem", "standard error"))
+
+
+def _legend(n_folds_seen):
+    return [
+        "Legend:",
+        "- `ours ± s`: mean of the test AUC over the runs of the protocol (repeats x folds) "
+        "and `s`, the sample std (ddof 1) over those runs;",
+        "- `paper ± s`: the mean and std the paper reports;",
+        "- `(d)`: ours - paper, in AUC points;",
+        "- `!` after `d`: |d| exceeds *our* std over the runs (the `s` after ours, not the "
+        "paper's std);",
+        "- `/ -`: the paper has no value for the cell (an extra baseline).",
+        "",
+        "Spread of each cell: the std over the runs (as in the table), the std (ddof 1) of "
+        f"the repetition means (each the mean over the {n_folds_seen} folds of one outer "
+        "partition) and the standard error of the mean (std over runs / sqrt(runs)); each "
+        "divided by the paper's std in the last columns.",
+    ]
+
+
+def _ratio(a, b):
+    return round(a / b, 2) if b and np.isfinite(a) and b > 0 else None
+
+
 def report(test_rows, out, suffix=""):
     """Write Tables 2 and 3 (markdown and CSV) beside the paper's numbers.
 
     Each cell is ``ours ± std`` over the runs, the paper's ``mean ± std`` and the
     difference ours - paper (AUC points, %); the difference is flagged with ``!`` where
-    its magnitude exceeds our run-to-run std. The CSV also gives the std of the
-    per-partition means (the 4 averages of 5 folds), which is what the paper's smaller
-    stds resemble.
+    its magnitude exceeds *our* run-to-run std (not the paper's). Below each table, the
+    spread of every cell three ways (the std over the runs, the std of the per-partition
+    means, i.e. of the repetition averages of ``folds`` runs each, and the standard error)
+    with each one's ratio to the paper's std, and the median of each ratio over the cells;
+    a legend says what every mark means.
 
     Returns
     -------
@@ -288,10 +469,12 @@ def report(test_rows, out, suffix=""):
     paper = paper_table()
     agg = defaultdict(list)
     parts = defaultdict(lambda: defaultdict(list))  # per outer partition (repeat)
+    folds_seen = set()
     for r in test_rows:
         agg[(r["dataset"], r["algorithm"])].append(100.0 * float(r["auc"]))
         proto = r.get("protocol") or ""
         n_folds = int(proto.split("x")[1].split("/")[0]) if "x" in proto else 1
+        folds_seen.add(n_folds)
         parts[(r["dataset"], r["algorithm"])][int(r.get("run", 0)) // n_folds].append(
             100.0 * float(r["auc"]))
     paths = []
@@ -313,20 +496,24 @@ def report(test_rows, out, suffix=""):
                 diff = None if pm is None else mean - pm
                 pm_means = [np.mean(x) for x in parts[(d, a)].values()]
                 std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
+                sem = std / np.sqrt(len(v))
                 recs.append({"table": table, "dataset": d, "algorithm": a, "n_runs": len(v),
                              "auc_mean": round(mean, 2), "auc_std": round(std, 2),
                              "std_of_partition_means": round(std_parts, 2),
+                             "auc_sem": round(sem, 2),
                              "paper_mean": pm, "paper_std": ps,
                              "diff": None if diff is None else round(diff, 2),
-                             "flagged": bool(diff is not None and abs(diff) > std)})
+                             "flagged": bool(diff is not None and abs(diff) > std),
+                             "ratio_std_runs": _ratio(std, ps),
+                             "ratio_std_means": _ratio(std_parts, ps),
+                             "ratio_sem": _ratio(sem, ps)})
         csv_path = out / f"table{table}{suffix}.csv"
         with open(csv_path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(recs[0]))
             w.writeheader()
             w.writerows(recs)
         cell = {(r["dataset"], r["algorithm"]): r for r in recs}
-        lines = [f"Table {table}: test AUC (%) mean ± std over runs; ours / paper (ours - paper), "
-                 "`!` = |difference| > our std", "",
+        lines = [f"Table {table}: test AUC (%), ours / paper (ours - paper); see the legend", "",
                  "| dataset | " + " | ".join(algos) + " |",
                  "|---|" + "---|" * len(algos)]
         for d in dsets:
@@ -338,9 +525,33 @@ def report(test_rows, out, suffix=""):
                 elif r["paper_mean"] is None:
                     cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / -")
                 else:
-                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / {r['paper_mean']:.2f} "
-                                 f"± {r['paper_std']:.2f} ({r['diff']:+.2f}{'!' if r['flagged'] else ''})")
+                    mark = "!" if r["flagged"] else ""
+                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / "
+                                 f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f} "
+                                 f"({r['diff']:+.2f}{mark})")
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?") + [""]
+        lines += ["| dataset | algorithm | runs | std over runs | std of repetition means "
+                  "| standard error | paper std | ratios to paper std |",
+                  "|---|---|---|---|---|---|---|---|"]
+
+        def fmt(x):
+            return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
+
+        for r in recs:
+            ratios = " / ".join(fmt(r[k]) for k in ("ratio_std_runs", "ratio_std_means",
+                                                    "ratio_sem"))
+            lines.append(f"| {r['dataset']} | {r['algorithm']} | {r['n_runs']} | "
+                         f"{fmt(r['auc_std'])} | {fmt(r['std_of_partition_means'])} | "
+                         f"{fmt(r['auc_sem'])} | {fmt(r['paper_std'])} | {ratios} |")
+        medians = []
+        for key, name in zip(("ratio_std_runs", "ratio_std_means", "ratio_sem"),
+                             (n for _, n in STD_KINDS)):
+            vals = [r[key] for r in recs if r[key] is not None]
+            if vals:
+                medians.append(f"{name} {np.median(vals):.2f}x ({len(vals)} cells)")
+        if medians:
+            lines += ["", "Median ratio to the paper's std: " + "; ".join(medians)]
         md_path = out / f"table{table}{suffix}.md"
         md_path.write_text("\n".join(lines) + "\n")
         paths += [str(csv_path), str(md_path)]
@@ -352,7 +563,8 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
     """Rewrite the tables of ``out`` from every cached test row of ``grid`` (no computing).
 
     ``max_points`` selects, as in :func:`run_experiment`, which search of a capped
-    algorithm is reported.
+    algorithm is reported. Writes the tables, ``summary_<grid>.md`` (:func:`run_summary`)
+    and ``cost_<grid>.md``; returns their paths, ``[]`` when nothing matching is cached.
     """
     rows = [r for r in load_rows(out) if r["kind"] == "test" and r["algorithm"] in ALGORITHMS
             and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid, max_points)
@@ -361,8 +573,15 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
             and (algorithms is None or r["algorithm"] in algorithms)]
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
-    return report(rows, out, suffix=f"_{grid}") + cost_table(out, grid, seed, protocol, datasets,
-                                                            algorithms, max_points)
+    paths = report(rows, out, suffix=f"_{grid}")
+    if rows:
+        text, _ = run_summary(load_rows(out), list(dict.fromkeys(r["dataset"] for r in rows)),
+                              [a for a in ALGORITHMS if any(r["algorithm"] == a for r in rows)],
+                              grid, seed, protocol, max_points)
+        path = Path(out) / f"summary_{grid}.md"
+        path.write_text(text + "\n")
+        paths.append(str(path))
+    return paths + cost_table(out, grid, seed, protocol, datasets, algorithms, max_points)
 
 
 def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=None,

@@ -1,0 +1,392 @@
+# cython: language_level=3
+"""Typed core of the streaming AUC metrics: an order-statistics treap over the scores.
+
+The AUC of a set of scored pairs is the Wilcoxon-Mann-Whitney statistic
+
+    AUC = U / (n_pos n_neg),   U = #{(i, j): s_i > s_j} + #{(i, j): s_i = s_j} / 2,
+
+over all pairs of a positive i and a negative j. The core keeps ``U2 = 2 U`` as an exact
+integer. When a positive with score x arrives, its pairs with the negatives already held add
+
+    U2 += 2 #{neg < x} + #{neg = x}                                            (credit +)
+
+and a negative with score x adds ``2 #{pos > x} + #{pos = x}`` (credit -); removing an
+element subtracts the same credit. The counts come from a treap (a binary search tree on
+the distinct scores, heap-ordered on random priorities, so its expected depth is
+O(log n)) whose nodes carry the number of positives and negatives at their score and the
+same two counts summed over their subtree. One update is therefore an expected O(log n)
+walk, and ``get`` is O(1).
+
+The NumPy/Python reference with the same methods is :mod:`sosl._core._auc_ref` (sorted
+lists and bisection, O(n) per insertion).
+
+Symbols
+-------
+=======  ===========================================  ====================================
+symbol   meaning                                      public name
+=======  ===========================================  ====================================
+U2       twice the Mann-Whitney U (ties count 1)      ``StreamingAUC.get() * 2 n+ n-``
+n[c]     number of held elements of class c           ``n_neg`` (c = 0), ``n_pos`` (c = 1)
+cnt[c]   elements of class c at a node's score        -
+sub[c]   elements of class c in a node's subtree      -
+=======  ===========================================  ====================================
+"""
+
+from libc.stdlib cimport free, malloc, realloc
+
+import numpy as np
+
+__all__ = ["AUCCounter", "RollingAUCCounter"]
+
+
+cdef struct Node:
+    double key
+    long long cnt[2]
+    long long sub[2]
+    int left
+    int right
+    unsigned long long prio
+
+
+cdef class AUCCounter:
+    """Exact AUC of every (score, class) added and not removed; expected O(log n) per call.
+
+    Node 0 is a null sentinel whose counts stay zero, so the children of a leaf need no
+    test. Freed nodes are kept on a free list (linked through ``left``) for reuse.
+    """
+
+    cdef Node* nodes
+    cdef int cap
+    cdef int used
+    cdef int free_head
+    cdef int root
+    cdef unsigned long long rng
+    cdef long long n[2]
+    cdef long long _u2
+
+    def __cinit__(self, *args, **kwargs):
+        self.cap = 64
+        self.nodes = <Node*> malloc(self.cap * sizeof(Node))
+        if self.nodes == NULL:
+            raise MemoryError()
+        self.nodes[0].key = 0.0
+        self.nodes[0].cnt[0] = 0
+        self.nodes[0].cnt[1] = 0
+        self.nodes[0].sub[0] = 0
+        self.nodes[0].sub[1] = 0
+        self.nodes[0].left = 0
+        self.nodes[0].right = 0
+        self.nodes[0].prio = 0
+        self.used = 1
+        self.free_head = 0
+        self.root = 0
+        self.rng = 0x9E3779B97F4A7C15ULL
+        self.n[0] = 0
+        self.n[1] = 0
+        self._u2 = 0
+
+    def __dealloc__(self):
+        free(self.nodes)
+
+    # -- tree primitives -------------------------------------------------------------------
+    cdef inline void _pull(self, int t) noexcept nogil:
+        cdef Node* a = &self.nodes[t]
+        a.sub[0] = a.cnt[0] + self.nodes[a.left].sub[0] + self.nodes[a.right].sub[0]
+        a.sub[1] = a.cnt[1] + self.nodes[a.left].sub[1] + self.nodes[a.right].sub[1]
+
+    cdef void _split(self, int t, double x, int* l, int* r) noexcept nogil:
+        """Split subtree t into keys < x (l) and keys > x (r); x is not a key of t."""
+        if t == 0:
+            l[0] = 0
+            r[0] = 0
+            return
+        if self.nodes[t].key < x:
+            self._split(self.nodes[t].right, x, &self.nodes[t].right, r)
+            l[0] = t
+        else:
+            self._split(self.nodes[t].left, x, l, &self.nodes[t].left)
+            r[0] = t
+        self._pull(t)
+
+    cdef int _merge(self, int a, int b) noexcept nogil:
+        """Join two treaps, every key of a below every key of b."""
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+        if self.nodes[a].prio > self.nodes[b].prio:
+            self.nodes[a].right = self._merge(self.nodes[a].right, b)
+            self._pull(a)
+            return a
+        self.nodes[b].left = self._merge(a, self.nodes[b].left)
+        self._pull(b)
+        return b
+
+    cdef int _new_node(self, double x) except -1:
+        cdef int k
+        cdef Node* grown
+        cdef unsigned long long z
+        if self.free_head != 0:
+            k = self.free_head
+            self.free_head = self.nodes[k].left
+        else:
+            if self.used == self.cap:
+                grown = <Node*> realloc(self.nodes, 2 * self.cap * sizeof(Node))
+                if grown == NULL:
+                    raise MemoryError()
+                self.nodes = grown
+                self.cap *= 2
+            k = self.used
+            self.used += 1
+        # splitmix64: a deterministic stream of priorities
+        self.rng += 0x9E3779B97F4A7C15ULL
+        z = self.rng
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+        self.nodes[k].key = x
+        self.nodes[k].cnt[0] = 0
+        self.nodes[k].cnt[1] = 0
+        self.nodes[k].sub[0] = 0
+        self.nodes[k].sub[1] = 0
+        self.nodes[k].left = 0
+        self.nodes[k].right = 0
+        self.nodes[k].prio = (z ^ (z >> 31)) | 1ULL
+        return k
+
+    cdef int _count(self, double x, long long* less, long long* equal) noexcept nogil:
+        """Per class, the held elements with score < x and = x; returns the node of x or 0."""
+        cdef int t = self.root
+        cdef Node* a
+        less[0] = 0
+        less[1] = 0
+        equal[0] = 0
+        equal[1] = 0
+        while t != 0:
+            a = &self.nodes[t]
+            if x < a.key:
+                t = a.left
+            elif x > a.key:
+                less[0] += self.nodes[a.left].sub[0] + a.cnt[0]
+                less[1] += self.nodes[a.left].sub[1] + a.cnt[1]
+                t = a.right
+            else:
+                less[0] += self.nodes[a.left].sub[0]
+                less[1] += self.nodes[a.left].sub[1]
+                equal[0] = a.cnt[0]
+                equal[1] = a.cnt[1]
+                return t
+        return 0
+
+    cdef inline long long _credit(self, int c, long long* less, long long* equal) noexcept nogil:
+        """Twice the U-pairs an element of class c forms with the held opposite class."""
+        if c == 1:
+            return 2 * less[0] + equal[0]                                     # credit +
+        return 2 * (self.n[1] - less[1] - equal[1]) + equal[1]                # credit -
+
+    cdef int _insert(self, double x, int c) except -1:
+        cdef long long less[2]
+        cdef long long equal[2]
+        cdef int found = self._count(x, less, equal)
+        cdef int t, k
+        cdef int* link
+        self._u2 += self._credit(c, less, equal)
+        self.n[c] += 1
+        if found != 0:
+            t = self.root
+            while t != found:
+                self.nodes[t].sub[c] += 1
+                t = self.nodes[t].left if x < self.nodes[t].key else self.nodes[t].right
+            self.nodes[t].cnt[c] += 1
+            self.nodes[t].sub[c] += 1
+            return 0
+        k = self._new_node(x)  # may move self.nodes: take no pointer into it before this
+        link = &self.root
+        t = self.root
+        while t != 0 and self.nodes[t].prio > self.nodes[k].prio:
+            self.nodes[t].sub[c] += 1
+            link = &self.nodes[t].left if x < self.nodes[t].key else &self.nodes[t].right
+            t = link[0]
+        self._split(t, x, &self.nodes[k].left, &self.nodes[k].right)
+        self.nodes[k].cnt[c] = 1
+        self._pull(k)
+        link[0] = k
+        return 0
+
+    cdef int _delete(self, double x, int c) except -1:
+        cdef long long less[2]
+        cdef long long equal[2]
+        cdef int found = self._count(x, less, equal)
+        cdef int t
+        cdef int* link
+        if found == 0 or equal[c] == 0:
+            raise KeyError(f"no element of class {c} with score {x!r} is held")
+        self.n[c] -= 1
+        self._u2 -= self._credit(c, less, equal)
+        link = &self.root
+        t = self.root
+        while t != found:
+            self.nodes[t].sub[c] -= 1
+            link = &self.nodes[t].left if x < self.nodes[t].key else &self.nodes[t].right
+            t = link[0]
+        self.nodes[t].cnt[c] -= 1
+        self.nodes[t].sub[c] -= 1
+        if self.nodes[t].cnt[0] == 0 and self.nodes[t].cnt[1] == 0:
+            link[0] = self._merge(self.nodes[t].left, self.nodes[t].right)
+            self.nodes[t].left = self.free_head
+            self.free_head = t
+        return 0
+
+    # -- Python-visible methods ----------------------------------------------------------
+    def add(self, double x, bint positive):
+        """Add one element: score ``x`` (finite; not checked) of the positive class or not."""
+        self._insert(x, 1 if positive else 0)
+
+    def remove(self, double x, bint positive):
+        """Remove one held element; KeyError if no such element is held."""
+        self._delete(x, 1 if positive else 0)
+
+    def add_many(self, const double[::1] x, const unsigned char[::1] positive):
+        """Add ``x[i]`` with class ``positive[i] != 0`` for every i, in order."""
+        cdef Py_ssize_t i
+        for i in range(x.shape[0]):
+            self._insert(x[i], 1 if positive[i] else 0)
+
+    def get(self):
+        """U / (n_pos n_neg), or NaN while one class is absent."""
+        if self.n[0] == 0 or self.n[1] == 0:
+            return float("nan")
+        return self._u2 / (2.0 * <double> self.n[0] * <double> self.n[1])
+
+    @property
+    def u2(self):
+        """Twice the Mann-Whitney U of the held elements (an exact integer)."""
+        return self._u2
+
+    @property
+    def n_pos(self):
+        return self.n[1]
+
+    @property
+    def n_neg(self):
+        return self.n[0]
+
+    def depth(self):
+        """Height of the treap (0 when empty); for tests and benchmarks."""
+        return self._height(self.root)
+
+    cdef int _height(self, int t):
+        if t == 0:
+            return 0
+        return 1 + max(self._height(self.nodes[t].left), self._height(self.nodes[t].right))
+
+    def items(self):
+        """The distinct held scores in increasing order with their (negative, positive) counts."""
+        keys, counts = [], []
+        self._inorder(self.root, keys, counts)
+        return np.asarray(keys, dtype=np.float64), np.asarray(counts, dtype=np.int64).reshape(-1, 2)
+
+    cdef void _inorder(self, int t, list keys, list counts):
+        if t == 0:
+            return
+        self._inorder(self.nodes[t].left, keys, counts)
+        keys.append(self.nodes[t].key)
+        counts.append((self.nodes[t].cnt[0], self.nodes[t].cnt[1]))
+        self._inorder(self.nodes[t].right, keys, counts)
+
+    def __reduce__(self):
+        keys, counts = self.items()
+        return (_rebuild_counter, (keys, counts))
+
+
+def _rebuild_counter(keys, counts):
+    core = AUCCounter()
+    _refill(core, keys, counts)
+    return core
+
+
+cdef void _refill(AUCCounter core, keys, counts):
+    cdef Py_ssize_t i
+    cdef long long j
+    for i in range(len(keys)):
+        for j in range(counts[i, 0]):
+            core._insert(keys[i], 0)
+        for j in range(counts[i, 1]):
+            core._insert(keys[i], 1)
+
+
+cdef class RollingAUCCounter(AUCCounter):
+    """Exact AUC of the last ``window`` elements added: a ring buffer over an AUCCounter.
+
+    Adding to a full window first removes the oldest element, so each call is two
+    expected O(log window) walks.
+    """
+
+    cdef double* ring_x
+    cdef unsigned char* ring_c
+    cdef Py_ssize_t _window
+    cdef Py_ssize_t head
+    cdef Py_ssize_t size
+
+    def __cinit__(self, Py_ssize_t window, *args, **kwargs):
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        self._window = window
+        self.ring_x = <double*> malloc(window * sizeof(double))
+        self.ring_c = <unsigned char*> malloc(window * sizeof(unsigned char))
+        if self.ring_x == NULL or self.ring_c == NULL:
+            raise MemoryError()
+        self.head = 0
+        self.size = 0
+
+    def __dealloc__(self):
+        free(self.ring_x)
+        free(self.ring_c)
+
+    cdef int _push(self, double x, int c) except -1:
+        cdef Py_ssize_t slot
+        if self.size == self._window:
+            self._delete(self.ring_x[self.head], self.ring_c[self.head])
+            slot = self.head
+            self.head = (self.head + 1) % self._window
+        else:
+            slot = (self.head + self.size) % self._window
+            self.size += 1
+        self.ring_x[slot] = x
+        self.ring_c[slot] = c
+        self._insert(x, c)
+        return 0
+
+    def add(self, double x, bint positive):
+        """Add one element, dropping the oldest one when the window is full."""
+        self._push(x, 1 if positive else 0)
+
+    def add_many(self, const double[::1] x, const unsigned char[::1] positive):
+        """Add ``x[i]`` with class ``positive[i] != 0`` for every i, in order."""
+        cdef Py_ssize_t i
+        for i in range(x.shape[0]):
+            self._push(x[i], 1 if positive[i] else 0)
+
+    def remove(self, double x, bint positive):
+        raise TypeError("a rolling window removes its oldest element itself")
+
+    @property
+    def window(self):
+        return self._window
+
+    def held(self):
+        """The held (score, positive) pairs, oldest first."""
+        idx = [(self.head + i) % self._window for i in range(self.size)]
+        xs = np.asarray([self.ring_x[i] for i in idx], dtype=np.float64)
+        cs = np.asarray([self.ring_c[i] for i in idx], dtype=np.uint8)
+        return xs, cs
+
+    def __reduce__(self):
+        xs, cs = self.held()
+        return (_rebuild_rolling, (self._window, xs, cs))
+
+
+def _rebuild_rolling(window, xs, cs):
+    core = RollingAUCCounter(window)
+    core.add_many(np.ascontiguousarray(xs, dtype=np.float64),
+                  np.ascontiguousarray(cs, dtype=np.uint8))
+    return core

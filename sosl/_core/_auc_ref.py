@@ -1,0 +1,79 @@
+"""Reference of the streaming AUC core: sorted lists and bisection, one line per formula.
+
+Same methods as :mod:`sosl._core._auc` (``add``, ``remove``, ``get``, ``u2``, ``n_pos``,
+``n_neg``), so the two can be compared exactly (``u2`` is an integer) after every
+update. The positives and negatives are held in two sorted lists; the counts below and at a
+score come from ``bisect``, and an insertion costs O(n) (list insertion) instead of the
+treap's expected O(log n). See the typed core for the symbols.
+"""
+
+from bisect import bisect_left, bisect_right, insort
+from collections import deque
+
+__all__ = ["AUCCounter", "RollingAUCCounter"]
+
+
+class AUCCounter:
+    """Exact AUC of the held (score, class) pairs; ties between classes count one half."""
+
+    def __init__(self):
+        self._sorted = ([], [])  # scores of the negatives, of the positives
+        self.u2 = 0
+
+    @property
+    def n_pos(self):
+        return len(self._sorted[1])
+
+    @property
+    def n_neg(self):
+        return len(self._sorted[0])
+
+    def _below_and_at(self, c, x):
+        """Held elements of class c with score < x and with score = x."""
+        held = self._sorted[c]
+        lo = bisect_left(held, x)
+        return lo, bisect_right(held, x) - lo
+
+    def _credit(self, c, x):
+        """Twice the U-pairs an element (x, c) forms with the held opposite class."""
+        if c == 1:
+            less, equal = self._below_and_at(0, x)
+            return 2 * less + equal                                           # credit +
+        less, equal = self._below_and_at(1, x)
+        return 2 * (self.n_pos - less - equal) + equal                        # credit -
+
+    def add(self, x, positive):
+        c = 1 if positive else 0
+        self.u2 += self._credit(c, x)
+        insort(self._sorted[c], x)
+
+    def remove(self, x, positive):
+        c = 1 if positive else 0
+        held = self._sorted[c]
+        i = bisect_left(held, x)
+        if i == len(held) or held[i] != x:
+            raise KeyError(f"no element of class {c} with score {x!r} is held")
+        del held[i]
+        self.u2 -= self._credit(c, x)
+
+    def get(self):
+        if self.n_pos == 0 or self.n_neg == 0:
+            return float("nan")
+        return self.u2 / (2.0 * self.n_neg * self.n_pos)
+
+
+class RollingAUCCounter(AUCCounter):
+    """Exact AUC of the last ``window`` pairs added."""
+
+    def __init__(self, window):
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        super().__init__()
+        self.window = int(window)
+        self._ring = deque()
+
+    def add(self, x, positive):
+        if len(self._ring) == self.window:
+            AUCCounter.remove(self, *self._ring.popleft())
+        self._ring.append((x, bool(positive)))
+        AUCCounter.add(self, x, positive)

@@ -1,0 +1,193 @@
+"""Driver of the typed POLK pass (:func:`sosl._core._polk.polk_fast_pass`).
+
+The typed pass keeps the inverse Gram matrix G of the dictionary across rounds and
+plays a round only when every atom is far enough from the span of the others for its
+bordering/downdating formulas to reproduce the rank decision of KOMP; it returns a status
+code otherwise. This module is the loop around it: it grows the buffers
+(``STATUS_GROW``), rebuilds G by a fresh factorization (``STATUS_REBUILD``, after its
+drift check failed) and plays the declined rounds (``STATUS_FALLBACK``) with
+:func:`dependent_round`.
+
+Why the declined rounds need another path: when an atom is numerically in the span of the
+others (a repeated instance, many points under a wide kernel), the inverse G does not
+exist or is too inaccurate to rank the removals, and KOMP must find a numerically
+independent subset first (pivoted Cholesky with threshold ``RTOL * max_i K_ii``, the
+departure described in :mod:`sosl._core._komp_ref`). :func:`dependent_round` does that with
+the typed rank-revealing core :func:`sosl._core._komp.komp_core` (via
+:func:`sosl._core._komp_prune.komp_prune`); it costs O(M^3), as the rebuilds do. The NumPy
+reference :mod:`sosl._core._polk_ref` is never called here.
+
+Constants
+---------
+RTOL       rank threshold of the projection (``komp_prune``'s default ``rtol``)
+SAFETY     the typed pass plays a round only if every squared distance of an atom to the
+           span of the others exceeds ``SAFETY * RTOL * max_i K_ii``
+DRIFT_TOL, DRIFT_REL
+           G is rebuilt when a column fails max_i |(K G)_ic - delta_ic| <= tol,
+           tol = max(DRIFT_TOL, DRIFT_REL * max K_ii * max G_jj) (a fresh inverse reaches
+           about 1e-15 * max K_ii * max G_jj)
+RETRY      with no usable inverse, G is rebuilt after the rounds t % RETRY == 0
+"""
+
+import numpy as np
+
+from . import _polk
+from ._kfun_ref import KERNEL_NAMES, kernel_diag, kernel_matrix
+from ._komp_prune import komp_prune
+from ._komp_ref import inverse_pd, single_thread_blas
+
+__all__ = ["polk_run", "dependent_round", "inverse_if_well_posed", "RTOL", "SAFETY",
+           "DRIFT_TOL", "DRIFT_REL", "RETRY"]
+
+RTOL = 1e-10
+SAFETY = 100.0
+DRIFT_TOL = 1e-11
+DRIFT_REL = 1e-11
+RETRY = 16
+
+
+def dependent_round(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
+    """One round of Algorithm 2 with the rank-revealing KOMP; ``(D, w, Kdd, error)``.
+
+    Eq. (18): f~ = (1 - eta_t lam) f_t - eta_t l'(f_t(x_t), y_t) k(x_t, .) on [D, x_t],
+    then Algorithm 1 on its Gram matrix (typed core, numerical-rank guard included).
+    """
+    kx = kernel_matrix(D, x[None, :], **kern)[:, 0]
+    kxx = kernel_diag(x[None, :], **kern)[0]
+    if not (np.isfinite(kx).all() and np.isfinite(kxx)):
+        raise FloatingPointError(f"POLK: the {kern['kernel']} kernel overflowed (k(x_t, .) is "
+                                 "not finite); scale the features. The model was left unchanged.")
+    g = _polk.polk_loss_derivative(float(w @ kx), y, loss)
+    w_tilde = np.append((1.0 - eta_t * lam) * w, -eta_t * g)
+    D_tilde = np.vstack([D, x[None, :]])
+    K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
+    kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, rtol=RTOL, return_error=True)
+    return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], err
+
+
+def _gram(D, kern, block=64):
+    """kernel_matrix(D, D) by row blocks (bounds the (rows, M, p) temporary)."""
+    K = np.empty((D.shape[0], D.shape[0]))
+    for a in range(0, D.shape[0], block):
+        K[a:a + block] = kernel_matrix(D[a:a + block], D, **kern)
+    return K
+
+
+def inverse_if_well_posed(K):
+    """G = K^{-1} if every squared distance 1/G_jj exceeds ``SAFETY * RTOL * max K_ii``.
+
+    Returns None when K is (numerically) too close to singular for the typed pass: the
+    reference then plays the rounds until the dictionary is well posed again.
+    """
+    if K.shape[0] == 0:
+        return np.zeros((0, 0))
+    scale = float(np.max(np.diag(K)))
+    if not scale > 0.0:
+        return None
+    try:
+        G = inverse_pd(K)
+    except np.linalg.LinAlgError:
+        return None
+    d = np.diag(G)
+    if not (np.all(np.isfinite(G)) and np.all(d > 0.0)
+            and np.all(d * (SAFETY * RTOL * scale) < 1.0)):
+        return None
+    return G
+
+
+def polk_run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
+             loss, kind, gamma, degree, coef0):
+    """POLK over ``X[order]`` (see :func:`_run`), with BLAS limited to one thread.
+
+    The rebuilds and the dependent rounds make small dense LAPACK calls; a threaded BLAS
+    only adds contention there.
+    """
+    with single_thread_blas():
+        return _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon,
+                    parsimony, loss, kind, gamma, degree, coef0)
+
+
+def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
+         loss, kind, gamma, degree, coef0):
+    """Same rounds and outputs as :func:`sosl._core._polk_ref.polk_pass`, with the typed pass.
+
+    ``G`` is the inverse Gram matrix of ``D`` kept from the previous pass, or None (no
+    usable inverse: the dictionary is too close to singular). The rounds the typed pass
+    :func:`sosl._core._polk.polk_fast_pass` declines (an atom numerically in the span of
+    the others) are played by :func:`dependent_round` (the rank-revealing typed KOMP core on
+    the Gram matrix recomputed from the dictionary); G is then rebuilt by a fresh
+    factorization, right away after a declined round, and, while the dictionary stays
+    ill-posed, only after rounds t with t % ``RETRY`` == 0 (the decisions depend on the
+    state and t only, so ``fit`` and chunked ``partial_fit`` calls play the same rounds).
+    The buffers of the typed pass grow by doubling (at most to the largest order possible).
+
+    Returns
+    -------
+    D, w, Kdd, G, t, orders, errors, budgets
+        As :func:`sosl._core._polk_ref.polk_pass`, plus the inverse G (or None) after ``t``.
+    """
+    kern = {"kernel": KERNEL_NAMES[kind], "gamma": gamma, "degree": int(degree), "coef0": coef0}
+    code = kind
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    s = np.ascontiguousarray(s, dtype=np.float64)
+    order = np.ascontiguousarray(order, dtype=np.intp)
+    n_rounds = order.shape[0]
+    M, p = D.shape
+    orders = np.empty(n_rounds, dtype=np.int64)
+    errors = np.empty(n_rounds)
+    budgets = np.empty(n_rounds)
+    if G is not None and G.shape != (M, M):
+        G = None
+
+    def allocate(cap):
+        Db, wb = np.zeros((cap, p)), np.zeros(cap)
+        Kb, Gb = np.zeros((cap, cap)), np.zeros((cap, cap))
+        Db[:M], wb[:M], Kb[:M, :M] = D, w, Kdd
+        if G is not None:
+            Gb[:M, :M] = G
+        return Db, wb, Kb, Gb, np.empty(4 * cap), np.empty(cap, dtype=np.intp)
+
+    Db, wb, Kb, Gb, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
+    r = 0
+    while r < n_rounds:
+        if G is not None:
+            status, r, M = _polk.polk_fast_pass(
+                X, s, order, r, Db, wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule, epsilon,
+                parsimony,
+                loss, code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL, DRIFT_REL,
+                orders, errors, budgets, work, iwork)
+            if status == _polk.STATUS_DONE:
+                break
+            if status == _polk.STATUS_GROW:
+                D, w, Kdd, G = Db[:M], wb[:M], Kb[:M, :M], Gb[:M, :M]
+                Db, wb, Kb, Gb, work, iwork = allocate(min(2 * Db.shape[0], M + n_rounds - r))
+                continue
+            if status == _polk.STATUS_REBUILD:
+                G = inverse_if_well_posed(Kb[:M, :M].copy())
+                if G is not None:
+                    Gb[:M, :M] = G
+                continue
+            retry = True                            # STATUS_FALLBACK: round r declined
+        else:
+            retry = (t0 + r + 1) % RETRY == 0
+        # round r with the rank-revealing KOMP
+        D, w = Db[:M].copy(), wb[:M].copy()
+        Kdd = _gram(D, kern)
+        t = t0 + r + 1
+        eta_t, eps_t = _polk.polk_step_and_budget(t, eta, lam, schedule, eps_rule, epsilon,
+                                                  parsimony)
+        i = order[r]
+        D, w, Kdd, err = dependent_round(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t, loss, kern)
+        M = D.shape[0]
+        orders[r], errors[r], budgets[r] = M, err, eps_t
+        r += 1
+        G = inverse_if_well_posed(Kdd) if retry else None
+        if M + 1 > Db.shape[0]:
+            Db, wb, Kb, Gb, work, iwork = allocate(max(M, min(2 * Db.shape[0], M + n_rounds - r)))
+        else:
+            Db[:M], wb[:M], Kb[:M, :M] = D, w, Kdd
+            if G is not None:
+                Gb[:M, :M] = G
+    D, w, Kdd = Db[:M].copy(), wb[:M].copy(), Kb[:M, :M].copy()
+    G = Gb[:M, :M].copy() if G is not None else None
+    return D, w, Kdd, G, t0 + n_rounds, orders, errors, budgets

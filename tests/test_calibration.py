@@ -1,0 +1,86 @@
+"""Online Platt scaling behind predict_proba: typed == reference, and the estimator side."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import brier_score_loss
+
+from sosl import OAUCM, Perceptron
+from sosl._core import _calibration, _calibration_ref
+
+
+def _scores(n=500, seed=0):
+    rng = np.random.default_rng(seed)
+    s = np.where(rng.random(n) < 0.2, 1.0, -1.0)
+    f = 1.5 * s + rng.normal(size=n) * 2.0
+    return np.ascontiguousarray(f), s
+
+
+def test_typed_steps_equal_the_reference():
+    f, s = _scores()
+    a, b = np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    _calibration.platt_steps(f, s, a)
+    _calibration_ref.platt_steps(f, s, b)
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert abs(a[0] - 1.0) > 1e-3                       # it learned something
+
+
+def test_mutant_without_the_prior_is_caught():
+    f, s = _scores()
+    a, m = np.array([1.0, 1.0]), np.array([1.0, 1e-300])   # no prior curvature
+    _calibration.platt_steps(f, s, a)
+    _calibration_ref.platt_steps(f[:1], s[:1], m)
+    b = np.array([1.0, 1.0])
+    _calibration_ref.platt_steps(f[:1], s[:1], b)
+    assert not np.isclose(m[0], b[0], rtol=1e-3)
+
+
+def test_slope_converges_to_the_logistic_fit():
+    """Scores drawn so that P(y=1|f) = sigmoid(0.7 f): the online slope gets close."""
+    rng = np.random.default_rng(3)
+    f = rng.normal(size=20000) * 3.0
+    s = np.where(rng.random(20000) < _calibration_ref.sigmoid(0.7 * f), 1.0, -1.0)
+    c = np.array([1.0, 1.0])
+    _calibration.platt_steps(np.ascontiguousarray(f), s, c)
+    assert abs(c[0] - 0.7) < 0.05
+
+
+def _stream(n=3000, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = (X @ np.arange(1, p + 1) + rng.normal(size=n) * 1.5 > 2.0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("Est", [OAUCM, Perceptron])
+def test_probabilities_agree_with_predict_and_are_calibrated(Est):
+    X, y = _stream()
+    m = Est()
+    for a in range(0, 2000, 100):
+        m.partial_fit(X[a:a + 100], y[a:a + 100], classes=[0, 1])
+    P = m.predict_proba(X[2000:])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(m.classes_[P.argmax(axis=1)], m.predict(X[2000:]))
+    np.testing.assert_allclose(np.exp(m.predict_log_proba(X[2000:])), P, rtol=1e-12)
+    base = brier_score_loss(y[2000:], np.full(1000, y[:2000].mean()))
+    assert brier_score_loss(y[2000:], P[:, 1]) < base          # better than the base rate
+    one = m.predict_proba_one(X[2001])
+    assert set(one) == {0, 1} and one[1] == pytest.approx(P[1, 1], rel=1e-12)
+
+
+def test_calibration_learns_prequentially_on_every_call():
+    X, y = _stream()
+    m = OAUCM().fit(X[:500], y[:500])
+    A_fit = m.calibration_[0]
+    before = m.decision_function(X[500:600])
+    ref = m.calibration_.copy()
+    _calibration_ref.platt_steps(before, np.where(y[500:600] == 1, 1.0, -1.0), ref)
+    m.partial_fit(X[500:600], y[500:600])
+    np.testing.assert_allclose(m.calibration_, ref, rtol=1e-12)   # scores of the old model
+    assert m.calibration_[0] != A_fit
+    a = OAUCM().fit(X[:500], y[:500])
+    b = OAUCM().fit(X[:500], y[:500])
+    for i in range(500, 600):
+        a.learn_one(X[i], y[i])                                    # typed one-row path
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    np.testing.assert_allclose(a.calibration_, b.calibration_, rtol=1e-10)
+    assert not np.allclose(a.calibration_, ref, rtol=1e-4)         # row by row differs

@@ -1,0 +1,287 @@
+"""Records of ``python -m verify``: one verified claim per row, its printed line, the report.
+
+A check module builds each row with one of the constructors below, which fix the kind of
+the claim and compute the ratio and the outcome from the numbers (a module never sets the
+outcome by hand):
+
+* :func:`upper_bound` -- the claim ``measured <= bound``;
+* :func:`lower_bound` -- the claim ``measured >= bound``;
+* :func:`identity`    -- the claim ``|measured - theory| <= atol + rtol |theory|``.
+
+The ``ratio`` column (:data:`RATIO_LEGEND`, printed at the top of the report) is
+``measured / bound`` for both kinds of bound and ``|measured - theory| / (atol + rtol
+|theory|)``, the error in units of the allowed error, for identities. An upper bound or an
+identity passes when its ratio is at most 1, a lower bound when it is at least 1 (for a
+positive bound); a ratio far below 1 on an upper bound shows how loose the bound is.
+
+A row with ``negative=True`` is a negative control (a wrong constant, a broken assumption,
+a mutated learner) and is as expected only when it FAILs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["Record", "upper_bound", "lower_bound", "identity", "emit", "progress",
+           "save_figure", "use_agg", "format_line", "write_report", "RATIO_LEGEND", "KINDS"]
+
+KINDS = ("upper bound", "lower bound", "identity")
+
+RATIO_LEGEND = (
+    "The `ratio` column: for an upper bound (`measured <= bound`) it is measured / bound, "
+    "and the row passes when ratio <= 1 (a ratio of 0.01 means the bound is 100x loose on "
+    "that data); for a lower bound (`measured >= bound`) it is measured / bound, passing "
+    "when ratio >= 1; for an identity (`|measured - theory| <= atol + rtol |theory|`) it is "
+    "|measured - theory| / (atol + rtol |theory|), the error in units of the allowed error, "
+    "passing when ratio <= 1 (0 when both are 0, inf when the allowed error is 0 and the "
+    "error is not). Negative controls are expected to FAIL, i.e. to have a ratio on the "
+    "wrong side of 1.")
+
+
+@dataclasses.dataclass
+class Record:
+    """One verified claim.
+
+    Attributes
+    ----------
+    name : str            short label of the row, e.g. ``"Theorem 6 regret"``
+    statement : str       the claim with its threshold, in words
+    measured : float      the measured value
+    threshold : float     the bound or theory value it is compared with
+    kind : str            ``"upper bound"``, ``"lower bound"`` or ``"identity"``
+                          (``"error"`` for a check that crashed)
+    ratio : float         see :data:`RATIO_LEGEND`
+    sizes : str           problem sizes, e.g. ``"T=10000 p=30"``
+    seed : int | None
+    outcome : str         ``"PASS"``, ``"FAIL"`` or ``"ERROR"``
+    negative : bool       True for a negative control (expected outcome FAIL)
+    note : str            how it was measured, anything a reader needs
+    check : str           NAME of the module that produced it (set by the runner)
+    headline : bool       quoted in the closing note of the report
+    figures : list[str]   figure file names (relative to the output directory)
+    """
+
+    name: str
+    statement: str
+    measured: float
+    threshold: float
+    kind: str
+    ratio: float
+    sizes: str = ""
+    seed: int | None = None
+    outcome: str = "PASS"
+    negative: bool = False
+    note: str = ""
+    check: str = ""
+    headline: bool = False
+    figures: list = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self):
+        """True when the row is as it should be (negative controls must FAIL)."""
+        if self.outcome not in ("PASS", "FAIL"):
+            return False
+        return (self.outcome == "FAIL") if self.negative else (self.outcome == "PASS")
+
+    def to_dict(self):
+        d = dataclasses.asdict(self)
+        d["ok"] = self.ok
+        for k in ("measured", "threshold", "ratio"):
+            v = d[k]
+            if isinstance(v, float) and not math.isfinite(v):
+                d[k] = str(v)
+        return d
+
+
+def error_record(title, statement, note, seed=None):
+    """The row of a check that crashed or could not be imported (fails the run)."""
+    return Record(title, statement, math.nan, math.nan, "error", math.nan, seed=seed,
+                  outcome="ERROR", note=note)
+
+
+def _ratio(num, den):
+    num, den = float(num), float(den)
+    if den == 0.0:
+        return 0.0 if num == 0.0 else math.copysign(math.inf, num)
+    return num / den
+
+
+def _outcome(holds):
+    return "PASS" if bool(holds) else "FAIL"
+
+
+def upper_bound(name, statement, measured, bound, *, sizes="", seed=None, negative=False,
+                note="", headline=False, figures=None):
+    """Record the claim ``measured <= bound`` (ratio = measured / bound)."""
+    measured, bound = float(measured), float(bound)
+    return Record(name, statement, measured, bound, "upper bound", _ratio(measured, bound),
+                  sizes, seed, _outcome(measured <= bound), negative, note,
+                  headline=headline, figures=list(figures or []))
+
+
+def lower_bound(name, statement, measured, bound, *, sizes="", seed=None, negative=False,
+                note="", headline=False, figures=None):
+    """Record the claim ``measured >= bound`` (ratio = measured / bound)."""
+    measured, bound = float(measured), float(bound)
+    return Record(name, statement, measured, bound, "lower bound", _ratio(measured, bound),
+                  sizes, seed, _outcome(measured >= bound), negative, note,
+                  headline=headline, figures=list(figures or []))
+
+
+def identity(name, statement, measured, theory, *, rtol=0.0, atol=0.0, sizes="", seed=None,
+             negative=False, note="", headline=False, figures=None):
+    """Record ``|measured - theory| <= atol + rtol |theory|``.
+
+    The ratio is the error over the allowed error (<= 1 passes).
+    """
+    measured, theory = float(measured), float(theory)
+    allowed = atol + rtol * abs(theory)
+    err = abs(measured - theory)
+    holds = err <= allowed and math.isfinite(err)
+    return Record(name, statement, measured, theory, "identity", _ratio(err, allowed), sizes,
+                  seed, _outcome(holds), negative, note, headline=headline,
+                  figures=list(figures or []))
+
+
+def _fmt(v):
+    if isinstance(v, str):
+        return v
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    v = float(v)
+    if v == 0.0:
+        return "0"
+    a = abs(v)
+    if 0.999 < a < 1.001 and a != 1.0:     # near-tight ratios: show the digits that matter
+        return f"{v:.12g}"
+    if a >= 1e5 or a < 1e-3:
+        return f"{v:.3e}"
+    return f"{v:.4g}"
+
+
+_SYMBOL = {"upper bound": "<=", "lower bound": ">=", "identity": "~="}
+
+
+def format_line(r):
+    """One printed line: name, sizes, measured vs threshold, ratio, seed, outcome."""
+    tag = r.outcome
+    if r.negative:
+        tag = f"{r.outcome} (negative control, expected FAIL{'' if r.ok else ' -- UNEXPECTED'})"
+    elif not r.ok:
+        tag = f"{r.outcome} <<<"
+    sizes = f"  {r.sizes}" if r.sizes else ""
+    seed = f"  seed {r.seed}" if r.seed is not None else ""
+    sym = _SYMBOL.get(r.kind, "vs")
+    return (f"{r.name:<44s}{sizes}  measured {_fmt(r.measured)} {sym} {_fmt(r.threshold)}"
+            f"  ratio {_fmt(r.ratio)}{seed}  {tag}")
+
+
+_EMITTED = []
+
+
+def emit(record):
+    """Print the record's line now (stdout) and return it."""
+    print(format_line(record), flush=True)
+    _EMITTED.append(record)
+    return record
+
+
+def emitted_since(n):
+    """The records emitted after the first ``n`` (used by the runner after a crash)."""
+    return _EMITTED[n:]
+
+
+def n_emitted():
+    return len(_EMITTED)
+
+
+_LAST_PROGRESS = [0.0]
+
+
+def progress(label, i=None, n=None, every=2.0):
+    """Progress of a long check on stderr, at most once every ``every`` seconds."""
+    now = time.monotonic()
+    if i is not None and n is not None and i < n - 1 and now - _LAST_PROGRESS[0] < every:
+        return
+    _LAST_PROGRESS[0] = now
+    frac = f" {i + 1}/{n}" if (i is not None and n is not None) else ""
+    print(f"  .. {label}{frac}", file=sys.stderr, flush=True)
+
+
+def use_agg():
+    """Select the Agg backend (call before importing pyplot)."""
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+
+
+def save_figure(fig, out_dir, stem):
+    """Save a matplotlib figure as ``<out_dir>/<stem>.png`` and return the file name."""
+    import matplotlib.pyplot as plt
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = f"{stem}.png"
+    fig.savefig(out_dir / name, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return name
+
+
+# ---------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------
+def _md_escape(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=None):
+    """Write ``report.md`` and ``results.json`` into ``out_dir``; return their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_fail = sum(not r.ok for r in records)
+    n_neg = sum(r.negative for r in records)
+    payload = {
+        "profile": profile, "seed": seed, "argv": argv, "wall_seconds": wall,
+        "timings_seconds": timings, "all_ok": n_fail == 0, "ratio_legend": RATIO_LEGEND,
+        "records": [r.to_dict() for r in records],
+    }
+    (out_dir / "results.json").write_text(json.dumps(payload, indent=1, default=str))
+
+    verdict = "ALL CHECKS AS EXPECTED" if n_fail == 0 else f"{n_fail} ROW(S) NOT AS EXPECTED"
+    lines = ["# sosl verification report", "",
+             f"Profile `{profile}`, seed {seed}, wall time "
+             f"{'-' if wall is None else f'{wall:.1f} s'}. Command: `{' '.join(argv or [])}`.", "",
+             f"**{verdict}** -- {len(records)} rows, {n_neg} negative controls (each must FAIL).",
+             "", RATIO_LEGEND, "",
+             "| check | claim | sizes | measured | kind | threshold | ratio | seed | outcome |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        out = r.outcome
+        if r.negative:
+            out = f"{r.outcome} (negative control{'' if r.ok else ', UNEXPECTED'})"
+        elif not r.ok:
+            out = f"**{r.outcome}**"
+        lines.append("| " + " | ".join(_md_escape(x) for x in (
+            r.name, r.statement, r.sizes, _fmt(r.measured), r.kind, _fmt(r.threshold),
+            _fmt(r.ratio), "-" if r.seed is None else r.seed, out)) + " |")
+    lines += ["", "## Notes", ""]
+    for r in records:
+        if r.note:
+            lines.append(f"- **{_md_escape(r.name)}**: {_md_escape(r.note)}")
+    figs = [f for r in records for f in r.figures]
+    if figs:
+        lines += ["", "## Figures", ""]
+        for f in dict.fromkeys(figs):
+            lines.append(f"![{f}]({f})")
+    heads = [r for r in records if r.headline]
+    lines += ["", "## Closing note: measured figures", ""]
+    for r in heads:
+        lines.append(f"- {r.name}: measured {_fmt(r.measured)} vs {_fmt(r.threshold)} "
+                     f"(ratio {_fmt(r.ratio)}, {r.sizes}) -- {r.outcome}")
+    if timings:
+        lines += ["", "Time per check: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())]
+    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    return out_dir / "report.md", out_dir / "results.json"
