@@ -61,7 +61,7 @@ Check (thresholds fixed before running)
     Regret_T(exact))``. Negative control: the learner with its covariance term dropped
     (Sigma^ := 0, a mutant) on that rank-deficient stream, against the same E_T = 0,
     must FAIL the identity. The exact comparator is
-    :class:`verify.theorem6_regret.Comparator` (min F_T bounded from below through strong
+    :class:`verify._regret.Comparator` (min F_T bounded from below through strong
     convexity, as in Theorem 6's check).
 """
 
@@ -69,12 +69,11 @@ import math
 
 import numpy as np
 
-from . import _harness as H
+from . import _records as H
 
 NAME = "sketch"
 TITLE = "Sketched OAUC-M: FD bound, psi_M 1/2-Lipschitz in sigma, regret vs exact"
 ORDER = 95
-REQUIRES = ("sosl.sketch.SketchedOAUCM",)
 
 RANK_A = 8
 LAM_C = 0.1
@@ -323,7 +322,7 @@ def exact_losses(X, y, lam):
 
 
 def _regret_curves(X, y, lam, r, T_grid, drop_covariance=False):
-    from .theorem6_regret import Comparator
+    from ._regret import Comparator
     s = np.where(y == 1, 1.0, -1.0)
     sk = sketched_run(X, y, lam, r, drop_covariance=drop_covariance)
     ex_losses = exact_losses(X, y, lam)
@@ -342,7 +341,7 @@ def _regret_curves(X, y, lam, r, T_grid, drop_covariance=False):
 
 
 def check_regret(profile, seed, T_max=None):
-    from .theorem6_regret import growth_fits
+    from ._regret import growth_fits
     rng = np.random.default_rng(seed)
     p = 12
     if T_max is None:
