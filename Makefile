@@ -7,10 +7,27 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sosl-installed
 BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*.pxd sosl/_core/*.h)
 
-.PHONY: test lint verify verify-quick bench install clean
+.PHONY: test lint checked verify verify-quick bench install clean
+
+# the typed kernels against their NumPy references, once more on a copy of the package
+# compiled with bounds, wraparound and initialization checks (SOSL_BOUNDSCHECK=1)
+CHECKED := build/checked
+CHECKED_TESTS := test_linear test_base_contract test_calibration test_kernel test_koil \
+	test_komp test_polk test_baselines test_metrics test_sparse_all $(basename $(notdir \
+	$(wildcard tests/test_sketch.py tests/test_ftrl.py)))
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+	$(MAKE) checked
+
+checked: $(STAMP)
+	rm -rf $(CHECKED) && mkdir -p $(CHECKED)
+	cp -r setup.py pyproject.toml README.md LICENSE sosl $(CHECKED)/
+	find $(CHECKED)/sosl \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
+	cd $(CHECKED) && SOSL_BOUNDSCHECK=1 $(CURDIR)/$(BIN)/python setup.py -q build_ext --inplace
+	cd $(CHECKED) && $(CURDIR)/$(BIN)/python -c "import sosl; assert '$(CHECKED)' in sosl.__file__, sosl.__file__"
+	cd $(CHECKED) && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider \
+		$(addprefix $(CURDIR)/tests/,$(addsuffix .py,$(CHECKED_TESTS)))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -21,8 +38,14 @@ verify: $(STAMP)
 verify-quick: $(STAMP)
 	$(BIN)/python -m verify --quick
 
+# the benchmark set, each printing ratios against peers timed in the same run (~10 min)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_linear.py
+	$(BIN)/python benchmarks/bench_streaming.py
+	$(BIN)/python benchmarks/bench_kernel.py --quick
+	$(BIN)/python benchmarks/bench_koil.py --T 10000 --ref-T 300
+	$(BIN)/python benchmarks/bench_sparse.py --repeat 3
+	$(BIN)/python benchmarks/bench_calibration.py
 
 install: $(STAMP)
 

@@ -1,7 +1,7 @@
 """Build script: the Cython extension list and one directive dict.
 
 Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
-Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging),
+Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1),
 ``SOSL_ONLY=_linear,_kernel`` to build a subset of the extensions, and ``SOSL_NATIVE=1``
 to compile for this machine's processor (``-march=native``: faster, not portable; the
 default build runs on any x86-64 or ARM processor of its platform).
@@ -32,7 +32,8 @@ extensions = [
         include_dirs=[numpy.get_include(), "sosl/_core"],
         depends=glob("sosl/_core/*.h") + glob("sosl/_core/*.pxd"),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"] + (["-march=native"] if NATIVE else []),
+        # a checked build is for debugging: compile it quickly (-O1) rather than fast
+        extra_compile_args=(["-O1"] if CHECKS else ["-O3"]) + (["-march=native"] if NATIVE else []),
     )
     for stem in stems
     if not ONLY or stem in ONLY

@@ -46,6 +46,8 @@ Check (thresholds fixed before running)
 
 import numpy as np
 
+from sosl._core._losses_ref import LOSS_M, loss_grad
+
 from . import _records as R
 
 NAME = "kernel"
@@ -116,17 +118,15 @@ class _Objective:
             N = cnt[rounds].astype(float)
             mu = c1[rounds] / N
             s2 = np.maximum(c2[rounds] / N - mu * mu, 0.0)
-            b = 1.0 - cls * (g[rounds] - mu)
-            A = np.sqrt(b * b + s2)
-            val += np.sum(0.5 * (b + A))
-            ratio = np.where(A > 0, b / np.where(A > 0, A, 1.0), 0.0)
-            dg[rounds] += -cls * 0.5 * (1.0 + ratio)
-            # contributions to the members i of S_t: c1_t + c2_t (g_i - mu_t), t > i
+            # the library's psi_M and its partials at the margin cls (g_t - mu_t)
+            value, d_mu, d_s2 = loss_grad(LOSS_M, cls * (g[rounds] - mu), s2)
+            val += np.sum(value)
+            dg[rounds] += cls * d_mu
+            # members i of S_t: d psi / d g_i = k1_t + k2_t g_i, summed over t > i
             k1 = np.zeros(T)
             k2 = np.zeros(T)
-            inv = np.where(A > 0, 0.5 / (N * np.where(A > 0, A, 1.0)), 0.0)
-            k1[rounds] = cls * 0.5 * (1.0 + ratio) / N - inv * mu
-            k2[rounds] = inv
+            k1[rounds] = -cls * d_mu / N - 2.0 * d_s2 * mu / N
+            k2[rounds] = 2.0 * d_s2 / N
             suf1 = np.cumsum(k1[::-1])[::-1] - k1            # sum over t > i
             suf2 = np.cumsum(k2[::-1])[::-1] - k2
             dg[mask_opp] += suf1[mask_opp] + suf2[mask_opp] * g[mask_opp]

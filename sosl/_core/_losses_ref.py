@@ -43,14 +43,19 @@ def psi(loss, mu, s2):
 
 
 def loss_grad(loss, mu, s2):
-    """(psi, d psi/d mu, d psi/d s2) at scalars (mu, s2); the kink of psi_M as in the .pxd."""
+    """(psi, d psi/d mu, d psi/d s2) at (mu, s2), scalars or arrays; the kink as in the .pxd."""
+    mu = np.asarray(mu, dtype=float)
+    s2 = np.asarray(s2, dtype=float)
     b = 1.0 - mu
     if loss == LOSS_M:
-        A = np.sqrt(b * b + max(s2, 0.0))
-        if A == 0.0:
-            return 0.5 * b, -0.5, 0.0                    # one-sided derivative at the kink
-        return 0.5 * (b + A), -0.5 * (1.0 + b / A), 0.25 / A     # eq. (14): Phi_M, phi_M/sigma
-    return b * b + s2, -2.0 * b, 1.0                             # eq. (13) (exact, factor 2)
+        A = np.sqrt(b * b + np.maximum(s2, 0.0))
+        safe = np.where(A > 0.0, A, 1.0)
+        value = 0.5 * (b + A)                                           # eq. (8)
+        d_mu = np.where(A > 0.0, -0.5 * (1.0 + b / safe), -0.5)         # eq. (14): Phi_M
+        d_s2 = np.where(A > 0.0, 0.25 / safe, 0.0)                      # phi_M / sigma
+    else:
+        value, d_mu, d_s2 = b * b + s2, -2.0 * b, np.ones_like(b)       # eq. (13), factor 2
+    return value[()], d_mu[()], d_s2[()]
 
 
 def grad_w(loss, w, a, Sigma):
