@@ -1,0 +1,169 @@
+"""FTRL-AUC: typed core == NumPy reference, mutant, O(k) locality, API behaviour."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sosl._core import _ftrl
+from sosl._core import _ftrl_ref as ref
+from sosl.ftrl import FTRLAUC
+from sosl.metrics import auc
+
+
+def _fitted(model):
+    """Copies of the fitted attributes (names ending in '_')."""
+    return {k: np.copy(v) for k, v in vars(model).items() if k.endswith("_") and
+            not k.startswith("_")}
+
+
+def _state(p):
+    return dict(w=np.zeros(p), z=np.zeros(p), nsq=np.zeros(p), N=np.zeros(2, dtype=np.int64),
+                score=np.zeros(2))
+
+
+def _args(st):
+    return (st["w"], st["z"], st["nsq"], st["N"], st["score"])
+
+
+def _reference(X, s, order, params, pass_fn=ref.ftrl_pass):
+    st = _state(X.shape[1])
+    return pass_fn(X, s, order, *_args(st), 0, *params), st
+
+
+def _core(X, s, order, params):
+    Xc = sp.csr_matrix(X)
+    st = _state(X.shape[1])
+    t = _ftrl.ftrl_pass(Xc.data, Xc.indices, Xc.indptr, s, order, *_args(st), 0, *params)
+    return t, st
+
+
+def _streams():
+    rng = np.random.default_rng(0)
+    out = []
+    X = rng.normal(size=(300, 20)) * (rng.random((300, 20)) < 0.2)
+    out.append(("sparse", X, np.where(X[:, :3].sum(axis=1) + 0.3 * rng.normal(size=300) > 0,
+                                      1.0, -1.0)))
+    s = np.r_[np.ones(30), -np.ones(30), rng.choice([-1.0, 1.0], size=60)]
+    out.append(("one-class-first", rng.normal(size=(120, 4)), s))
+    X1 = rng.normal(size=(80, 1))
+    out.append(("p=1", X1, np.where(X1[:, 0] > 0.1, 1.0, -1.0)))
+    out.append(("single", rng.normal(size=(1, 3)), -np.ones(1)))
+    out.append(("empty rows", np.zeros((20, 3)), rng.choice([-1.0, 1.0], size=20)))
+    return out
+
+
+PARAMS = [(0.0, 0.0, 1.0, 0.1), (0.05, 0.01, 0.5, 0.5), (0.0, 1.0, 0.0, 1.0)]
+
+
+@pytest.mark.parametrize("params", PARAMS)
+@pytest.mark.parametrize("name,X,s", _streams(), ids=[c[0] for c in _streams()])
+def test_core_equals_reference(name, X, s, params):
+    order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
+    t_c, c = _core(X, s, order, params)
+    t_r, r = _reference(X, s, order, params)
+    assert t_c == t_r == X.shape[0]
+    for key in c:
+        np.testing.assert_allclose(c[key], r[key], rtol=1e-12, atol=1e-14, err_msg=key)
+    if name in ("sparse", "one-class-first"):
+        assert np.abs(c["w"]).max() > 1e-3
+
+
+def _mutant_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
+    """The reference with the margin sign of (F2) flipped for the negatives."""
+    t = t0
+    for i in order:
+        t += 1
+        x, y = X[i], s[i]
+        c_own = 1 if y > 0 else 0
+        f = float(w @ x)
+        N[c_own] += 1
+        score[c_own] += (f - score[c_own]) / N[c_own]
+        p = N[1] / (N[0] + N[1])
+        c = 2.0 * (1.0 - p) * (f - score[0] - 1.0) if y > 0 else 2.0 * p * (f - score[1] - 1.0)
+        g = c * x
+        sigma = (np.sqrt(nsq + g * g) - np.sqrt(nsq)) / gamma
+        z += g - sigma * w
+        nsq += g * g
+        w[:] = ref.ftrl_weights(z, nsq, l1, l2, beta, gamma)
+    return t
+
+
+def test_mutant_is_caught():
+    X, s = _streams()[0][1:]
+    order = np.arange(X.shape[0], dtype=np.intp)
+    _, c = _core(X, s, order, PARAMS[1])
+    _, m = _reference(X, s, order, PARAMS[1], pass_fn=_mutant_pass)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(c["w"], m["w"], rtol=1e-12, atol=1e-14)
+
+
+def test_round_touches_only_the_rows_support():
+    """O(k): coordinates outside the visited rows' support keep their state exactly."""
+    rng = np.random.default_rng(2)
+    X = sp.random(50, 400, density=0.02, random_state=2, format="csr")
+    s = rng.choice([-1.0, 1.0], size=50)
+    st = _state(400)
+    st["z"][:] = rng.normal(size=400)
+    st["w"][:] = ref.ftrl_weights(st["z"], st["nsq"], 0.0, 0.0, 1.0, 0.1)
+    before = {k: v.copy() for k, v in st.items()}
+    order = np.arange(50, dtype=np.intp)
+    _ftrl.ftrl_pass(X.data, X.indices, X.indptr, s, order, *_args(st), 0, 0.0, 0.0, 1.0, 0.1)
+    untouched = np.setdiff1d(np.arange(400), X.indices)
+    for key in ("w", "z", "nsq"):
+        np.testing.assert_array_equal(st[key][untouched], before[key][untouched])
+        assert not np.array_equal(st[key][X.indices], before[key][X.indices])
+
+
+def test_l1_gives_sparse_weights_and_learns():
+    X = sp.random(600, 2000, density=0.01, random_state=3, format="csr")
+    y = (X[:, :40].sum(axis=1).A1 > 0).astype(int)
+    dense_w = FTRLAUC(gamma=0.5).fit(X, y)
+    sparse_w = FTRLAUC(gamma=0.5, l1=1.0).fit(X, y)
+    assert auc(y, dense_w.decision_function(X)) > 0.9
+    assert auc(y, sparse_w.decision_function(X)) > 0.9
+    assert np.count_nonzero(sparse_w.coef_) < 0.5 * np.count_nonzero(dense_w.coef_)
+
+
+def test_sparse_and_dense_give_equal_models():
+    X = sp.random(150, 40, density=0.15, random_state=4, format="csr")
+    y = (X[:, :5].sum(axis=1).A1 > 0.1).astype(int)
+    dense = FTRLAUC(gamma=0.3, l1=0.01).fit(X.toarray(), y)
+    for Xs in (X, X.tocsc(), X.tocoo()):
+        model = FTRLAUC(gamma=0.3, l1=0.01).fit(Xs, y)
+        np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(model.decision_function(Xs),
+                                   dense.decision_function(X.toarray()), rtol=1e-12, atol=1e-14)
+    assert np.abs(dense.coef_).max() > 1e-3
+
+
+def test_fit_equals_partial_fit_pickle_and_bad_input():
+    X = sp.random(150, 40, density=0.15, random_state=5, format="csr")
+    y = (X[:, :5].sum(axis=1).A1 > 0.1).astype(int)
+    full = FTRLAUC(gamma=0.3).fit(X, y)
+    model = FTRLAUC(gamma=0.3)
+    model.partial_fit(X[:1], y[:1], classes=[0, 1]).partial_fit(X[1:70], y[1:70])
+    model = pickle.loads(pickle.dumps(model))
+    model.partial_fit(X[70:], y[70:])
+    np.testing.assert_allclose(model.coef_, full.coef_, rtol=1e-12, atol=0)
+    before = _fitted(model)
+    bad = X.toarray()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        model.partial_fit(bad, y)
+    with pytest.raises(ValueError, match="gamma"):
+        model.set_params(gamma=0.0).partial_fit(X, y)
+    model.set_params(gamma=0.3)
+    with pytest.raises(ValueError, match="features"):
+        model.decision_function(X[:, :3])
+    after = _fitted(model)
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        np.testing.assert_array_equal(after[key], value, err_msg=key)
+
+
+@parametrize_with_checks([FTRLAUC()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
