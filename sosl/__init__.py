@@ -4,6 +4,9 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
 
 * :class:`OAUCM` -- OAUC-M (step 1/(lam t)) and OAUC-M_c (constant ``eta``), psi_M loss;
 * :class:`OAUCS` -- OAUC-S (= OPAUC), psi_S loss;
+* :class:`SketchedOAUCM` -- OAUC-M / OAUC-S with a frequent-directions sketch of each class
+  covariance, for high-dimensional and sparse rows (O(r p) memory);
+* :class:`FTRLAUC` -- FTRL-AUC, the first-order sparse baseline (O(k) per row);
 * :class:`OKAUCM`, :class:`OKAUCS` -- kernel OKAUC-M / OKAUC-S with budgeted buffers;
 * :class:`Perceptron`, :class:`PAI`, :class:`OAM`, :class:`OLUBAUC`, :class:`SOLAM`,
   :class:`AdaOAM` -- the linear online baselines (:mod:`sosl.baselines`);
@@ -13,12 +16,15 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
 """
 
 from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
+from .ftrl import FTRLAUC
 from .kernel import OKAUCM, OKAUCS
 from .koil import KOIL
 from .linear import OAUCM, OAUCS
 from .polk import POLK
+from .sketch import SketchedOAUCM
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
-__all__ = ["OAUCM", "OAUCS", "OKAUCM", "OKAUCS",
-           "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "KOIL", "POLK", "__version__"]
+__all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",
+           "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "FTRLAUC", "KOIL", "POLK",
+           "__version__"]

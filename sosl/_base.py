@@ -88,13 +88,13 @@ def _rng_restore(random_state, snapshot):
 
 
 def _as_csr(X):
-    """CSR float64 with sorted int32 indices, copying only when needed."""
+    """CSR float64, canonical (sorted int32 indices, duplicates summed), copied only when needed."""
     X = X.tocsr() if X.format != "csr" else X
     if X.dtype != np.float64:
         X = X.astype(np.float64)
-    if not X.has_sorted_indices:
+    if not X.has_canonical_format:         # sorted indices, no duplicate entries
         X = X.copy()
-        X.sort_indices()
+        X.sum_duplicates()
     if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
         if X.nnz >= np.iinfo(np.int32).max:
             raise ValueError(f"sparse input with {X.nnz} stored values is too large "

@@ -5,7 +5,6 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sosl._core import _ftrl
 from sosl._core import _ftrl_ref as ref
@@ -164,6 +163,3 @@ def test_fit_equals_partial_fit_pickle_and_bad_input():
         np.testing.assert_array_equal(after[key], value, err_msg=key)
 
 
-@parametrize_with_checks([FTRLAUC()])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

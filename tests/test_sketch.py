@@ -5,7 +5,6 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sosl import OAUCM, OAUCS
 from sosl._core import _sketch
@@ -256,11 +255,6 @@ def test_memory_follows_active_columns_not_p():
     model = SketchedOAUCM(rank=8).fit(X, y)
     assert model.n_active_ <= 300 and model.sketches_.shape[-1] <= 600
     assert auc(y, model.decision_function(X)) > 0.8
-
-
-@parametrize_with_checks([SketchedOAUCM(), SketchedOAUCM(sketch="fd", loss="s", eta=0.01)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_learn_one_equals_partial_fit():

@@ -44,3 +44,7 @@ cpdef enum PolkSchedule:
 cpdef enum PolkBudget:
     POLK_EPS_FIXED = 0          # eps_t = epsilon as given
     POLK_EPS_PAPER = 1          # eps_t = K eta^{3/2} (constant step) or K eta_t^2 (diminishing)
+
+cpdef enum SketchFamily:
+    FAMILY_FD = 0               # frequent directions: Sigma ~ B'B / N
+    FAMILY_FD_DIAG = 1          # frequent directions plus the exact diagonal of the residual

@@ -27,11 +27,10 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd
 
+from sosl._core._codes cimport FAMILY_FD_DIAG
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
-cdef int FAMILY_FD = 0
-cdef int FAMILY_FD_DIAG = 1
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,

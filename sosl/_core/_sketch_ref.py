@@ -56,13 +56,13 @@ r          sketch rank (2 r rows before a shrink)      ``rank``
 
 import numpy as np
 
-from ._codes import Loss, Schedule
+from ._codes import Loss, Schedule, SketchFamily
 from ._losses_ref import loss_grad
 
 __all__ = ["FAMILY_FD", "FAMILY_FD_DIAG", "shrink", "add_row", "sketch_moments", "sketch_pass"]
 
-FAMILY_FD = 0
-FAMILY_FD_DIAG = 1
+FAMILY_FD = int(SketchFamily.FAMILY_FD)
+FAMILY_FD_DIAG = int(SketchFamily.FAMILY_FD_DIAG)
 LOSS_M = int(Loss.LOSS_M)
 LOSS_S = int(Loss.LOSS_S)
 STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
