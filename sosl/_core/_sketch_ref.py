@@ -56,8 +56,9 @@ r          sketch rank (2 r rows before a shrink)      ``rank``
 
 import numpy as np
 
-from ._codes import Loss, Schedule, SketchFamily
+from ._codes import Loss, SketchFamily
 from ._losses_ref import loss_grad
+from ._moments_ref import round_prologue
 
 __all__ = ["FAMILY_FD", "FAMILY_FD_DIAG", "shrink", "add_row", "sketch_moments", "sketch_pass"]
 
@@ -65,7 +66,6 @@ FAMILY_FD = int(SketchFamily.FAMILY_FD)
 FAMILY_FD_DIAG = int(SketchFamily.FAMILY_FD_DIAG)
 LOSS_M = int(Loss.LOSS_M)
 LOSS_S = int(Loss.LOSS_S)
-STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 
 
 def shrink(B, r):
@@ -140,8 +140,7 @@ def sketch_pass(X, s, order, w, xbar, B, nrows, N, dA, dB, delta, t0, lam, eta, 
     for i in order:
         t += 1
         x, y = X[i], s[i]
-        own, opp = (1, 0) if y > 0 else (0, 1)
-        eta_t = eta if schedule == STEP_CONSTANT else 1.0 / (lam * t)   # eq. (12) step
+        own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)     # eq. (12) step
         g = lam * w                                                     # d/dw lam/2 ||w||^2
         if N[opp] > 0:
             a = y * (x - xbar[opp])                                     # a = y (x - xbar)
