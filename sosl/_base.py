@@ -517,6 +517,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 )
         self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         self.__dict__.update(state)              # fitted attributes only: no re-arming needed
+        if pre is None and order.shape[0] > _IN_SAMPLE_ROWS:
+            # in-sample scaling of a fresh model: its last rows suffice (the curvature
+            # prior has settled long before); scoring them all would cost a second pass
+            order = order[-_IN_SAMPLE_ROWS:]
+            X, s = X[order], s[order]
+            order = np.arange(_IN_SAMPLE_ROWS, dtype=np.intp)
         f = self._raw_scores(X) if pre is None else pre
         if f.shape[0] > 1:
             f, s = f[order], s[order]
@@ -554,8 +560,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         logistic loss (a quadratic prior of the accumulated curvature keeps the steps
         small as evidence grows, see ``sosl._core._calibration``). ``fit`` (and the first
         ``partial_fit``) have no earlier model, so they learn A from the scores of the
-        model after the pass. The scaling has no offset of its own, so the most probable
-        class is always the one ``predict`` gives.
+        model after the pass on the last (at most 10,000) rows of the pass. The scaling has
+        no offset of its own, so the most probable class is always the one ``predict``
+        gives.
 
         Parameters
         ----------
@@ -603,6 +610,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = bool(self._sparse_input)
         return tags
+
+
+#: rows of the batch (the last ones of the pass) a fresh model's Platt scaling learns from
+_IN_SAMPLE_ROWS = 10_000
 
 
 def _blocks(order, n_features, max_values=1 << 21):
