@@ -141,8 +141,13 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Scores of validated rows ``X`` (larger means more positive)."""
         raise NotImplementedError
 
-    def _backup_names(self, X) -> tuple:
-        """State arrays the pass over ``X`` must run on copies of (default: all)."""
+    def _backup_names(self, X) -> tuple | dict:
+        """State arrays the pass over ``X`` must run on copies of (default: all).
+
+        A learner may return a dict instead: ``name -> index array`` for an array the pass
+        changes only at those entries (they are saved and written back if the call fails;
+        the array itself is updated in place), ``name -> None`` for a full copy.
+        """
         return self._state_names
 
     # -- hyper-parameters ----------------------------------------------------------------
@@ -493,28 +498,44 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if order is None:
             order = np.arange(X.shape[0], dtype=np.intp)
         pre = None if fresh else self._raw_scores(X)
-        backup = () if fresh else set(self._backup_names(X))
+        backup = () if fresh else self._backup_names(X)
+        # a dict names arrays the pass changes only at the given entries (saved, restored
+        # on failure); every other name of it, and every name of a tuple, runs on a copy
+        partial = {k: v for k, v in backup.items() if v is not None} \
+            if isinstance(backup, dict) else {}
+        backup = set(backup)
         state: dict[str, Any] = {}
         for name in self._state_names + ("t_", "n_seen_", "calibration_"):
             value = getattr(self, name)
-            if isinstance(value, np.ndarray) and (name in backup or name == "calibration_"):
+            if isinstance(value, np.ndarray) and name not in partial and (
+                    name in backup or name == "calibration_"):
                 value = value.copy()
             state[name] = value
-        if self._sparse_input == "blocks" and sp.issparse(X):
-            for rows in _blocks(order, X.shape[1]):
-                self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
-                               np.arange(rows.shape[0], dtype=np.intp))
-        else:
-            self._run_pass(state, X, s, order)
-        state["n_seen_"] += X.shape[0]
-        for name, value in state.items():
-            if (name in backup or fresh or not isinstance(value, np.ndarray)) \
-                    and not _all_finite(value):
-                raise FloatingPointError(
-                    f"{type(self).__name__}: the state '{name}' became non-finite during the "
-                    "pass (the step size is probably too large for this data; try a smaller "
-                    "eta or a larger lam, or scale the features). The model was left unchanged."
-                )
+        saved = {name: value[idx].copy() for name, idx in partial.items()
+                 for value in (state[name],)}
+        try:
+            if self._sparse_input == "blocks" and sp.issparse(X):
+                for rows in _blocks(order, X.shape[1]):
+                    self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
+                                   np.arange(rows.shape[0], dtype=np.intp))
+            else:
+                self._run_pass(state, X, s, order)
+            state["n_seen_"] += X.shape[0]
+            for name, value in state.items():
+                if name in partial and value is getattr(self, name):
+                    value = value[partial[name]]
+                if (name in backup or fresh or not isinstance(value, np.ndarray)) \
+                        and not _all_finite(value):
+                    raise FloatingPointError(
+                        f"{type(self).__name__}: the state '{name}' became non-finite during "
+                        "the pass (the step size is probably too large for this data; try a "
+                        "smaller eta or a larger lam, or scale the features). The model was "
+                        "left unchanged."
+                    )
+        except BaseException:
+            for name, idx in partial.items():
+                getattr(self, name)[idx] = saved[name]
+            raise
         self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         self.__dict__.update(state)              # fitted attributes only: no re-arming needed
         if pre is None and order.shape[0] > _IN_SAMPLE_ROWS:

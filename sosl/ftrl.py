@@ -3,6 +3,7 @@
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ._base import BaseOnlineAUC
@@ -115,8 +116,15 @@ class FTRLAUC(BaseOnlineAUC):
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
-        # it and the transaction restores the previous attributes.
-        return () if self.t_ == 0 else self._state_names
+        # it and the transaction restores the previous attributes. On CSR rows the pass
+        # changes the p-vectors only at the columns the rows touch: save just those.
+        if self.t_ == 0:
+            return ()
+        if not sp.issparse(X):
+            return self._state_names
+        cols = np.unique(X.indices)
+        return {"coef_": cols, "z_": cols, "sq_grad_": cols, "counts_": None,
+                "mean_scores_": None}
 
     def _run_pass(self, state, X, s, order):
         X = _as_csr(X)

@@ -221,8 +221,15 @@ class SketchedOAUCM(BaseOnlineAUC):
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
-        # it and the transaction restores the previous attributes.
-        return () if self.t_ == 0 else self._state_names
+        # it and the transaction restores the previous attributes. The one p-long array,
+        # column_map_, changes only at the columns CSR rows touch: save just those (the
+        # compact arrays are O(r m) and copied).
+        if self.t_ == 0:
+            return ()
+        backup = dict.fromkeys(self._state_names)
+        if sp.issparse(X):
+            backup["column_map_"] = np.unique(X.indices)
+        return backup
 
     def _scatter(self, v):
         """Original-coordinate copy of a compact vector (zeros for unseen columns)."""
@@ -252,4 +259,16 @@ class SketchedOAUCM(BaseOnlineAUC):
         return float(-0.5 * self.weights_ @ (self.compact_means_[0] + self.compact_means_[1]))
 
     def _decision(self, X):
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
+        cmap = self.column_map_
+        if sp.issparse(X):
+            X = X.tocsr()
+            c = cmap[X.indices]
+            seen = c >= 0
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            f = np.bincount(rows[seen], X.data[seen] * self.weights_[c[seen]],
+                            minlength=X.shape[0])
+        else:
+            cols = np.flatnonzero(cmap >= 0)
+            f = X[:, cols] @ self.weights_[cmap[cols]]
+        return f + self.intercept_

@@ -45,3 +45,22 @@ def test_sparse_equals_dense(Est):
     for a in range(0, X.shape[0], 60):
         inc.partial_fit(sp.csc_matrix(X[a:a + 60]), y[a:a + 60], classes=[0, 1])
     np.testing.assert_allclose(inc.decision_function(Xs), f_dense, rtol=1e-10, atol=1e-12)
+
+
+def test_partial_backup_restores_the_touched_entries():
+    """FTRL-AUC saves only the columns a CSR batch touches; a failing batch writes them
+    back, so the model is unchanged bit for bit."""
+    rng = np.random.default_rng(1)
+    X = sp.random(300, 1000, density=0.02, random_state=1, format="csr")
+    y = (rng.random(300) < 0.3).astype(int)
+    m = sosl.FTRLAUC().fit(X, y)
+    backup = m._backup_names(X[:50])
+    assert isinstance(backup, dict) and backup["z_"].shape[0] < 1000
+    before = {k: v.copy() for k, v in vars(m).items() if isinstance(v, np.ndarray)}
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        m.partial_fit(X[:50] * 1e300, y[:50])
+    for k, v in before.items():
+        np.testing.assert_array_equal(getattr(m, k), v, err_msg=k)
+    m.partial_fit(X[:50], y[:50])                      # and it goes on as if nothing happened
+    ref = sosl.FTRLAUC().fit(X, y).partial_fit(X[:50], y[:50])
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
