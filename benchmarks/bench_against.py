@@ -1,0 +1,93 @@
+"""This checkout's linear learner against another build of sosl, in one run.
+
+The same timing code (public API only: ``OAUCM(lam).fit``, ``partial_fit`` of one row, and
+scikit-learn's ``SGDClassifier(loss="hinge").partial_fit`` as the common peer) runs in a
+subprocess of each interpreter, the two alternating ``--repeat`` times, each measuring its
+own process CPU time on one BLAS thread; the minimum of the repeats is kept. Each side's
+ratio to SGD is measured in its own process, so the two columns are comparable even if
+the interpreters differ.
+
+Usage::
+
+    python benchmarks/bench_against.py --baseline-python OLD_CHECKOUT/.venv/bin/python
+
+(``make bench BASELINE_PYTHON=...`` does the same). OLD_CHECKOUT is any earlier clone of
+this repository with its own ``.venv`` built by its ``make``.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+
+PROBE = r'''
+import json, sys, time
+import sosl
+print("sosl from", sosl.__file__, file=sys.stderr)
+import numpy as np
+from threadpoolctl import threadpool_limits
+from sklearn.linear_model import SGDClassifier
+from sosl import OAUCM
+
+def cpu(fn):
+    t0 = time.process_time(); fn(); return time.process_time() - t0
+
+def data(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p)) / np.sqrt(p)
+    score = X @ rng.normal(size=p) + 0.1 * rng.normal(size=n)
+    return X, (score > np.quantile(score, 0.5)).astype(int)
+
+out = {}
+with threadpool_limits(1):
+    for n, p in json.loads(sys.argv[1]):
+        X, y = data(n, p)
+        t_m = cpu(lambda: OAUCM(lam=0.01).fit(X, y))
+        t_s = cpu(lambda: SGDClassifier(loss="hinge", alpha=1e-4).partial_fit(X, y, classes=[0, 1]))
+        m = OAUCM(lam=0.01).fit(X[:50], y[:50])
+        k = min(2000, n - 50)
+        t_1 = cpu(lambda: [m.partial_fit(X[i:i + 1], y[i:i + 1]) for i in range(50, 50 + k)])
+        out[f"{n}x{p}"] = [n / t_m, n / t_s, k / t_1]
+print(json.dumps(out))
+'''
+
+
+def probe(python, sizes):
+    # run outside any checkout, so each interpreter imports its own installed sosl
+    res = subprocess.run([python, "-c", PROBE, json.dumps(sizes)], capture_output=True,
+                         text=True, check=False, cwd=tempfile.gettempdir())
+    if res.returncode != 0:
+        raise SystemExit(f"bench_against: {python} failed: {res.stderr.strip().splitlines()[-1]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--baseline-python", required=True,
+                    help="the python of another checkout's .venv (the 'before' build)")
+    ap.add_argument("--sizes", default="200000x20,50000x100,10000x500,2000x2000",
+                    help="comma-separated n x p pairs")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating repeats (min kept)")
+    args = ap.parse_args(argv)
+    try:
+        sizes = [[int(v) for v in s.lower().split("x")] for s in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes must look like 200000x20,2000x2000; got {args.sizes!r}")
+    best = {"before": {}, "now": {}}
+    for _ in range(args.repeat):
+        for side, python in (("before", args.baseline_python), ("now", sys.executable)):
+            for key, vals in probe(python, sizes).items():
+                old = best[side].get(key, [0.0, 0.0, 0.0])
+                best[side][key] = [max(a, b) for a, b in zip(old, vals)]   # max rate = min time
+    print("| n x p | fit before | fit now | now / before | before / SGD | now / SGD "
+          "| partial_fit(1 row) before | now |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in best["now"]:
+        b, n = best["before"][key], best["now"][key]
+        print(f"| {key} | {b[0]:,.0f}/s | {n[0]:,.0f}/s | {n[0] / b[0]:.2f}x | "
+              f"{b[0] / b[1]:.2f}x | {n[0] / n[1]:.2f}x | {b[2]:,.0f}/s | {n[2]:,.0f}/s |")
+
+
+if __name__ == "__main__":
+    main()
