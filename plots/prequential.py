@@ -4,7 +4,7 @@ The stream is :func:`sosl.datasets.make_drifting_stream` (``--drift abrupt`` or
 ``gradual``; the direction separating the classes turns by 90 degrees at the midpoint,
 class proportions unchanged). Each learner is run test-then-train by
 :func:`sosl.evaluate.prequential`: OAUC-M, OAUC-M with forgetting (exponentially weighted
-class moments, ``forgetting=0.998``), OAUC-S and the Perceptron. The figure draws the
+class moments, ``forgetting=0.99``), OAUC-S and the Perceptron. The figure draws the
 rolling AUC of the last ``--window`` predictions (:class:`sosl.metrics.RollingAUC`, the
 prequential AUC) and, dashed, the AUC of all predictions so far
 (:class:`sosl.metrics.StreamingAUC`). ``--quick`` uses a short stream and window.
@@ -23,7 +23,7 @@ from ._common import parser, plt, save
 
 LEARNERS = {
     "OAUC-M": lambda: OAUCM(lam=0.01),
-    "OAUC-M forgetting 0.998": lambda: OAUCM(lam=0.01, forgetting=0.998),
+    "OAUC-M forgetting 0.99": lambda: OAUCM(lam=0.01, forgetting=0.99),
     "OAUC-S": lambda: OAUCS(lam=0.01),
     "Perceptron": lambda: Perceptron(),
 }

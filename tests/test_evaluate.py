@@ -222,29 +222,3 @@ def test_prequential_plot_command_line_errors(tmp_path, capsys):
     assert "--window >= 1" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 
-
-README_PREQUENTIAL_EXAMPLE = '''
-from sosl import OAUCM
-from sosl.datasets import make_drifting_stream
-from sosl.evaluate import prequential
-from sosl.metrics import RollingAUC, StreamingAUC
-
-X, y, concept = make_drifting_stream(6000, 10, imbalance=10, random_state=0)   # drift at 3000
-for forgetting in (1.0, 0.998):
-    res = prequential(OAUCM(forgetting=forgetting), X, y, every=1000,
-                      metrics={"rolling": RollingAUC(1000), "all": StreamingAUC()})
-    print(forgetting, res["rolling"].round(3).tolist(), round(res.final()["all"], 3))
-# 1.0 [0.889, 0.883, 0.92, 0.812, 0.895, 0.896] 0.883
-# 0.998 [0.889, 0.883, 0.92, 0.824, 0.903, 0.908] 0.888
-'''
-
-
-def test_readme_prequential_example_runs_as_written(capsys):
-    namespace = {}
-    exec(compile(README_PREQUENTIAL_EXAMPLE, "README", "exec"), namespace)
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["1.0", "0.998"]
-    res = namespace["res"]  # the forgetting run
-    assert res.steps.tolist() == [1000, 2000, 3000, 4000, 5000, 6000]
-    assert 0.85 < res["rolling"][2] and res["rolling"][3] < res["rolling"][2]  # the drift
-    assert res["rolling"][-1] > res["rolling"][3]                              # recovery

@@ -247,28 +247,3 @@ def test_every_learner_has_a_river_twin(name):
     again = pickle.loads(pickle.dumps(ad))
     assert again.predict_proba_one(rows[0]) == ad.predict_proba_one(rows[0])
 
-
-README_RIVER_EXAMPLE = '''
-from river import evaluate, metrics, preprocessing, stream
-
-import sosl.river
-from sosl.datasets import make_imbalanced_stream
-
-X, y = make_imbalanced_stream(3000, 10, imbalance_ratio=10, class_sep=2.0, random_state=0)
-model = preprocessing.StandardScaler() | sosl.river.OAUCM(lam=0.1)
-score = evaluate.progressive_val_score(stream.iter_array(X, y.astype(bool)), model,
-                                       metrics.ROCAUC())
-print(score)                                  # ROCAUC: 86.05%
-x = {j: value for j, value in enumerate(X[0])}
-print(model.predict_proba_one(x))             # {False: 0.70..., True: 0.29...}
-'''
-
-
-def test_readme_river_example_runs_as_written(capsys):
-    namespace = {}
-    exec(compile(README_RIVER_EXAMPLE, "README", "exec"), namespace)
-    assert namespace["score"].get() == pytest.approx(0.8605, abs=5e-4)
-    proba = namespace["model"].predict_proba_one(namespace["x"])
-    assert set(proba) == {False, True} and sum(proba.values()) == pytest.approx(1.0)
-    out = capsys.readouterr().out
-    assert out.startswith("ROCAUC: 86.0")
