@@ -19,31 +19,16 @@ Usage: ``python benchmarks/bench_linear.py [--sizes 200000x20,50000x100,10000x50
 """
 
 import argparse
-import time
 import tracemalloc
 
 import numpy as np
+from _timing import cpu_time, interleaved_min
 from sklearn.linear_model import SGDClassifier
 from threadpoolctl import threadpool_limits
 
 from sosl import OAUCM
 from sosl._core import _linear_ref as ref
 from sosl._core._codes import Loss, Schedule
-
-
-def cpu_time(fn):
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
-
-
-def interleaved_min(fns, repeat):
-    """Min CPU seconds of each function, the functions run in turn ``repeat`` times."""
-    best = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], cpu_time(fn))
-    return best
 
 
 def dgemm_gflops(repeat=3, n=1000):

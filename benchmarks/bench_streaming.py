@@ -26,6 +26,7 @@ import argparse
 import time
 
 import numpy as np
+from _timing import interleaved_min
 from sklearn.linear_model import SGDClassifier
 from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
@@ -45,20 +46,6 @@ try:
     import vowpalwabbit
 except ImportError:                                     # optional benchmark dependency
     vowpalwabbit = None
-
-
-def cpu(fn):
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
-
-
-def interleaved_min(fns, repeat):
-    best = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], cpu(fn))
-    return best
 
 
 def stream(n, p, seed=0):
