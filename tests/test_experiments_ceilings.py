@@ -152,3 +152,16 @@ def test_command_line_flags():
     assert p.parse_args(["--references", "SVC"]).references == ["SVC"]
     assert p.parse_args(["--algorithms", "OAUC-M"]).ceilings is False
     assert json.dumps(runner.oracle_ceilings([], "quick")) == "{}"
+
+
+def test_a_task_cached_twice_counts_once(ceiling_run, tmp_path):
+    out, _ = ceiling_run
+    lines = (out / "rows.csv").read_text().splitlines(keepends=True)
+    tests = [ln for ln in lines if ln.startswith("test,")]
+    (tmp_path / "rows.csv").write_text("".join(lines + tests))  # two calls ran the refits
+    ex.report_from_cache(tmp_path, "quick", protocol="1x2/2")
+    with open(tmp_path / "table2_quick.csv", newline="") as f:
+        assert {int(r["n_runs"]) for r in csv.DictReader(f)} == {2}
+    s = ex.run_experiment(["synthetic"], ALGOS, grid="quick", out=tmp_path, progress=False,
+                          log=lambda *_: None, **SMALL)
+    assert s["new_rows"] == 0 and len(s["test_rows"]) == 2

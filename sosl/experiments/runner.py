@@ -101,6 +101,18 @@ def _key(row):
             row["grid"], int(row["seed"]), row["protocol"])
 
 
+def _unique(rows):
+    """``rows`` without repeated tasks (first kept): two calls sharing a cache may both
+    have run one task, and a run must count once in a table."""
+    seen, out = set(), []
+    for r in rows:
+        k = _key(r)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
 def load_rows(out):
     """Rows of ``<out>/rows.csv`` (an empty list if there is none); ``auc`` as float."""
     path = Path(out) / "rows.csv"
@@ -285,10 +297,10 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
     labels = {s.name: grid_label(s, grid, max_points) for s in specs}
-    test_rows = [r for r in existing + rows_now if r["kind"] == "test"
-                 and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
-                 and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
-                 and r["dataset"] in datasets]
+    test_rows = _unique([r for r in existing + rows_now if r["kind"] == "test"
+                         and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
+                         and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
+                         and r["dataset"] in datasets])
     ceil = oracle_ceilings(existing + rows_now, grid, cfg["seed"], cfg["protocol"], max_points)
     tables = report(test_rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     text, recs = run_summary(existing + rows_now, datasets, [s.name for s in specs], grid,
@@ -771,11 +783,11 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
         algorithms = list(algorithms) + [n for n in default_references(tables)
                                          if n not in algorithms]
     cached = load_rows(out)
-    rows = [r for r in cached if r["kind"] == "test" and r["algorithm"] in known
-            and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
-            and r["seed"] == int(seed) and r["protocol"] == protocol
-            and (datasets is None or r["dataset"] in datasets)
-            and (algorithms is None or r["algorithm"] in algorithms)]
+    rows = _unique([r for r in cached if r["kind"] == "test" and r["algorithm"] in known
+                    and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
+                    and r["seed"] == int(seed) and r["protocol"] == protocol
+                    and (datasets is None or r["dataset"] in datasets)
+                    and (algorithms is None or r["algorithm"] in algorithms)])
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
     ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
