@@ -569,6 +569,11 @@ def _cell_ceiling(oracle, runs):
     return float(np.mean([100.0 * oracle[r] for r in runs]))
 
 
+def _searches_nothing(name):
+    known = _registry()
+    return name in known and not known[name].searched
+
+
 def _n(k, noun):
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
@@ -588,7 +593,10 @@ def _reachability(recs, grid):
              "an oracle ceiling."]
     if over:
         listed = "; ".join(f"{r['dataset']} {r['algorithm']} (paper {r['paper_mean']:.2f} ± "
-                           f"{r['paper_std']:.2f}, ceiling {r['oracle_mean']:.2f})" for r in over)
+                           f"{r['paper_std']:.2f}, ceiling {r['oracle_mean']:.2f}"
+                           + (", nothing searched: the ceiling is the one fit"
+                              if _searches_nothing(r["algorithm"]) else "") + ")"
+                           for r in over)
         lines.append(f"- Not reachable by this protocol on this data: {_n(len(over), 'cell')}, "
                      "whose paper mean exceeds the ceiling by more than the paper's std: "
                      f"{listed}.")
