@@ -67,3 +67,18 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     with pytest.raises(backends.BackendUnavailable, match="cannot reach the dask scheduler"):
         with backends.dask_client("tcp://127.0.0.1:9", n_workers=1, timeout=1):
             pass
+
+
+def test_dask_oracle_and_reference_rows_equal_loky_rows(cluster, tmp_path):
+    kw = dict(grid="quick", progress=False, log=lambda *_: None, ceilings=True, **SMALL)
+    names, algos = ["default"], ["OAUC-M", "OKAUC-M"]   # + LogReg, SVC, OKAUC-M_inf
+    ex.run_experiment(names, algos, n_jobs=2, backend="loky", out=tmp_path / "loky", **kw)
+    s = ex.run_experiment(names, algos, backend="dask", scheduler=cluster.scheduler.address,
+                          out=tmp_path / "dask", **kw)
+    loky, dask = _rows(tmp_path / "loky"), _rows(tmp_path / "dask")
+    oracle = [r for r in dask if r["kind"] == "oracle"]
+    assert len(oracle) == 2 * (3 + 9 + 3 + 9 + 9)          # runs x grid points, every learner
+    assert {r["algorithm"] for r in oracle} == {"OAUC-M", "OKAUC-M", "LogReg", "SVC",
+                                                "OKAUC-M_inf"}
+    assert dask == loky and s["new_rows"] == len(dask)
+    assert len({r["auc"] for r in oracle}) > 10

@@ -46,17 +46,31 @@ After every run the runner prints a summary (:func:`run_summary`, also written t
 ``<out>/summary_<grid>.md``): per dataset and algorithm the grid points left out as
 outside the learner's domain, the inner-CV tasks that diverged, were invalid or failed,
 and how often the selected value sat on an edge of the grid, with a warning line for each.
+
+Ceilings
+--------
+``--ceilings`` adds, for every cell, the *oracle*: on each of the same runs, every grid
+point fitted on the whole training part and the best test AUC taken (a selection made on
+the test fold, so an upper bound of any selection on that grid); its mean over the runs is
+the cell's ceiling. A paper value above the ceiling by more than the paper's std is marked
+``^``: this protocol cannot reach it on this data. The flag also runs batch references on
+the same splits, preprocessing and protocol (:data:`REFERENCES`: logistic regression for
+Table 2, the RBF ``SVC`` and OKAUC-M with unbounded buffers for Table 3; ``--references``
+picks them). ``--report-only`` shows whatever ceilings and references are cached.
 """
 
 from .algorithms import (
     ALGORITHMS,
     GRIDS,
+    REFERENCES,
     AlgorithmSpec,
     check_point,
+    default_references,
     grid_label,
     grid_points,
     grid_restrictions,
     resolve_algorithms,
+    spec_of,
 )
 from .backends import BACKENDS, executor, run_tasks
 from .protocol import cv_score, error_kind, heldout_score, outer_splits
@@ -64,6 +78,7 @@ from .runner import (
     cached_grids,
     get_data,
     load_rows,
+    oracle_ceilings,
     paper_table,
     report,
     report_from_cache,
@@ -71,8 +86,9 @@ from .runner import (
     run_summary,
 )
 
-__all__ = ["ALGORITHMS", "BACKENDS", "GRIDS", "AlgorithmSpec", "cached_grids", "check_point",
-           "cv_score", "error_kind", "executor", "get_data", "grid_label", "grid_points",
-           "grid_restrictions", "heldout_score", "load_rows", "outer_splits", "paper_table",
-           "report", "report_from_cache", "resolve_algorithms", "run_experiment", "run_summary",
-           "run_tasks"]
+__all__ = ["ALGORITHMS", "BACKENDS", "GRIDS", "REFERENCES", "AlgorithmSpec", "cached_grids",
+           "check_point", "cv_score", "default_references", "error_kind", "executor",
+           "get_data", "grid_label", "grid_points", "grid_restrictions", "heldout_score",
+           "load_rows", "oracle_ceilings", "outer_splits", "paper_table", "report",
+           "report_from_cache", "resolve_algorithms", "run_experiment", "run_summary",
+           "run_tasks", "spec_of"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import datasets as ds
 from ..datasets._loaders import find_dataset
-from .algorithms import ALGORITHMS, GRIDS
+from .algorithms import ALGORITHMS, GRIDS, REFERENCES
 from .backends import BACKENDS, BackendUnavailable
 from .runner import DEFAULT_OUT, cached_grids, report_from_cache, run_experiment
 
@@ -100,8 +100,20 @@ def build_parser():
                         "training part (default 5)")
     p.add_argument("--data-dir", default=None, help="default: $SOSL_DATA_DIR, then ~/.cache/sosl")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ceilings", action="store_true",
+                   help="also compute the oracle ceiling of every cell (every grid point of "
+                        "every run refitted and scored on the test fold: about a fifth of the "
+                        "inner CV's cost) and run the batch references of the tables concerned "
+                        f"({', '.join(REFERENCES)}); --report-only shows the cached ones "
+                        "without this flag")
+    p.add_argument("--references", nargs="*", default=None, choices=list(REFERENCES),
+                   metavar="REF",
+                   help="batch references to run beside --algorithms (default with "
+                        "--ceilings: those of the tables concerned; give none to run none): "
+                        f"{', '.join(REFERENCES)}")
     p.add_argument("--report-only", action="store_true",
-                   help="only rewrite the tables from the rows cached in --out (no computing)")
+                   help="only rewrite the tables from the rows cached in --out (no computing); "
+                        "the cached oracle ceilings and batch references are included")
     return p
 
 
@@ -192,7 +204,8 @@ def _run_experiment(args, names, log):
                           backend=args.backend, scheduler=args.scheduler, out=args.out,
                           seed=args.seed, n_repeats=args.repeats, n_folds=args.folds,
                           inner_folds=args.inner_folds, data_dir=args.data_dir,
-                          progress=not args.quiet, max_points=args.max_points, log=log)
+                          progress=not args.quiet, max_points=args.max_points, log=log,
+                          ceilings=args.ceilings, references=args.references)
 
 
 def main(argv=None):

@@ -7,6 +7,7 @@ up by name in the ``sosl`` package when an algorithm is used; a registered name 
 does not provide is an error (never a silent skip).
 """
 
+import importlib
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -15,8 +16,9 @@ import numpy as np
 
 import sosl
 
-__all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "check_point", "grid_label", "grid_points",
-           "grid_restrictions", "resolve_algorithms"]
+__all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "REFERENCES", "check_point",
+           "default_references", "grid_label", "grid_points", "grid_restrictions",
+           "resolve_algorithms", "spec_of"]
 
 #: exponent sets of the grids 2^e: the paper's full grid 2^[-10, 10], every second
 #: exponent for quick runs, every fourth (for the kernel learners, whose 2-3 searched
@@ -43,7 +45,9 @@ class AlgorithmSpec:
     table : int
         2 (linear) or 3 (kernel).
     cls : str
-        Attribute of the ``sosl`` package holding the estimator class.
+        Attribute of the ``sosl`` package holding the estimator class, or
+        ``"module:Name"`` for a class of another package (the batch references of
+        :data:`REFERENCES`, scikit-learn's).
     searched : tuple of str
         Constructor arguments searched over 2^e, e in the chosen grid.
     fixed : dict
@@ -70,17 +74,26 @@ class AlgorithmSpec:
     max_dims: int = None
 
     def estimator_class(self):
-        """The estimator class ``sosl.<cls>``.
+        """The estimator class ``sosl.<cls>`` (or ``<module>.<Name>`` for ``"module:Name"``).
 
         Raises
         ------
         LookupError
-            When sosl has no such class (a misspelled or removed registry entry).
+            When sosl (or the named module) has no such class (a misspelled or removed
+            registry entry).
         """
-        cls = getattr(sosl, self.cls, None)
+        if ":" in self.cls:
+            module, name = self.cls.split(":", 1)
+            try:
+                cls = getattr(importlib.import_module(module), name, None)
+            except ImportError:
+                cls = None
+            where = f"{module}.{name}"
+        else:
+            cls, where = getattr(sosl, self.cls, None), f"sosl.{self.cls}"
         if not isinstance(cls, type):
-            raise LookupError(f"algorithm {self.name!r} names sosl.{self.cls}, which sosl does "
-                              "not provide")
+            raise LookupError(f"algorithm {self.name!r} names {where}, which "
+                              f"{where.rsplit('.', 1)[0]} does not provide")
         return cls
 
     def make(self, **params):
@@ -119,6 +132,34 @@ ALGORITHMS = {a.name: a for a in [
     AlgorithmSpec("POLK", 3, "POLK", ("lam", "sigma"), {"loss": "hinge"}, kernel=True,
                   in_paper=False),
 ]}
+
+
+#: Batch references run on the same splits, preprocessing and protocol as the learners of
+#: their table (inner-CV selection on the training part, refit, test), to show how far an
+#: offline learner gets on the same data: logistic regression for Table 2, the RBF support
+#: vector machine and OKAUC-M with unbounded buffers (its exact expansion, O(t^2) per pass;
+#: its training parts are subsampled like every kernel learner's) for Table 3. The SVC's
+#: kernel width is searched as the kernel learners' is (sigma = 2^e, gamma = 1 / sigma^2),
+#: so both see the same widths; C = 2^e on the same exponents.
+REFERENCES = {a.name: a for a in [
+    AlgorithmSpec("LogReg", 2, "sklearn.linear_model:LogisticRegression", ("C",),
+                  {"max_iter": 1000}, in_paper=False),
+    AlgorithmSpec("SVC", 3, "sklearn.svm:SVC", ("C", "sigma"), {"kernel": "rbf"},
+                  kernel=True, in_paper=False),
+    AlgorithmSpec("OKAUC-M_inf", 3, "OKAUCM", ("lam", "sigma"), {"budget": None, "eta": None},
+                  kernel=True, in_paper=False),
+]}
+
+
+def spec_of(name):
+    """The spec of a learner or a batch reference, by name (KeyError when neither)."""
+    return ALGORITHMS[name] if name in ALGORITHMS else REFERENCES[name]
+
+
+def default_references(tables):
+    """The names of the batch references of the given tables (2 and/or 3), registry order."""
+    tables = set(tables)
+    return [n for n, s in REFERENCES.items() if s.table in tables]
 
 
 def _exponents(grid):
@@ -273,6 +314,9 @@ def grid_label(spec, grid="full", max_points=None):
 def resolve_algorithms(names=None):
     """The specs of ``names`` (default: every registered algorithm), in the order given.
 
+    A name may also be one of the batch references of :data:`REFERENCES`; the default
+    holds none of them.
+
     Raises
     ------
     ValueError
@@ -283,9 +327,10 @@ def resolve_algorithms(names=None):
     names = list(ALGORITHMS) if names is None else list(names)
     out = []
     for n in names:
-        if n not in ALGORITHMS:
-            raise ValueError(f"unknown algorithm {n!r}; registered: {', '.join(ALGORITHMS)}")
-        spec = ALGORITHMS[n]
+        if n not in ALGORITHMS and n not in REFERENCES:
+            raise ValueError(f"unknown algorithm {n!r}; registered: {', '.join(ALGORITHMS)}; "
+                             f"batch references: {', '.join(REFERENCES)}")
+        spec = spec_of(n)
         spec.estimator_class()
         out.append(spec)
     return out

@@ -4,7 +4,13 @@ Work is split into independent tasks run through joblib:
 
 1. ``cv`` tasks, one per (dataset, algorithm, run, grid point): the mean inner-CV AUC;
 2. ``test`` tasks, one per (dataset, algorithm, run): refit the best grid point on the
-   training part and score the held-out fold.
+   training part and score the held-out fold;
+3. with ``ceilings=True``, ``oracle`` tasks, one per (dataset, algorithm, run, grid point):
+   the grid point fitted on the whole training part and scored on the held-out fold. The
+   best of them per run is the *oracle*, a selection made on the test fold itself: no honest
+   selection on that grid can beat it, so its mean over the runs is the ceiling of the
+   cell. Batch references (:data:`~sosl.experiments.algorithms.REFERENCES`) run through
+   the same three steps.
 
 Every finished task is appended at once as one row of ``<out>/rows.csv``; a later call
 with the same ``out`` skips the rows already there, so an interrupted run resumes where it
@@ -29,17 +35,21 @@ from .. import datasets as ds
 from .algorithms import (
     ALGORITHMS,
     GRIDS,
+    REFERENCES,
     _exponents,
+    default_references,
     grid_label,
     grid_points,
     grid_restrictions,
     resolve_algorithms,
+    spec_of,
 )
 from .backends import executor
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data", "load_rows",
-           "paper_table", "report", "report_from_cache", "run_experiment", "run_summary"]
+__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data",
+           "load_rows", "oracle_ceilings", "paper_table", "report", "report_from_cache",
+           "run_experiment", "run_summary"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
@@ -70,12 +80,12 @@ def _params_key(params):
 def _task(kind, dataset, algorithm, run, params, cfg):
     t0, c0 = time.perf_counter(), time.process_time()
     X, y = get_data(dataset, cfg["data_dir"])
-    spec = ALGORITHMS[algorithm]
+    spec = spec_of(algorithm)
     proto = dict(seed=cfg["seed"], n_repeats=cfg["n_repeats"], n_folds=cfg["n_folds"])
     if kind == "cv":
         score, err = cv_score(spec, params, X, y, dataset, run, inner_folds=cfg["inner_folds"],
                               **proto)
-    else:
+    else:  # "test" (the selected point) and "oracle" (every point) are the same refit
         score, err = heldout_score(spec, params, X, y, dataset, run, **proto)
     label = grid_label(spec, cfg["grid"], cfg["max_points"]) if kind == "test" else ""
     return {"kind": kind, "dataset": dataset, "algorithm": algorithm, "run": run,
@@ -89,6 +99,18 @@ def _task(kind, dataset, algorithm, run, params, cfg):
 def _key(row):
     return (row["kind"], row["dataset"], row["algorithm"], int(row["run"]), row["params"],
             row["grid"], int(row["seed"]), row["protocol"])
+
+
+def _unique(rows):
+    """``rows`` without repeated tasks (first kept): two calls sharing a cache may both
+    have run one task, and a run must count once in a table."""
+    seen, out = set(), []
+    for r in rows:
+        k = _key(r)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
 
 
 def load_rows(out):
@@ -153,7 +175,8 @@ def _select(cv_rows, points):
 
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
-                   data_dir=None, progress=True, log=print, max_points=None, scheduler=None):
+                   data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
+                   ceilings=False, references=None):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
@@ -191,6 +214,15 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         ``"<grid>@<k>"``.
     scheduler : str or None
         Address of a running dask scheduler or ray cluster (``backend="dask"`` / ``"ray"``).
+    ceilings : bool
+        Also score every grid point of every run on the test fold (``oracle`` rows, one
+        refit per run and point: about a fifth of the inner CV's cost), for the oracle
+        ceiling of each cell (see :func:`ceilings`), and run the batch references of the
+        tables concerned unless ``references`` names them.
+    references : list of str or None
+        Batch references (keys of :data:`~sosl.experiments.algorithms.REFERENCES`) run
+        beside ``algorithms``; None = those of the tables of ``algorithms`` when
+        ``ceilings`` is set, none otherwise; ``[]`` = none.
 
     Returns
     -------
@@ -203,6 +235,12 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
     t0 = time.perf_counter()
     specs = resolve_algorithms(algorithms)
+    if references is None:
+        references = default_references({s.table for s in specs}) if ceilings else []
+    for name in references:
+        if name not in REFERENCES:
+            raise ValueError(f"unknown batch reference {name!r}; known: {', '.join(REFERENCES)}")
+    specs += [REFERENCES[n] for n in references if all(s.name != n for s in specs)]
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
@@ -249,15 +287,22 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
         rows_now += _run_tasks(ex, test_tasks, cfg, writer, fh, "test", progress)
+        if ceilings:
+            oracle_tasks = [("oracle", d, s.name, r, p) for d in datasets for s in specs
+                            for r in range(n_runs) for p in grid_points(s, grid, max_points)
+                            if _key({**base, "kind": "oracle", "dataset": d, "algorithm": s.name,
+                                     "run": r, "params": _params_key(p)}) not in done]
+            rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, fh, "oracle", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
     labels = {s.name: grid_label(s, grid, max_points) for s in specs}
-    test_rows = [r for r in existing + rows_now if r["kind"] == "test"
-                 and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
-                 and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
-                 and r["dataset"] in datasets]
-    tables = report(test_rows, out, suffix=f"_{grid}")
+    test_rows = _unique([r for r in existing + rows_now if r["kind"] == "test"
+                         and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
+                         and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
+                         and r["dataset"] in datasets])
+    ceil = oracle_ceilings(existing + rows_now, grid, cfg["seed"], cfg["protocol"], max_points)
+    tables = report(test_rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     text, recs = run_summary(existing + rows_now, datasets, [s.name for s in specs], grid,
                              cfg["seed"], cfg["protocol"], max_points)
     summary_path = out / f"summary_{grid}.md"
@@ -274,6 +319,45 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                             "task_seconds": {f"{d}/{a}": round(v, 2)
                                              for (d, a), v in task_seconds.items()}}) + "\n")
     return summary
+
+
+def oracle_ceilings(rows, grid, seed=0, protocol="4x5/5", max_points=None):
+    """The oracle of every run with a complete set of cached ``oracle`` rows on ``grid``.
+
+    The oracle of a run is the best test AUC over the grid points searched on ``grid``
+    (each fitted on the whole training part, scored on the test fold): a selection made
+    with the test fold, hence an upper bound of the run's selected test AUC on that grid
+    (the selected point's oracle row is its test row, bit for bit). A run counts only
+    when every point of the learner's search is cached for it.
+
+    Returns
+    -------
+    oracle : dict
+        (dataset, algorithm) -> {run: best test AUC (a fraction)}.
+    """
+    points, best, seen = {}, {}, defaultdict(set)
+    for r in rows:
+        if (r["kind"] != "oracle" or int(r["seed"]) != int(seed) or r["protocol"] != protocol
+                or r["algorithm"] not in _registry()):
+            continue
+        a = r["algorithm"]
+        if a not in points:
+            points[a] = {_params_key(p) for p in grid_points(spec_of(a), grid, max_points)}
+        if r["params"] not in points[a]:
+            continue
+        key = (r["dataset"], a, int(r["run"]))
+        seen[key].add(r["params"])
+        best[key] = max(best.get(key, -np.inf), float(r["auc"]))
+    out = defaultdict(dict)
+    for (d, a, run), got in seen.items():
+        if len(got) == len(points[a]):
+            out[(d, a)][run] = best[(d, a, run)]
+    return dict(out)
+
+
+def _registry():
+    """Every learner and batch reference by name, in table-column order (read at each call)."""
+    return {**ALGORITHMS, **REFERENCES}
 
 
 def _exp_of(value):
@@ -316,7 +400,7 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
     recs, warnings = [], []
     for d in datasets:
         for a in algorithms:
-            spec = ALGORITHMS[a]
+            spec = spec_of(a)
             points = {_params_key(p) for p in grid_points(spec, grid, max_points)}
             label = grid_label(spec, grid, max_points)
             mine = [r for r in rows if r["dataset"] == d and r["algorithm"] == a
@@ -427,8 +511,8 @@ STD_KINDS = (("auc_std", "std over runs"),
              ("auc_sem", "standard error"))
 
 
-def _legend(n_folds_seen):
-    return [
+def _legend(n_folds_seen, with_ceilings=False, references=()):
+    lines = [
         "Legend:",
         "- `ours ± s`: mean of the test AUC over the runs of the protocol (repeats x folds) "
         "and `s`, the sample std (ddof 1) over those runs;",
@@ -436,20 +520,122 @@ def _legend(n_folds_seen):
         "- `(d)`: ours - paper, in AUC points;",
         "- `!` after `d`: |d| exceeds *our* std over the runs (the `s` after ours, not the "
         "paper's std);",
-        "- `/ -`: the paper has no value for the cell (an extra baseline).",
+        "- `/ -`: the paper has no value for the cell (an extra baseline or a batch "
+        "reference).",
+    ]
+    if with_ceilings:
+        lines += [
+            "- `^` after the paper's value: the paper's mean exceeds the oracle ceiling of the "
+            "cell by more than the paper's std, i.e. it is not reachable by this protocol on "
+            "this data. The oracle of a run is the best test AUC over the grid, every point "
+            "fitted on the whole training part (same split, preprocessing and pass order) "
+            "and the best chosen on the test fold itself: an upper bound of any selection on "
+            "that grid; the ceiling is its mean over the runs (table below).",
+        ]
+    if references:
+        lines.append(f"- {', '.join(f'`{r}`' for r in references)}: batch "
+                     f"reference{'s' if len(references) > 1 else ''}, "
+                     "run by the same protocol on the same splits and preprocessing (inner-CV "
+                     "selection on the training part, refit, test): " + "; ".join(
+                         _REFERENCE_NOTES[r] for r in references if r in _REFERENCE_NOTES)
+                     + ".")
+    lines += [
         "",
         "Spread of each cell: the std over the runs (as in the table), the std (ddof 1) of "
         f"the repetition means (each the mean over the {n_folds_seen} folds of one outer "
         "partition) and the standard error of the mean (std over runs / sqrt(runs)); each "
         "divided by the paper's std in the last columns.",
     ]
+    return lines
+
+
+_REFERENCE_NOTES = {
+    "LogReg": "`LogReg` is scikit-learn's L2 logistic regression, C = 2^e",
+    "SVC": "`SVC` is scikit-learn's RBF support vector machine, C = 2^e and the kernel "
+           "learners' widths sigma = 2^e (gamma = 1 / sigma^2)",
+    "OKAUC-M_inf": "`OKAUC-M_inf` is OKAUC-M with unbounded buffers (the exact kernel "
+                   "expansion, training parts subsampled like every kernel learner's)",
+}
 
 
 def _ratio(a, b):
     return round(a / b, 2) if b and np.isfinite(a) and b > 0 else None
 
 
-def report(test_rows, out, suffix=""):
+def _cell_ceiling(oracle, runs):
+    """Mean (%) of the oracle over ``runs``, None unless every run has its oracle."""
+    if not oracle or not runs or any(r not in oracle for r in runs):
+        return None
+    return float(np.mean([100.0 * oracle[r] for r in runs]))
+
+
+def _searches_nothing(name):
+    known = _registry()
+    return name in known and not known[name].searched
+
+
+def _n(k, noun):
+    return f"{k} {noun}" + ("" if k == 1 else "s")
+
+
+def _reachability(recs, grid):
+    """The measured summary under a table: which paper cells the protocol can reach."""
+    capped = [r for r in recs if r["paper_mean"] is not None and r["oracle_mean"] is not None]
+    n_paper = sum(r["paper_mean"] is not None for r in recs)
+    if not capped:
+        return []
+    over = [r for r in capped if r["above_ceiling"]]
+    under = [r for r in capped if not r["above_ceiling"]]
+    reached = [r for r in under if abs(r["diff"]) <= r["paper_std"]]
+    gaps = [r["oracle_mean"] - r["auc_mean"] for r in capped]
+    g = f" (grid `{grid}`)" if grid else ""
+    lines = [f"Reachability{g}, measured: {len(capped)} of the {n_paper} paper cells here have "
+             "an oracle ceiling."]
+    if over:
+        listed = "; ".join(f"{r['dataset']} {r['algorithm']} (paper {r['paper_mean']:.2f} ± "
+                           f"{r['paper_std']:.2f}, ceiling {r['oracle_mean']:.2f}"
+                           + (", nothing searched: the ceiling is the one fit"
+                              if _searches_nothing(r["algorithm"]) else "") + ")"
+                           for r in over)
+        lines.append(f"- Not reachable by this protocol on this data: {_n(len(over), 'cell')}, "
+                     "whose paper mean exceeds the ceiling by more than the paper's std: "
+                     f"{listed}.")
+    else:
+        lines.append("- Not reachable by this protocol on this data: none (no paper mean "
+                     "exceeds its ceiling by more than the paper's std).")
+    tight = sum(r["paper_minus_oracle"] > 0 for r in under)
+    lines.append(f"- Reachable (paper mean at most the ceiling + the paper's std): "
+                 f"{_n(len(under), 'cell')} ({tight} of them with the paper's mean above the "
+                 "ceiling, by less than the paper's std); ours is within the paper's std of the "
+                 f"paper's mean on {len(reached)} of them.")
+    lines.append(f"- Selection cost (ceiling - ours): median {np.median(gaps):.2f}, largest "
+                 f"{max(gaps):.2f} AUC points over the {_n(len(capped), 'cell')}.")
+    refs = [r for r in recs if r["algorithm"] in REFERENCES]
+    best_paper = {}  # dataset -> (mean, std) of the paper's best cell among those reported here
+    for r in recs:
+        if r["paper_mean"] is not None and r["paper_mean"] > best_paper.get(
+                r["dataset"], (-np.inf, 0))[0]:
+            best_paper[r["dataset"]] = (r["paper_mean"], r["paper_std"])
+    for name in dict.fromkeys(r["algorithm"] for r in refs):
+        mine = [r for r in refs if r["algorithm"] == name and r["dataset"] in best_paper]
+        if not mine:
+            continue
+        reach = [r for r in mine if r["auc_mean"] >= best_paper[r["dataset"]][0]
+                 - best_paper[r["dataset"]][1]]
+        text = (f"- {name} (batch reference): within the paper's std of (or above) the best "
+                f"paper cell of its dataset on {len(reach)} of {len(mine)} datasets")
+        with_or = [r for r in mine if r["oracle_mean"] is not None]
+        if with_or:
+            above = [r["dataset"] for r in with_or if round(
+                best_paper[r["dataset"]][0] - r["oracle_mean"], 2) > best_paper[r["dataset"]][1]]
+            text += (f"; that cell exceeds even {name}'s own ceiling by more than its std on "
+                     f"{len(above)} of {len(with_or)}" + (f" ({', '.join(above)})" if above
+                                                          else ""))
+        lines.append(text + ".")
+    return lines
+
+
+def report(test_rows, out, suffix="", ceilings=None, grid=None):
     """Write Tables 2 and 3 (markdown and CSV) beside the paper's numbers.
 
     Each cell is ``ours ± std`` over the runs, the paper's ``mean ± std`` and the
@@ -460,6 +646,12 @@ def report(test_rows, out, suffix=""):
     with each one's ratio to the paper's std, and the median of each ratio over the cells;
     a legend says what every mark means.
 
+    With ``ceilings`` (:func:`oracle_ceilings`), every cell whose runs all have an oracle
+    gets its ceiling (the mean oracle over the same runs); the paper's value is marked
+    ``^`` when its mean exceeds the ceiling by more than the paper's std, a table of the
+    ceilings follows, and a measured summary of which paper cells the protocol can reach.
+    Batch references (``LogReg``, ``SVC``, ``OKAUC-M_inf``) are columns of their tables.
+
     Returns
     -------
     paths : list of str
@@ -467,11 +659,14 @@ def report(test_rows, out, suffix=""):
     """
     out = Path(out)
     paper = paper_table()
+    ceilings = ceilings or {}
     agg = defaultdict(list)
+    runs_of = defaultdict(list)
     parts = defaultdict(lambda: defaultdict(list))  # per outer partition (repeat)
     folds_seen = set()
     for r in test_rows:
         agg[(r["dataset"], r["algorithm"])].append(100.0 * float(r["auc"]))
+        runs_of[(r["dataset"], r["algorithm"])].append(int(r.get("run", 0)))
         proto = r.get("protocol") or ""
         n_folds = int(proto.split("x")[1].split("/")[0]) if "x" in proto else 1
         folds_seen.add(n_folds)
@@ -479,7 +674,7 @@ def report(test_rows, out, suffix=""):
             100.0 * float(r["auc"]))
     paths = []
     for table in (2, 3):
-        algos = [a for a, s in ALGORITHMS.items() if s.table == table
+        algos = [a for a, s in _registry().items() if s.table == table
                  and any(k[1] == a for k in agg)]
         dsets = [d for d in dict.fromkeys(k[0] for k in agg)
                  if any((d, a) in agg for a in algos)]
@@ -497,6 +692,7 @@ def report(test_rows, out, suffix=""):
                 pm_means = [np.mean(x) for x in parts[(d, a)].values()]
                 std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
                 sem = std / np.sqrt(len(v))
+                ceil = _cell_ceiling(ceilings.get((d, a)), runs_of[(d, a)])
                 recs.append({"table": table, "dataset": d, "algorithm": a, "n_runs": len(v),
                              "auc_mean": round(mean, 2), "auc_std": round(std, 2),
                              "std_of_partition_means": round(std_parts, 2),
@@ -506,13 +702,20 @@ def report(test_rows, out, suffix=""):
                              "flagged": bool(diff is not None and abs(diff) > std),
                              "ratio_std_runs": _ratio(std, ps),
                              "ratio_std_means": _ratio(std_parts, ps),
-                             "ratio_sem": _ratio(sem, ps)})
+                             "ratio_sem": _ratio(sem, ps),
+                             "oracle_mean": None if ceil is None else round(ceil, 2),
+                             "paper_minus_oracle": (None if ceil is None or pm is None
+                                                    else round(pm - ceil, 2)),
+                             # on the printed (rounded) gap, so the mark matches the table
+                             "above_ceiling": bool(ceil is not None and pm is not None
+                                                   and round(pm - ceil, 2) > ps)})
         csv_path = out / f"table{table}{suffix}.csv"
         with open(csv_path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(recs[0]))
             w.writeheader()
             w.writerows(recs)
         cell = {(r["dataset"], r["algorithm"]): r for r in recs}
+        with_ceilings = any(r["oracle_mean"] is not None for r in recs)
         lines = [f"Table {table}: test AUC (%), ours / paper (ours - paper); see the legend", "",
                  "| dataset | " + " | ".join(algos) + " |",
                  "|---|" + "---|" * len(algos)]
@@ -526,17 +729,37 @@ def report(test_rows, out, suffix=""):
                     cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / -")
                 else:
                     mark = "!" if r["flagged"] else ""
+                    up = "^" if r["above_ceiling"] else ""
                     cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / "
-                                 f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f} "
+                                 f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}{up} "
                                  f"({r['diff']:+.2f}{mark})")
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
-        lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?") + [""]
-        lines += ["| dataset | algorithm | runs | std over runs | std of repetition means "
-                  "| standard error | paper std | ratios to paper std |",
-                  "|---|---|---|---|---|---|---|---|"]
+        refs = [a for a in algos if a in REFERENCES]
+        lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?", with_ceilings,
+                                refs) + [""]
 
         def fmt(x):
             return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
+
+        if with_ceilings:
+            lines += ["Oracle ceilings (AUC %): ours, the ceiling (mean over the same runs of "
+                      "the best grid point on each test fold), the paper, and paper - ceiling "
+                      "(`^`: above the ceiling by more than the paper's std)", "",
+                      "| dataset | algorithm | ours | ceiling | ceiling - ours | paper "
+                      "| paper - ceiling |", "|---|---|---|---|---|---|---|"]
+            for r in recs:
+                if r["oracle_mean"] is None:
+                    continue
+                paper_cell = ("-" if r["paper_mean"] is None else
+                              f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}")
+                gap = fmt(r["paper_minus_oracle"]) + (" ^" if r["above_ceiling"] else "")
+                lines.append(f"| {r['dataset']} | {r['algorithm']} | {r['auc_mean']:.2f} | "
+                             f"{r['oracle_mean']:.2f} | {r['oracle_mean'] - r['auc_mean']:.2f} "
+                             f"| {paper_cell} | {gap} |")
+            lines += [""] + _reachability(recs, grid) + [""]
+        lines += ["| dataset | algorithm | runs | std over runs | std of repetition means "
+                  "| standard error | paper std | ratios to paper std |",
+                  "|---|---|---|---|---|---|---|---|"]
 
         for r in recs:
             ratios = " / ".join(fmt(r[k]) for k in ("ratio_std_runs", "ratio_std_means",
@@ -563,20 +786,30 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
     """Rewrite the tables of ``out`` from every cached test row of ``grid`` (no computing).
 
     ``max_points`` selects, as in :func:`run_experiment`, which search of a capped
-    algorithm is reported. Writes the tables, ``summary_<grid>.md`` (:func:`run_summary`)
-    and ``cost_<grid>.md``; returns their paths, ``[]`` when nothing matching is cached.
+    algorithm is reported. The cached batch references of the tables of ``algorithms``
+    are reported with them, and the oracle ceilings wherever their rows are cached (see
+    :func:`oracle_ceilings`). Writes the tables, ``summary_<grid>.md``
+    (:func:`run_summary`) and ``cost_<grid>.md``; returns their paths, ``[]`` when
+    nothing matching is cached.
     """
-    rows = [r for r in load_rows(out) if r["kind"] == "test" and r["algorithm"] in ALGORITHMS
-            and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid, max_points)
-            and r["seed"] == int(seed) and r["protocol"] == protocol
-            and (datasets is None or r["dataset"] in datasets)
-            and (algorithms is None or r["algorithm"] in algorithms)]
+    known = _registry()
+    if algorithms is not None:
+        tables = {known[a].table for a in algorithms if a in known}
+        algorithms = list(algorithms) + [n for n in default_references(tables)
+                                         if n not in algorithms]
+    cached = load_rows(out)
+    rows = _unique([r for r in cached if r["kind"] == "test" and r["algorithm"] in known
+                    and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
+                    and r["seed"] == int(seed) and r["protocol"] == protocol
+                    and (datasets is None or r["dataset"] in datasets)
+                    and (algorithms is None or r["algorithm"] in algorithms)])
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
-    paths = report(rows, out, suffix=f"_{grid}")
+    ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
+    paths = report(rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     if rows:
-        text, _ = run_summary(load_rows(out), list(dict.fromkeys(r["dataset"] for r in rows)),
-                              [a for a in ALGORITHMS if any(r["algorithm"] == a for r in rows)],
+        text, _ = run_summary(cached, list(dict.fromkeys(r["dataset"] for r in rows)),
+                              [a for a in known if any(r["algorithm"] == a for r in rows)],
                               grid, seed, protocol, max_points)
         path = Path(out) / f"summary_{grid}.md"
         path.write_text(text + "\n")
@@ -590,7 +823,8 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
 
     For each (dataset, algorithm) with test rows on ``grid``, the CPU seconds of the tasks
     the cell needed (the inner-CV task of every searched point and run, and the refits),
-    summed from the cache whichever call computed them. On ``n`` idle cores the wall time
+    summed from the cache whichever call computed them, and apart those of its oracle
+    rows (the ceiling). On ``n`` idle cores the wall time
     of the cell is about this figure divided by ``n``.
 
     Returns
@@ -599,19 +833,21 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
         ``[]`` when there is nothing to report, else the file written.
     """
     rows = load_rows(out)
+    known = _registry()
     tests = defaultdict(int)
     for r in rows:
-        if (r["kind"] == "test" and r["algorithm"] in ALGORITHMS and r["seed"] == int(seed)
+        if (r["kind"] == "test" and r["algorithm"] in known and r["seed"] == int(seed)
                 and r["protocol"] == protocol
-                and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid, max_points)
+                and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
                 and (datasets is None or r["dataset"] in datasets)
                 and (algorithms is None or r["algorithm"] in algorithms)):
             tests[(r["dataset"], r["algorithm"])] += 1
     if not tests:
         return []
-    points = {a: {_params_key(p) for p in grid_points(ALGORITHMS[a], grid, max_points)}
+    points = {a: {_params_key(p) for p in grid_points(known[a], grid, max_points)}
               for a in {a for _, a in tests}}
     cpu, n_cv, seen = defaultdict(float), defaultdict(int), set()
+    cpu_oracle = defaultdict(float)
     for r in rows:
         key = (r["dataset"], r["algorithm"])
         if key not in tests or r["seed"] != int(seed) or r["protocol"] != protocol:
@@ -623,20 +859,23 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
             seen.add(k)
             cpu[key] += r["cpu_seconds"]
             n_cv[key] += 1
-        elif r["kind"] == "test" and r["grid"] == grid_label(ALGORITHMS[r["algorithm"]], grid,
+        elif r["kind"] == "test" and r["grid"] == grid_label(known[r["algorithm"]], grid,
                                                              max_points):
             seen.add(k)
             cpu[key] += r["cpu_seconds"]
+        elif r["kind"] == "oracle" and r["params"] in points[r["algorithm"]]:
+            seen.add(k)
+            cpu_oracle[key] += r["cpu_seconds"]
     lines = [f"Compute per cell of the `{grid}` tables: CPU seconds (inner-CV tasks, refits)",
-             "", "| dataset | algorithm | grid points | CV tasks | test runs | CPU s |",
-             "|---|---|---|---|---|---|"]
+             "", "| dataset | algorithm | grid points | CV tasks | test runs | CPU s "
+             "| oracle CPU s |", "|---|---|---|---|---|---|---|"]
     order = {d: i for i, d in enumerate(ds.DATASETS)}
-    algo_order = {a: i for i, a in enumerate(ALGORITHMS)}
+    algo_order = {a: i for i, a in enumerate(known)}
     for d, a in sorted(tests, key=lambda k: (order.get(k[0], -1), k[0], algo_order[k[1]])):
         lines.append(f"| {d} | {a} | {len(points[a])} | {n_cv[(d, a)]} | {tests[(d, a)]} | "
-                     f"{cpu[(d, a)]:.0f} |")
+                     f"{cpu[(d, a)]:.0f} | {cpu_oracle[(d, a)]:.0f} |")
     lines.append(f"| total | | | {sum(n_cv.values())} | {sum(tests.values())} | "
-                 f"{sum(cpu.values()):.0f} |")
+                 f"{sum(cpu.values()):.0f} | {sum(cpu_oracle.values()):.0f} |")
     path = Path(out) / f"cost_{grid}.md"
     path.write_text("\n".join(lines) + "\n")
     return [str(path)]
