@@ -172,7 +172,11 @@ _SUFFIX = re.compile(r"(,\s*got\b.*|\.?\s*Got\b.*)$", re.DOTALL)
 
 def _validate(est):
     """Run the estimator's own hyper-parameter checks, those of every ``fit`` call."""
-    est._check_hyper(False)      # the base's every-call check: constraint table, cross checks
+    check = getattr(est, "_check_hyper", None)
+    if check is not None:        # a sosl learner: its every-call check (table, cross checks)
+        check(False)
+    else:                        # a scikit-learn batch reference: its constraint table
+        est._validate_params()
 
 
 def check_point(spec, params):
