@@ -20,6 +20,7 @@ from ._base import BaseOnlineAUC
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
+from .kernels import KERNEL_CONSTRAINTS
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
@@ -174,10 +175,7 @@ class _KernelSOSL(BaseOnlineAUC):
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
-        "kernel": [StrOptions(set(KERNEL_CODES))],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **KERNEL_CONSTRAINTS,
         "budget": [Interval(Integral, 1, None, closed="left"), tuple, list, None],
         "transfer": [StrOptions(set(TRANSFER_CODES))],
         "shuffle": ["boolean"],

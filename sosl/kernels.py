@@ -6,6 +6,10 @@ Three kernels, named and parameterized as in scikit-learn's ``pairwise_kernels``
 exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigma`).
 """
 
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ._core._kfun_ref import (
     KERNEL_CODES,
     budget_pair,
@@ -17,5 +21,13 @@ from ._core._kfun_ref import (
     validate_kernel_params,
 )
 
-__all__ = ["budget_pair", "KERNEL_CODES", "kernel_code", "kernel_matrix", "kernel_diag",
-           "validate_kernel_params", "gamma_from_sigma", "sigma_from_gamma"]
+__all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "kernel_matrix",
+           "kernel_diag", "validate_kernel_params", "gamma_from_sigma", "sigma_from_gamma"]
+
+#: the constraint-table entries of the kernel hyper-parameters every kernel learner shares
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNEL_CODES))],
+    "gamma": [Interval(Real, 0, None, closed="neither")],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+}

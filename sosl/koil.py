@@ -11,6 +11,7 @@ from ._base import BaseOnlineAUC
 from ._core import _koil
 from ._core._codes import KoilPolicy
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
+from .kernels import KERNEL_CONSTRAINTS
 
 __all__ = ["KOIL"]
 
@@ -171,10 +172,7 @@ class KOIL(BaseOnlineAUC):
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "budget": [Interval(Integral, 1, None, closed="left"), tuple, list],
         "policy": [StrOptions(set(_POLICIES))],
-        "kernel": [StrOptions(set(KERNEL_CODES))],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **KERNEL_CONSTRAINTS,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }

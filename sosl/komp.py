@@ -1,16 +1,8 @@
 """Destructive kernel orthogonal matching pursuit (KOMP) with pre-fitting.
 
-A function of a reproducing kernel Hilbert space given by a finite expansion
-
-    f = sum_i alpha_i k(d_i, .)          (dictionary d_1..d_M, weights alpha)
-
-is compressed by removing dictionary elements one at a time. At each stage the element
-whose removal costs the least Hilbert-norm error is removed, the error being measured
-after re-fitting the remaining weights by least squares in the RKHS (the orthogonal
-projection of the *original* f onto the span of the remaining elements). The removals
-stop as soon as the next one would make ||f - f_new||_H exceed ``epsilon``. This is
-Algorithm 1 of Koppel et al. (POLK), "destructive KOMP with pre-fitting" of Vincent &
-Bengio (2002, Section 2.3).
+Compresses a finite kernel expansion f = sum_i alpha_i k(d_i, .) by removing dictionary
+elements while ||f - f_new||_H <= ``epsilon`` (Algorithm 1 of Koppel et al.; the method is
+described in full in :mod:`sosl._core._komp_ref`).
 
 The implementation lives in ``sosl._core``: the checks and the dispatch in
 :mod:`sosl._core._komp_prune`, the typed core in :mod:`sosl._core._komp`, the NumPy/LAPACK

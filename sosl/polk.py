@@ -1,6 +1,6 @@
 """POLK: parsimonious online learning with kernels (Koppel et al.), as a sosl classifier."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -9,6 +9,7 @@ from ._base import BaseOnlineAUC
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, kernel_matrix
 from ._core._polk_driver import polk_run
+from .kernels import KERNEL_CONSTRAINTS
 
 __all__ = ["POLK"]
 
@@ -146,10 +147,7 @@ class POLK(BaseOnlineAUC):
         "schedule": [StrOptions(set(_SCHEDULES))],
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
         "parsimony": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNEL_CODES))],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **KERNEL_CONSTRAINTS,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
