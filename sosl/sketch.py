@@ -33,17 +33,9 @@ _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
 
 
 def _as_csr(X):
-    """CSR rows for a typed pass: dense input converted, duplicate entries summed (copy).
-
-    The estimators receive CSR float64 with sorted int32 indices (or a dense array) from
-    the base class; the passes also need each column at most once per row.
-    """
-    if not sp.issparse(X):
-        return sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
+    """CSR rows for a typed pass. The base hands over canonical CSR (sorted int32 indices,
+    duplicates summed) or a dense array; only the latter needs converting."""
+    return X if sp.issparse(X) else sp.csr_matrix(X)
 
 
 class SketchedOAUCM(BaseOnlineAUC):
