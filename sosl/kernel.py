@@ -19,8 +19,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseOnlineAUC
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
-from .kernels import KERNEL_CONSTRAINTS
+from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
@@ -233,12 +233,9 @@ class _KernelSOSL(BaseOnlineAUC):
         lay = self._layout_
         if self.support_vectors_.shape[0] == 0:
             return np.full(X.shape[0], self.intercept_)
-        out = np.empty(X.shape[0])
-        step = max(1, 2_000_000 // max(1, self.support_vectors_.size))
-        for a in range(0, X.shape[0], step):
-            K = kernel_matrix(X[a:a + step], self.support_vectors_, KERNEL_NAMES[lay["kernel"]],
-                              lay["gamma"], int(lay["degree"]), lay["coef0"])
-            out[a:a + step] = K @ self.dual_coef_
+        out = kernel_expansion(X, self.support_vectors_, self.dual_coef_,
+                               KERNEL_NAMES[lay["kernel"]], lay["gamma"], int(lay["degree"]),
+                               lay["coef0"])
         return out + self.intercept_
 
     def hilbert_norm(self):

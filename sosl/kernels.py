@@ -8,8 +8,10 @@ exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigm
 
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._core import _kfun
 from ._core._kfun_ref import (
     KERNEL_CODES,
     budget_pair,
@@ -22,7 +24,8 @@ from ._core._kfun_ref import (
 )
 
 __all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "kernel_matrix",
-           "kernel_diag", "validate_kernel_params", "gamma_from_sigma", "sigma_from_gamma"]
+           "kernel_expansion", "kernel_diag", "validate_kernel_params", "gamma_from_sigma",
+           "sigma_from_gamma"]
 
 #: the constraint-table entries of the kernel hyper-parameters every kernel learner shares
 KERNEL_CONSTRAINTS = {
@@ -31,3 +34,31 @@ KERNEL_CONSTRAINTS = {
     "degree": [Interval(Integral, 1, None, closed="left")],
     "coef0": [Interval(Real, None, None, closed="neither")],
 }
+
+
+def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0, degree=3,
+                     coef0=1.0):
+    """``f(x_i) = sum_q dual_coef[q] k(support_vectors[q], x_i)`` for every row of ``X``.
+
+    The typed loop of :mod:`sosl._core._kfun` (the same value as
+    ``kernel_matrix(X, support_vectors, ...) @ dual_coef``, without the (n, M) block);
+    the kernel learners' ``decision_function`` uses it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> float(kernel_expansion(X[:1], X, np.array([1.0, 2.0]), gamma=0.5)[0])  # 1 + 2 e^-1
+    1.7357588823428847
+    """
+    code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    sv = np.ascontiguousarray(support_vectors, dtype=np.float64)
+    coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
+    if X.ndim != 2 or sv.ndim != 2 or X.shape[1] != sv.shape[1] or coef.shape != sv.shape[:1]:
+        raise ValueError(f"kernel_expansion: X {X.shape}, support_vectors {sv.shape} and "
+                         f"dual_coef {coef.shape} do not fit together")
+    out = np.empty(X.shape[0])
+    _kfun.kernel_decision(X, sv, coef, int(code), float(gamma), float(degree), float(coef0),
+                          out, np.empty(sv.shape[0]))
+    return out

@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseOnlineAUC
 from ._core import _koil
 from ._core._codes import KoilPolicy
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair, kernel_matrix
-from .kernels import KERNEL_CONSTRAINTS
+from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
 
 __all__ = ["KOIL"]
 
@@ -260,7 +260,4 @@ class KOIL(BaseOnlineAUC):
         lay = self._layout_
         kern = {"kernel": KERNEL_NAMES[lay["kernel"]], "gamma": lay["gamma"],
                 "degree": int(lay["degree"]), "coef0": lay["coef0"]}
-        a = self.dual_coef_
-        for lo in range(0, X.shape[0], 512):                   # bounds the (rows, B, p) temporary
-            out[lo:lo + 512] += kernel_matrix(X[lo:lo + 512], sv, **kern) @ a
-        return out
+        return out + kernel_expansion(X, sv, self.dual_coef_, **kern)

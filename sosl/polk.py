@@ -7,9 +7,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, kernel_matrix
+from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES
 from ._core._polk_driver import polk_run
-from .kernels import KERNEL_CONSTRAINTS
+from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
 
 __all__ = ["POLK"]
 
@@ -201,9 +201,4 @@ class POLK(BaseOnlineAUC):
     def _decision(self, X):
         if self.support_vectors_.shape[0] == 0:
             return np.zeros(X.shape[0])
-        out = np.empty(X.shape[0])
-        step = 512                                  # bounds the (rows, M, p) temporary
-        for a in range(0, X.shape[0], step):
-            out[a:a + step] = kernel_matrix(X[a:a + step], self.support_vectors_,
-                                            **self._kern()) @ self.dual_coef_
-        return out
+        return kernel_expansion(X, self.support_vectors_, self.dual_coef_, **self._kern())

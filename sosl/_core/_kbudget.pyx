@@ -13,7 +13,7 @@ NumPy indexing around :func:`sosl._core._komp.komp_core`). Cost per round O(M p 
 import numpy as np
 
 from sosl._core._codes cimport LOSS_S
-from sosl._core._kfun cimport kernel_eval
+from sosl._core._kfun cimport kernel_eval, kernel_rows
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
@@ -48,8 +48,9 @@ cdef Py_ssize_t play(const double[:, ::1] X, const double[::1] s, const Py_ssize
         y = s[i]
         eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
         fx = 0.0
+        if n > 0:
+            kernel_rows(&Z[0, 0], n, x, p, kind, gamma, degree, coef0, kx)
         for q in range(n):
-            kx[q] = kernel_eval(&Z[q, 0], x, p, kind, gamma, degree, coef0)
             fx += beta[q] * kx[q]
         kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
         decay = 1.0 - lam * eta_t

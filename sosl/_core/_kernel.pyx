@@ -13,7 +13,7 @@ from libc.math cimport fabs
 from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
-from sosl._core._kfun cimport kernel_eval
+from sosl._core._kfun cimport kernel_eval, kernel_rows
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
@@ -80,8 +80,10 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             # kernel row of x_t and f_t(x_t), eq. (20)
             fx = 0.0
             for c in range(2):
+                if count[c] > 0:
+                    kernel_rows(&SV[start[c], 0], count[c], x, p, kind, gamma, degree, coef0,
+                                &kx[start[c]])
                 for q in range(start[c], stop[c]):
-                    kx[q] = kernel_eval(&SV[q, 0], x, p, kind, gamma, degree, coef0)
                     fx += alpha[q] * kx[q]
             kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
             decay = 1.0 - lam * eta_t
@@ -155,7 +157,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                         krj = kx[j]
                     else:
                         krr = G[q, q]
-                        krj = G[q, j]
+                        krj = G[j, q]           # = G[q, j]: the cache is kept symmetric
                     if krr <= 0:
                         continue
                     if transfer == TRANSFER_OPTIMAL:

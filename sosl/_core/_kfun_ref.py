@@ -18,13 +18,15 @@ references and the estimators of the kernel learners use them from here (``_core
 nothing above it).
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
 
 from ._codes import Kernel
 
-__all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_NAMES", "kernel_code", "kernel_row",
+__all__ = ["budget_pair", "exp_scaled", "KERNEL_CODES", "KERNEL_NAMES", "kernel_code",
+           "kernel_row",
            "kernel_matrix", "kernel_diag", "validate_kernel_params", "gamma_from_sigma",
            "sigma_from_gamma"]
 
@@ -47,6 +49,31 @@ def kernel_row(SV, x, kind, gamma, degree, coef0):
     if kind == KERNEL_POLY:
         return (gamma * G + coef0) ** degree
     return G
+
+
+#: the constants of ``_vexp.h``
+LN2_HI = 6.93147180369123816490e-01          # ln 2 rounded so that k * LN2_HI is exact
+LN2_LO = 1.90821492927058770002e-10          # ln 2 - LN2_HI
+EXP_FLOOR = -708.0                           # below: 0 (libm: a subnormal, < 3.1e-308)
+EXP_DEGREE = 13                              # Taylor degree for |r| <= ln(2) / 2
+
+
+def exp_scaled(v, c, degree=EXP_DEGREE):
+    """exp(c v) for c v <= 0 by the arithmetic of ``_vexp.h`` (one line per step).
+
+    The typed loop (``sosl._core._kfun.exp_scaled``) computes the same formula; it differs
+    from this twin only where it contracts a multiply-add into one FMA.
+    """
+    x = c * np.asarray(v, dtype=np.float64)
+    xc = np.minimum(np.maximum(x, EXP_FLOOR), 0.0)                # clamp to [floor, 0]
+    k = np.rint(xc / np.log(2.0))                                  # k = round(x / ln 2)
+    r = (xc - k * LN2_HI) - k * LN2_LO                             # |r| <= ln(2) / 2
+    q = np.full_like(r, 1.0 / math.factorial(degree))
+    for j in range(degree - 1, -1, -1):                            # Horner, exp(r)
+        q = q * r + 1.0 / math.factorial(j)
+    out = np.ldexp(q, k.astype(np.int64))                          # 2^k exp(r)
+    out[x < EXP_FLOOR] = 0.0
+    return np.where(np.isnan(x), x, out)
 
 
 def kernel_code(kernel):

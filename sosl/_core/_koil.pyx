@@ -13,7 +13,7 @@ re-evaluating f on the opposite buffer with kernel evaluations.
 from libc.math cimport isfinite
 
 from sosl._core._codes cimport POLICY_RS
-from sosl._core._kfun cimport kernel_eval
+from sosl._core._kfun cimport kernel_eval, kernel_rows
 
 cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
 
@@ -105,8 +105,10 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
             # 1. k(x_t, x_j) on the filled slots and f_t(x_t)
             f_x = 0.0
             for q in range(2):
+                if n_buf[q] > 0:
+                    kernel_rows(&buf[off[q], 0], n_buf[q], x, p, kind, gamma, degree, coef0,
+                                &kx[off[q]])
                 for l in range(off[q], off[q] + n_buf[q]):
-                    kx[l] = kernel_eval(x, &buf[l, 0], p, kind, gamma, degree, coef0)
                     f_x += alpha[l] * kx[l]
             kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
             if not (isfinite(f_x) and isfinite(kxx)):

@@ -42,7 +42,7 @@ from libc.math cimport sqrt, tanh, fabs, pow
 
 from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
 from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
-from sosl._core._kfun cimport kernel_eval
+from sosl._core._kfun cimport kernel_eval, kernel_rows
 from sosl._core._komp_greedy cimport komp_removals
 
 STATUS_DONE = 0
@@ -180,8 +180,8 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
         f = 0.0
         kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
         scale = kxx
+        kernel_rows(D, M, x, p, kind, gamma, degree, coef0, kx)
         for l in range(M):
-            kx[l] = kernel_eval(&D[l * p], x, p, kind, gamma, degree, coef0)
             f += w[l] * kx[l]
             if K[l * cap + l] > scale:
                 scale = K[l * cap + l]
