@@ -444,11 +444,12 @@ class OAM(_LinearBaseline):
             state[name] = grown
 
     def _scratch(self, p):
-        """The gradient update's p-long sum, all zero between rounds: kept across calls
-        (a fresh one per call would fault in its pages again at large p)."""
+        """2 p zeros for the typed helpers (the gradient update's sum, the buffers' column
+        sums), all zero again when they return: kept across calls, as a fresh array per
+        call would fault its pages in again at large p (not pickled)."""
         work = self.__dict__.get("_oam_work")
-        if work is None or work.shape[0] != p:
-            work = np.zeros(p)
+        if work is None or work.shape[0] != 2 * p:
+            work = np.zeros(2 * p)
             self.__dict__["_oam_work"] = work
         return work
 
@@ -457,8 +458,7 @@ class OAM(_LinearBaseline):
         state.pop("_oam_work", None)
         return state
 
-    @staticmethod
-    def _threshold(state):
+    def _threshold(self, state):
         fill = state["buffer_fill_"]
         if np.any(fill == 0):
             return 0.0
@@ -468,18 +468,9 @@ class OAM(_LinearBaseline):
                 B = state["buffer_rows_"]
                 mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
                 return float(-w @ mid)
-            # the same column means as the dense buffers' (sums in row order), on the
-            # union of the buffered rows' columns
-            Bi, Bv, Bn = state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"]
-            cols, vals = [], []
-            for k in range(2):
-                used = np.arange(Bi.shape[2]) < Bn[k, :fill[k], None]
-                cols.append(Bi[k, :fill[k]][used])
-                vals.append(Bv[k, :fill[k]][used])
-            union = np.unique(np.concatenate(cols))
-            means = [np.bincount(np.searchsorted(union, cols[k]), vals[k],
-                                 minlength=union.shape[0]) / fill[k] for k in range(2)]
-            return float(-w[union] @ (0.5 * (means[0] + means[1])))
+            return -_baselines.oam_midpoint_score(
+                w, state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
+                fill, self._scratch(w.shape[0]))
 
 
 class OLUBAUC(_LinearBaseline):

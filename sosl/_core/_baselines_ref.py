@@ -67,8 +67,8 @@ from ._codes import Loss, OamUpdate, Schedule
 from ._linear_ref import welford_update
 from ._losses_ref import loss_grad
 
-__all__ = ["perceptron_pass", "pa1_pass", "oam_pass", "oam_pass_csr", "ubauc_pass",
-           "solam_pass", "adaoam_pass", "splitmix64"]
+__all__ = ["perceptron_pass", "pa1_pass", "oam_pass", "oam_pass_csr", "oam_midpoint_score",
+           "ubauc_pass", "solam_pass", "adaoam_pass", "splitmix64"]
 
 _MASK = (1 << 64) - 1
 _OAM_SEQ = int(OamUpdate.OAM_SEQ)
@@ -244,6 +244,20 @@ def oam_pass_csr(data, indices, indptr, s, order, w, Bi, Bv, Bn, nB, N, rng, t0,
             Bi[k, j], Bv[k, j] = 0, 0.0
             Bi[k, j, :hi - lo], Bv[k, j, :hi - lo], Bn[k, j] = xi, xv, hi - lo
     return t
+
+
+def oam_midpoint_score(w, Bi, Bv, Bn, nB):
+    """w.(mean(B^-) + mean(B^+)) / 2 for sparse buffers (both holding an instance).
+
+    OAM's ``intercept_`` is minus this score, the midpoint of the projected buffer means.
+    The column sums run over the slots in order, as the dense buffers' do.
+    """
+    cols = [Bi[k, :nB[k]][np.arange(Bi.shape[2]) < Bn[k, :nB[k], None]] for k in range(2)]
+    vals = [Bv[k, :nB[k]][np.arange(Bi.shape[2]) < Bn[k, :nB[k], None]] for k in range(2)]
+    u = np.unique(np.concatenate(cols))                         # columns of either mean
+    means = [np.bincount(np.searchsorted(u, cols[k]), vals[k], minlength=u.shape[0]) / nB[k]
+             for k in range(2)]                                 # mean(B^k) on u
+    return w[u] @ (0.5 * (means[0] + means[1]))                 # w.(mean(B^-) + mean(B^+)) / 2
 
 
 def ubauc_pass(X, s, order, w, c, N, t0, lam, schedule, eta):
