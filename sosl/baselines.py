@@ -411,7 +411,8 @@ class OAM(_LinearBaseline):
                   float(self.C), self._layout_["update"])
         if state.get("buffer_values_") is not None:
             X = X if sp.issparse(X) else _as_csr(sp.csr_matrix(X))
-            self._reserve(state, int(np.diff(X.indptr).max(initial=0)))
+            self._reserve(state, int(X.indptr[1] - X.indptr[0]) if X.shape[0] == 1
+                          else int(np.diff(X.indptr).max()))
             gradient = self._layout_["update"] == _OAM_UPDATES["gra"]
             state["t_"] = _baselines.oam_pass_csr(
                 X.data, X.indices, X.indptr, s, order, state["coef_"],

@@ -481,29 +481,30 @@ def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
                        const long long[::1] nB, double[::1] work):
     """w.(mean(B^-) + mean(B^+)) / 2 over sparse buffers, O(buffered values).
 
-    ``work`` (length >= 2 p, all zero, left zero) holds the two classes' column sums,
-    formed in slot order as the dense buffers' column sums are, so the means are those of
-    the dense buffers; only the order of the final sum differs. Both buffers must hold
-    an instance. See :func:`sosl._core._baselines_ref.oam_midpoint_score`.
+    ``work`` (length >= 2 p, all zero, left zero) holds the two classes' column sums
+    (interleaved, ``work[2 j + k]``, one cache line per column), formed in slot order as
+    the dense buffers' column sums are, so the means are those of the dense buffers; only
+    the order of the final sum differs. Both buffers must hold an instance. See
+    :func:`sosl._core._baselines_ref.oam_midpoint_score`.
     """
-    cdef Py_ssize_t p = w.shape[0], cap = Bi.shape[2], k, q, a, j
+    cdef Py_ssize_t k, q, a, j
     cdef double acc = 0.0, f0 = <double> nB[0], f1 = <double> nB[1]
     cdef double* S = &work[0]
     with nogil:
         for k in range(2):
             for q in range(nB[k]):
                 for a in range(Bn[k, q]):
-                    S[k * p + Bi[k, q, a]] += Bv[k, q, a]
+                    S[2 * <Py_ssize_t> Bi[k, q, a] + k] += Bv[k, q, a]
         # each column once: its sums are zeroed when it is first met (a column met again,
         # or whose sums cancelled to 0, adds w_j 0 = 0 as in the dense product)
         for k in range(2):
             for q in range(nB[k]):
                 for a in range(Bn[k, q]):
                     j = Bi[k, q, a]
-                    if S[j] != 0.0 or S[p + j] != 0.0:
-                        acc += w[j] * (0.5 * (S[j] / f0 + S[p + j] / f1))
-                        S[j] = 0.0
-                        S[p + j] = 0.0
+                    if S[2 * j] != 0.0 or S[2 * j + 1] != 0.0:
+                        acc += w[j] * (0.5 * (S[2 * j] / f0 + S[2 * j + 1] / f1))
+                        S[2 * j] = 0.0
+                        S[2 * j + 1] = 0.0
     return acc
 
 
