@@ -20,9 +20,10 @@ rtol 1e-12). Perceptron, PA-I, OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row 
 of O(p): their weights are held as a scale times a vector during a pass, so the shrinkage
 of OL-UBAUC and the projection of SOLAM multiply one number, and SOLAM's average of the
 iterates is updated only on the row's columns. A call still does O(p) work once (copying
-the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM
-keeps dense buffers and its O(buffer_size p) step. AdaOAM (O(p^2) state) refuses sparse
-input.
+the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM,
+first called on sparse rows, keeps its buffers as sparse rows and costs
+O(buffer_size x nnz) per row and no O(p) work per call (see its Notes). AdaOAM (O(p^2)
+state) accepts sparse input a densified block at a time.
 
 Rows so large that a score w.x, a squared norm or a scalar of the state is not finite in
 double precision raise ``FloatingPointError`` (in training and in scoring) and leave the

@@ -14,10 +14,11 @@ are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``), so
 a shrinkage or a projection onto a ball multiplies ``a`` only, and SOLAM's running
 average of the iterates is kept as ``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector
 ``Q`` changed only where ``u`` changes). Converting to and from that form costs O(p) once
-per pass. OAM keeps its buffers as sparse rows (sorted columns and values in
-fixed-capacity slots) and forms each pairwise difference x_t - x by merging the two rows'
-columns, so a round costs O(sum over the opposite buffer of nnz(x_t) + nnz(x)) with no
-term in p.
+per pass. OAM's CSR pass keeps its buffers as sparse rows (sorted columns and values in
+fixed-capacity slots, a state of another shape than the dense pass's, holding the same
+rows) and forms each pairwise difference x_t - x by merging the two rows' columns, so a
+round costs O(sum over the opposite buffer of nnz(x_t) + nnz(x)) with no term in p, and
+:func:`oam_midpoint_score` gives its intercept in O(buffered values).
 
 A score w.x_t (or a squared norm) that is not finite stops the pass with a
 ``FloatingPointError`` naming the row: the features are too large for double precision.
