@@ -394,8 +394,9 @@ class OAM(_LinearBaseline):
         backup = dict.fromkeys(self._state_names)
         if sp.issparse(X):
             # w changes only on the columns of the call's rows and of the buffered rows
-            # (the zeros after each slot's row add column 0, harmlessly)
-            backup["coef_"] = np.concatenate([X.indices, self.buffer_indices_.ravel()])
+            Bi, Bn = self.buffer_indices_, self.buffer_nnz_
+            used = np.arange(Bi.shape[2]) < Bn[..., None]
+            backup["coef_"] = np.concatenate([X.indices, Bi[used]])
         return backup
 
     def _pass(self, state, X, s, order):
@@ -446,12 +447,12 @@ class OAM(_LinearBaseline):
             state[name] = grown
 
     def _scratch(self, p):
-        """2 p zeros for the typed helpers (the gradient update's sum, the buffers' column
-        sums), all zero again when they return: kept across calls, as a fresh array per
-        call would fault its pages in again at large p (not pickled)."""
+        """The gradient update's p-long sum, all zero again when the pass returns: kept
+        across calls, as a fresh array per call would fault its pages in again at large p
+        (not pickled)."""
         work = self.__dict__.get("_oam_work")
-        if work is None or work.shape[0] != 2 * p:
-            work = np.zeros(2 * p)
+        if work is None or work.shape[0] != p:
+            work = np.zeros(p)
             self.__dict__["_oam_work"] = work
         return work
 
@@ -460,7 +461,10 @@ class OAM(_LinearBaseline):
         state.pop("_oam_work", None)
         return state
 
-    def _threshold(self, state):
+    @staticmethod
+    def _threshold(state):
+        # minus the midpoint of the buffers' mean scores, each the mean of the buffered
+        # rows' scores w.x (O(buffered values) on sparse buffers, no p-long mean)
         fill = state["buffer_fill_"]
         if np.any(fill == 0):
             return 0.0
@@ -468,11 +472,11 @@ class OAM(_LinearBaseline):
         with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
             if state.get("buffer_values_") is None:
                 B = state["buffer_rows_"]
-                mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
-                return float(-w @ mid)
+                return float(-(0.5 * ((B[0, :fill[0]] @ w).sum() / fill[0])
+                               + 0.5 * ((B[1, :fill[1]] @ w).sum() / fill[1])))
             return -_baselines.oam_midpoint_score(
                 w, state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
-                fill, self._scratch(w.shape[0]))
+                fill)
 
 
 class OLUBAUC(_LinearBaseline):

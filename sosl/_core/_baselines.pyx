@@ -479,34 +479,23 @@ def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
 
 def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
                        const double[:, :, ::1] Bv, const long long[:, ::1] Bn,
-                       const long long[::1] nB, double[::1] work):
+                       const long long[::1] nB):
     """w.(mean(B^-) + mean(B^+)) / 2 over sparse buffers, O(buffered values).
 
-    ``work`` (length >= 2 p, all zero, left zero) holds the two classes' column sums
-    (interleaved, ``work[2 j + k]``, one cache line per column), formed in slot order as
-    the dense buffers' column sums are, so the means are those of the dense buffers; only
-    the order of the final sum differs. Both buffers must hold an instance. See
+    Formed as the mean of the buffered rows' scores w.x per class, as the estimator does
+    for dense buffers. Both buffers must hold an instance. See
     :func:`sosl._core._baselines_ref.oam_midpoint_score`.
     """
-    cdef Py_ssize_t k, q, a, j
-    cdef double acc = 0.0, f0 = <double> nB[0], f1 = <double> nB[1]
-    cdef double* S = &work[0]
+    cdef Py_ssize_t k, q, a
+    cdef double acc, mid = 0.0
     with nogil:
         for k in range(2):
+            acc = 0.0
             for q in range(nB[k]):
                 for a in range(Bn[k, q]):
-                    S[2 * <Py_ssize_t> Bi[k, q, a] + k] += Bv[k, q, a]
-        # each column once: its sums are zeroed when it is first met (a column met again,
-        # or whose sums cancelled to 0, adds w_j 0 = 0 as in the dense product)
-        for k in range(2):
-            for q in range(nB[k]):
-                for a in range(Bn[k, q]):
-                    j = Bi[k, q, a]
-                    if S[2 * j] != 0.0 or S[2 * j + 1] != 0.0:
-                        acc += w[j] * (0.5 * (S[2 * j] / f0 + S[2 * j + 1] / f1))
-                        S[2 * j] = 0.0
-                        S[2 * j + 1] = 0.0
-    return acc
+                    acc += w[Bi[k, q, a]] * Bv[k, q, a]
+            mid += 0.5 * (acc / <double> nB[k])
+    return mid
 
 
 def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,

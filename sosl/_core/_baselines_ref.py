@@ -249,15 +249,12 @@ def oam_pass_csr(data, indices, indptr, s, order, w, Bi, Bv, Bn, nB, N, rng, t0,
 def oam_midpoint_score(w, Bi, Bv, Bn, nB):
     """w.(mean(B^-) + mean(B^+)) / 2 for sparse buffers (both holding an instance).
 
-    OAM's ``intercept_`` is minus this score, the midpoint of the projected buffer means.
-    The column sums run over the slots in order, as the dense buffers' do.
+    OAM's ``intercept_`` is minus this score, the midpoint of the projected buffer means,
+    each formed as the mean of the buffered rows' scores w.x.
     """
-    cols = [Bi[k, :nB[k]][np.arange(Bi.shape[2]) < Bn[k, :nB[k], None]] for k in range(2)]
-    vals = [Bv[k, :nB[k]][np.arange(Bi.shape[2]) < Bn[k, :nB[k], None]] for k in range(2)]
-    u = np.unique(np.concatenate(cols))                         # columns of either mean
-    means = [np.bincount(np.searchsorted(u, cols[k]), vals[k], minlength=u.shape[0]) / nB[k]
-             for k in range(2)]                                 # mean(B^k) on u
-    return w[u] @ (0.5 * (means[0] + means[1]))                 # w.(mean(B^-) + mean(B^+)) / 2
+    scores = [[w[Bi[k, q, :Bn[k, q]]] @ Bv[k, q, :Bn[k, q]] for q in range(nB[k])]
+              for k in range(2)]                                # w.x per buffered x
+    return 0.5 * (sum(scores[0]) / nB[0]) + 0.5 * (sum(scores[1]) / nB[1])   # mean per class
 
 
 def ubauc_pass(X, s, order, w, c, N, t0, lam, schedule, eta):
