@@ -22,7 +22,9 @@ Timings are process CPU time on one thread, the contenders interleaved, the mini
 5. **One sparse row at a time, p = 2^20**: ``learn_one`` on CSR rows of the SMS Spam
    Collection hashed to 2^20 columns (``$SOSL_DATA_DIR``, default ``/work/shared/data``;
    without it, synthetic rows of 1 + Poisson(12) values at random columns) for
-   ``SketchedOAUCM`` (rank 32), ``FTRLAUC`` and ``OAM`` (buffer_size 100), each continuing
+   ``SketchedOAUCM`` (rank 32; also with the whole sketch copied for the transaction of
+   each call, the control of its one-row partial backup), ``FTRLAUC`` and ``OAM``
+   (buffer_size 100), each continuing
    a model fitted on the first ``--sparse-prefix`` rows (unpickled afresh before each
    timed run, outside the timing); rows/s and the ratio to FTRLAUC in the same run.
    ``--sparse-only`` runs this table alone.
@@ -235,6 +237,14 @@ def _sparse_rows(n, p, seed=0):
         return X, (rng.random(n) < 0.13).astype(int), "synthetic"
 
 
+class _WholeSketchBackup(SketchedOAUCM):
+    """SketchedOAUCM whose one-row calls copy the whole sketch for the transaction, as its
+    multi-row calls do (the control of the partial backup)."""
+
+    def _sketch_rows_at_stake(self):
+        return None
+
+
 def sparse_one_row_table(rows, prefix, repeat):
     p = 2 ** 20
     X, y, source = _sparse_rows(prefix + rows, p)
@@ -242,6 +252,8 @@ def sparse_one_row_table(rows, prefix, repeat):
           f"{prefix}..{prefix + rows - 1}, after fit on the first {prefix}; process CPU "
           f"time, min of {repeat} interleaved runs)\n")
     learners = {"SketchedOAUCM(rank=32)": SketchedOAUCM(lam=1e-3, rank=32),
+                "SketchedOAUCM(rank=32), whole sketch copied": _WholeSketchBackup(lam=1e-3,
+                                                                                  rank=32),
                 "FTRLAUC": FTRLAUC(), "OAM(buffer_size=100)": OAM(random_state=0),
                 "OAM_gra(buffer_size=100)": OAM(update="gra", random_state=0)}
     blobs = {name: pickle.dumps(est.fit(X[:prefix], y[:prefix]))

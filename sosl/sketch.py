@@ -106,7 +106,11 @@ class SketchedOAUCM(BaseOnlineAUC):
     -----
     Columns are renumbered by first appearance and the state lives in compact coordinates;
     this is exact (a column never seen keeps mean, sketch column and weight at 0). A
-    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). The
+    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). A
+    one-row call (``learn_one``) saves, for the case it fails, only the sketch rows it can
+    write (the row it appends to each class's sketch, or a whole class's sketch when that
+    row fills it), the O(m) arrays and the touched entries of ``column_map_``, so its cost
+    is that of the round. The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 
