@@ -30,7 +30,16 @@ p = 2^20 on the synthetic matrices (1 when the cost of a row does not depend on 
 dense pass of the same learners over the first ``--dense-rows`` rows of the p = 2^14
 matrix, densified, is timed as well (O(p) per row).
 
-Usage: ``python benchmarks/bench_sparse.py [--repeat 5] [--tile 20] [--seed 0] [--dense-rows 400]``
+OAM (``update="seq"`` and ``"gra"``, ``buffer_size=100``) compares each row with the
+buffered rows of the other class, so its cost per row is O(buffer_size x nnz), not O(nnz):
+it is reported in a section of its own on the two synthetic matrices (same nnz, p = 2^14
+and 2^20), with the marginal CPU microseconds per row (tile ``--oam-tile``, the buffers
+full for all but the first rows), the ratio of the costs at the two p, and the model's
+memory (bytes of its fitted arrays, split into the buffers and the p-long ``coef_``)
+beside the 2 x buffer_size x p x 8 bytes dense buffers would take.
+
+Usage: ``python benchmarks/bench_sparse.py [--repeat 5] [--tile 20] [--seed 0]
+[--dense-rows 400] [--oam-tile 4]``
 """
 
 import argparse
@@ -44,7 +53,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 
-from sosl import OLUBAUC, PAI, SOLAM, Perceptron
+from sosl import OAM, OLUBAUC, PAI, SOLAM, Perceptron
 from sosl.datasets import DataDirectoryError, DatasetNotFoundError, load_sms_spam, vectorize_texts
 
 TARGET = 0.5
@@ -53,6 +62,51 @@ TARGET = 0.5
 def _learners():
     return {"Perceptron": Perceptron(), "PA-I": PAI(C=1.0), "OL-UBAUC": OLUBAUC(lam=1e-4),
             "OL-UBAUC_c": OLUBAUC(lam=1e-4, eta=0.1), "SOLAM": SOLAM(eta=1.0, radius=10.0)}
+
+
+def _oam_learners():
+    return {"OAM_seq": OAM(C=1.0, update="seq", buffer_size=100, random_state=0),
+            "OAM_gra": OAM(C=1.0, update="gra", buffer_size=100, random_state=0)}
+
+
+def _memory(model):
+    """Bytes of the fitted arrays: (buffers, coef_, all)."""
+    arrays = {name: getattr(model, name) for name in model._state_names}
+    arrays = {name: a for name, a in arrays.items() if isinstance(a, np.ndarray)}
+    buffers = sum(a.nbytes for name, a in arrays.items() if name.startswith("buffer_"))
+    return buffers, arrays["coef_"].nbytes, sum(a.nbytes for a in arrays.values())
+
+
+def _oam_section(mats, tile, repeat):
+    """OAM's marginal CPU time per row at p = 2^14 and 2^20 (same rows), and its memory."""
+    labels = ["synthetic 2^14", "synthetic 2^20"]
+    tiled = {label: (_canonical(sp.vstack([mats[label][0]] * tile)),
+                     np.tile(mats[label][1], tile)) for label in labels}
+    best = {}
+    for _ in range(repeat):
+        for label in labels:
+            for name, est in _oam_learners().items():
+                for K, (X, y) in ((1, mats[label]), (tile, tiled[label])):
+                    sec = _cpu(lambda est=est, X=X, y=y: est.fit(X, y))
+                    best[label, name, K] = min(best.get((label, name, K), np.inf), sec)
+    n = mats[labels[0]][0].shape[0]
+    print(f"\nOAM (buffer_size 100) on CSR rows: marginal CPU us per row, "
+          f"(T(K) - T(1)) / ((K - 1) n), K = {tile}; model memory after the pass")
+    print(f"{'learner':<9} {'us/row 2^14':>12} {'us/row 2^20':>12} {'2^20/2^14':>10}"
+          f" {'buffers 2^14':>13} {'buffers 2^20':>13} {'coef_ 2^20':>11}"
+          f" {'dense buffers 2^20':>19}")
+    for name in _oam_learners():
+        us = [1e6 * (best[label, name, tile] - best[label, name, 1]) / ((tile - 1) * n)
+              for label in labels]
+        mem = []
+        for label in labels:
+            model = _oam_learners()[name].fit(*mats[label])
+            mem.append(_memory(model))
+        p = mats[labels[1]][0].shape[1]
+        dense = 2 * 100 * p * 8
+        print(f"{name:<9} {us[0]:>12.2f} {us[1]:>12.2f} {us[1] / us[0]:>10.2f}"
+              f" {mem[0][0] / 2**20:>10.2f} MB {mem[1][0] / 2**20:>10.2f} MB"
+              f" {mem[1][1] / 2**20:>8.2f} MB {dense / 2**30:>16.2f} GB")
 
 
 def _sms(data_dir):
@@ -126,6 +180,7 @@ def main(argv=None):
     parser.add_argument("--tile", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dense-rows", type=int, default=400)
+    parser.add_argument("--oam-tile", type=int, default=4)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
@@ -179,6 +234,7 @@ def main(argv=None):
         sparse_rate = marginal("synthetic 2^14", name)
         print(f"  {name:<11} {m / sec:>10.3g} rows/s dense   (CSR marginal: {sparse_rate:.3g} "
               f"rows/s, {sparse_rate / (m / sec):.0f}x)")
+    _oam_section(mats, args.oam_tile, args.repeat)
 
 
 if __name__ == "__main__":

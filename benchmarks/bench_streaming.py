@@ -19,10 +19,23 @@ Timings are process CPU time on one thread, the contenders interleaved, the mini
    and without forgetting. Targets: after the drift, forgetting within 1 point of the fresh
    model; on the stationary stream, within 0.5 points of no forgetting.
 
-Usage: ``python benchmarks/bench_streaming.py [--rows 20000] [--repeat 3] [--quick]``
+5. **One sparse row at a time, p = 2^20**: ``learn_one`` on CSR rows of the SMS Spam
+   Collection hashed to 2^20 columns (``$SOSL_DATA_DIR``, default ``/work/shared/data``;
+   without it, synthetic rows of 1 + Poisson(12) values at random columns) for
+   ``SketchedOAUCM`` (rank 32; also with the whole sketch copied for the transaction of
+   each call, the control of its one-row partial backup), ``FTRLAUC`` and ``OAM``
+   (buffer_size 100), each continuing
+   a model fitted on the first ``--sparse-prefix`` rows (unpickled afresh before each
+   timed run, outside the timing); rows/s and the ratio to FTRLAUC in the same run.
+   ``--sparse-only`` runs this table alone.
+
+Usage: ``python benchmarks/bench_streaming.py [--rows 20000] [--repeat 3] [--quick]
+[--sparse-only] [--sparse-rows 1000] [--sparse-prefix 2000]``
 """
 
 import argparse
+import os
+import pickle
 import time
 
 import numpy as np
@@ -31,10 +44,17 @@ from sklearn.linear_model import SGDClassifier
 from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
-from sosl import OAUCM
-from sosl.datasets import make_drifting_stream, make_imbalanced_stream
+from sosl import FTRLAUC, OAM, OAUCM
+from sosl.datasets import (
+    DatasetNotFoundError,
+    load_sms_spam,
+    make_drifting_stream,
+    make_imbalanced_stream,
+    vectorize_texts,
+)
 from sosl.evaluate import prequential
 from sosl.metrics import RollingAUC
+from sosl.sketch import SketchedOAUCM
 
 try:
     import river
@@ -201,6 +221,59 @@ def drift_table(n, beta):
           f"{100 * cost:+.2f} points (target <= 0.5): {'PASS' if cost <= 0.005 else 'MISS'}")
 
 
+def _sparse_rows(n, p, seed=0):
+    """CSR rows of sms_spam hashed to p columns, or synthetic rows of the same kind."""
+    import scipy.sparse as sp
+    try:
+        texts, y = load_sms_spam(os.environ.get("SOSL_DATA_DIR", "/work/shared/data"))
+        return vectorize_texts(texts, "hashing", p)[:n], np.asarray(y)[:n], "sms_spam"
+    except DatasetNotFoundError:
+        rng = np.random.default_rng(seed)
+        lengths = 1 + rng.poisson(12, n)
+        cols = np.concatenate([np.sort(rng.choice(p, k, replace=False)) for k in lengths])
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        X = sp.csr_matrix((np.repeat(1 / np.sqrt(lengths), lengths), cols, indptr),
+                          shape=(n, p))
+        return X, (rng.random(n) < 0.13).astype(int), "synthetic"
+
+
+class _WholeSketchBackup(SketchedOAUCM):
+    """SketchedOAUCM whose one-row calls copy the whole sketch for the transaction, as its
+    multi-row calls do (the control of the partial backup)."""
+
+    def _sketch_rows_at_stake(self):
+        return None
+
+
+def sparse_one_row_table(rows, prefix, repeat):
+    p = 2 ** 20
+    X, y, source = _sparse_rows(prefix + rows, p)
+    print(f"\n## One sparse row at a time, p = 2^20 ({source}; rows/s of learn_one on rows "
+          f"{prefix}..{prefix + rows - 1}, after fit on the first {prefix}; process CPU "
+          f"time, min of {repeat} interleaved runs)\n")
+    learners = {"SketchedOAUCM(rank=32)": SketchedOAUCM(lam=1e-3, rank=32),
+                "SketchedOAUCM(rank=32), whole sketch copied": _WholeSketchBackup(lam=1e-3,
+                                                                                  rank=32),
+                "FTRLAUC": FTRLAUC(), "OAM(buffer_size=100)": OAM(random_state=0),
+                "OAM_gra(buffer_size=100)": OAM(update="gra", random_state=0)}
+    blobs = {name: pickle.dumps(est.fit(X[:prefix], y[:prefix]))
+             for name, est in learners.items()}
+    one = [X[i] for i in range(prefix, prefix + rows)]
+    labels = y[prefix:prefix + rows]
+    best = dict.fromkeys(learners, np.inf)
+    for _ in range(repeat):
+        for name, blob in blobs.items():
+            model = pickle.loads(blob)
+            t0 = time.process_time()
+            for x, label in zip(one, labels):
+                model.learn_one(x, label)
+            best[name] = min(best[name], time.process_time() - t0)
+    print("| learner | learn_one rows/s | / FTRLAUC |")
+    print("|---|---|---|")
+    for name, sec in best.items():
+        print(f"| {name} | {rows / sec:,.0f} | {best['FTRLAUC'] / sec:.2f} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=20000, help="rows per one-row timing")
@@ -209,15 +282,28 @@ def main(argv=None):
                     help="forgetting factor of table 4 (0.99: the best of 0.995, 0.99, 0.98 on "
                     "this stream)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--sparse-only", action="store_true", help="only table 5")
+    ap.add_argument("--sparse-rows", type=int, default=1000, help="rows timed in table 5")
+    ap.add_argument("--sparse-prefix", type=int, default=2000,
+                    help="rows fitted before table 5's timing")
     args = ap.parse_args(argv)
     if args.rows < 100 or args.repeat < 1 or not 0 < args.beta <= 1:
         ap.error("--rows must be >= 100, --repeat >= 1 and --beta in (0, 1]")
+    if args.sparse_rows < 1 or args.sparse_prefix < 1 or \
+            args.sparse_rows + args.sparse_prefix > 5574:
+        ap.error("--sparse-rows and --sparse-prefix must be >= 1 and sum to at most 5574")
     n = 2000 if args.quick else args.rows
     with threadpool_limits(limits=1):
+        if args.sparse_only:
+            sparse_one_row_table(args.sparse_rows, args.sparse_prefix, args.repeat)
+            return
         one_row_table(n, 1 if args.quick else args.repeat)
         score_one_table(n, 1 if args.quick else args.repeat)
         river_table(2000 if args.quick else 10000)
         drift_table(8000, args.beta)
+        sparse_one_row_table(200 if args.quick else args.sparse_rows,
+                             500 if args.quick else args.sparse_prefix,
+                             1 if args.quick else args.repeat)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,10 @@ rtol 1e-12). Perceptron, PA-I, OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row 
 of O(p): their weights are held as a scale times a vector during a pass, so the shrinkage
 of OL-UBAUC and the projection of SOLAM multiply one number, and SOLAM's average of the
 iterates is updated only on the row's columns. A call still does O(p) work once (copying
-the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM
-keeps dense buffers and its O(buffer_size p) step. AdaOAM (O(p^2) state) refuses sparse
-input.
+the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM,
+first called on sparse rows, keeps its buffers as sparse rows and costs
+O(buffer_size x nnz) per row and no O(p) work per call (see its Notes). AdaOAM (O(p^2)
+state) accepts sparse input a densified block at a time.
 
 Rows so large that a score w.x, a squared norm or a scalar of the state is not finite in
 double precision raise ``FloatingPointError`` (in training and in scoring) and leave the
@@ -35,8 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _as_csr, _blocks
 from ._core import _baselines
 from ._core._codes import OamUpdate, Schedule
 
@@ -258,9 +260,25 @@ class OAM(_LinearBaseline):
         ``-coef_ @ (mean(B^-) + mean(B^+)) / 2`` (0 until both buffers hold an
         instance): puts the ``predict`` threshold midway between the projected buffer
         means. AUC ignores it.
-    buffers_ : ndarray of shape (2, buffer_size, n_features)
-        The buffers, row k for ``classes_[k]``; only the first ``buffer_fill_[k]`` slots
-        are used.
+    buffers_ : ndarray of shape (2, buffer_size, n_features), or tuple of two sparse matrices
+        The buffers, element k for ``classes_[k]``. A model whose first call
+        (``fit`` or the first ``partial_fit``) received dense rows stores them dense:
+        an array whose first ``buffer_fill_[k]`` rows of ``buffers_[k]`` are in use (the
+        stored array itself, ``buffer_rows_``). A model whose first call received a
+        scipy.sparse matrix stores them sparse, and ``buffers_`` is then a tuple of two
+        ``scipy.sparse.csr_matrix`` of shapes ``(buffer_fill_[k], n_features)``, built on
+        each access from the slots below (O(buffer_size x row length), never a dense
+        array).
+    buffer_rows_ : ndarray of shape (2, buffer_size, n_features) or None
+        The dense buffers (None in a model with sparse buffers).
+    buffer_indices_, buffer_values_ : ndarray of shape (2, buffer_size, capacity) or None
+        The sparse buffers (None in a model with dense buffers): slot q of buffer k holds
+        ``buffer_nnz_[k, q]`` sorted column indices (int32) and their values, followed by
+        zeros. The capacity is the smallest power of two at least the longest row seen,
+        so it grows by doubling and does not depend on how the rows were split into
+        calls.
+    buffer_nnz_ : ndarray of shape (2, buffer_size) or None
+        Number of stored values of the row in each slot (sparse buffers).
     buffer_fill_ : ndarray of shape (2,)
         Number of instances in each buffer.
     counts_ : ndarray of shape (2,)
@@ -277,10 +295,21 @@ class OAM(_LinearBaseline):
     The random numbers come from a splitmix64 generator seeded from ``random_state``
     (written identically in the kernel and the NumPy reference). A pair whose difference
     ``x_t - x`` is 0 (a duplicate) is skipped by the sequential update. Cost per round
-    O(buffer_size p), memory O(buffer_size p).
-    Sparse rows are accepted and scattered into a dense work vector, with the same
-    result as the dense rows; the buffers stay dense, so the cost and the memory remain
-    O(buffer_size p) (2 x 100 x 2^20 doubles, 1.6 GiB, for hashed text at p = 2^20).
+    O(buffer_size p), memory O(buffer_size p) on dense rows.
+
+    Sparse rows: the buffers keep the rows sparse and every difference ``x_t - x`` is
+    formed on the union of the two rows' columns, so a round costs
+    O(sum over the opposite buffer of nnz(x_t) + nnz(x)) and the buffers take
+    O(buffer_size x longest row) memory, independent of p; only ``coef_`` is p long. The
+    model equals the one learned from the same rows given dense (up to the order of the
+    sums, tested at rtol 1e-12). A call on such a model saves, for the case it fails, the
+    buffers and the entries of ``coef_`` the call can change (the columns of its rows
+    and of the buffered rows), so ``learn_one`` does no O(p) work either.
+
+    The storage is chosen by the first call and kept: later calls may mix dense and
+    sparse rows, which are converted to the model's storage (dense rows to CSR for
+    sparse buffers, O(p) per row as a dense row costs anyway; sparse rows densified a
+    block at a time for dense buffers), with the same result as the unconverted rows.
 
     References
     ----------
@@ -298,8 +327,9 @@ class OAM(_LinearBaseline):
     True
     """
 
-    _state_names = ("coef_", "intercept_", "buffers_", "buffer_fill_", "counts_",
-                    "rng_state_")
+    _COMMON_STATE = ("coef_", "intercept_", "buffer_fill_", "counts_", "rng_state_")
+    _DENSE_STORE = ("buffer_rows_",)
+    _SPARSE_STORE = ("buffer_indices_", "buffer_values_", "buffer_nnz_")
     _parameter_constraints: dict = {
         **_COMMON, "C": [_POSITIVE], "update": [StrOptions(set(_OAM_UPDATES))],
         "buffer_size": [Interval(Integral, 1, None, closed="left")]}
@@ -313,41 +343,140 @@ class OAM(_LinearBaseline):
         self.shuffle = shuffle
         self.random_state = random_state
 
+    @property
+    def _state_names(self):
+        # the buffer storage exists from the end of the first pass, which chose it
+        if self.__dict__.get("buffer_values_") is not None:
+            return self._COMMON_STATE + self._SPARSE_STORE
+        if self.__dict__.get("buffer_rows_") is not None:
+            return self._COMMON_STATE + self._DENSE_STORE
+        return self._COMMON_STATE
+
     def _layout(self):
         return {"buffer_size": int(self.buffer_size), "update": _OAM_UPDATES[self.update]}
 
     def _init_state(self, n_features):
         seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
                                                              dtype=np.int64)
-        return {
+        state = {
             "coef_": np.zeros(n_features),
             "intercept_": 0.0,
-            "buffers_": np.zeros((2, self._layout()["buffer_size"], n_features)),
             "buffer_fill_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
             "rng_state_": np.array([seed], dtype=np.uint64),
         }
+        # the storage is created by the first pass, dense or sparse as its rows
+        state.update(dict.fromkeys(self._DENSE_STORE + self._SPARSE_STORE))
+        return state
+
+    @property
+    def buffers_(self):
+        """The buffers: a dense (2, buffer_size, n_features) array, or a tuple of two CSR
+        matrices (one row per buffered instance) for a model with sparse buffers."""
+        check_is_fitted(self, "classes_")
+        if self.__dict__.get("buffer_values_") is None:
+            return self.buffer_rows_
+        p = self.coef_.shape[0]
+        out = []
+        for k in range(2):
+            fill = int(self.buffer_fill_[k])
+            nnz = self.buffer_nnz_[k, :fill]
+            used = np.arange(self.buffer_indices_.shape[2]) < nnz[:, None]
+            indptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
+            out.append(sp.csr_matrix((self.buffer_values_[k, :fill][used],
+                                      self.buffer_indices_[k, :fill][used], indptr),
+                                     shape=(fill, p)))
+        return tuple(out)
+
+    def _backup_names(self, X):
+        if self.t_ == 0 or self.__dict__.get("buffer_values_") is None:
+            return super()._backup_names(X)
+        backup = dict.fromkeys(self._state_names)
+        if sp.issparse(X):
+            # w changes only on the columns of the call's rows and of the buffered rows
+            Bi, Bn = self.buffer_indices_, self.buffer_nnz_
+            used = np.arange(Bi.shape[2]) < Bn[..., None]
+            backup["coef_"] = np.concatenate([X.indices, Bi[used]])
+        return backup
 
     def _pass(self, state, X, s, order):
-        p = X.shape[1]
-        args = (state["coef_"], state["buffers_"], state["buffer_fill_"], state["counts_"],
-                state["rng_state_"], state["t_"], float(self.C), self._layout_["update"])
-        if sp.issparse(X):
-            state["t_"] = _baselines.oam_pass_csr(X.data, X.indices, X.indptr, s, order,
-                                                  *args, np.zeros(3 * p))
+        budget = self._layout_["buffer_size"]
+        p = state["coef_"].shape[0]
+        if state.get("buffer_rows_") is None and state.get("buffer_values_") is None:
+            if sp.issparse(X):
+                state["buffer_indices_"] = np.zeros((2, budget, 1), dtype=np.int32)
+                state["buffer_values_"] = np.zeros((2, budget, 1))
+                state["buffer_nnz_"] = np.zeros((2, budget), dtype=np.int64)
+            else:
+                state["buffer_rows_"] = np.zeros((2, budget, p))
+        common = (state["buffer_fill_"], state["counts_"], state["rng_state_"], state["t_"],
+                  float(self.C), self._layout_["update"])
+        if state.get("buffer_values_") is not None:
+            X = X if sp.issparse(X) else _as_csr(sp.csr_matrix(X))
+            self._reserve(state, int(X.indptr[1] - X.indptr[0]) if X.shape[0] == 1
+                          else int(np.diff(X.indptr).max()))
+            gradient = self._layout_["update"] == _OAM_UPDATES["gra"]
+            state["t_"] = _baselines.oam_pass_csr(
+                X.data, X.indices, X.indptr, s, order, state["coef_"],
+                state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
+                *common, self._scratch(p) if gradient else np.zeros(0),
+                np.zeros(budget, dtype=np.uint8))
+        elif sp.issparse(X):
+            for rows in _blocks(order, p):
+                common = common[:3] + (state["t_"],) + common[4:]
+                state["t_"] = _baselines.oam_pass(
+                    X[rows].toarray(), np.ascontiguousarray(s[rows]),
+                    np.arange(rows.shape[0], dtype=np.intp), state["coef_"],
+                    state["buffer_rows_"], *common, np.zeros(2 * p))
         else:
-            state["t_"] = _baselines.oam_pass(X, s, order, *args, np.zeros(2 * p))
+            state["t_"] = _baselines.oam_pass(X, s, order, state["coef_"],
+                                              state["buffer_rows_"], *common, np.zeros(2 * p))
         state["intercept_"] = self._threshold(state)
 
     @staticmethod
+    def _reserve(state, longest):
+        """Grow the sparse slots to a power-of-two capacity of at least ``longest``."""
+        cap = state["buffer_indices_"].shape[2]
+        if longest <= cap:
+            return
+        new = 1 << (longest - 1).bit_length()
+        for name in ("buffer_indices_", "buffer_values_"):
+            old = state[name]
+            grown = np.zeros(old.shape[:2] + (new,), dtype=old.dtype)
+            grown[:, :, :cap] = old
+            state[name] = grown
+
+    def _scratch(self, p):
+        """The gradient update's p-long sum, all zero again when the pass returns: kept
+        across calls, as a fresh array per call would fault its pages in again at large p
+        (not pickled)."""
+        work = self.__dict__.get("_oam_work")
+        if work is None or work.shape[0] != p:
+            work = np.zeros(p)
+            self.__dict__["_oam_work"] = work
+        return work
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_oam_work", None)
+        return state
+
+    @staticmethod
     def _threshold(state):
+        # minus the midpoint of the buffers' mean scores, each the mean of the buffered
+        # rows' scores w.x (O(buffered values) on sparse buffers, no p-long mean)
         fill = state["buffer_fill_"]
         if np.any(fill == 0):
             return 0.0
-        B = state["buffers_"]
+        w = state["coef_"]
         with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
-            mid = 0.5 * (B[0, :fill[0]].mean(axis=0) + B[1, :fill[1]].mean(axis=0))
-            return float(-state["coef_"] @ mid)
+            if state.get("buffer_values_") is None:
+                B = state["buffer_rows_"]
+                return float(-(0.5 * ((B[0, :fill[0]] @ w).sum() / fill[0])
+                               + 0.5 * ((B[1, :fill[1]] @ w).sum() / fill[1])))
+            return -_baselines.oam_midpoint_score(
+                w, state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
+                fill)
 
 
 class OLUBAUC(_LinearBaseline):

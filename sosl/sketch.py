@@ -106,7 +106,11 @@ class SketchedOAUCM(BaseOnlineAUC):
     -----
     Columns are renumbered by first appearance and the state lives in compact coordinates;
     this is exact (a column never seen keeps mean, sketch column and weight at 0). A
-    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). The
+    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). A
+    one-row call (``learn_one``) saves, for the case it fails, only the sketch rows it can
+    write (the row it appends to each class's sketch, or a whole class's sketch when that
+    row fills it), the O(m) arrays and the touched entries of ``column_map_``, so its cost
+    is that of the round. The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 
@@ -214,14 +218,31 @@ class SketchedOAUCM(BaseOnlineAUC):
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
         # it and the transaction restores the previous attributes. The one p-long array,
-        # column_map_, changes only at the columns CSR rows touch: save just those (the
-        # compact arrays are O(r m) and copied).
+        # column_map_, changes only at the columns CSR rows touch: save just those. The
+        # other compact arrays are O(m) per class and copied, except the sketches
+        # (O(r m)) in a one-row call, which saves only the sketch rows that call can
+        # change (see _sketch_rows_at_stake).
         if self.t_ == 0:
             return ()
         backup = dict.fromkeys(self._state_names)
         if sp.issparse(X):
             backup["column_map_"] = np.unique(X.indices)
+        if X.shape[0] == 1:
+            backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
+
+    def _sketch_rows_at_stake(self):
+        """(class, row) indices of ``sketches_`` one round may write, whatever its label:
+        the row it appends to each class's sketch, or every row of a class whose sketch
+        that row fills (the shrink rewrites them all; every ``rank`` rows of a class)."""
+        n2 = 2 * self._layout_["rank"]
+        cls, rows = [], []
+        for c in range(2):
+            nr = int(self.sketch_rows_[c])
+            at_stake = np.arange(n2) if nr + 1 >= n2 else np.array([nr])
+            cls.append(np.full(at_stake.shape[0], c))
+            rows.append(at_stake)
+        return np.concatenate(cls), np.concatenate(rows)
 
     def _scatter(self, v):
         """Original-coordinate copy of a compact vector (zeros for unseen columns)."""

@@ -2,7 +2,9 @@
 
 Kernel == NumPy reference at rtol 1e-12 on streams with edge cases, one mutant of each
 reference caught, cross-checks against scikit-learn's Perceptron and PA-I, fit ==
-partial_fit over chunks, pickle mid-stream, seeded reservoir sampling, bad input.
+partial_fit over chunks, pickle mid-stream, seeded reservoir sampling, bad input; CSR
+kernels == dense references; OAM's sparse buffers (slots == their reference, == the dense
+buffers, growth, storage chosen by the first call, failed calls, memory at p = 2^20).
 """
 
 import inspect
@@ -464,8 +466,37 @@ class _CsrModule:
     def solam_pass(self, X, s, order, *args):
         return K.solam_pass_csr(*self.csr, s, order, *args, np.full(2 * self.p, np.nan))
 
-    def oam_pass(self, X, s, order, *args):
-        return K.oam_pass_csr(*self.csr, s, order, *args, np.zeros(3 * self.p))
+    def oam_pass(self, X, s, order, w, B, nB, N, rng, t0, C, update):
+        """The sparse-buffer kernel on B's rows (fresh or not), written back densified."""
+        Bi, Bv, Bn = _sparse_slots(B, nB, cap=int(np.diff(self.csr[2]).max()))
+        t = K.oam_pass_csr(*self.csr, s, order, w, Bi, Bv, Bn, nB, N, rng, t0, C, update,
+                           np.zeros(self.p), np.zeros(B.shape[1], np.uint8))
+        B[...] = _dense_slots(Bi, Bv, Bn, self.p)
+        return t
+
+
+def _sparse_slots(B, nB, cap=None):
+    """Sparse slots (Bi, Bv, Bn) holding the used rows of dense buffers B."""
+    nnz = (B != 0).sum(axis=2)
+    cap = cap or max(1, int(nnz.max()))
+    Bi = np.zeros(B.shape[:2] + (cap,), np.int32)
+    Bv = np.zeros(B.shape[:2] + (cap,))
+    Bn = np.zeros(B.shape[:2], np.int64)
+    for k in range(2):
+        for q in range(nB[k]):
+            cols = np.flatnonzero(B[k, q])
+            Bi[k, q, :cols.shape[0]], Bv[k, q, :cols.shape[0]] = cols, B[k, q, cols]
+            Bn[k, q] = cols.shape[0]
+    return Bi, Bv, Bn
+
+
+def _dense_slots(Bi, Bv, Bn, p):
+    """Dense (2, budget, p) buffers from sparse slots."""
+    B = np.zeros(Bi.shape[:2] + (p,))
+    for k in range(2):
+        for q in range(Bi.shape[1]):
+            B[k, q, Bi[k, q, :Bn[k, q]]] = Bv[k, q, :Bn[k, q]]
+    return B
 
 
 SPARSE_LEARNERS = ["perceptron", "pa1", "oam_seq", "oam_gra", "ubauc", "ubauc_c", "solam"]
@@ -545,6 +576,23 @@ def _sparse_estimators():
     return [e for e in _estimators() if not isinstance(e, AdaOAM)]
 
 
+def _comparable(est):
+    """The state of a fitted estimator with OAM's buffers dense whatever their storage, so
+    that models with dense and with sparse buffers can be compared."""
+    state = _state(est)
+    if isinstance(est, OAM):
+        for name in OAM._DENSE_STORE + OAM._SPARSE_STORE:
+            state.pop(name, None)
+        B = est.buffers_
+        if isinstance(B, tuple):
+            dense = np.zeros((2, est.buffer_size, est.n_features_in_))
+            for k in range(2):
+                dense[k, :B[k].shape[0]] = B[k].toarray()
+            B = dense
+        state["buffers"] = B
+    return state
+
+
 def _assert_states_close(a, b):
     assert a.keys() == b.keys()
     for key in a:
@@ -563,7 +611,7 @@ def test_sparse_input_equals_dense(est):
     dense = pickle.loads(pickle.dumps(est)).fit(X, y)
     for fmt in ("csr", "csc", "coo"):
         sparse = pickle.loads(pickle.dumps(est)).fit(sp.csr_matrix(X).asformat(fmt), y)
-        _assert_states_close(_state(dense), _state(sparse))
+        _assert_states_close(_comparable(dense), _comparable(sparse))
     assert np.any(dense.coef_ != 0)
     np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
                                dense.decision_function(X), rtol=RTOL, atol=1e-13)
@@ -573,7 +621,13 @@ def test_sparse_input_equals_dense(est):
     for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
         part = X[lo:hi] if k % 2 else sp.csr_matrix(X[lo:hi])
         mixed.partial_fit(part, y[lo:hi], classes=["neg", "pos"])
-    _assert_states_close(_state(dense), _state(mixed))
+    _assert_states_close(_comparable(dense), _comparable(mixed))
+    # and mixed the other way round (a dense first call: dense buffers, where OAM has them)
+    mixed = pickle.loads(pickle.dumps(est))
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        part = sp.csr_matrix(X[lo:hi]) if k % 2 else X[lo:hi]
+        mixed.partial_fit(part, y[lo:hi], classes=["neg", "pos"])
+    _assert_states_close(_comparable(dense), _comparable(mixed))
 
 
 def test_sparse_unsorted_int64_indices_are_canonicalised():
@@ -679,6 +733,284 @@ def test_learn_one_equals_fit(est):
                                                           classes=["neg", "pos"])
         for i in range(1, X.shape[0]):
             one.learn_one(X[i] if kind is np.asarray else kind(X[i:i + 1]), y[i])
-        _assert_states_close(_state(whole), _state(one))
+        _assert_states_close(_comparable(whole), _comparable(one))
         assert one.score_one(X[0]) == pytest.approx(whole.decision_function(X[:1])[0],
                                                     rel=1e-12)
+
+
+# -- OAM's sparse buffers: kernel == reference on the slots, estimator behaviour ------------
+def _oam_csr_stream(seed, n=400, p=30, max_len=7):
+    """CSR rows of lengths 0..max_len (some empty, some repeated), labels +-1."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        if i > 10 and rng.random() < 0.1:
+            rows.append(rows[rng.integers(0, i)].copy())          # a duplicate row
+            continue
+        x = np.zeros(p)
+        length = rng.integers(0, max_len + 1)
+        x[rng.choice(p, size=length, replace=False)] = rng.uniform(-1, 1, length)
+        rows.append(x)
+    X = np.array(rows)
+    s = np.where(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    s[:25] = -1.0                                                 # one class first
+    A = sp.csr_matrix(X)
+    return X, (A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), s
+
+
+def _slots_state(p, budget, cap, seed=99):
+    return {"w": np.zeros(p), "Bi": np.zeros((2, budget, cap), np.int32),
+            "Bv": np.zeros((2, budget, cap)), "Bn": np.zeros((2, budget), np.int64),
+            "nB": np.zeros(2, np.int64), "N": np.zeros(2, np.int64),
+            "rng": np.array([seed], np.uint64), "t": 0}
+
+
+def _run_slots(fn, csr, s, order, st, update, C=0.2):
+    """One pass of an ``oam_pass_csr`` (kernel or reference) on the slot state ``st``."""
+    args = (*csr, s, order, st["w"], st["Bi"], st["Bv"], st["Bn"], st["nB"], st["N"],
+            st["rng"], st["t"], C, update)
+    if fn is K.oam_pass_csr:
+        st["t"] = fn(*args, np.zeros(st["w"].shape[0]), np.zeros(st["Bi"].shape[1], np.uint8))
+    else:
+        st["t"] = fn(*args)
+    return st
+
+
+@pytest.mark.parametrize("update", [OAM_SEQ, OAM_GRA])
+@pytest.mark.parametrize("budget", [1, 5, 40])
+def test_oam_csr_kernel_equals_csr_reference(update, budget):
+    """Slots, counts, generator bit for bit and w at rtol 1e-12, over two passes (the
+    second continuing the first's state) on a stream with empty and duplicate rows and
+    many reservoir replacements; and both equal the dense reference over the same rows."""
+    X, csr, s = _oam_csr_stream(1)
+    p, cap = X.shape[1], 8
+    half = X.shape[0] // 2
+    orders = [np.arange(half, dtype=np.intp),
+              np.random.default_rng(2).permutation(np.arange(half, X.shape[0])).astype(np.intp)]
+    ker, ref = _slots_state(p, budget, cap), _slots_state(p, budget, cap)
+    dense = {"w": np.zeros(p), "B": np.zeros((2, budget, p)), "nB": np.zeros(2, np.int64),
+             "N": np.zeros(2, np.int64), "rng": np.array([99], np.uint64), "t": 0}
+    for order in orders:
+        _run_slots(K.oam_pass_csr, csr, s, order, ker, update)
+        _run_slots(R.oam_pass_csr, csr, s, order, ref, update)
+        dense["t"] = R.oam_pass(X, s, order, dense["w"], dense["B"], dense["nB"], dense["N"],
+                                dense["rng"], dense["t"], 0.2, update)
+        _assert_same(ker, ref)
+        for name in ("Bi", "Bv", "Bn"):
+            np.testing.assert_array_equal(ker[name], ref[name], err_msg=name)
+        np.testing.assert_allclose(ker["w"], dense["w"], rtol=RTOL, atol=1e-14)
+        np.testing.assert_array_equal(_dense_slots(ker["Bi"], ker["Bv"], ker["Bn"], p),
+                                      dense["B"])
+        for name in ("nB", "N", "rng"):
+            np.testing.assert_array_equal(ker[name], dense[name], err_msg=name)
+    assert ker["t"] == X.shape[0] and np.any(ker["w"] != 0)
+    assert ker["N"].min() > 3 * budget                           # replacements happened
+    first = [X[s == lab][:budget] for lab in (-1.0, 1.0)]
+    B = _dense_slots(ker["Bi"], ker["Bv"], ker["Bn"], p)
+    assert not all(np.array_equal(B[k], first[k]) for k in range(2))
+    # the zeros after each slot's row: nothing is left of an earlier, longer occupant
+    used = np.arange(cap) < ker["Bn"][..., None]
+    assert not np.any(ker["Bi"][~used]) and not np.any(ker["Bv"][~used])
+
+
+def _mutant_ref(changes):
+    """R.oam_pass_csr with its helper _difference, each with the given line changes."""
+    ns = dict(vars(R))
+    for func in (R._difference, R.oam_pass_csr):
+        src = inspect.getsource(func)
+        for old, new in changes:
+            if old in src:
+                assert src.count(old) == 1, old
+                src = src.replace(old, new)
+        exec(compile(src, "<mutant>", "exec"), ns)
+    return ns["oam_pass_csr"]
+
+
+OAM_CSR_MUTANTS = {
+    "difference": ("d[np.searchsorted(u, bi)] -= bv", "d[np.searchsorted(u, bi)] = -bv"),
+    "weighting": ("C_t = C * max(1.0, N[o] / budget)", "C_t = C"),
+    "stale slot": ("Bi[k, j], Bv[k, j] = 0, 0.0", "pass"),
+    "active": ("active = y * Dw <= 1.0", "active = y * Dw < 0.0"),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(OAM_CSR_MUTANTS))
+def test_oam_csr_kernel_catches_mutant_reference(mutant):
+    X, csr, s = _oam_csr_stream(3)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    update = OAM_GRA if mutant == "active" else OAM_SEQ
+    ker = _run_slots(K.oam_pass_csr, csr, s, order, _slots_state(X.shape[1], 6, 8), update)
+
+    def compare(fn):
+        ref = _run_slots(fn, csr, s, order, _slots_state(X.shape[1], 6, 8), update)
+        _assert_same(ker, ref)
+
+    compare(_mutant_ref([]))                                      # recompiled, unchanged
+    with pytest.raises(AssertionError):
+        compare(_mutant_ref([OAM_CSR_MUTANTS[mutant]]))
+
+
+def test_oam_csr_row_longer_than_capacity_is_refused():
+    X, csr, s = _oam_csr_stream(4)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    for fn in (K.oam_pass_csr, R.oam_pass_csr):
+        st = _slots_state(X.shape[1], 5, 3)
+        with pytest.raises(ValueError, match="more than the buffer capacity 3"):
+            _run_slots(fn, csr, s, order, st, OAM_SEQ)
+
+
+def _oam_sparse_data(seed, n=300, p=50, growing=False):
+    """A CSR batch for the estimator (rows of 1..6 values; longer and longer if growing)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, p))
+    for i in range(n):
+        length = 1 + (i * 12 // n if growing else rng.integers(0, 6))
+        X[i, rng.choice(p, size=length, replace=False)] = rng.uniform(0.1, 1.0, length)
+    y = np.where(X[:, :5].sum(axis=1) - X[:, 5:10].sum(axis=1)
+                 + 0.2 * rng.normal(size=n) > 0, "pos", "neg")
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("update", ["seq", "gra"])
+def test_oam_sparse_buffers_hold_sampled_rows(update):
+    """A model fitted on CSR rows keeps sparse slots (no dense buffers); ``buffers_`` is a
+    pair of CSR matrices holding rows of their class, not just the first ones (reservoir
+    replacement after the buffer filled up), equal to the dense model's buffers."""
+    import scipy.sparse as sp
+    X, y = _oam_sparse_data(5)
+    model = OAM(C=0.3, update=update, buffer_size=6, random_state=1).fit(X, y)
+    dense = OAM(C=0.3, update=update, buffer_size=6, random_state=1).fit(X.toarray(), y)
+    assert model.buffer_rows_ is None and isinstance(dense.buffer_rows_, np.ndarray)
+    assert dense.buffer_values_ is None
+    longest = int(np.diff(X.indptr).max())
+    assert model.buffer_values_.shape == (2, 6, 1 << (longest - 1).bit_length())
+    B = model.buffers_
+    assert isinstance(B, tuple) and all(sp.issparse(b) and b.format == "csr" for b in B)
+    Xd = X.toarray()
+    for k, lab in enumerate(model.classes_):
+        assert B[k].shape == (6, X.shape[1])
+        rows = Xd[y == lab]
+        assert all(any(np.array_equal(b, r) for r in rows) for b in B[k].toarray())
+        assert not np.array_equal(B[k].toarray(), rows[:6])
+    _assert_states_close(_comparable(model), _comparable(dense))
+    assert dense.buffers_ is dense.buffer_rows_
+    assert model.intercept_ != 0.0
+    np.testing.assert_allclose(model.intercept_, dense.intercept_, rtol=RTOL)
+
+
+@pytest.mark.parametrize("update", ["seq", "gra"])
+def test_oam_sparse_partial_fit_learn_one_and_pickle(update):
+    """On CSR rows whose length grows through the stream (the slots grow between calls):
+    fit == partial_fit in chunks == learn_one row by row == pickled mid-stream then
+    continued, bit for bit, slots included."""
+    X, y = _oam_sparse_data(6, growing=True)
+    est = OAM(C=0.3, update=update, buffer_size=5, random_state=2)
+    whole = clone(est).fit(X, y)
+    chunked = clone(est)
+    caps = []
+    for lo, hi in zip([0, 1, 40, 41, 150, 220], [1, 40, 41, 150, 220, X.shape[0]]):
+        chunked.partial_fit(X[lo:hi], y[lo:hi], classes=["neg", "pos"])
+        caps.append(chunked.buffer_values_.shape[2])
+    assert caps[0] < caps[-1]                                     # the slots grew
+    one = clone(est).partial_fit(X[:1], y[:1], classes=["neg", "pos"])
+    for i in range(1, X.shape[0]):
+        one.learn_one(X[i], y[i])
+    a = clone(est).partial_fit(X[:120], y[:120], classes=["neg", "pos"])
+    b = pickle.loads(pickle.dumps(a))
+    for m in (a, b):
+        m.partial_fit(X[120:], y[120:])
+    for other in (chunked, one, a, b):
+        _assert_states_equal(_state(whole), _state(other))
+    assert set(OAM._SPARSE_STORE) <= set(whole._state_names)
+    assert np.any(whole.coef_ != 0)
+
+
+def test_oam_sparse_failed_call_leaves_state_unchanged():
+    """A CSR call that overflows mid-pass (after its first rows changed w and the slots,
+    and after growing the slots) leaves the model bit for bit as it was; the call saved
+    only the entries of coef_ it could touch, and the model goes on as if nothing
+    happened."""
+    import scipy.sparse as sp
+    X, y = _oam_sparse_data(7)
+    for update in ("seq", "gra"):
+        model = OAM(C=0.3, update=update, buffer_size=5, random_state=3).fit(X[:200], y[:200])
+        before = pickle.dumps(_state(model))
+        backup = model._backup_names(X[200:210])
+        assert isinstance(backup, dict) and backup["coef_"].shape[0] < 200
+        bad = sp.vstack([X[200:205], sp.csr_matrix(np.full((1, X.shape[1]), 1e308)),
+                         X[205:210]]).tocsr()
+        with pytest.raises(FloatingPointError, match="not finite"):
+            model.partial_fit(bad, y[200:211])
+        assert pickle.dumps(_state(model)) == before
+        with pytest.raises(ValueError):                           # validation: NaN
+            bad = X[200:205].copy()
+            bad.data[0] = np.nan
+            model.partial_fit(bad, y[200:205])
+        assert pickle.dumps(_state(model)) == before
+        model.partial_fit(X[200:], y[200:])
+        _assert_states_equal(_state(model), _state(
+            OAM(C=0.3, update=update, buffer_size=5, random_state=3).fit(X, y)))
+
+
+def test_oam_sparse_memory_does_not_grow_with_p():
+    """At p = 2^20 the buffers take O(buffer_size x row length) bytes, not 1.6 GB, and
+    buffers_ is sparse; the model equals the one at p = 2^10 on the same columns."""
+    import scipy.sparse as sp
+    X, y = _oam_sparse_data(8, n=200, p=40)
+    wide = sp.csr_matrix((X.data, X.indices * 2 ** 14, X.indptr), shape=(200, 2 ** 20))
+    small = OAM(update="gra", buffer_size=100, random_state=0).fit(X, y)
+    big = OAM(update="gra", buffer_size=100, random_state=0).fit(wide, y)
+    nbytes = sum(getattr(big, n).nbytes for n in OAM._SPARSE_STORE)
+    assert nbytes < 2 ** 15, nbytes
+    assert all(b.shape[1] == 2 ** 20 for b in big.buffers_)
+    np.testing.assert_array_equal(big.coef_[np.arange(40) * 2 ** 14], small.coef_)
+    assert np.count_nonzero(big.coef_) == np.count_nonzero(small.coef_) > 0
+    big.learn_one(wide[0], y[0])
+    small.learn_one(X[0], y[0])
+    np.testing.assert_array_equal(big.coef_[np.arange(40) * 2 ** 14], small.coef_)
+
+
+def test_oam_storage_is_chosen_by_the_first_call():
+    """Dense first: dense buffers, later CSR rows densified; CSR first: sparse buffers,
+    later dense rows converted; fit starts over and chooses again."""
+    import scipy.sparse as sp
+    X, y = _oam_sparse_data(9)
+    Xd = X.toarray()
+    a = OAM(buffer_size=4, random_state=0).partial_fit(Xd[:50], y[:50])
+    a.partial_fit(X[50:], y[50:])
+    assert a.buffer_values_ is None and a.buffer_rows_.shape == (2, 4, X.shape[1])
+    b = OAM(buffer_size=4, random_state=0).partial_fit(X[:50], y[:50])
+    b.partial_fit(Xd[50:], y[50:])
+    b.learn_one(Xd[0], y[0])
+    a.learn_one(Xd[0], y[0])
+    assert b.buffer_rows_ is None and sp.issparse(b.buffers_[0])
+    _assert_states_close(_comparable(a), _comparable(b))
+    b.fit(Xd, y)
+    assert b.buffer_values_ is None and b.buffer_rows_ is not None
+    a.fit(X, y)
+    assert a.buffer_rows_ is None and a.buffer_values_ is not None
+    _assert_states_close(_comparable(a), _comparable(b))
+
+
+def test_oam_midpoint_score_equals_reference_and_dense():
+    """The sparse buffers' projected midpoint (minus OAM's intercept_): kernel == reference
+    == the midpoint of the dense buffers' mean projections, and a mutant is caught."""
+    X, csr, s = _oam_csr_stream(10)
+    p = X.shape[1]
+    st = _run_slots(K.oam_pass_csr, csr, s, np.arange(X.shape[0], dtype=np.intp),
+                    _slots_state(p, 7, 8), OAM_SEQ)
+    args = (st["w"], st["Bi"], st["Bv"], st["Bn"], st["nB"])
+    ker = K.oam_midpoint_score(*args)
+    B = _dense_slots(st["Bi"], st["Bv"], st["Bn"], p)
+    dense = st["w"] @ (0.5 * (B[0, :7].mean(axis=0) + B[1, :7].mean(axis=0)))
+    assert abs(ker) > 0.01
+    np.testing.assert_allclose(ker, R.oam_midpoint_score(*args), rtol=RTOL)
+    np.testing.assert_allclose(ker, dense, rtol=RTOL)
+    bad = _mutant(R.oam_midpoint_score, "sum(scores[0]) / nB[0]", "sum(scores[0]) / 7")
+    st["nB"][0] = 5                                               # a partly filled buffer
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(K.oam_midpoint_score(*args), bad(*args), rtol=1e-6)
+    np.testing.assert_allclose(K.oam_midpoint_score(*args), R.oam_midpoint_score(*args),
+                               rtol=RTOL)

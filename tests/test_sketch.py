@@ -278,3 +278,41 @@ def test_diverging_pass_leaves_the_fitted_model_unchanged():
         SketchedOAUCM(rank=4, eta=1e300, lam=1e10).partial_fit(X * 1e200, y)
     for key, value in before.items():
         np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
+
+
+def test_failed_one_row_call_restores_the_sketch_rows_it_wrote():
+    """A one-row call saves only the sketch rows it may write (one per class, or a whole
+    class's sketch when the row fills it and a shrink follows). Rows so large that the
+    round's statistics overflow, at every position of the sketch's fill level (shrinks
+    included), leave every fitted array bit for bit as it was; the model then goes on
+    exactly as one that never saw them."""
+    X, y = _data()
+    r = 3
+    model = SketchedOAUCM(rank=r, lam=0.01, eta=0.05).partial_fit(X[:20], y[:20],
+                                                                 classes=[0, 1])
+    twin = pickle.loads(pickle.dumps(model))
+    saved = model._backup_names(X[20])["sketches_"]
+    assert isinstance(saved, tuple) and saved[0].shape[0] <= 2 * r + 1
+    shrinks = 0
+    for i in range(20, 20 + 4 * r + 2):
+        before = _fitted(model)
+        nr = model.sketch_rows_.copy()
+        big = X[i] * 1e200 + sp.csr_matrix(np.full((1, X.shape[1]), 1e200))
+        with pytest.raises(FloatingPointError, match="non-finite"):
+            model.learn_one(big, y[i])
+        after = _fitted(model)
+        assert after.keys() == before.keys()
+        for key, value in before.items():
+            np.testing.assert_array_equal(after[key], value, err_msg=key)
+        model.learn_one(X[i], y[i])
+        twin.learn_one(X[i], y[i])
+        shrinks += int(model.sketch_rows_[int(y[i])] < nr[int(y[i])])
+    assert shrinks >= 2                                            # shrinks were at stake
+    for key, value in _fitted(twin).items():
+        np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
+    # a mutant that saves no sketch row is caught: the failed call leaves a written row
+    model._sketch_rows_at_stake = lambda: (np.zeros(0, np.intp), np.zeros(0, np.intp))
+    before = model.sketches_.copy()
+    with pytest.raises(FloatingPointError):
+        model.learn_one(X[0] * 1e200 + sp.csr_matrix(np.full((1, X.shape[1]), 1e200)), y[0])
+    assert not np.array_equal(model.sketches_, before)

@@ -14,8 +14,11 @@ are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``), so
 a shrinkage or a projection onto a ball multiplies ``a`` only, and SOLAM's running
 average of the iterates is kept as ``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector
 ``Q`` changed only where ``u`` changes). Converting to and from that form costs O(p) once
-per pass. OAM scatters each row into a dense work vector and keeps its dense step
-(O(budget p) per round, as on dense rows).
+per pass. OAM's CSR pass keeps its buffers as sparse rows (sorted columns and values in
+fixed-capacity slots, a state of another shape than the dense pass's, holding the same
+rows) and forms each pairwise difference x_t - x by merging the two rows' columns, so a
+round costs O(sum over the opposite buffer of nnz(x_t) + nnz(x)) with no term in p, and
+:func:`oam_midpoint_score` gives its intercept in O(buffered values).
 
 A score w.x_t (or a squared norm) that is not finite stops the pass with a
 ``FloatingPointError`` naming the row: the features are too large for double precision.
@@ -288,38 +291,211 @@ def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
     return t
 
 
+cdef inline void pair_stats(const double* w, const int* xi, const double* xv, Py_ssize_t nx,
+                            const int* bi, const double* bv, Py_ssize_t nb, double* sq,
+                            double* wd) noexcept nogil:
+    """||d||^2 and w.d for d = x - b, two sparse rows with sorted columns (one merge).
+
+    Each entry of d is formed as the dense round forms it (x_j - b_j, x_j, or -b_j where
+    the other row has no value), so only the order of the two sums differs.
+    """
+    cdef Py_ssize_t a = 0, c = 0
+    cdef int j
+    cdef double dj, acc_sq = 0.0, acc_wd = 0.0
+    while a < nx or c < nb:
+        if c >= nb or (a < nx and xi[a] < bi[c]):
+            j = xi[a]
+            dj = xv[a]
+            a += 1
+        elif a >= nx or bi[c] < xi[a]:
+            j = bi[c]
+            dj = -bv[c]
+            c += 1
+        else:
+            j = xi[a]
+            dj = xv[a] - bv[c]
+            a += 1
+            c += 1
+        acc_sq += dj * dj
+        acc_wd += w[j] * dj
+    sq[0] = acc_sq
+    wd[0] = acc_wd
+
+
+cdef inline void pair_axpy(double* v, double coef, const int* xi, const double* xv,
+                           Py_ssize_t nx, const int* bi, const double* bv,
+                           Py_ssize_t nb) noexcept nogil:
+    """v += coef d on the columns of d = x - b (the union of the two rows' columns)."""
+    cdef Py_ssize_t a = 0, c = 0
+    while a < nx or c < nb:
+        if c >= nb or (a < nx and xi[a] < bi[c]):
+            v[xi[a]] += coef * xv[a]
+            a += 1
+        elif a >= nx or bi[c] < xi[a]:
+            v[bi[c]] += coef * (-bv[c])
+            c += 1
+        else:
+            v[xi[a]] += coef * (xv[a] - bv[c])
+            a += 1
+            c += 1
+
+
+cdef inline bint oam_step_csr(const int* xi, const double* xv, Py_ssize_t nx, double y,
+                              double* w, int* Bi, double* Bv, long long* Bn, Py_ssize_t cap,
+                              long long* nB, long long* N, unsigned long long* rng,
+                              double C, int update, Py_ssize_t budget, double* g,
+                              unsigned char* act) noexcept nogil:
+    """One OAM round on a sparse row against sparse buffers; False if a score or a norm
+    is not finite. Slot q of class c holds ``Bn[c budget + q]`` sorted columns and values
+    at ``Bi``, ``Bv`` offset ``(c budget + q) cap``; the rest of a slot is 0."""
+    cdef Py_ssize_t q, a, slot, nb, old
+    cdef unsigned long long u
+    cdef int k, o
+    cdef int* bi
+    cdef double* bv
+    cdef double C_t, sq, loss, tau, ratio, wd, coef
+    cdef bint any_active = False
+    if y > 0:
+        k = 1
+        o = 0
+    else:
+        k = 0
+        o = 1
+    N[k] += 1
+    ratio = <double> N[o] / <double> budget
+    if ratio < 1.0:
+        ratio = 1.0
+    C_t = C * ratio
+    if update == OAM_SEQ:
+        for q in range(nB[o]):
+            slot = o * budget + q
+            bi = &Bi[slot * cap]
+            bv = &Bv[slot * cap]
+            nb = Bn[slot]
+            pair_stats(w, xi, xv, nx, bi, bv, nb, &sq, &wd)
+            if not (isfinite(sq) and isfinite(wd)):
+                return False
+            if sq == 0.0:
+                continue
+            loss = 1.0 - y * wd
+            if loss < 0.0:
+                loss = 0.0
+            tau = loss / sq
+            if tau > C_t / 2.0:
+                tau = C_t / 2.0
+            pair_axpy(w, tau * y, xi, xv, nx, bi, bv, nb)
+    elif nB[o] > 0:
+        # every pairwise score at w_t first (the gradient is evaluated there), then the
+        # sum of the active differences in g (zero outside a pass), then one step
+        for q in range(nB[o]):
+            slot = o * budget + q
+            pair_stats(w, xi, xv, nx, &Bi[slot * cap], &Bv[slot * cap], Bn[slot], &sq, &wd)
+            if not isfinite(wd):
+                return False
+            act[q] = y * wd <= 1.0
+            any_active = any_active or act[q]
+        if any_active:
+            for q in range(nB[o]):
+                if act[q]:
+                    slot = o * budget + q
+                    pair_axpy(g, 1.0, xi, xv, nx, &Bi[slot * cap], &Bv[slot * cap], Bn[slot])
+            coef = (C_t / 2.0) * y
+            for a in range(nx):
+                w[xi[a]] += coef * g[xi[a]]
+                g[xi[a]] = 0.0
+            for q in range(nB[o]):
+                if act[q]:
+                    slot = o * budget + q
+                    bi = &Bi[slot * cap]
+                    for a in range(Bn[slot]):
+                        w[bi[a]] += coef * g[bi[a]]
+                        g[bi[a]] = 0.0
+    if nB[k] < budget:
+        slot = k * budget + nB[k]
+        nB[k] += 1
+    else:
+        u = splitmix64(rng) % (<unsigned long long> N[k])
+        if u >= <unsigned long long> budget:
+            return True
+        slot = k * budget + <Py_ssize_t> u
+    old = Bn[slot]
+    bi = &Bi[slot * cap]
+    bv = &Bv[slot * cap]
+    for a in range(nx):
+        bi[a] = xi[a]
+        bv[a] = xv[a]
+    for a in range(nx, old):
+        bi[a] = 0
+        bv[a] = 0.0
+    Bn[slot] = nx
+    return True
+
+
 def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                  const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
-                 double[:, :, ::1] B, long long[::1] nB, long long[::1] N,
-                 unsigned long long[::1] rng, long long t0, double C, int update,
-                 double[::1] work):
-    """OAM over the CSR rows ``order``; ``work`` has length >= 3 p and ``work[2p:]`` is 0.
+                 int[:, :, ::1] Bi, double[:, :, ::1] Bv, long long[:, ::1] Bn,
+                 long long[::1] nB, long long[::1] N, unsigned long long[::1] rng,
+                 long long t0, double C, int update, double[::1] g, unsigned char[::1] act):
+    """OAM over the CSR rows ``order`` with sparse buffers, O(nnz) per pair.
 
-    Each row is scattered into ``work[2p:3p]``, run through the dense round and cleared
-    again (the buffers are dense, so a round costs O(budget p) as in :func:`oam_pass`).
+    Buffer slot q of class c holds a row as ``Bn[c, q]`` sorted columns ``Bi[c, q, :]``
+    and values ``Bv[c, q, :]`` (zeros after them); the capacity ``Bi.shape[2]`` must be
+    at least the longest row of the pass. A round costs O(sum over the opposite buffer
+    of nnz(x_t) + nnz(x)), independent of p. Scratch: ``g`` (length p, all zero, left
+    zero; used by the gradient update only, may be empty for the sequential one) and
+    ``act`` (length >= buffer size). See :func:`sosl._core._baselines_ref.oam_pass_csr`;
+    the state equals that of :func:`oam_pass` over the same rows given dense.
     """
-    cdef Py_ssize_t p = B.shape[2], m = order.shape[0], budget = B.shape[1]
-    cdef Py_ssize_t r, k, lo, hi, bad = -1
+    cdef Py_ssize_t m = order.shape[0], budget = Bi.shape[1], cap = Bi.shape[2]
+    cdef Py_ssize_t r, lo, nx, bad = -1, long_row = -1
     cdef long long t = t0
-    cdef double* xd = &work[2 * p]
-    cdef bint ok
+    cdef const double* xd = &data[0] if data.shape[0] > 0 else NULL
+    cdef const int* xi = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef double* gp = &g[0] if g.shape[0] > 0 else NULL
+    cdef unsigned char* ap = &act[0] if act.shape[0] > 0 else NULL
+    if update != OAM_SEQ and (g.shape[0] < w.shape[0] or act.shape[0] < budget):
+        raise ValueError("the gradient update needs scratch g of length p and act of "
+                         "length buffer_size")
     with nogil:
         for r in range(m):
-            t += 1
             lo = indptr[order[r]]
-            hi = indptr[order[r] + 1]
-            for k in range(lo, hi):
-                xd[indices[k]] = data[k]
-            ok = oam_step(xd, s[order[r]], p, &w[0], &B[0, 0, 0], &nB[0], &N[0], &rng[0],
-                          C, update, budget, &work[0], &work[p])
-            for k in range(lo, hi):
-                xd[indices[k]] = 0.0
-            if not ok:
+            nx = indptr[order[r] + 1] - lo
+            if nx > cap:
+                long_row = order[r]
+                break
+            t += 1
+            if not oam_step_csr(xi + lo, xd + lo, nx, s[order[r]], &w[0],
+                                &Bi[0, 0, 0], &Bv[0, 0, 0], &Bn[0, 0], cap, &nB[0], &N[0],
+                                &rng[0], C, update, budget, gp, ap):
                 bad = order[r]
                 break
+    if long_row >= 0:
+        raise ValueError(f"row {long_row} has {indptr[long_row + 1] - indptr[long_row]} "
+                         f"stored values, more than the buffer capacity {cap}")
     if bad >= 0:
         _overflow(bad, "pairwise score w.(x_t - x) or norm")
     return t
+
+
+def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
+                       const double[:, :, ::1] Bv, const long long[:, ::1] Bn,
+                       const long long[::1] nB):
+    """w.(mean(B^-) + mean(B^+)) / 2 over sparse buffers, O(buffered values).
+
+    Formed as the mean of the buffered rows' scores w.x per class, as the estimator does
+    for dense buffers. Both buffers must hold an instance. See
+    :func:`sosl._core._baselines_ref.oam_midpoint_score`.
+    """
+    cdef Py_ssize_t k, q, a
+    cdef double acc, mid = 0.0
+    with nogil:
+        for k in range(2):
+            acc = 0.0
+            for q in range(nB[k]):
+                for a in range(Bn[k, q]):
+                    acc += w[Bi[k, q, a]] * Bv[k, q, a]
+            mid += 0.5 * (acc / <double> nB[k])
+    return mid
 
 
 def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,

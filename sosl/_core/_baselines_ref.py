@@ -5,7 +5,9 @@ in :mod:`sosl._core._baselines`, so the two can be compared to ~1e-12 (bit-ident
 random draws included). Each pass updates its state arrays in place and returns the
 round counter after the pass. The same functions are the references of the kernels'
 CSR passes (``*_pass_csr``), given the rows densified: a sparse pass must give the state
-of the dense pass over the same rows.
+of the dense pass over the same rows. OAM's CSR pass keeps its buffers as sparse rows, a
+state of another shape; its own reference, :func:`oam_pass_csr`, runs the round of
+:func:`oam_pass` on that state (and the tests check both against each other).
 
 A score w.x_t (or a squared norm) that is not finite stops a pass with a
 ``FloatingPointError`` naming the row, as in the kernels.
@@ -21,6 +23,8 @@ t          round counter                                  ``t_``
 N          class counts (row 0 negative, 1 positive)      ``counts_``
 C          PA-I aggressiveness C / OAM penalty C          ``C``
 B, nB      OAM buffers B^-, B^+ and their fill levels     ``buffers_``, ``buffer_fill_``
+Bi, Bv,    OAM sparse buffers: per slot the sorted columns,  ``buffer_indices_``,
+Bn         values and number of stored values of a row     ``buffer_values_``, ``buffer_nnz_``
 budget     OAM buffer size N_+ = N_-                      ``buffer_size``
 C_t        C max(1, N_t^{opp} / budget), OAM weighting    -
 rng        splitmix64 state of OAM's reservoir sampling   ``rng_state_``
@@ -63,8 +67,8 @@ from ._codes import Loss, OamUpdate, Schedule
 from ._linear_ref import welford_update
 from ._losses_ref import loss_grad
 
-__all__ = ["perceptron_pass", "pa1_pass", "oam_pass", "ubauc_pass", "solam_pass",
-           "adaoam_pass", "splitmix64"]
+__all__ = ["perceptron_pass", "pa1_pass", "oam_pass", "oam_pass_csr", "oam_midpoint_score",
+           "ubauc_pass", "solam_pass", "adaoam_pass", "splitmix64"]
 
 _MASK = (1 << 64) - 1
 _OAM_SEQ = int(OamUpdate.OAM_SEQ)
@@ -173,6 +177,84 @@ def oam_pass(X, s, order, w, B, nB, N, rng, t0, C, update):
             if j < budget:
                 B[k, j] = x
     return t
+
+
+def _difference(xi, xv, bi, bv):
+    """Columns and values of d = x - b for two sparse rows with sorted columns.
+
+    Each value is formed as in the dense round: x_j - b_j where both rows hold column j,
+    x_j or -b_j (that is 0 - b_j) where only one does.
+    """
+    u = np.union1d(xi, bi)                                      # columns of d
+    d = np.zeros(u.shape[0])
+    d[np.searchsorted(u, xi)] += xv
+    d[np.searchsorted(u, bi)] -= bv
+    return u, d
+
+
+def oam_pass_csr(data, indices, indptr, s, order, w, Bi, Bv, Bn, nB, N, rng, t0, C, update):
+    """OAM (the round of :func:`oam_pass`) over CSR rows, with sparse buffers.
+
+    Slot q of buffer k holds one row as ``Bn[k, q]`` sorted columns ``Bi[k, q, :Bn[k, q]]``
+    and values ``Bv[k, q, :Bn[k, q]]``; the rest of the slot is 0 (a row entering a slot
+    clears what the previous occupant left beyond its own length). The capacity
+    ``Bi.shape[2]`` must be at least the longest row of the pass. Every difference
+    d = x_t - x is formed on the union of the two rows' columns only, so w, the class
+    counts, the fill levels and the generator end as in :func:`oam_pass` over the same
+    rows given dense, and the buffers hold the same rows.
+    """
+    budget, cap = Bi.shape[1], Bi.shape[2]
+    t = t0
+    for i in order:
+        lo, hi = indptr[i], indptr[i + 1]
+        if hi - lo > cap:
+            raise ValueError(f"row {i} has {hi - lo} stored values, more than the buffer "
+                             f"capacity {cap}")
+        t += 1
+        xi, xv, y = indices[lo:hi], data[lo:hi], s[i]
+        k, o = (1, 0) if y > 0 else (0, 1)
+        N[k] += 1
+        C_t = C * max(1.0, N[o] / budget)                       # weight: 1 / buffer's share
+        pairs = [_difference(xi, xv, Bi[o, q, :Bn[o, q]], Bv[o, q, :Bn[o, q]])
+                 for q in range(nB[o])]                         # d = x_t - x on its columns
+        if update == _OAM_SEQ:
+            for u, d in pairs:
+                sq, wd = d @ d, w[u] @ d
+                _finite(i, "pairwise score w.(x_t - x) or norm", sq, wd)
+                if sq == 0.0:
+                    continue
+                loss = max(0.0, 1.0 - y * wd)                   # pairwise hinge loss
+                tau = min(C_t / 2.0, loss / sq)                 # sequential step (Alg. 3)
+                w[u] += tau * y * d
+        elif pairs:
+            Dw = np.array([w[u] @ d for u, d in pairs])         # every score at w_t
+            _finite(i, "pairwise score w.(x_t - x) or norm", Dw)
+            active = y * Dw <= 1.0                              # pairs with positive loss
+            g = np.zeros_like(w)
+            for (u, d), a in zip(pairs, active):
+                if a:
+                    g[u] += d                                   # sum of the active d
+            w += (C_t / 2.0) * y * g                            # gradient step
+        if nB[k] < budget:                                      # reservoir sampling (Alg. 2)
+            j = nB[k]
+            nB[k] += 1
+        else:
+            j = splitmix64(rng) % int(N[k])
+        if j < budget:                                          # x_t enters slot j
+            Bi[k, j], Bv[k, j] = 0, 0.0
+            Bi[k, j, :hi - lo], Bv[k, j, :hi - lo], Bn[k, j] = xi, xv, hi - lo
+    return t
+
+
+def oam_midpoint_score(w, Bi, Bv, Bn, nB):
+    """w.(mean(B^-) + mean(B^+)) / 2 for sparse buffers (both holding an instance).
+
+    OAM's ``intercept_`` is minus this score, the midpoint of the projected buffer means,
+    each formed as the mean of the buffered rows' scores w.x.
+    """
+    scores = [[w[Bi[k, q, :Bn[k, q]]] @ Bv[k, q, :Bn[k, q]] for q in range(nB[k])]
+              for k in range(2)]                                # w.x per buffered x
+    return 0.5 * (sum(scores[0]) / nB[0]) + 0.5 * (sum(scores[1]) / nB[1])   # mean per class
 
 
 def ubauc_pass(X, s, order, w, c, N, t0, lam, schedule, eta):
