@@ -15,8 +15,10 @@ __all__ = ["OAUCM", "OAUCS"]
 
 #: from this dimension on, the kernel uses BLAS (dsymv, batched dsyrk); below it, own loops
 BLAS_MIN_P = 32
-#: at most this many pending rank-one terms per class before a rank-k update
+#: at most this many pending rank-one terms per class before a rank-k update (BLAS path)
 KMAX = 64
+#: the same below BLAS_MIN_P, where the kernel's own loops apply them four at a time
+SMALL_KMAX = 16
 
 #: largest |x| for which the moment updates provably stay finite (see ``_backup_names``)
 _SAFE_ABS = 1e50
@@ -151,7 +153,7 @@ class _LinearSOSL(BaseOnlineAUC):
     def _run_pass(self, state, X, s, order):
         p = X.shape[1]
         state["max_abs_"] = max(state["max_abs_"], _max_abs(X))
-        kmax = min(KMAX, order.shape[0]) if p >= BLAS_MIN_P else 0
+        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
         state["t_"] = _linear.linear_pass(
             X, s, order, state["coef_"], state["means_"], state["scatter_"],
             state["scales_"], state["weights_"], state["counts_"], state["t_"],
