@@ -68,6 +68,7 @@ class _LinearSOSL(BaseOnlineAUC):
 
     _loss = int(Loss.LOSS_M)
     _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
+    _pass_checks_finite = True    # the kernel reports the first non-finite row
     _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -152,14 +153,18 @@ class _LinearSOSL(BaseOnlineAUC):
 
     def _run_pass(self, state, X, s, order):
         p = X.shape[1]
-        state["max_abs_"] = max(state["max_abs_"], _max_abs(X))
         kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
+        stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
         state["t_"] = _linear.linear_pass(
             X, s, order, state["coef_"], state["means_"], state["scatter_"],
             state["scales_"], state["weights_"], state["counts_"], state["t_"],
             float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
             self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
+            stats,
         )
+        if stats[1] >= 0:                                # only a fresh pass sees such rows
+            raise ValueError("Input X contains NaN or infinity.")
+        state["max_abs_"] = float(stats[0])
 
     # -- one row at a time: a typed stepper bound to the state arrays ------------------
     def _stepper(self):
