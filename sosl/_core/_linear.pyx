@@ -117,9 +117,13 @@ cdef inline void flush_class(Model* m, int k) noexcept nogil:
         m.pending[k] = 0
 
 
-cdef inline double play_round(Model* m, const double* x, double y, long long t) noexcept nogil:
+cdef inline double play_round(Model* m, const double* x, double y, long long t,
+                              double y_next) noexcept nogil:
     """Round t of Algorithm 1 on instance x with label y (eqs. 12-18), in place.
 
+    ``y_next`` is the label of the next round (0 if unknown): when it is the other class,
+    this class's matrix is read next, so its pending terms are applied now, while the
+    gradient step waits for the loss, rather than at the start of the next round.
     Returns max_j |x_j|, or NaN when x is not finite (the state is then not meaningful).
     """
     cdef int p = m.p
@@ -172,6 +176,8 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t) 
         else:
             m.f[own][m.pending[own]] = c / m.scale[own]
         m.pending[own] += 1
+        if y_next * y < 0.0:
+            flush_class(m, own)
     elif c > 0.0:
         small_rank_one(Ck, d, c / m.scale[own], p)
     if seen:                                            # eq. (12)
@@ -273,7 +279,8 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             t += 1
             if r + 1 < n:
                 prefetch(&X[order[r + 1], 0], m.p)
-            R = play_round(&m, &X[order[r], 0], s[order[r]], t)
+            R = play_round(&m, &X[order[r], 0], s[order[r]], t,
+                           s[order[r + 1]] if r + 1 < n else 0.0)
             if R > R_max:
                 R_max = R
             elif R != R:
@@ -360,6 +367,6 @@ cdef class Stepper:
                                                     * sqrt(<double> p)) <= self.margin)
             if ok:
                 platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
-                play_round(m, xp, s, t)
+                play_round(m, xp, s, t, 0.0)
                 flush_all(m)
         return R if ok else -1.0

@@ -73,8 +73,7 @@ SOSL_CLONES static double sosl_small_matvec(const double* restrict C, const doub
         const double* restrict r1 = r0 + p;
         const double* restrict r2 = r1 + p;
         const double* restrict r3 = r2 + p;
-        for (l = 0; l < p; l++)
-            Cw[l] = (((Cw[l] + w0 * r0[l]) + w1 * r1[l]) + w2 * r2[l]) + w3 * r3[l];
+        for (l = 0; l < p; l++) Cw[l] += (w0 * r0[l] + w1 * r1[l]) + (w2 * r2[l] + w3 * r3[l]);
     }
     for (; j < p; j++) {
         const double wj = w[j];
