@@ -15,18 +15,25 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   instead of the covariance form, which rescales every entry by 1/N each round. The decay
   ``beta`` of forgetting goes into the scalar ``scale`` (``scale *= beta``), renormalised
   into ``C`` when it falls below 1e-150, so forgetting costs O(1) per round too.
-* **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is kept up to date; the lower
-  triangle is stale (read the matrix through the estimator's ``covariances_``).
-* **Two paths by dimension.** For ``p < blas_min_p`` the rank-one updates are applied at
-  once to the whole matrix and ``C w`` is a sum of row-scaled rows (``_simd.h``: loops the
-  compiler vectorises without reassociating sums, with an AVX2+FMA clone chosen at run
-  time where GCC can build one). For larger ``p`` a class's pending rank-one
-  terms are collected (up to ``kmax`` of them) and applied as one rank-k update by BLAS
-  ``dsyrk`` when the matrix is next read (an instance of the other class), when the buffer
-  is full, or at the end of the pass; ``C w`` is BLAS ``dsymv``. A class's matrix is read
-  only when the other class arrives, so under imbalance the majority class's updates come
-  in long runs and go through level-3 BLAS. Merging the run's terms is exact in exact
-  arithmetic (the same rank-one terms, summed in another order).
+* **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is guaranteed up to date (the
+  own-loop path keeps the whole matrix, the BLAS path only that triangle); read the matrix
+  through the estimator's ``covariances_``.
+* **Batched rank-one terms.** A class's matrix is read only when an instance of the other
+  class arrives, so its rank-one terms are collected (up to ``kmax`` of them) and applied
+  together when the matrix is about to be read (in the round before, since the pass sees
+  the next label), when the buffer is full, or at the end of the pass. Under imbalance the
+  majority class's updates come in long runs.
+* **Two paths by dimension.** For ``p < blas_min_p`` the kernel's own loops
+  (``_simd.h``) do the work on the whole matrix: ``C w`` as row-scaled additions over
+  blocks of four rows, the pending terms four at a time with, for each entry, the same
+  operations in the same order as one rank-one update after the other (so batching gives
+  the same bits as immediate updates, which ``kmax = 0`` selects), and the O(p) loops of
+  a round fused (margin; mean update with the row's max |x| and finiteness; gradient step).
+  They are compiled for the build's baseline and, where GCC can dispatch at run time,
+  for x86-64-v3 (AVX2 with FMA); sums over p use four interleaved partial sums. For larger
+  ``p`` ``C w`` is BLAS ``dsymv`` and the pending terms go through one rank-k BLAS
+  ``dsyrk`` (level 3); merging them is exact in exact arithmetic (the same rank-one
+  terms, summed in another order).
 """
 
 cimport numpy as cnp
