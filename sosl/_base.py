@@ -145,6 +145,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Scores of validated rows ``X`` (larger means more positive)."""
         raise NotImplementedError
 
+    def _finite_X(self, X) -> bool:
+        """Whether the dense float64 C-contiguous batch ``X`` of a fitted model is finite
+        (``partial_fit``'s fast path); a learner that needs another statistic of ``X`` may
+        compute it in the same pass."""
+        return bool(np.isfinite(X).all())
+
     def _backup_names(self, X) -> tuple | dict:
         """State arrays the pass over ``X`` must run on copies of (default: all).
 
@@ -415,7 +421,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if (not reset and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0
                 and X.shape[1] == self.n_features_in_):
-            if not np.isfinite(X).all():
+            if not self._finite_X(X):
                 raise ValueError("Input X contains NaN or infinity.")
             return X
         return validate_data(self, X, dtype=np.float64, order="C", reset=reset)

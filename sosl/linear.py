@@ -46,13 +46,23 @@ def _same_labels(classes, fitted):
     return classes.shape == (2,) and set(classes.tolist()) == set(fitted.tolist())
 
 
-_abs_cache = [lambda: None, 0.0]
+def _no_array():
+    return None
+
+
+_abs_cache = [_no_array, 0.0]
 
 
 def _max_abs(X):
-    """max |X|, without a temporary copy; remembered (weakly) for the last array asked."""
+    """max |X| in one pass without a temporary copy, NaN if X is not finite; remembered
+    (weakly) for the last array asked, within one ``partial_fit`` call (each call forgets
+    it first: the caller may have changed the array in place since)."""
     if _abs_cache[0]() is not X:
-        _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
+        if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                and X.flags.c_contiguous):
+            _abs_cache[1] = _linear.finite_max_abs(X)
+        else:                                   # sparse input, validated finite already
+            _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
         _abs_cache[0] = weakref.ref(X)
     return _abs_cache[1]
 
@@ -113,6 +123,11 @@ class _LinearSOSL(BaseOnlineAUC):
             "counts_": np.zeros(2, dtype=np.int64),
             "max_abs_": 0.0,
         }
+
+    def _finite_X(self, X):
+        # one pass gives finiteness and the max |x| that _backup_names needs next
+        R = _max_abs(X)
+        return R == R                           # NaN unless every entry is finite
 
     def _backup_names(self, X):
         """Copy the covariances only when the pass could make the state non-finite.
@@ -205,6 +220,7 @@ class _LinearSOSL(BaseOnlineAUC):
     learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
 
     def partial_fit(self, X, y, classes=None):
+        _abs_cache[0] = _no_array
         # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
         if (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] == 1 and "coef_" in d

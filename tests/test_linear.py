@@ -510,3 +510,38 @@ def test_lam_zero_allowed_with_constant_step():
     X, y = _data()
     m = OAUCM(lam=0.0, eta=0.01).fit(X, y)
     assert auc(y, m.decision_function(X)) > 0.9
+
+
+def test_batch_changed_in_place_between_calls_is_checked_again():
+    """The max |x| of a batch is remembered within one call only: the same array, made
+    non-finite in place, is refused on the next call and the model is left unchanged."""
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    m = OAUCM(lam=0.05).fit(X[:100], y[:100])
+    batch = X[100:].copy()
+    m.partial_fit(batch, y[100:])
+    before = m.scatter_.copy(), m.coef_.copy(), m.max_abs_
+    batch[7, 1] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        m.partial_fit(batch, y[100:])
+    np.testing.assert_array_equal(m.scatter_, before[0])
+    np.testing.assert_array_equal(m.coef_, before[1])
+    assert m.max_abs_ == before[2] < 1e3
+    batch[7, 1] = 1e3                           # finite, but far above the remembered max
+    m.partial_fit(batch, y[100:])
+    assert m.max_abs_ == 1e3
+
+
+def test_finite_max_abs_is_one_pass_of_max_and_isfinite():
+    rng = np.random.default_rng(17)
+    for shape in [(1, 1), (3, 5), (64, 7), (0, 3)]:
+        X = rng.normal(size=shape) * 10.0
+        expect = np.abs(X).max() if X.size else 0.0
+        assert _linear.finite_max_abs(X) == expect
+        if X.size:
+            for bad in (np.nan, np.inf, -np.inf):
+                Xb = X.copy()
+                Xb.flat[X.size - 1] = bad
+                assert np.isnan(_linear.finite_max_abs(Xb))
+    assert _linear.finite_max_abs(np.array([[-0.0, -3.0]])) == 3.0

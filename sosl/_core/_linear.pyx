@@ -87,6 +87,7 @@ cdef extern from "_simd.h" nogil:
     void gradient_step "sosl_step" (double* w, const double* a, const double* Cw, double eta,
                                     double lam, double g_a, double g_c, Py_ssize_t p)
     void shrink "sosl_shrink" (double* w, double eta, double lam, Py_ssize_t p)
+    double abs_max "sosl_abs_max" (const double* x, Py_ssize_t n)
 
 
 cdef struct Model:
@@ -298,6 +299,16 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     if track:
         stats[0] = R_max
     return t
+
+
+def finite_max_abs(const double[:, ::1] X):
+    """``max |X|`` in one pass (0.0 for an empty X), or NaN if X holds a NaN or an inf."""
+    cdef double R
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return 0.0
+    with nogil:
+        R = abs_max(&X[0, 0], X.shape[0] * X.shape[1])
+    return R
 
 
 cdef class Stepper:

@@ -183,6 +183,29 @@ SOSL_CLONES static double sosl_mean_update(const double* restrict x, double* res
     return m2 > m0 ? m2 : m0;
 }
 
+/* max_l |x_l| over n values, or NaN when one of them is a NaN or an infinity. */
+SOSL_CLONES static double sosl_abs_max(const double* restrict x, ptrdiff_t n) {
+    double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;
+    double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0;
+    double v;
+    ptrdiff_t l = 0;
+    for (; l + 4 <= n; l += 4) {
+        v = fabs(x[l]);     m0 = v > m0 ? v : m0;     z0 += x[l] * 0.0;
+        v = fabs(x[l + 1]); m1 = v > m1 ? v : m1;     z1 += x[l + 1] * 0.0;
+        v = fabs(x[l + 2]); m2 = v > m2 ? v : m2;     z2 += x[l + 2] * 0.0;
+        v = fabs(x[l + 3]); m3 = v > m3 ? v : m3;     z3 += x[l + 3] * 0.0;
+    }
+    for (; l < n; l++) {
+        v = fabs(x[l]);
+        m0 = v > m0 ? v : m0;
+        z0 += x[l] * 0.0;
+    }
+    if ((z0 + z1) + (z2 + z3) != 0.0) return NAN;
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    return m2 > m0 ? m2 : m0;
+}
+
 /* Eq. (12) with the gradient assembled in place: w -= eta (lam w + g_a a + g_c Cw). */
 SOSL_CLONES static void sosl_step(double* restrict w, const double* restrict a,
                                   const double* restrict Cw, double eta, double lam,
