@@ -120,6 +120,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     #: a block of rows at a time (for learners whose state is dense per feature anyway);
     #: False, refused with TypeError
     _sparse_input = False
+    #: True if ``_run_pass`` raises ``ValueError("Input X contains NaN or infinity.")`` on
+    #: a non-finite dense row before the pass ends: a fresh ``fit`` then skips the separate
+    #: finiteness scan of X (the transaction discards the partial state)
+    _pass_checks_finite = False
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -140,6 +144,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def _decision(self, X) -> np.ndarray:  # pragma: no cover - overridden
         """Scores of validated rows ``X`` (larger means more positive)."""
         raise NotImplementedError
+
+    def _finite_X(self, X) -> bool:
+        """Whether the dense float64 C-contiguous batch ``X`` of a fitted model is finite
+        (``partial_fit``'s fast path); a learner that needs another statistic of ``X`` may
+        compute it in the same pass."""
+        return bool(np.isfinite(X).all())
 
     def _backup_names(self, X) -> tuple | dict:
         """State arrays the pass over ``X`` must run on copies of (default: all).
@@ -333,15 +343,23 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def _fit(self, X, y):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
-        classes = np.unique(y)
-        if classes.shape[0] != 2:
-            _check_binary(y, classes)
-            raise ValueError(
-                f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
-                f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
-            )
+        pair = _two_numbers(y)
+        if pair is not None:                # the common case, without sorting y
+            classes, pos = pair
+            s = pos.astype(np.float64)
+            s *= 2.0
+            s -= 1.0                        # +1 for classes[1], -1 for classes[0]
+        else:
+            classes = np.unique(y)
+            if classes.shape[0] != 2:
+                _check_binary(y, classes)
+                raise ValueError(
+                    f"{type(self).__name__} is a binary (AUC) learner and needs exactly two "
+                    f"classes in y; got {classes.shape[0]} class(es): {classes.tolist()[:5]}"
+                )
+            s = None
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y, known=True), fresh=True)
+        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "classes_")
@@ -403,7 +421,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if (not reset and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0
                 and X.shape[1] == self.n_features_in_):
-            if not np.isfinite(X).all():
+            if not self._finite_X(X):
                 raise ValueError("Input X contains NaN or infinity.")
             return X
         return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
@@ -421,8 +439,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                                  reset=reset, ensure_min_samples=1)
             X = _as_csr(X)
         else:
+            # a learner whose fresh pass checks every row itself skips the separate scan
+            # (reset: the state is created by this call and dropped if the pass raises)
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
-                                 ensure_min_samples=1)
+                                 ensure_min_samples=1,
+                                 ensure_all_finite=not (reset and self._pass_checks_finite))
         if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
             check_classification_targets(y)
         return X, y
@@ -484,7 +505,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return np.arange(n, dtype=np.intp)
 
     def _learn(self, X, s, fresh=False):
-        self._learn_validated(X, s, self._order(X.shape[0]), fresh)
+        order = self._order(X.shape[0]) if getattr(self, "shuffle", False) else None
+        self._learn_validated(X, s, order, fresh)
 
     def _learn_validated(self, X, s, order=None, fresh=False):
         """One pass over validated rows; copies only what ``_backup_names`` names.
@@ -495,7 +517,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         (prequential); a fresh model has none, so it learns from the scores of the model
         after the pass (in-sample).
         """
-        if order is None:
+        identity = order is None                  # rows in their given order
+        if identity:
             order = np.arange(X.shape[0], dtype=np.intp)
         pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else self._backup_names(X)
@@ -541,12 +564,16 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if pre is None and order.shape[0] > _IN_SAMPLE_ROWS:
             # in-sample scaling of a fresh model: its last rows suffice (the curvature
             # prior has settled long before); scoring them all would cost a second pass
-            order = order[-_IN_SAMPLE_ROWS:]
-            X, s = X[order], s[order]
-            order = np.arange(_IN_SAMPLE_ROWS, dtype=np.intp)
+            if identity:                          # views, not copies
+                X, s = X[-_IN_SAMPLE_ROWS:], s[-_IN_SAMPLE_ROWS:]
+            else:
+                order = order[-_IN_SAMPLE_ROWS:]
+                X, s = X[order], s[order]
+            identity = True
         f = self._raw_scores(X) if pre is None else pre
         if f.shape[0] > 1:
-            f, s = f[order], s[order]
+            if not identity:
+                f, s = f[order], s[order]
             keep = np.isfinite(f)
             if not keep.all():
                 f, s = f[keep], s[keep]
@@ -642,6 +669,21 @@ def _blocks(order, n_features, max_values=1 << 21):
     step = max(1, max_values // max(n_features, 1))
     for a in range(0, order.shape[0], step):
         yield order[a:a + step]
+
+
+def _two_numbers(y):
+    """``(classes, y == classes[1])`` when the numeric ``y`` holds exactly two distinct
+    values (classes sorted, as ``np.unique`` gives them), else None: a min, a max and two
+    comparisons instead of a sort."""
+    if y.dtype.kind not in "iubf" or y.ndim != 1 or y.shape[0] == 0:
+        return None
+    lo, hi = y.min(), y.max()
+    if not lo < hi:
+        return None
+    pos = y == hi
+    if np.count_nonzero(pos) + np.count_nonzero(y == lo) != y.shape[0]:
+        return None
+    return np.array([lo, hi], dtype=y.dtype), pos
 
 
 def _same(a, b) -> bool:

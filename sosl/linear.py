@@ -15,8 +15,10 @@ __all__ = ["OAUCM", "OAUCS"]
 
 #: from this dimension on, the kernel uses BLAS (dsymv, batched dsyrk); below it, own loops
 BLAS_MIN_P = 32
-#: at most this many pending rank-one terms per class before a rank-k update
+#: at most this many pending rank-one terms per class before a rank-k update (BLAS path)
 KMAX = 64
+#: the same below BLAS_MIN_P, where the kernel's own loops apply them four at a time
+SMALL_KMAX = 16
 
 #: largest |x| for which the moment updates provably stay finite (see ``_backup_names``)
 _SAFE_ABS = 1e50
@@ -44,13 +46,23 @@ def _same_labels(classes, fitted):
     return classes.shape == (2,) and set(classes.tolist()) == set(fitted.tolist())
 
 
-_abs_cache = [lambda: None, 0.0]
+def _no_array():
+    return None
+
+
+_abs_cache = [_no_array, 0.0]
 
 
 def _max_abs(X):
-    """max |X|, without a temporary copy; remembered (weakly) for the last array asked."""
+    """max |X| in one pass without a temporary copy, NaN if X is not finite; remembered
+    (weakly) for the last array asked, within one ``partial_fit`` call (each call forgets
+    it first: the caller may have changed the array in place since)."""
     if _abs_cache[0]() is not X:
-        _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
+        if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                and X.flags.c_contiguous):
+            _abs_cache[1] = _linear.finite_max_abs(X)
+        else:                                   # sparse input, validated finite already
+            _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
         _abs_cache[0] = weakref.ref(X)
     return _abs_cache[1]
 
@@ -66,6 +78,7 @@ class _LinearSOSL(BaseOnlineAUC):
 
     _loss = int(Loss.LOSS_M)
     _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
+    _pass_checks_finite = True    # the kernel reports the first non-finite row
     _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -111,6 +124,11 @@ class _LinearSOSL(BaseOnlineAUC):
             "max_abs_": 0.0,
         }
 
+    def _finite_X(self, X):
+        # one pass gives finiteness and the max |x| that _backup_names needs next
+        R = _max_abs(X)
+        return R == R                           # NaN unless every entry is finite
+
     def _backup_names(self, X):
         """Copy the covariances only when the pass could make the state non-finite.
 
@@ -150,14 +168,18 @@ class _LinearSOSL(BaseOnlineAUC):
 
     def _run_pass(self, state, X, s, order):
         p = X.shape[1]
-        state["max_abs_"] = max(state["max_abs_"], _max_abs(X))
-        kmax = min(KMAX, order.shape[0]) if p >= BLAS_MIN_P else 0
+        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
+        stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
         state["t_"] = _linear.linear_pass(
             X, s, order, state["coef_"], state["means_"], state["scatter_"],
             state["scales_"], state["weights_"], state["counts_"], state["t_"],
             float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
             self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
+            stats,
         )
+        if stats[1] >= 0:                                # only a fresh pass sees such rows
+            raise ValueError("Input X contains NaN or infinity.")
+        state["max_abs_"] = float(stats[0])
 
     # -- one row at a time: a typed stepper bound to the state arrays ------------------
     def _stepper(self):
@@ -198,6 +220,7 @@ class _LinearSOSL(BaseOnlineAUC):
     learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
 
     def partial_fit(self, X, y, classes=None):
+        _abs_cache[0] = _no_array
         # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
         if (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] == 1 and "coef_" in d

@@ -30,13 +30,16 @@ def _run(pass_fn, X, s, order, lam, eta, loss, extra=()):
     return t, st
 
 
-def _cython(X, s, order, lam, eta, loss, beta=1.0, blas_min_p=64, kmax=8):
-    """The typed pass on scaled scatter state; returns the covariances as the reference has."""
+def _cython(X, s, order, lam, eta, loss, beta=1.0, blas_min_p=64, kmax=8, small_kmax=0):
+    """The typed pass on scaled scatter state; returns the covariances as the reference has.
+
+    ``small_kmax``: pending rank-one terms per class on the own-loop path (0: each term is
+    applied at once)."""
     p = X.shape[1]
     st = _state(p)
     C, scale, W = np.zeros((2, p, p)), np.ones(2), np.zeros(2)
     schedule, eta = (INV, 0.0) if eta is None else (CONST, eta)
-    work = np.empty(3 * p + (2 * kmax * p if p >= blas_min_p else 0))
+    work = np.empty(3 * p + 2 * p * (kmax if p >= blas_min_p else small_kmax))
     t = _linear.linear_pass(X, s, order, st["w"], st["xbar"], C, scale, W, st["N"], 0, lam,
                             eta, schedule, loss, beta, blas_min_p, work)
     U = np.triu(C) + np.transpose(np.triu(C, 1), (0, 2, 1))
@@ -53,7 +56,8 @@ CONFIGS = [(0.1, None, LOSS_M), (0.01, 0.05, LOSS_M), (0.01, 0.02, LOSS_S),
            (1.0, None, LOSS_S)]
 
 
-PATHS = {"loops": dict(blas_min_p=10**9), "blas": dict(blas_min_p=1, kmax=3)}
+PATHS = {"loops": dict(blas_min_p=10**9), "blas": dict(blas_min_p=1, kmax=3),
+         "loops-batched": dict(blas_min_p=10**9, small_kmax=6)}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -91,6 +95,102 @@ def test_forgetting_equals_reference(beta, path):
     assert W.max() < 1.0 / (1.0 - beta) + 1e-9                 # the effective memory
     _, plain = _cython(X, s, order, 0.05, None, LOSS_M, **PATHS[path])
     assert not np.allclose(plain["Sigma"], c["Sigma"], rtol=1e-3)   # forgetting did something
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.9, 1e-3])
+@pytest.mark.parametrize("p", [1, 5, 20])
+def test_batched_small_updates_are_bit_identical(p, beta):
+    """Own loops: rank-one terms held back until the class's matrix is read (or the buffer
+    of 1..7 terms is full) give the same bits as terms applied at once, on a stream with
+    long same-class runs; forgetting with beta = 1e-3 also exercises the renormalisation."""
+    rng = np.random.default_rng(11)
+    n = 600
+    X = rng.normal(size=(n, p)) + 0.5
+    runs = rng.geometric(0.15, size=n)                     # runs of ~7 rows of one class
+    s = np.repeat(np.tile([1.0, -1.0], n), np.resize(runs, 2 * n))[:n]
+    order = np.arange(n, dtype=np.intp)
+    _, at_once = _cython(X, s, order, 0.05, None, LOSS_M, beta=beta, blas_min_p=10**9)
+    assert np.abs(at_once["w"]).max() > 1e-3 and np.abs(at_once["Sigma"]).max() > 1e-3
+    for small_kmax in (1, 2, 3, 4, 5, 7):
+        _, batched = _cython(X, s, order, 0.05, None, LOSS_M, beta=beta, blas_min_p=10**9,
+                             small_kmax=small_kmax)
+        for key in ("w", "xbar", "Sigma", "W"):
+            assert batched[key].tobytes() == at_once[key].tobytes(), (small_kmax, key)
+
+
+def test_pass_reports_max_abs_and_first_bad_row():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(50, 4)) * 3.0
+    s = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    order = rng.permutation(50).astype(np.intp)
+
+    def run(X, order, stats):
+        p = X.shape[1]
+        return _linear.linear_pass(X, s, order, np.zeros(p), np.zeros((2, p)),
+                                   np.zeros((2, p, p)), np.ones(2), np.zeros(2),
+                                   np.zeros(2, dtype=np.int64), 0, 0.1, 0.0, INV, LOSS_M, 1.0,
+                                   10**9, np.empty(3 * p + 8 * p), stats)
+    stats = np.array([0.5, -1.0])
+    assert run(X, order, stats) == 50
+    assert stats[0] == np.abs(X).max() and stats[1] == -1.0
+    stats = np.array([1e3, -1.0])                       # the running maximum is kept
+    run(X, order, stats)
+    assert stats[0] == 1e3
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[order[17], 2] = bad
+        stats = np.array([0.0, -1.0])
+        assert run(Xb, order, stats) == 18                 # stopped after that row's round
+        assert stats[1] == 17.0
+    with pytest.raises(ValueError, match="stats"):
+        run(X, order, np.zeros(3))
+
+
+@pytest.mark.parametrize("p", [3, 40])
+@pytest.mark.parametrize("first", ["fit", "partial_fit"])
+def test_fresh_pass_refuses_a_late_non_finite_row(p, first):
+    """A fresh fit leaves the finiteness scan to the kernel: a NaN in the last row still
+    raises the validation's message and leaves an earlier model untouched."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(300, p))
+    y = (X[:, 0] > 0).astype(int)
+    m = OAUCM(lam=0.05).fit(X, y)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()}
+    Xb = X.copy()
+    Xb[-1, -1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        if first == "fit":
+            m.fit(Xb, y)
+        else:
+            OAUCM(lam=0.05).partial_fit(Xb, y)
+            raise AssertionError("not reached")
+    assert vars(m).keys() == before.keys()
+    for k, v in before.items():
+        assert (np.array_equal(v, vars(m)[k]) if isinstance(v, np.ndarray)
+                else v == vars(m)[k]), k
+    assert m.max_abs_ == np.abs(X).max()
+
+
+@pytest.mark.parametrize("y", [
+    np.array([3, 1, 3, 1, 1]), np.array([True, False, True]), np.array([1.0, -1.0, 1.0]),
+    np.array([7, 200, 7], dtype=np.uint8), np.array(["b", "a", "b"]),
+    np.array([2, 1, 2, 1], dtype=np.int16)])
+def test_fit_labels_as_np_unique_gives_them(y):
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(y.shape[0], 3))
+    m = OAUCM(lam=0.05).fit(X, y)
+    expect = np.unique(y)
+    assert m.classes_.dtype == expect.dtype and np.array_equal(m.classes_, expect)
+    ref_model = OAUCM(lam=0.05).partial_fit(X, y, classes=expect)
+    assert m.coef_.tobytes() == ref_model.coef_.tobytes()
+
+
+def test_fit_with_three_numeric_labels_raises():
+    X = np.random.default_rng(15).normal(size=(6, 2))
+    with pytest.raises(ValueError, match="binary"):
+        OAUCM().fit(X, np.array([0, 1, 2, 0, 1, 2]))
+    with pytest.raises(ValueError, match="two"):
+        OAUCM().fit(X, np.zeros(6))
 
 
 def test_no_forgetting_is_bit_identical_to_beta_one():
@@ -410,3 +510,38 @@ def test_lam_zero_allowed_with_constant_step():
     X, y = _data()
     m = OAUCM(lam=0.0, eta=0.01).fit(X, y)
     assert auc(y, m.decision_function(X)) > 0.9
+
+
+def test_batch_changed_in_place_between_calls_is_checked_again():
+    """The max |x| of a batch is remembered within one call only: the same array, made
+    non-finite in place, is refused on the next call and the model is left unchanged."""
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    m = OAUCM(lam=0.05).fit(X[:100], y[:100])
+    batch = X[100:].copy()
+    m.partial_fit(batch, y[100:])
+    before = m.scatter_.copy(), m.coef_.copy(), m.max_abs_
+    batch[7, 1] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        m.partial_fit(batch, y[100:])
+    np.testing.assert_array_equal(m.scatter_, before[0])
+    np.testing.assert_array_equal(m.coef_, before[1])
+    assert m.max_abs_ == before[2] < 1e3
+    batch[7, 1] = 1e3                           # finite, but far above the remembered max
+    m.partial_fit(batch, y[100:])
+    assert m.max_abs_ == 1e3
+
+
+def test_finite_max_abs_is_one_pass_of_max_and_isfinite():
+    rng = np.random.default_rng(17)
+    for shape in [(1, 1), (3, 5), (64, 7), (0, 3)]:
+        X = rng.normal(size=shape) * 10.0
+        expect = np.abs(X).max() if X.size else 0.0
+        assert _linear.finite_max_abs(X) == expect
+        if X.size:
+            for bad in (np.nan, np.inf, -np.inf):
+                Xb = X.copy()
+                Xb.flat[X.size - 1] = bad
+                assert np.isnan(_linear.finite_max_abs(Xb))
+    assert _linear.finite_max_abs(np.array([[-0.0, -3.0]])) == 3.0

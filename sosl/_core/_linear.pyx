@@ -15,18 +15,25 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   instead of the covariance form, which rescales every entry by 1/N each round. The decay
   ``beta`` of forgetting goes into the scalar ``scale`` (``scale *= beta``), renormalised
   into ``C`` when it falls below 1e-150, so forgetting costs O(1) per round too.
-* **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is kept up to date; the lower
-  triangle is stale (read the matrix through the estimator's ``covariances_``).
-* **Two paths by dimension.** For ``p < blas_min_p`` the rank-one updates are applied at
-  once to the whole matrix and ``C w`` is a sum of row-scaled rows (``_simd.h``: loops the
-  compiler vectorises without reassociating sums, with an AVX2+FMA clone chosen at run
-  time where GCC can build one). For larger ``p`` a class's pending rank-one
-  terms are collected (up to ``kmax`` of them) and applied as one rank-k update by BLAS
-  ``dsyrk`` when the matrix is next read (an instance of the other class), when the buffer
-  is full, or at the end of the pass; ``C w`` is BLAS ``dsymv``. A class's matrix is read
-  only when the other class arrives, so under imbalance the majority class's updates come
-  in long runs and go through level-3 BLAS. Merging the run's terms is exact in exact
-  arithmetic (the same rank-one terms, summed in another order).
+* **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is guaranteed up to date (the
+  own-loop path keeps the whole matrix, the BLAS path only that triangle); read the matrix
+  through the estimator's ``covariances_``.
+* **Batched rank-one terms.** A class's matrix is read only when an instance of the other
+  class arrives, so its rank-one terms are collected (up to ``kmax`` of them) and applied
+  together when the matrix is about to be read (in the round before, since the pass sees
+  the next label), when the buffer is full, or at the end of the pass. Under imbalance the
+  majority class's updates come in long runs.
+* **Two paths by dimension.** For ``p < blas_min_p`` the kernel's own loops
+  (``_simd.h``) do the work on the whole matrix: ``C w`` as row-scaled additions over
+  blocks of four rows, the pending terms four at a time with, for each entry, the same
+  operations in the same order as one rank-one update after the other (so batching gives
+  the same bits as immediate updates, which ``kmax = 0`` selects), and the O(p) loops of
+  a round fused (margin; mean update with the row's max |x| and finiteness; gradient step).
+  They are compiled for the build's baseline and, where GCC can dispatch at run time,
+  for x86-64-v3 (AVX2 with FMA); sums over p use four interleaved partial sums. For larger
+  ``p`` ``C w`` is BLAS ``dsymv`` and the pending terms go through one rank-k BLAS
+  ``dsyrk`` (level 3); merging them is exact in exact arithmetic (the same rank-one
+  terms, summed in another order).
 """
 
 cimport numpy as cnp
@@ -41,6 +48,8 @@ from sosl._core._moments cimport round_prologue
 cnp.import_array()
 
 cdef double RESCALE_BELOW = 1e-150
+cdef enum:
+    SMALL_KMAX = 64       # most pending rank-one terms per class on the path of own loops
 
 
 cdef inline void flush(double* C, double* V, int* k, int p) noexcept nogil:
@@ -64,10 +73,21 @@ cdef inline void rescale(double* C, double* scale, Py_ssize_t p) noexcept nogil:
 
 
 cdef extern from "_simd.h" nogil:
-    void small_matvec "sosl_small_matvec" (const double* C, const double* w, double* Cw,
-                                            Py_ssize_t p)
+    double margin "sosl_margin" (const double* x, const double* xbar, const double* w,
+                                 double y, double* a, Py_ssize_t p)
+    double small_matvec "sosl_small_matvec" (const double* C, const double* w, double* Cw,
+                                              Py_ssize_t p)
     void small_rank_one "sosl_small_rank_one" (double* C, const double* d, double f,
                                                 Py_ssize_t p)
+    void small_rank_k "sosl_small_rank_k" (double* C, const double* V, const double* f,
+                                            Py_ssize_t k, Py_ssize_t p)
+    void prefetch "sosl_prefetch" (const double* ptr, Py_ssize_t n)
+    double mean_update "sosl_mean_update" (const double* x, double* xbar, double* d,
+                                           double inv_W, Py_ssize_t p)
+    void gradient_step "sosl_step" (double* w, const double* a, const double* Cw, double eta,
+                                    double lam, double g_a, double g_c, Py_ssize_t p)
+    void shrink "sosl_shrink" (double* w, double eta, double lam, Py_ssize_t p)
+    double abs_max "sosl_abs_max" (const double* x, Py_ssize_t n)
 
 
 cdef struct Model:
@@ -81,7 +101,8 @@ cdef struct Model:
     double* a
     double* Sw
     double* d
-    double* V[2]        # pending rank-one terms, kmax rows of p each (BLAS path)
+    double* V[2]        # pending rank-one terms, kmax rows of p each
+    double f[2][SMALL_KMAX]     # their coefficients (own loops; BLAS folds them into V)
     int pending[2]
     int kmax
     int p
@@ -93,12 +114,30 @@ cdef struct Model:
     int loss
 
 
-cdef inline void play_round(Model* m, const double* x, double y, long long t) noexcept nogil:
-    """Round t of Algorithm 1 on instance x with label y (eqs. 12-18), in place."""
+cdef inline void flush_class(Model* m, int k) noexcept nogil:
+    """Apply class k's pending rank-one terms to its scatter (nothing pending: no-op)."""
+    if m.pending[k] == 0:
+        return
+    if m.use_blas:
+        flush(&m.C[k * m.p * m.p], m.V[k], &m.pending[k], m.p)
+    else:
+        small_rank_k(&m.C[k * m.p * m.p], m.V[k], m.f[k], m.pending[k], m.p)
+        m.pending[k] = 0
+
+
+cdef inline double play_round(Model* m, const double* x, double y, long long t,
+                              double y_next) noexcept nogil:
+    """Round t of Algorithm 1 on instance x with label y (eqs. 12-18), in place.
+
+    ``y_next`` is the label of the next round (0 if unknown): when it is the other class,
+    this class's matrix is read next, so its pending terms are applied now, while the
+    gradient step waits for the loss, rather than at the start of the next round.
+    Returns max_j |x_j|, or NaN when x is not finite (the state is then not meaningful).
+    """
     cdef int p = m.p
     cdef int own, opp, one_i = 1
     cdef Py_ssize_t j
-    cdef double eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, inv_W, c, alpha
+    cdef double eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, c, alpha, R
     cdef double zero = 0.0
     cdef char uplo = b'L'
     cdef double* w = m.w
@@ -106,60 +145,54 @@ cdef inline void play_round(Model* m, const double* x, double y, long long t) no
     cdef double* Sw = m.Sw
     cdef double* d = m.d
     cdef double* Ck
-    cdef double* xb
+    cdef bint seen = False, batch
     eta_t = round_prologue(y, t, m.schedule, m.eta, m.lam, &own, &opp)
     if m.N[opp] > 0:
+        seen = True
         Ck = &m.C[opp * p * p]
-        xb = &m.xbar[opp * p]
-        mu = 0.0
-        for j in range(p):
-            a[j] = y * (x[j] - xb[j])                   # a = y_t (x_t - xbar_t)
-            mu += w[j] * a[j]
+        mu = margin(x, &m.xbar[opp * p], w, y, a, p)   # a = y_t (x_t - xbar_t), mu = w.a
         alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
+        flush_class(m, opp)
         if m.use_blas:
-            flush(Ck, m.V[opp], &m.pending[opp], p)
             dsymv(&uplo, &p, &alpha, Ck, &p, w, &one_i, &zero, Sw, &one_i)
             s2 = ddot(&p, w, &one_i, Sw, &one_i)
         else:
-            small_matvec(Ck, w, Sw, p)
-            s2 = 0.0
-            for j in range(p):
-                Sw[j] *= alpha
-                s2 += w[j] * Sw[j]
+            s2 = alpha * small_matvec(Ck, w, Sw, p)     # Sw = C w, unscaled
         loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
-        coef_S = 2.0 * d_s2
+        coef_S = 2.0 * d_s2 if m.use_blas else 2.0 * d_s2 * alpha
     # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
     W_new = m.beta * m.W[own] + 1.0
     c = m.beta * m.W[own] / W_new
-    inv_W = 1.0 / W_new
-    xb = &m.xbar[own * p]
-    for j in range(p):
-        d[j] = x[j] - xb[j]
-        xb[j] += d[j] * inv_W
-    m.W[own] = W_new
-    m.N[own] += 1
+    batch = c > 0.0 and m.kmax > 0
+    Ck = &m.C[own * p * p]
     if c > 0.0:
         m.scale[own] *= m.beta
-        Ck = &m.C[own * p * p]
+        if m.scale[own] < RESCALE_BELOW or m.pending[own] == m.kmax:
+            flush_class(m, own)
+        if m.scale[own] < RESCALE_BELOW:
+            rescale(Ck, &m.scale[own], p)
+    if batch and not m.use_blas:                        # d goes straight into the buffer
+        d = &m.V[own][m.pending[own] * p]
+    R = mean_update(x, &m.xbar[own * p], d, 1.0 / W_new, p)
+    m.W[own] = W_new
+    m.N[own] += 1
+    if batch:
         if m.use_blas:
-            if m.pending[own] == m.kmax or m.scale[own] < RESCALE_BELOW:
-                flush(Ck, m.V[own], &m.pending[own], p)
-            if m.scale[own] < RESCALE_BELOW:
-                rescale(Ck, &m.scale[own], p)
             f = sqrt(c / m.scale[own])
             for j in range(p):
                 m.V[own][m.pending[own] * p + j] = f * d[j]
-            m.pending[own] += 1
         else:
-            if m.scale[own] < RESCALE_BELOW:
-                rescale(Ck, &m.scale[own], p)
-            small_rank_one(Ck, d, c / m.scale[own], p)
-    if m.N[opp] > 0:                                    # eq. (12)
-        for j in range(p):
-            w[j] -= eta_t * (m.lam * w[j] + d_mu * a[j] + coef_S * Sw[j])
+            m.f[own][m.pending[own]] = c / m.scale[own]
+        m.pending[own] += 1
+        if y_next * y < 0.0:
+            flush_class(m, own)
+    elif c > 0.0:
+        small_rank_one(Ck, d, c / m.scale[own], p)
+    if seen:                                            # eq. (12)
+        gradient_step(w, a, Sw, eta_t, m.lam, d_mu, coef_S, p)
     else:
-        for j in range(p):
-            w[j] -= eta_t * (m.lam * w[j])
+        shrink(w, eta_t, m.lam, p)
+    return R
 
 
 cdef inline double decision(Model* m, const double* x) noexcept nogil:
@@ -175,9 +208,8 @@ cdef inline double decision(Model* m, const double* x) noexcept nogil:
 
 
 cdef inline void flush_all(Model* m) noexcept nogil:
-    if m.use_blas:
-        flush(m.C, m.V[0], &m.pending[0], m.p)
-        flush(&m.C[m.p * m.p], m.V[1], &m.pending[1], m.p)
+    flush_class(m, 0)
+    flush_class(m, 1)
 
 
 cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
@@ -201,14 +233,15 @@ cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
     m.Sw = &work[p]
     m.d = &work[2 * p]
     m.use_blas = p >= blas_min_p
-    m.kmax = 0
+    m.kmax = <int> ((work.shape[0] - 3 * p) // (2 * p)) if p > 0 else 0
     m.pending[0] = 0
     m.pending[1] = 0
-    if m.use_blas:
-        m.kmax = <int> ((work.shape[0] - 3 * p) // (2 * p))
-        if m.kmax < 1:
-            raise ValueError("linear kernel: for p >= blas_min_p, work must hold 3 p + 2 kmax p "
-                             "values with kmax >= 1")
+    if m.use_blas and m.kmax < 1:
+        raise ValueError("linear kernel: for p >= blas_min_p, work must hold 3 p + 2 kmax p "
+                         "values with kmax >= 1")
+    if not m.use_blas and m.kmax > SMALL_KMAX:
+        m.kmax = SMALL_KMAX
+    if m.kmax > 0:
         m.V[0] = &work[3 * p]
         m.V[1] = &work[3 * p + m.kmax * p]
     m.lam = lam
@@ -223,26 +256,59 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                 double[::1] W, long long[::1] N, long long t0, double lam, double eta,
                 int schedule, int loss, double beta, Py_ssize_t blas_min_p,
-                double[::1] work):
+                double[::1] work, double[::1] stats=None):
     """Run Algorithm 1 over ``X[order]``; update ``w, xbar, C, scale, W, N`` in place.
 
     ``C`` holds scaled scatter matrices (see the module docstring); ``work`` has length at
     least ``3 p`` plus, for ``p >= blas_min_p``, ``2 kmax p`` for the pending rank-one terms
     (``kmax >= 1`` is read from its length). Returns the round counter after the pass. See
     :func:`sosl._core._linear_ref.linear_pass` for the other parameters.
+
+    ``stats``, if given (length 2), receives what the pass saw of the rows, read while they
+    are in cache anyway: ``stats[0]`` is raised to the largest ``|X[i, j]|`` visited, and if
+    a row holds a NaN or an infinity the pass stops after that row's round with
+    ``stats[1]`` set to its position in ``order`` (the state is then not meaningful; the
+    caller discards it). ``stats[1]`` is left as given when every row is finite.
     """
     cdef Model m
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, n = order.shape[0]
     cdef long long t = t0
+    cdef double R, R_max = 0.0
+    cdef bint track = stats is not None
     if X.shape[1] != w.shape[0]:
         raise ValueError("linear_pass: X and w disagree on the number of features")
+    if track and stats.shape[0] != 2:
+        raise ValueError("linear_pass: stats must hold [max |x|, position of a bad row]")
     bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
+    if track:
+        R_max = stats[0]
     with nogil:
-        for r in range(order.shape[0]):
+        for r in range(n):
             t += 1
-            play_round(&m, &X[order[r], 0], s[order[r]], t)
+            if r + 1 < n:
+                prefetch(&X[order[r + 1], 0], m.p)
+            R = play_round(&m, &X[order[r], 0], s[order[r]], t,
+                           s[order[r + 1]] if r + 1 < n else 0.0)
+            if R > R_max:
+                R_max = R
+            elif R != R:
+                if track:
+                    stats[1] = <double> r
+                    break
         flush_all(&m)
+    if track:
+        stats[0] = R_max
     return t
+
+
+def finite_max_abs(const double[:, ::1] X):
+    """``max |X|`` in one pass (0.0 for an empty X), or NaN if X holds a NaN or an inf."""
+    cdef double R
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return 0.0
+    with nogil:
+        R = abs_max(&X[0, 0], X.shape[0] * X.shape[1])
+    return R
 
 
 cdef class Stepper:
@@ -319,6 +385,6 @@ cdef class Stepper:
                                                     * sqrt(<double> p)) <= self.margin)
             if ok:
                 platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
-                play_round(m, xp, s, t)
+                play_round(m, xp, s, t, 0.0)
                 flush_all(m)
         return R if ok else -1.0
