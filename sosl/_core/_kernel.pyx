@@ -20,94 +20,25 @@ Two entry points share one pass body (``_pass``):
   x_t copies its nnz(x_t) entries.
 
 The two differ only in the two per-round steps "kernel row of x_t" and "store x_t in slot
-j", which branch once per round on the storage (``_Store``), not per element.
+j", which branch once per round on the storage (``SlotStore`` of ``_kfun.pxd``), not per
+element.
 """
 
 from libc.math cimport fabs
 from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
-from sosl._core._kfun cimport kernel_eval, kernel_rows, kernel_rows_slots, sparse_kernel_eval
+from sosl._core._kfun cimport (
+    SlotStore,
+    SourceRow,
+    SourceRows,
+    get_row,
+    store_kernel_row,
+    store_put,
+    store_self_kernel,
+)
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
-
-
-cdef struct _Rows:
-    # the input rows: dense (row i at X + i p) or CSR (data, indices, indptr)
-    bint dense
-    const double* X
-    const double* data
-    const int* indices
-    const int* indptr
-    Py_ssize_t p
-
-
-cdef struct _Store:
-    # the support-vector slots: dense (slot q at SV + q p) or sparse (slot q: nnz[q]
-    # entries at ind + q L, val + q L); dense rows go with dense slots, CSR with sparse
-    bint dense
-    double* SV
-    int* ind
-    double* val
-    int* nnz
-    Py_ssize_t L
-
-
-cdef struct _Row:
-    # the current row x_t: dense pointer, or its sparse entries
-    const double* x
-    const int* xi
-    const double* xv
-    Py_ssize_t xn
-
-
-cdef inline void _get_row(const _Rows* rows, Py_ssize_t i, _Row* r) noexcept nogil:
-    cdef Py_ssize_t a
-    if rows.dense:
-        r.x = rows.X + i * rows.p
-    else:
-        a = rows.indptr[i]
-        r.xi = rows.indices + a
-        r.xv = rows.data + a
-        r.xn = rows.indptr[i + 1] - a
-
-
-cdef inline void _kernel_row(const _Store* st, const _Row* r, Py_ssize_t first, Py_ssize_t n,
-                             Py_ssize_t p, int kind, double gamma, double degree,
-                             double coef0, double* out) noexcept nogil:
-    """out[q] = k(slot first + q, x_t) for q < n."""
-    if n <= 0:
-        return
-    if st.dense:
-        kernel_rows(st.SV + first * p, n, r.x, p, kind, gamma, degree, coef0, out)
-    else:
-        kernel_rows_slots(st.ind + first * st.L, st.val + first * st.L, st.nnz + first,
-                          st.L, n, r.xi, r.xv, r.xn, kind, gamma, degree, coef0, out)
-
-
-cdef inline double _self_kernel(const _Store* st, const _Row* r, Py_ssize_t p, int kind,
-                                double gamma, double degree, double coef0) noexcept nogil:
-    """k(x_t, x_t)."""
-    if st.dense:
-        return kernel_eval(r.x, r.x, p, kind, gamma, degree, coef0)
-    return sparse_kernel_eval(r.xi, r.xv, r.xn, r.xi, r.xv, r.xn, kind, gamma, degree, coef0)
-
-
-cdef inline void _store(_Store* st, const _Row* r, Py_ssize_t slot,
-                        Py_ssize_t p) noexcept nogil:
-    """Write x_t into ``slot``."""
-    cdef Py_ssize_t j
-    cdef Py_ssize_t off
-    if st.dense:
-        off = slot * p
-        for j in range(p):
-            st.SV[off + j] = r.x[j]
-    else:
-        off = slot * st.L
-        for j in range(r.xn):
-            st.ind[off + j] = r.xi[j]
-            st.val[off + j] = r.xv[j]
-        st.nnz[slot] = <int> r.xn
 
 
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
@@ -123,8 +54,8 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     Returns the round counter after the pass. See
     :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
     """
-    cdef _Rows rows
-    cdef _Store st
+    cdef SourceRows rows
+    cdef SlotStore st
     cdef Py_ssize_t M = alpha.shape[0]
     if SV.shape[0] != M or SV.shape[1] != X.shape[1]:
         raise ValueError("kernel_pass: inconsistent buffer shapes (need SV of shape (M, p))")
@@ -162,8 +93,8 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
     (checked). Every other argument as in :func:`kernel_pass`; the reference is
     :func:`sosl._core._kernel_ref.kernel_pass_csr`. Returns the round counter.
     """
-    cdef _Rows rows
-    cdef _Store st
+    cdef SourceRows rows
+    cdef SlotStore st
     cdef Py_ssize_t M = alpha.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = sv_ind.shape[1]
@@ -199,14 +130,14 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
                  loss, kind, gamma, degree, coef0, transfer, work, trace)
 
 
-cdef long long _pass(const _Rows* rows, _Store* sv, const double[::1] s,
+cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
                      const Py_ssize_t[::1] order, double[::1] alpha, double[:, ::1] G,
                      double[::1] fb, const long long[::1] cap, long long[::1] count,
                      long long[::1] head, long long t0, double lam, int schedule, double eta,
                      int loss, int kind, double gamma, double degree, double coef0,
                      int transfer, double[::1] work, double[:, ::1] trace) except? -1:
     """The pass body shared by the dense and the CSR entry point."""
-    cdef _Row xr
+    cdef SourceRow xr
     cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t m = order.shape[0]
     cdef Py_ssize_t M = alpha.shape[0]
@@ -239,7 +170,7 @@ cdef long long _pass(const _Rows* rows, _Store* sv, const double[::1] s,
         for r_ in range(m):
             i = order[r_]
             t += 1
-            _get_row(rows, i, &xr)
+            get_row(rows, i, &xr)
             y = s[i]
             eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             stop[0] = start[0] + count[0]
@@ -255,11 +186,11 @@ cdef long long _pass(const _Rows* rows, _Store* sv, const double[::1] s,
             # kernel row of x_t and f_t(x_t), eq. (20)
             fx = 0.0
             for c in range(2):
-                _kernel_row(sv, &xr, start[c], count[c], p, kind, gamma, degree, coef0,
-                            &kx[start[c]])
+                store_kernel_row(sv, &xr, start[c], count[c], p, kind, gamma, degree, coef0,
+                                 &kx[start[c]])
                 for q in range(start[c], stop[c]):
                     fx += alpha[q] * kx[q]
-            kxx = _self_kernel(sv, &xr, p, kind, gamma, degree, coef0)
+            kxx = store_self_kernel(sv, &xr, p, kind, gamma, degree, coef0)
             decay = 1.0 - lam * eta_t
             a_new = 0.0
             if count[opp] > 0:
@@ -361,7 +292,7 @@ cdef long long _pass(const _Rows* rows, _Store* sv, const double[::1] s,
             if count[own] < cap[own]:
                 count[own] += 1
                 stop[own] += 1
-            _store(sv, &xr, slot, p)
+            store_put(sv, &xr, slot, p)
             for c in range(2):
                 for l in range(start[c], stop[c]):
                     if l != slot:

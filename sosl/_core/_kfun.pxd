@@ -218,3 +218,90 @@ cdef inline void kernel_rows_csr(const int* indptr, const int* ind, const double
             a = indptr[q]
             out[q] = sparse_dot(xi, xv, xn, &ind[a], &val[a], indptr[q + 1] - a)
     _sparse_finish(n, kind, gamma, degree, coef0, out)
+
+
+# -- one pass body for dense and CSR rows -------------------------------------------------
+# The kernel passes read their rows through ``SourceRows`` (dense (n, p) or CSR) and keep
+# their support vectors in a ``SlotStore`` (dense (M, p) slots, or sparse slots of width L:
+# slot q holds nnz[q] entries at ind + q L, val + q L, at increasing positions). Dense rows
+# go with dense slots, CSR rows with sparse slots. Each round fetches x_t once
+# (``get_row``); the per-round steps below branch once on the storage, not per element.
+
+cdef struct SourceRows:
+    # the input rows: dense (row i at X + i p) or CSR (data, indices, indptr)
+    bint dense
+    const double* X
+    const double* data
+    const int* indices
+    const int* indptr
+    Py_ssize_t p
+
+
+cdef struct SlotStore:
+    # the support-vector slots: dense (slot q at SV + q p) or sparse (see above)
+    bint dense
+    double* SV
+    int* ind
+    double* val
+    int* nnz
+    Py_ssize_t L
+
+
+cdef struct SourceRow:
+    # the current row x_t: its dense pointer, or its sparse entries
+    const double* x
+    const int* xi
+    const double* xv
+    Py_ssize_t xn
+
+
+cdef inline void get_row(const SourceRows* rows, Py_ssize_t i,
+                         SourceRow* r) noexcept nogil:
+    """Point ``r`` at row i of ``rows``."""
+    cdef Py_ssize_t a
+    if rows.dense:
+        r.x = rows.X + i * rows.p
+    else:
+        a = rows.indptr[i]
+        r.xi = rows.indices + a
+        r.xv = rows.data + a
+        r.xn = rows.indptr[i + 1] - a
+
+
+cdef inline void store_kernel_row(const SlotStore* st, const SourceRow* r, Py_ssize_t first,
+                                  Py_ssize_t n, Py_ssize_t p, int kind, double gamma,
+                                  double degree, double coef0, double* out) noexcept nogil:
+    """out[q] = k(slot first + q, x_t) for q < n (``kernel_rows`` or ``kernel_rows_slots``)."""
+    if n <= 0:
+        return
+    if st.dense:
+        kernel_rows(st.SV + first * p, n, r.x, p, kind, gamma, degree, coef0, out)
+    else:
+        kernel_rows_slots(st.ind + first * st.L, st.val + first * st.L, st.nnz + first,
+                          st.L, n, r.xi, r.xv, r.xn, kind, gamma, degree, coef0, out)
+
+
+cdef inline double store_self_kernel(const SlotStore* st, const SourceRow* r, Py_ssize_t p,
+                                     int kind, double gamma, double degree,
+                                     double coef0) noexcept nogil:
+    """k(x_t, x_t)."""
+    if st.dense:
+        return kernel_eval(r.x, r.x, p, kind, gamma, degree, coef0)
+    return sparse_kernel_eval(r.xi, r.xv, r.xn, r.xi, r.xv, r.xn, kind, gamma, degree, coef0)
+
+
+cdef inline void store_put(SlotStore* st, const SourceRow* r, Py_ssize_t slot,
+                           Py_ssize_t p) noexcept nogil:
+    """Write x_t into ``slot``."""
+    cdef Py_ssize_t j
+    cdef Py_ssize_t off
+    if st.dense:
+        off = slot * p
+        for j in range(p):
+            st.SV[off + j] = r.x[j]
+    else:
+        off = slot * st.L
+        for j in range(r.xn):
+            st.ind[off + j] = r.xi[j]
+            st.val[off + j] = r.xv[j]
+        st.nnz[slot] = <int> r.xn
