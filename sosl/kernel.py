@@ -25,7 +25,14 @@ from ._base import BaseOnlineAUC
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
-from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
+from .kernels import (
+    KERNEL_CONSTRAINTS,
+    _csr_rows,
+    _slots_to_csr,
+    _SparseStorage,
+    _widen_slots,
+    kernel_expansion,
+)
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
@@ -153,13 +160,7 @@ class _SparseFifoBuffers(_FifoBuffers):
     def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
         X = _csr_rows(X)
         _room_for_batch(state, s, lay)
-        width = int(np.diff(X.indptr)[order].max(initial=1))
-        L = state["sv_ind_"].shape[1]
-        if width > L:                                   # widen the slots to the batch
-            for name in ("sv_ind_", "sv_val_"):
-                old = state[name]
-                state[name] = np.zeros((old.shape[0], width), dtype=old.dtype)
-                state[name][:, :L] = old
+        state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
         M = state["alpha_buf_"].shape[0]
         state["t_"] = _kernel.kernel_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["sv_ind_"], state["sv_val_"],
@@ -171,23 +172,8 @@ class _SparseFifoBuffers(_FifoBuffers):
     @staticmethod
     def support_vectors(state, occ):
         """The occupied slots as a CSR matrix (canonical: the slot indices increase)."""
-        p = state["support_vectors_"].shape[1]
-        nnz = state["sv_nnz_"][occ]
-        indptr = np.zeros(occ.shape[0] + 1, dtype=np.int32)
-        np.cumsum(nnz, out=indptr[1:])
-        keep = np.arange(state["sv_ind_"].shape[1])[None, :] < nnz[:, None]
-        return sp.csr_matrix((state["sv_val_"][occ][keep], state["sv_ind_"][occ][keep],
-                              indptr), shape=(occ.shape[0], p))
-
-
-def _csr_rows(X):
-    """Canonical CSR (float64, sorted int32 indices) of validated rows, dense ones converted."""
-    if not sp.issparse(X):
-        X = sp.csr_matrix(X)
-    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
-        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                          shape=X.shape)
-    return X
+        return _slots_to_csr(state["sv_ind_"], state["sv_val_"], state["sv_nnz_"], occ,
+                             state["support_vectors_"].shape[1])
 
 
 class _KompBuffers:
@@ -252,33 +238,19 @@ def _adapter(lay):
     return _POLICIES[lay["budget_policy"]]
 
 
-class _KernelSOSL(BaseOnlineAUC):
-    """Shared state and pass of the kernel second-order learners (Algorithm 2)."""
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
+    """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
-    @property
-    def _sparse_input(self):
-        """A model fitted on sparse rows (FIFO policy) receives CSR rows in ``_run_pass`` and
-        ``_decision``; any other densifies sparse rows a block at a time."""
-        lay = self.__dict__.get("_layout_")
-        return True if lay is not None and lay.get("storage") == "csr" else "blocks"
+    The storage of the support vectors follows the first call of a fit
+    (:class:`sosl.kernels._SparseStorage`): sparse slots with the FIFO policy on sparse
+    input, dense slots otherwise.
+    """
 
-    def _fit(self, X, y):
-        self._new_storage(X)
-        super()._fit(X, y)
+    _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
+                                         + _KompBuffers.names))
 
-    def _partial_fit(self, X, y, classes):
-        if not hasattr(self, "classes_"):
-            self._new_storage(X)
-        super()._partial_fit(X, y, classes)
-
-    def _new_storage(self, X):
-        """Start of a fit: the storage follows the format of ``X`` (read by ``_layout``);
-        the arrays of an earlier fit are dropped, whichever storage they had (a failing
-        call gets them back from its transaction)."""
-        self.__dict__["_sparse_fit"] = sp.issparse(X)
-        for adapter in (_FifoBuffers, _SparseFifoBuffers, _KompBuffers):
-            for name in adapter.names:
-                self.__dict__.pop(name, None)
+    def _sparse_storage_ok(self):
+        return self.budget_policy == "fifo"
 
     _loss = int(Loss.LOSS_M)
     budget_policy = "fifo"
@@ -310,14 +282,13 @@ class _KernelSOSL(BaseOnlineAUC):
         """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
         Gram matrix), budget policy, step schedule and the storage of the support vectors
         ("csr" when the first call of the fit was sparse and the policy is FIFO)."""
-        sparse = self.__dict__.get("_sparse_fit", False) and self.budget_policy == "fifo"
         return {"budgets": budget_pair(self.budget, allow_none=True),
                 "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "budget_policy": self.budget_policy,
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
                                 else Schedule.STEP_CONSTANT),
-                "storage": "csr" if sparse else "dense"}
+                "storage": self._storage()}
 
     # -- state -------------------------------------------------------------------------------
     def _init_state(self, n_features):

@@ -37,6 +37,80 @@ KERNEL_CONSTRAINTS = {
 }
 
 
+class _SparseStorage:
+    """Mixin of the kernel learners: the first call of a fit picks the support-vector storage.
+
+    When the first ``fit`` / ``partial_fit`` call of a fit receives a ``scipy.sparse``
+    matrix and ``_sparse_storage_ok()`` holds, the frozen layout gets ``storage="csr"``:
+    the base then hands CSR rows to ``_run_pass`` and ``_decision`` (dense rows are
+    converted there); otherwise ``storage="dense"`` and sparse rows are densified a block
+    at a time. ``_storage_names`` lists the state arrays of every storage, dropped when a
+    new fit starts (a failing call gets them back from its transaction).
+    """
+
+    _storage_names = ()
+
+    @property
+    def _sparse_input(self):
+        lay = self.__dict__.get("_layout_")
+        return True if lay is not None and lay.get("storage") == "csr" else "blocks"
+
+    def _sparse_storage_ok(self):
+        return True
+
+    def _storage(self):
+        """The value of ``storage`` in ``_layout()``."""
+        sparse = self.__dict__.get("_sparse_fit", False) and self._sparse_storage_ok()
+        return "csr" if sparse else "dense"
+
+    def _fit(self, X, y):
+        self._new_storage(X)
+        super()._fit(X, y)
+
+    def _partial_fit(self, X, y, classes):
+        if not hasattr(self, "classes_"):
+            self._new_storage(X)
+        super()._partial_fit(X, y, classes)
+
+    def _new_storage(self, X):
+        self.__dict__["_sparse_fit"] = sp.issparse(X)
+        for name in self._storage_names:
+            self.__dict__.pop(name, None)
+
+
+def _csr_rows(X):
+    """Canonical CSR (float64, sorted int32 indices) of validated rows; dense rows converted."""
+    if not sp.issparse(X):
+        X = sp.csr_matrix(X)
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
+    return X
+
+
+def _widen_slots(ind, val, rows):
+    """Sparse slots ``(ind, val)`` at least as wide as the longest of the CSR ``rows``."""
+    width = int(np.diff(rows.indptr).max(initial=1))
+    L = ind.shape[1]
+    if width <= L:
+        return ind, val
+    new_ind = np.zeros((ind.shape[0], width), dtype=ind.dtype)
+    new_val = np.zeros((val.shape[0], width))
+    new_ind[:, :L] = ind
+    new_val[:, :L] = val
+    return new_ind, new_val
+
+
+def _slots_to_csr(ind, val, nnz, slots, n_features):
+    """The given sparse slots as the rows of a canonical CSR matrix."""
+    counts = nnz[slots]
+    indptr = np.zeros(slots.shape[0] + 1, dtype=np.int32)
+    np.cumsum(counts, out=indptr[1:])
+    keep = np.arange(ind.shape[1])[None, :] < counts[:, None]
+    return sp.csr_matrix((val[slots][keep], ind[slots][keep], indptr),
+                         shape=(slots.shape[0], n_features))
+
+
 def _canonical_csr(A):
     """CSR float64 with sorted, duplicate-free int32 indices (what the typed merges need)."""
     A = sp.csr_matrix(A, dtype=np.float64)
