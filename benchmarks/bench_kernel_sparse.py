@@ -1,5 +1,5 @@
-"""Per-round cost of OKAUC-M on CSR rows: sparse slots at p = 2^14 and 2^20 against the
-dense (densified) path at p = 2^14.
+"""Per-round cost of OKAUC-M (and KOIL) on CSR rows: sparse slots at p = 2^14 and 2^20
+against the dense (densified) path at p = 2^14.
 
 Rows: lengths 1 + Poisson(``--nnz`` - 1) and values 1/sqrt(length) (the shape of
 l2-normalised bag-of-words rows), each at distinct columns drawn uniformly from p; the
@@ -20,6 +20,10 @@ figures, each the minimum over ``--repeat`` interleaved repeats of the process C
   (densified by the base a block at a time, the path every CSR call took before the
   sparse slots).
 
+The same three ``partial_fit`` figures are printed for ``KOIL(budget=--budget, gamma=1)``
+(its buffers hold only the instances that changed the model, so they may not be full
+after the warm-up; their fill is printed).
+
 The dense path is not run at p = 2^20: its support vectors alone would take
 2 B p 8 bytes (1.7 GB at B = 100); the memory of each fitted model is printed. Ratios are
 taken within the run. Expected: the sparse figures at 2^14 and 2^20 within ~1.3x of each
@@ -37,7 +41,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from sosl import OKAUCM
+from sosl import KOIL, OKAUCM
 from sosl._core import _kernel
 from sosl._core._codes import Loss, Schedule, Transfer
 from sosl.kernels import KERNEL_CODES
@@ -154,28 +158,39 @@ def main(argv=None):
         fit_run(models["2^20"], mats["2^20"][rest], y[rest]), args.rows)
     runs["partial_fit, dense model, CSR rows, p=2^14"] = (
         fit_run(dense_model, X14[dense_rest], y[dense_rest]), nd)
+    kkw = dict(gamma=GAMMA, budget=args.budget, random_state=0)
+    koil = {p: KOIL(**kkw).fit(X[warm], y[warm]) for p, X in mats.items()}
+    koil_dense = KOIL(**kkw).fit(X14[warm].toarray(), y[warm])
+    runs["KOIL partial_fit, CSR model, p=2^14"] = (fit_run(koil["2^14"], X14[rest], y[rest]),
+                                                   args.rows)
+    runs["KOIL partial_fit, CSR model, p=2^20"] = (
+        fit_run(koil["2^20"], mats["2^20"][rest], y[rest]), args.rows)
+    runs["KOIL partial_fit, dense model, CSR rows, p=2^14"] = (
+        fit_run(koil_dense, X14[dense_rest], y[dense_rest]), nd)
     names = list(runs)
     best = interleaved_min([runs[k][0] for k in names], args.repeat)
     us = {k: 1e6 * b / runs[k][1] for k, b in zip(names, best)}
     print(f"OKAUC-M, Gaussian, budgets {args.budget} + {args.budget}, mean nnz "
           f"{lengths.mean():.1f}, {args.rows} timed rounds ({nd} on the dense path), "
           f"min CPU time of {args.repeat} interleaved repeats")
-    print(f"{'':<44} {'us/round':>10}")
+    print(f"{'':<50} {'us/round':>10}")
     for k in names:
-        print(f"{k:<44} {us[k]:>10.2f}")
-    for what in ("pass", "partial_fit"):
-        sparse14 = [k for k in names if k.startswith(what) and "2^14" in k and
-                    ("sparse" in k or "CSR model" in k)][0]
-        sparse20 = sparse14.replace("2^14", "2^20")
-        dense = [k for k in names if k.startswith(what) and k not in (sparse14, sparse20)][0]
+        print(f"{k:<50} {us[k]:>10.2f}")
+    for what in ("pass", "partial_fit", "KOIL partial_fit"):
+        group = [k for k in names if k.startswith(what + ",")]
+        sparse14, sparse20, dense = group
         print(f"{what}: sparse p=2^20 / sparse p=2^14 = {us[sparse20] / us[sparse14]:.2f}; "
               f"dense p=2^14 / sparse p=2^14 = {us[dense] / us[sparse14]:.1f}")
+    print("KOIL buffers after the warm-up (N-, N+): "
+          + ", ".join(f"p={p} {koil[p].n_buffer_.tolist()}" for p in koil))
     print("fitted model memory (all arrays): "
           f"CSR p=2^14 {_nbytes(models['2^14']) / 1e6:.2f} MB, "
           f"CSR p=2^20 {_nbytes(models['2^20']) / 1e6:.2f} MB, "
           f"dense p=2^14 {_nbytes(dense_model) / 1e6:.1f} MB "
           f"(dense p=2^20 would hold {2 * args.budget * (1 << 20) * 8 / 1e9:.2f} GB of "
-          "support vectors)")
+          "support vectors); KOIL: "
+          f"CSR p=2^20 {_nbytes(koil['2^20']) / 1e6:.2f} MB, "
+          f"dense p=2^14 {_nbytes(koil_dense) / 1e6:.1f} MB")
     return 0
 
 

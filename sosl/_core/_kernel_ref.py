@@ -37,6 +37,14 @@ Slot ``i`` of the arrays ``SV, alpha, G, fb`` belongs to the negative buffer whe
 the arrays: the infinite-buffer mode (``budget=None``) is the caller allocating enough
 capacity for the batch, so that no removal happens.
 
+Sparse slots (:func:`kernel_pass_csr`, for CSR rows): ``SV`` is replaced by ``sv_ind``
+(M, L) int32, ``sv_val`` (M, L) and ``sv_nnz`` (M,) int32; slot i holds ``sv_nnz[i]``
+entries at the increasing positions ``sv_ind[i, :sv_nnz[i]]`` with values
+``sv_val[i, :sv_nnz[i]]``, the other coordinates zero. The equations are those of
+:func:`kernel_pass` (the kernel does not depend on how the vectors are stored); the typed
+pass evaluates it from merges of the sorted index lists (``_kfun_ref.sparse_sq_dist`` and
+``sparse_dot`` are their NumPy twins).
+
 Conventions
 -----------
 * ``loss`` is a ``Loss`` code: ``LOSS_M`` is psi_M (OKAUC-M, eq. 26), ``LOSS_S`` psi_S
