@@ -9,18 +9,30 @@ The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
 The two budget policies keep different state; the estimator picks the adapter
 (``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
 fitted model is refused rather than read into the other policy's arrays.
+
+A model whose first ``fit``/``partial_fit`` call receives a sparse matrix (FIFO policy)
+stores its support vectors sparsely (``_SparseFifoBuffers``) and runs
+:func:`sosl._core._kernel.kernel_pass_csr` on the CSR rows; see the class docstrings.
 """
 
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
-from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
+from .kernels import (
+    KERNEL_CONSTRAINTS,
+    _csr_rows,
+    _slots_to_csr,
+    _SparseStorage,
+    _widen_slots,
+    kernel_expansion,
+)
 
 __all__ = ["OKAUCM", "OKAUCS"]
 
@@ -33,23 +45,37 @@ KOMP_PERIOD = 10
 KOMP_EPSILON = 0.01
 
 
+#: the per-slot arrays of the FIFO state (row q of each belongs to slot q)
+_SLOT_ARRAYS = ("sv_buf_", "sv_ind_", "sv_val_", "sv_nnz_", "alpha_buf_", "f_buf_")
+
+
 def _grow(state, caps_new):
     """Copy the slot arrays into larger blocks (infinite-buffer mode); returns a new state."""
     c0, c1 = (int(c) for c in state["capacity_"])
     d0, d1 = caps_new
-    M, p = d0 + d1, state["sv_buf_"].shape[1]
+    M = d0 + d1
     old = np.r_[0:c0, c0:c0 + c1]
     new = np.r_[0:c0, d0:d0 + c1]
     out = dict(state)
-    out["sv_buf_"] = np.zeros((M, p))
-    out["sv_buf_"][new] = state["sv_buf_"][old]
-    for name in ("alpha_buf_", "f_buf_"):
-        out[name] = np.zeros(M)
-        out[name][new] = state[name][old]
+    for name in _SLOT_ARRAYS:
+        if name in state:
+            arr = state[name]
+            out[name] = np.zeros((M,) + arr.shape[1:], dtype=arr.dtype)
+            out[name][new] = arr[old]
     out["gram_buf_"] = np.zeros((M, M))
     out["gram_buf_"][np.ix_(new, new)] = state["gram_buf_"][np.ix_(old, old)]
     out["capacity_"] = np.array([d0, d1], dtype=np.int64)
     return out
+
+
+def _room_for_batch(state, s, lay):
+    """Infinite buffers (``budget=None``): grow the slots so the batch fits without removal."""
+    if lay["budgets"] is None:
+        need = state["counts_"] + np.array([np.sum(s < 0), np.sum(s > 0)], dtype=np.int64)
+        caps = state["capacity_"]
+        if np.any(need > caps):
+            new = tuple(int(max(n, 2 * c)) if n > c else int(c) for n, c in zip(need, caps))
+            state.update(_grow(state, new))
 
 
 class _FifoBuffers:
@@ -69,12 +95,7 @@ class _FifoBuffers:
 
     @staticmethod
     def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
-        if lay["budgets"] is None:                      # infinite buffers: room for the batch
-            need = state["counts_"] + np.array([np.sum(s < 0), np.sum(s > 0)], dtype=np.int64)
-            caps = state["capacity_"]
-            if np.any(need > caps):
-                new = tuple(int(max(n, 2 * c)) if n > c else int(c) for n, c in zip(need, caps))
-                state.update(_grow(state, new))
+        _room_for_batch(state, s, lay)
         M = state["alpha_buf_"].shape[0]
         state["t_"] = _kernel.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
@@ -88,11 +109,15 @@ class _FifoBuffers:
         n0, n1 = (int(n) for n in state["counts_"])
         return np.r_[0:n0, c0:c0 + n1]
 
+    @staticmethod
+    def support_vectors(state, occ):
+        return state["sv_buf_"][occ].copy()
+
     @classmethod
     def public(cls, state):
         occ = cls.occupied(state)
         n0 = int(state["counts_"][0])
-        state["support_vectors_"] = state["sv_buf_"][occ].copy()
+        state["support_vectors_"] = cls.support_vectors(state, occ)
         state["dual_coef_"] = state["alpha_buf_"][occ].copy()
         state["n_support_"] = state["counts_"].copy()
         f = state["f_buf_"][occ]
@@ -106,6 +131,49 @@ class _FifoBuffers:
         occ = cls.occupied({"capacity_": est.capacity_, "counts_": est.counts_})
         a = est.alpha_buf_[occ]
         return float(a @ est.gram_buf_[np.ix_(occ, occ)] @ a)
+
+
+class _SparseFifoBuffers(_FifoBuffers):
+    """Algorithm 4 with sparse slots, for models fitted on sparse rows: ``kernel_pass_csr``.
+
+    Slot q keeps ``sv_nnz_[q]`` entries at the increasing feature positions
+    ``sv_ind_[q, :sv_nnz_[q]]`` with values ``sv_val_[q, :sv_nnz_[q]]``. The slot width L
+    (``sv_ind_.shape[1]``) starts at 1 and, before a pass, is widened (the slots are copied
+    into wider arrays) to the largest nnz among the rows the pass visits; it never shrinks.
+    Memory is O(M L + M^2) for M slots, independent of the number of features.
+    """
+
+    names = ("sv_ind_", "sv_val_", "sv_nnz_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_",
+             "counts_", "heads_")
+
+    @staticmethod
+    def init_state(n_features, caps):
+        caps = caps or (0, 0)
+        M = caps[0] + caps[1]
+        return {"sv_ind_": np.zeros((M, 1), dtype=np.int32), "sv_val_": np.zeros((M, 1)),
+                "sv_nnz_": np.zeros(M, dtype=np.int32), "alpha_buf_": np.zeros(M),
+                "gram_buf_": np.zeros((M, M)), "f_buf_": np.zeros(M),
+                "capacity_": np.array(caps, dtype=np.int64),
+                "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
+
+    @staticmethod
+    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+        X = _csr_rows(X)
+        _room_for_batch(state, s, lay)
+        state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
+        M = state["alpha_buf_"].shape[0]
+        state["t_"] = _kernel.kernel_pass_csr(
+            X.data, X.indices, X.indptr, s, order, state["sv_ind_"], state["sv_val_"],
+            state["sv_nnz_"], state["alpha_buf_"], state["gram_buf_"], state["f_buf_"],
+            state["capacity_"], state["counts_"], state["heads_"], state["t_"], lam, schedule,
+            eta, loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], transfer,
+            np.zeros(3 * M), np.zeros((0, 2)))
+
+    @staticmethod
+    def support_vectors(state, occ):
+        """The occupied slots as a CSR matrix (canonical: the slot indices increase)."""
+        return _slots_to_csr(state["sv_ind_"], state["sv_val_"], state["sv_nnz_"], occ,
+                             state["support_vectors_"].shape[1])
 
 
 class _KompBuffers:
@@ -163,11 +231,26 @@ _POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
 _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
 
 
-class _KernelSOSL(BaseOnlineAUC):
-    """Shared state and pass of the kernel second-order learners (Algorithm 2)."""
+def _adapter(lay):
+    """The state adapter of a frozen layout (older layouts have no "storage": dense)."""
+    if lay.get("storage") == "csr":
+        return _SparseFifoBuffers
+    return _POLICIES[lay["budget_policy"]]
 
-    #: sparse rows are densified a block at a time: the support vectors are dense
-    _sparse_input = "blocks"
+
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
+    """Shared state and pass of the kernel second-order learners (Algorithm 2).
+
+    The storage of the support vectors follows the first call of a fit
+    (:class:`sosl.kernels._SparseStorage`): sparse slots with the FIFO policy on sparse
+    input, dense slots otherwise.
+    """
+
+    _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
+                                         + _KompBuffers.names))
+
+    def _sparse_storage_ok(self):
+        return self.budget_policy == "fifo"
 
     _loss = int(Loss.LOSS_M)
     budget_policy = "fifo"
@@ -185,7 +268,7 @@ class _KernelSOSL(BaseOnlineAUC):
     @property
     def _state_names(self):
         lay = getattr(self, "_layout_", None) or self._layout()
-        return _POLICIES[lay["budget_policy"]].names + _PUBLIC + (
+        return _adapter(lay).names + _PUBLIC + (
             ("model_order_",) if lay["budget_policy"] == "komp" else ())
 
     # -- parameters --------------------------------------------------------------------------
@@ -197,19 +280,23 @@ class _KernelSOSL(BaseOnlineAUC):
 
     def _layout(self):
         """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
-        Gram matrix), budget policy and step schedule."""
+        Gram matrix), budget policy, step schedule and the storage of the support vectors
+        ("csr" when the first call of the fit was sparse and the policy is FIFO)."""
         return {"budgets": budget_pair(self.budget, allow_none=True),
                 "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "budget_policy": self.budget_policy,
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
-                                else Schedule.STEP_CONSTANT)}
+                                else Schedule.STEP_CONSTANT),
+                "storage": self._storage()}
 
     # -- state -------------------------------------------------------------------------------
     def _init_state(self, n_features):
         lay = self._layout()
-        state = _POLICIES[lay["budget_policy"]].init_state(n_features, lay["budgets"])
-        state.update(support_vectors_=np.zeros((0, n_features)), dual_coef_=np.zeros(0),
+        state = _adapter(lay).init_state(n_features, lay["budgets"])
+        sv = sp.csr_matrix((0, n_features)) if lay["storage"] == "csr" else np.zeros(
+            (0, n_features))
+        state.update(support_vectors_=sv, dual_coef_=np.zeros(0),
                      n_support_=np.zeros(2, dtype=np.int64), intercept_=0.0)
         if lay["budget_policy"] == "komp":
             state["model_order_"] = 0
@@ -217,7 +304,7 @@ class _KernelSOSL(BaseOnlineAUC):
 
     def _run_pass(self, state, X, s, order):
         lay = self._layout_
-        policy = _POLICIES[lay["budget_policy"]]
+        policy = _adapter(lay)
         eta = 0.0 if self.eta is None else float(self.eta)
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
         policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
@@ -240,7 +327,7 @@ class _KernelSOSL(BaseOnlineAUC):
 
     def hilbert_norm(self):
         """||f||_H of the current classifier, sqrt(alpha' K alpha) over the support vectors."""
-        policy = _POLICIES[self._layout_["budget_policy"]]
+        policy = _adapter(self._layout_)
         return float(np.sqrt(max(policy.hilbert_norm2(self), 0.0)))
 
 
@@ -277,6 +364,7 @@ _OKAUCM_HEAD = """OKAUC-M: online kernel AUC maximization, second-order hinge su
 """
 _OKAUCM_TAIL = """    Notes
     -----
+    {sparse}
     Rounds before any instance of the other class has arrived carry only the regularizer
     (psi is undefined without a comparison set); x_t still enters its buffer, with weight
     0. Where A_t = 0 (b_t = 0 and sigma_t = 0) the one-sided derivative is used:
@@ -343,7 +431,10 @@ _OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization, second-order square s
     eta : float or None, default=1e-2
         Constant step; None gives 1/(lam t).
 """
-_OKAUCS_TAIL = """    References
+_OKAUCS_TAIL = """    Notes
+    -----
+    {sparse}
+    References
     ----------
     J. Luo, D. Cheng, B. Zhang, Section 5.2, eq. (27).
 
@@ -385,8 +476,9 @@ _SHARED_DOC = """
 
     Attributes
     ----------
-    support_vectors_ : ndarray of shape (n_SV, n_features)
-        The vectors of the negative buffer, then those of the positive buffer (slot order).
+    support_vectors_ : ndarray or scipy.sparse.csr_matrix of shape (n_SV, n_features)
+        The vectors of the negative buffer, then those of the positive buffer (slot order);
+        a CSR matrix when the model stores its support vectors sparsely (see Notes).
     dual_coef_ : ndarray of shape (n_SV,)
         Their weights alpha_i in f(x) = sum_i alpha_i k(x_i, x) (eq. 20).
     n_support_ : ndarray of shape (2,)
@@ -403,7 +495,27 @@ _SHARED_DOC = """
     sv_buf_, alpha_buf_, gram_buf_, f_buf_, capacity_, counts_, heads_ : ndarrays
         The internal state: buffer slots, their weights, their cached Gram matrix, f on
         them (kept up to date), capacities, fill counts and FIFO heads (row/entry 0 is the
-        negative buffer). See :mod:`sosl._core._kernel_ref`.
+        negative buffer). See :mod:`sosl._core._kernel_ref`. A model storing its support
+        vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of ``sv_buf_`` (see
+        Notes).
+"""
+
+_SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or the first
+    ``partial_fit`` / ``learn_one``) receives a ``scipy.sparse`` matrix and the budget
+    policy is FIFO, the model stores its support vectors sparsely for the rest of the fit:
+    slot q keeps its ``sv_nnz_[q]`` stored entries at the increasing feature positions
+    ``sv_ind_[q, :sv_nnz_[q]]`` (int32) with values ``sv_val_[q, :sv_nnz_[q]]``; the slot
+    width L = ``sv_ind_.shape[1]`` is widened before a pass to the largest nnz among the
+    rows it visits. The pass (:func:`sosl._core._kernel.kernel_pass_csr`) and
+    ``decision_function`` compute every kernel value from a merge of two sorted index
+    lists, so a round costs O(M (nnz(x_t) + L) + M |S_t|) and the model holds
+    O(M L + M^2) numbers, whatever the number of features; ``support_vectors_`` is then a
+    ``scipy.sparse.csr_matrix``. Later dense input to such a model is converted to CSR
+    (``partial_fit``, ``decision_function``, the one-row calls), with the same results as
+    the same rows given sparse. A model fitted on dense input keeps dense support vectors
+    and densifies later sparse input a block of rows at a time. Either way the fitted
+    model equals, to rounding, the one fitted on the same rows in the other format
+    (tested at rtol 1e-12).
 """
 
 
@@ -460,5 +572,7 @@ class OKAUCS(_KernelSOSL):
         self.random_state = random_state
 
 
-OKAUCM.__doc__ = _OKAUCM_HEAD + _SHARED_DOC + "\n" + _OKAUCM_TAIL
-OKAUCS.__doc__ = _OKAUCS_HEAD + _SHARED_DOC + "\n" + _OKAUCS_TAIL
+OKAUCM.__doc__ = (_OKAUCM_HEAD + _SHARED_DOC + "\n"
+                  + _OKAUCM_TAIL.replace("    {sparse}\n", _SPARSE_NOTE + "\n"))
+OKAUCS.__doc__ = (_OKAUCS_HEAD + _SHARED_DOC + "\n"
+                  + _OKAUCS_TAIL.replace("    {sparse}\n", _SPARSE_NOTE + "\n"))

@@ -9,6 +9,7 @@ exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigm
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._core import _kfun
@@ -36,13 +37,109 @@ KERNEL_CONSTRAINTS = {
 }
 
 
+class _SparseStorage:
+    """Mixin of the kernel learners: the first call of a fit picks the support-vector storage.
+
+    When the first ``fit`` / ``partial_fit`` call of a fit receives a ``scipy.sparse``
+    matrix and ``_sparse_storage_ok()`` holds, the frozen layout gets ``storage="csr"``:
+    the base then hands CSR rows to ``_run_pass`` and ``_decision`` (dense rows are
+    converted there); otherwise ``storage="dense"`` and sparse rows are densified a block
+    at a time. ``_storage_names`` lists the state arrays of every storage, dropped when a
+    new fit starts (a failing call gets them back from its transaction).
+    """
+
+    _storage_names = ()
+
+    @property
+    def _sparse_input(self):
+        lay = self.__dict__.get("_layout_")
+        return True if lay is not None and lay.get("storage") == "csr" else "blocks"
+
+    def _sparse_storage_ok(self):
+        return True
+
+    def _storage(self):
+        """The value of ``storage`` in ``_layout()``."""
+        sparse = self.__dict__.get("_sparse_fit", False) and self._sparse_storage_ok()
+        return "csr" if sparse else "dense"
+
+    def _fit(self, X, y):
+        self._new_storage(X)
+        super()._fit(X, y)
+
+    def _partial_fit(self, X, y, classes):
+        if not hasattr(self, "classes_"):
+            self._new_storage(X)
+        super()._partial_fit(X, y, classes)
+
+    def _new_storage(self, X):
+        self.__dict__["_sparse_fit"] = sp.issparse(X)
+        for name in self._storage_names:
+            self.__dict__.pop(name, None)
+
+
+def _csr_rows(X):
+    """Canonical CSR (float64, sorted int32 indices) of validated rows; dense rows converted."""
+    if not sp.issparse(X):
+        X = sp.csr_matrix(X)
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
+    return X
+
+
+def _widen_slots(ind, val, rows):
+    """Sparse slots ``(ind, val)`` at least as wide as the longest of the CSR ``rows``."""
+    width = int(np.diff(rows.indptr).max(initial=1))
+    L = ind.shape[1]
+    if width <= L:
+        return ind, val
+    new_ind = np.zeros((ind.shape[0], width), dtype=ind.dtype)
+    new_val = np.zeros((val.shape[0], width))
+    new_ind[:, :L] = ind
+    new_val[:, :L] = val
+    return new_ind, new_val
+
+
+def _slots_to_csr(ind, val, nnz, slots, n_features):
+    """The given sparse slots as the rows of a canonical CSR matrix."""
+    counts = nnz[slots]
+    indptr = np.zeros(slots.shape[0] + 1, dtype=np.int32)
+    np.cumsum(counts, out=indptr[1:])
+    keep = np.arange(ind.shape[1])[None, :] < counts[:, None]
+    return sp.csr_matrix((val[slots][keep], ind[slots][keep], indptr),
+                         shape=(slots.shape[0], n_features))
+
+
+def _canonical_csr(A):
+    """CSR float64 with sorted, duplicate-free int32 indices (what the typed merges need)."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indices.dtype != np.int32 or A.indptr.dtype != np.int32:
+        if A.nnz >= np.iinfo(np.int32).max:
+            raise ValueError(f"kernel_expansion: {A.nnz} stored values are too many "
+                             "(at most 2**31 - 1)")
+        A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                          shape=A.shape)
+    return A
+
+
 def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0, degree=3,
                      coef0=1.0):
     """``f(x_i) = sum_q dual_coef[q] k(support_vectors[q], x_i)`` for every row of ``X``.
 
-    The typed loop of :mod:`sosl._core._kfun` (the same value as
+    The typed loops of :mod:`sosl._core._kfun` (the same value as
     ``kernel_matrix(X, support_vectors, ...) @ dual_coef``, without the (n, M) block);
     the kernel learners' ``decision_function`` uses it.
+
+    ``X`` and ``support_vectors`` may be dense arrays or ``scipy.sparse`` matrices. When
+    either is sparse both are taken as canonical CSR (the dense one converted) and every
+    kernel value comes from a merge of the two sorted index lists
+    (``_kfun.kernel_decision_csr``): the cost is O(n M (nnz per row)) whatever the number
+    of features, the squared distances are summed as differences over the union of the
+    supports, and nothing of size (n, p) or (M, p) is densified.
 
     Examples
     --------
@@ -52,9 +149,21 @@ def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0
     1.7357588823428847
     """
     code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
+    if sp.issparse(X) or sp.issparse(support_vectors):
+        X = _canonical_csr(X if sp.issparse(X) else np.atleast_2d(np.asarray(X, np.float64)))
+        sv = support_vectors
+        sv = _canonical_csr(sv if sp.issparse(sv) else np.atleast_2d(np.asarray(sv, np.float64)))
+        if X.shape[1] != sv.shape[1] or coef.shape != sv.shape[:1]:
+            raise ValueError(f"kernel_expansion: X {X.shape}, support_vectors {sv.shape} and "
+                             f"dual_coef {coef.shape} do not fit together")
+        out = np.empty(X.shape[0])
+        _kfun.kernel_decision_csr(X.data, X.indices, X.indptr, sv.data, sv.indices, sv.indptr,
+                                  coef, int(code), float(gamma), float(degree), float(coef0),
+                                  out, np.empty(sv.shape[0]))
+        return out
     X = np.ascontiguousarray(X, dtype=np.float64)
     sv = np.ascontiguousarray(support_vectors, dtype=np.float64)
-    coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
     if X.ndim != 2 or sv.ndim != 2 or X.shape[1] != sv.shape[1] or coef.shape != sv.shape[:1]:
         raise ValueError(f"kernel_expansion: X {X.shape}, support_vectors {sv.shape} and "
                          f"dual_coef {coef.shape} do not fit together")

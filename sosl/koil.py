@@ -11,7 +11,14 @@ from ._base import BaseOnlineAUC
 from ._core import _koil
 from ._core._codes import KoilPolicy
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
-from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
+from .kernels import (
+    KERNEL_CONSTRAINTS,
+    _csr_rows,
+    _slots_to_csr,
+    _SparseStorage,
+    _widen_slots,
+    kernel_expansion,
+)
 
 __all__ = ["KOIL"]
 
@@ -29,7 +36,14 @@ def _philox_uniforms(seed, t0, m):
     return np.random.Generator(bitgen).random(4 * m).reshape(m, 4)[:, :2].copy()
 
 
-class KOIL(BaseOnlineAUC):
+#: the state arrays of the slots of either storage (the rest is shared)
+_DENSE_SLOTS = ("buffer_",)
+_SPARSE_SLOTS = ("buffer_ind_", "buffer_val_", "buffer_nnz_")
+_SHARED = ("alpha_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_", "fifo_head_",
+           "seed_", "intercept_")
+
+
+class KOIL(_SparseStorage, BaseOnlineAUC):
     """KOIL: online kernel AUC maximization with two fixed-budget support-vector buffers.
 
     f = sum_i alpha_i k(x_i, .) over a positive and a negative buffer. At round t the
@@ -74,15 +88,18 @@ class KOIL(BaseOnlineAUC):
 
     Attributes
     ----------
-    support_vectors_ : ndarray of shape (n_SV, n_features)
-        The support vectors, negative buffer first (a view of the filled slots).
+    support_vectors_ : ndarray or scipy.sparse.csr_matrix of shape (n_SV, n_features)
+        The support vectors, negative buffer first (a copy of the filled slots); a CSR
+        matrix for a model fitted on sparse input.
     dual_coef_ : ndarray of shape (n_SV,)
         Their weights alpha_i.
     intercept_ : float
         Offset used by ``predict`` only (AUC ignores it): minus the midpoint of the mean
         scores of the two buffers.
     buffer_ : ndarray of shape (N- + N+, n_features)
-        All slots: ``[0, N-)`` negative, ``[N-, N- + N+)`` positive.
+        All slots: ``[0, N-)`` negative, ``[N-, N- + N+)`` positive. A model fitted on
+        sparse input has ``buffer_ind_``, ``buffer_val_``, ``buffer_nnz_`` instead (see
+        Notes).
     alpha_ : ndarray of shape (N- + N+,)
         Slot weights (0 on empty slots).
     gram_ : ndarray of shape (N- + N+, N- + N+)
@@ -121,6 +138,19 @@ class KOIL(BaseOnlineAUC):
     * ``intercept_`` replaces the paper's threshold search on the buffers (used for
       accuracy only; AUC does not depend on it).
 
+    Sparse input: when the first call of a fit (``fit``, or the first ``partial_fit`` /
+    ``learn_one``) receives a ``scipy.sparse`` matrix, the slots are sparse for the rest
+    of the fit: slot j keeps ``buffer_nnz_[j]`` entries at the increasing feature
+    positions ``buffer_ind_[j, :buffer_nnz_[j]]`` (int32) with values
+    ``buffer_val_[j, :buffer_nnz_[j]]``; the slot width L = ``buffer_ind_.shape[1]`` is
+    widened before a pass to the largest nnz of its rows. The pass
+    (:func:`sosl._core._koil.koil_pass_csr`) and ``decision_function`` evaluate the kernel
+    by merging sorted index lists, O(B (nnz(x_t) + L)) per round whatever the number of
+    features, and ``support_vectors_`` is a ``scipy.sparse.csr_matrix``. Later dense
+    input to such a model is converted to CSR; a model fitted dense densifies later
+    sparse input a block of rows at a time. Both give the model fitted on the same rows
+    in the other format, to rounding (tested at rtol 1e-12).
+
     Per round: O((N+ + N-) p) kernel evaluations for x_t and O(k (N+ + N-)) to keep f on
     the buffers up to date through the cached Gram matrix (the authors' code re-evaluates
     f on the opposite buffer, O(N_o (N+ + N-) p)).
@@ -145,11 +175,12 @@ class KOIL(BaseOnlineAUC):
     (True, True)
     """
 
-    #: sparse rows are densified a block at a time: the support vectors are dense
-    _sparse_input = "blocks"
+    _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
-    _state_names = ("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_",
-                    "n_class_seen_", "fifo_head_", "seed_", "intercept_")
+    @property
+    def _state_names(self):
+        lay = getattr(self, "_layout_", None) or self._layout()
+        return (_SPARSE_SLOTS if lay.get("storage") == "csr" else _DENSE_SLOTS) + _SHARED
 
     def __init__(self, eta=0.05, C=1.0, n_neighbors=10, budget=100, policy="rs++",
                  kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, shuffle=False,
@@ -186,13 +217,21 @@ class KOIL(BaseOnlineAUC):
         define the cached Gram matrix and scores)."""
         return {"budgets": budget_pair(self.budget), "policy": _POLICIES[self.policy],
                 "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
-                "degree": float(self.degree), "coef0": float(self.coef0)}
+                "degree": float(self.degree), "coef0": float(self.coef0),
+                "storage": self._storage()}
 
     # -- state ---------------------------------------------------------------------------
     def _init_state(self, n_features):
-        B = int(sum(self._layout()["budgets"]))
+        lay = self._layout()
+        B = int(sum(lay["budgets"]))
+        if lay["storage"] == "csr":
+            slots = {"buffer_ind_": np.zeros((B, 1), dtype=np.int32),
+                     "buffer_val_": np.zeros((B, 1)),
+                     "buffer_nnz_": np.zeros(B, dtype=np.int32)}
+        else:
+            slots = {"buffer_": np.zeros((B, n_features))}
         return {
-            "buffer_": np.zeros((B, n_features)),
+            **slots,
             "alpha_": np.zeros(B),
             "gram_": np.zeros((B, B)),
             "buffer_scores_": np.zeros(B),
@@ -204,23 +243,35 @@ class KOIL(BaseOnlineAUC):
         }
 
     def _pass_args(self, state, X, s, order, lay):
-        """Arguments of ``koil_pass`` for the layout ``lay`` (shared with the tests)."""
+        """Arguments of ``koil_pass`` (dense state) or ``koil_pass_csr`` (sparse slots; X
+        then CSR) for the layout ``lay`` (shared with the tests)."""
         U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
         k_nn = int(self.n_neighbors)
         work = np.zeros(2 * state["alpha_"].shape[0] + 2 * k_nn)
-        return (X, s, order, U, state["buffer_"], state["alpha_"], state["gram_"],
-                state["buffer_scores_"], state["n_buffer_"], state["n_class_seen_"],
-                state["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
-                state["t_"], float(self.eta), float(self.C), k_nn, lay["policy"],
-                lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], work)
+        if "buffer_" in state:
+            head = (X, s, order, U, state["buffer_"])
+        else:
+            head = (X.data, X.indices, X.indptr, s, order, U, state["buffer_ind_"],
+                    state["buffer_val_"], state["buffer_nnz_"])
+        return head + (state["alpha_"], state["gram_"],
+                       state["buffer_scores_"], state["n_buffer_"], state["n_class_seen_"],
+                       state["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
+                       state["t_"], float(self.eta), float(self.C), k_nn, lay["policy"],
+                       lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], work)
 
     def _run_pass(self, state, X, s, order):
         lay = self._layout_
         message = (f"KOIL: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on this batch "
                    "(kernel values or scores are not finite); scale the features. The model "
                    "was left unchanged.")
+        run = _koil.koil_pass
+        if lay.get("storage") == "csr":
+            X = _csr_rows(X)
+            state["buffer_ind_"], state["buffer_val_"] = _widen_slots(
+                state["buffer_ind_"], state["buffer_val_"], X)
+            run = _koil.koil_pass_csr
         try:
-            state["t_"] = _koil.koil_pass(*self._pass_args(state, X, s, order, lay))
+            state["t_"] = run(*self._pass_args(state, X, s, order, lay))
         except FloatingPointError as exc:
             raise FloatingPointError(f"{message} ({exc})") from None
         if not (np.isfinite(state["gram_"]).all() and np.isfinite(state["buffer_scores_"]).all()):
@@ -244,8 +295,11 @@ class KOIL(BaseOnlineAUC):
 
     @property
     def support_vectors_(self):
-        """The stored support vectors (negative buffer first)."""
-        return self.buffer_[self._filled()]
+        """The stored support vectors (negative buffer first); CSR for sparse slots."""
+        if self._layout_.get("storage") != "csr":
+            return self.buffer_[self._filled()]
+        return _slots_to_csr(self.buffer_ind_, self.buffer_val_, self.buffer_nnz_,
+                             self._filled(), self.n_features_in_)
 
     @property
     def dual_coef_(self):

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sosl import OKAUCM, OKAUCS
@@ -473,3 +474,256 @@ def test_overflowing_kernel_raises_and_never_maps_nan(Est, kernel):
     np.testing.assert_array_equal(m.dual_coef_, alpha)
     with pytest.raises(FloatingPointError, match="not finite"):
         m.predict(np.full((2, 2), 1.7e308) * np.sign(m.dual_coef_ @ m.support_vectors_))
+
+
+# -- sparse rows: CSR pass, sparse slots, sparse-fitted estimators -------------------------
+
+def _sparse_stream(n=160, p=30, seed=0, grow=False):
+    """Sparse rows (about 20% non-zeros; with ``grow`` the density rises along the stream,
+    so later batches have rows with more stored entries) and labels that depend on them."""
+    rng = np.random.default_rng(seed)
+    density = np.linspace(0.05, 0.5, n)[:, None] if grow else 0.2
+    X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < density)
+    X[3, 5] = 0.0                                           # an empty coordinate; plus a row
+    X[7] = 0.0                                              # with no stored entry at all
+    s = np.where(X[:, 0] - X[:, 1] + 0.5 * X[:, 2:6].sum(axis=1)
+                 + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, s
+
+
+def _run_csr(pass_fn, X, s, order, caps, lam, eta, loss, kind, transfer=0, trace=False):
+    Xs = sp.csr_matrix(X)
+    M = caps[0] + caps[1]
+    L = max(int(np.diff(Xs.indptr).max()), 1)
+    st = dict(ind=np.zeros((M, L), dtype=np.int32), val=np.zeros((M, L)),
+              nnz=np.zeros(M, dtype=np.int32), alpha=np.zeros(M), G=np.zeros((M, M)),
+              fb=np.zeros(M), cap=np.array(caps, dtype=np.int64),
+              count=np.zeros(2, dtype=np.int64), head=np.zeros(2, dtype=np.int64))
+    tr = np.zeros((order.shape[0] if trace else 0, 2))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    st["t"] = pass_fn(Xs.data, Xs.indices, Xs.indptr, s, order, st["ind"], st["val"],
+                      st["nnz"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
+                      st["head"], 0, lam, schedule, 0.0 if eta is None else eta, loss, kind,
+                      KPAR["gamma"], KPAR["degree"], KPAR["coef0"], transfer, np.zeros(3 * M),
+                      tr)
+    st["trace"] = tr
+    SV = np.zeros((M, X.shape[1]))                          # the slots densified
+    for q in range(M):
+        SV[q, st["ind"][q, :st["nnz"][q]]] = st["val"][q, :st["nnz"][q]]
+    st["SV"] = SV
+    return st
+
+
+@pytest.mark.parametrize("kind", sorted(set(KERNEL_CODES.values())))
+@pytest.mark.parametrize("lam,eta,loss", CONFIGS[:3])
+def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
+    """The typed CSR pass with sparse slots against the dense NumPy reference on the same
+    rows densified, on a stream that overflows both buffers (FIFO removals, eq. 28)."""
+    X, s = _sparse_stream()
+    order = np.random.default_rng(2).permutation(X.shape[0]).astype(np.intp)
+    caps = (9, 7)
+    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    _assert_same(c, r)
+    assert np.abs(r["alpha"]).max() > 1e-3
+    assert c["head"].tolist() != [0, 0] or c["t"] > 2 * sum(caps)     # removals happened
+    d = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    _assert_same(c, d)                                      # and the typed dense pass
+    # the reference with the CSR signature: the same slots, entry for entry
+    rc = _run_csr(ref.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    _assert_same(c, rc)
+    np.testing.assert_array_equal(c["nnz"], rc["nnz"])
+
+
+@pytest.mark.parametrize("transfer", [ref.TRANSFER_OPTIMAL, ref.TRANSFER_MIN_ABS])
+def test_csr_pass_equals_reference_transfer_rules(transfer):
+    X, s = _sparse_stream(seed=4)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
+                 transfer)
+    _assert_same(c, _run(ref.kernel_pass, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
+                         transfer))
+
+
+def test_csr_pass_mutant_merge_is_caught(monkeypatch):
+    """A distance that drops the coordinates present only in x_t (a merge that stops at the
+    support of the stored vector) must make the comparison fail."""
+    X, s = _sparse_stream(seed=5)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    args = ((9, 7), 0.05, None, ref.LOSS_M, KERNEL_CODES["gaussian"])
+    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, *args)
+    _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
+
+    def mutant_row(SV, x, kind, gamma, degree, coef0):
+        D = (SV - x) * (SV != 0)                            # x-only coordinates dropped
+        return np.exp(-gamma * np.einsum("ij,ij->i", D, D))
+
+    monkeypatch.setattr(ref, "kernel_row", mutant_row)
+    with pytest.raises(AssertionError):
+        _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
+
+
+def test_csr_pass_rejects_narrow_slots_and_bad_shapes():
+    X, s = _sparse_stream(n=20)
+    Xs = sp.csr_matrix(X)
+    M = 6
+    width = int(np.diff(Xs.indptr).max())
+    G, a, fb = np.zeros((M, M)), np.zeros(M), np.zeros(M)
+    cap, z = np.array([3, 3], dtype=np.int64), np.zeros(2, dtype=np.int64)
+    order = np.arange(20, dtype=np.intp)
+    ind, val = np.zeros((M, width - 1), dtype=np.int32), np.zeros((M, width - 1))
+    with pytest.raises(ValueError, match="slots hold at most"):
+        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
+                                np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
+                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, np.zeros(3 * M), np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
+                                np.zeros((M, width), dtype=np.int32), np.zeros((M - 1, width)),
+                                np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
+                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, np.zeros(3 * M), np.zeros((0, 2)))
+    assert np.all(a == 0.0) and np.all(G == 0.0)            # nothing was written
+
+
+def _assert_models_equal(a, b, X, rtol=1e-12):
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=rtol,
+                               atol=rtol)
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=rtol, atol=rtol)
+    sa, sb = a.support_vectors_, b.support_vectors_
+    sa = sa.toarray() if sp.issparse(sa) else sa
+    sb = sb.toarray() if sp.issparse(sb) else sb
+    np.testing.assert_array_equal(sa, sb)
+    np.testing.assert_array_equal(a.n_support_, b.n_support_)
+    assert a.intercept_ == pytest.approx(b.intercept_, rel=rtol, abs=rtol)
+    assert a.t_ == b.t_
+
+
+SPARSE_KW = [(OKAUCM, dict(lam=1e-2, gamma=0.8, budget=12)),
+             (OKAUCM, dict(lam=1e-2, kernel="linear", budget=(10, 14), eta=0.05)),
+             (OKAUCM, dict(lam=1e-2, kernel="poly", gamma=0.5, degree=2, budget=10,
+                           transfer="min_abs")),
+             (OKAUCM, dict(lam=1e-2, gamma=0.8, budget=None)),
+             (OKAUCS, dict(gamma=0.8, budget=12)),
+             (OKAUCS, dict(kernel="linear", budget=(9, 11))),
+             (OKAUCS, dict(kernel="poly", gamma=0.5, degree=3, budget=10))]
+
+
+@pytest.mark.parametrize("Est,kw", SPARSE_KW)
+def test_sparse_fitted_model_equals_dense_fitted(Est, kw):
+    """partial_fit on CSR in several calls (row nnz growing, so the slot width grows),
+    pickled mid-stream, against the same stream fitted dense: equal at rtol 1e-12."""
+    X, s = _sparse_stream(n=240, p=40, seed=7, grow=True)
+    y = (s > 0).astype(int)
+    dense = Est(**kw).fit(X, y)
+    assert dense.sv_buf_.shape[1] == 40
+    part = Est(**kw)
+    widths = []
+    bounds = [0, 1, 40, 90, 91, 160, 240]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        part.partial_fit(sp.csr_matrix(X[a:b]), y[a:b], classes=[0, 1])
+        widths.append(part.sv_ind_.shape[1])
+        if a == 90:
+            part = pickle.loads(pickle.dumps(part))
+    assert widths == sorted(widths) and widths[-1] > widths[1]     # L grew with the rows
+    assert widths[-1] == int(np.diff(sp.csr_matrix(X).indptr).max())
+    assert not hasattr(part, "sv_buf_") and sp.issparse(part.support_vectors_)
+    _assert_models_equal(part, dense, X)
+    _assert_models_equal(Est(**kw).fit(sp.csr_matrix(X), y), dense, X)
+    if kw.get("budget") is not None:
+        assert part.heads_.any()                            # FIFO removals took place
+    # the other format later: dense rows into the sparse model, sparse into the dense one
+    more, s2 = _sparse_stream(n=30, p=40, seed=8)
+    y2 = (s2 > 0).astype(int)
+    part.partial_fit(more, y2)
+    dense.partial_fit(sp.csr_matrix(more), y2)
+    _assert_models_equal(part, dense, X)
+    np.testing.assert_allclose(part.decision_function(sp.csr_matrix(X)),
+                               dense.decision_function(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(part.score_one(X[5]), dense.score_one(sp.csr_matrix(X[5:6])),
+                               rtol=1e-12, atol=1e-12)
+    assert np.ptp(dense.decision_function(X)) > 0
+
+
+def test_sparse_fitted_learn_one_equals_partial_fit():
+    X, s = _sparse_stream(n=80, seed=9)
+    y = (s > 0).astype(int)
+    Xs = sp.csr_matrix(X)
+    a = OKAUCM(gamma=0.8, budget=6).partial_fit(Xs[:10], y[:10], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    for i in range(10, 80):
+        a.learn_one(Xs[i], y[i])
+    b.partial_fit(Xs[10:], y[10:])
+    _assert_models_equal(a, b, X, rtol=0.0)
+
+
+def test_sparse_fitted_bad_input_leaves_state_unchanged():
+    X, s = _sparse_stream(n=100, seed=10)
+    y = (s > 0).astype(int)
+    m = OKAUCM(kernel="poly", gamma=0.5, degree=2, budget=8).fit(sp.csr_matrix(X[:60]), y[:60])
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
+              if k.endswith("_") and not sp.issparse(v)}
+    sv = m.support_vectors_.toarray()
+    wide = np.ones((5, 40))                                 # rows wider than the slots
+    bad = [(sp.csr_matrix(np.ones((3, 31))), y[:3], ValueError, "features"),
+           (sp.csr_matrix(np.where(X[:4] != 0, np.nan, 0.0)), y[:4], ValueError, "NaN"),
+           (sp.csr_matrix(X[60:65]), np.array([0, 1, 2, 1, 0]), ValueError, "label"),
+           (sp.csr_matrix(wide[:, :30] * 1e160), y[:5], FloatingPointError, "overflowed")]
+    for Xb, yb, exc, match in bad:
+        with pytest.raises(exc, match=match):
+            m.partial_fit(Xb, yb)
+        for k, v in before.items():
+            if isinstance(v, np.ndarray):
+                np.testing.assert_array_equal(getattr(m, k), v, err_msg=k)
+                assert getattr(m, k).shape == v.shape
+            else:
+                assert getattr(m, k) == v, k
+        np.testing.assert_array_equal(m.support_vectors_.toarray(), sv)
+    m.partial_fit(sp.csr_matrix(X[60:]), y[60:])           # and it goes on as if nothing happened
+    ref_m = OKAUCM(kernel="poly", gamma=0.5, degree=2, budget=8).fit(X[:60], y[:60])
+    ref_m.partial_fit(X[60:], y[60:])
+    _assert_models_equal(m, ref_m, X)
+
+
+def test_sparse_model_memory_does_not_depend_on_p():
+    """p = 2^20 with 8 non-zeros per row: the fitted arrays stay a few kilobytes."""
+    rng = np.random.default_rng(11)
+    n, p, k = 300, 1 << 20, 8
+    cols = np.sort(rng.choice(64, size=(n, k), replace=True) * 16384 + rng.integers(
+        0, 16384, size=(n, k)), axis=1)
+    rows = np.repeat(np.arange(n), k)
+    X = sp.csr_matrix((rng.uniform(-1, 1, n * k), (rows, cols.ravel())), shape=(n, p))
+    y = (np.asarray(X[:, :p // 2].sum(axis=1)).ravel() > 0).astype(int)
+    m = OKAUCM(gamma=0.5, budget=20).fit(X, y)
+    nbytes = sum(v.nbytes for v in vars(m).values() if isinstance(v, np.ndarray))
+    sv = m.support_vectors_
+    nbytes += sv.data.nbytes + sv.indices.nbytes + sv.indptr.nbytes
+    assert sp.issparse(sv) and sv.shape == (40, p)
+    assert nbytes < 64_000, nbytes                          # dense slots would be 335 MB
+    f = m.decision_function(X[:50])
+    want = kernel_matrix(X[:50].toarray()[:, np.unique(X.indices)],
+                         sv.toarray()[:, np.unique(X.indices)], "gaussian", 0.5) @ m.dual_coef_
+    np.testing.assert_allclose(f, want + m.intercept_, rtol=1e-12, atol=1e-12)
+    assert np.ptp(f) > 0
+
+
+def test_komp_policy_keeps_dense_storage_on_sparse_input():
+    X, s = _sparse_stream(n=60, seed=12)
+    y = (s > 0).astype(int)
+    a = OKAUCM(gamma=0.8, budget=8, budget_policy="komp").fit(sp.csr_matrix(X), y)
+    b = OKAUCM(gamma=0.8, budget=8, budget_policy="komp").fit(X, y)
+    assert a._layout_["storage"] == "dense" and not sp.issparse(a.support_vectors_)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-12)
+
+
+def test_sparse_fit_then_dense_fit_starts_over_dense():
+    X, s = _sparse_stream(n=60, seed=13)
+    y = (s > 0).astype(int)
+    m = OKAUCM(gamma=0.8, budget=8).fit(sp.csr_matrix(X), y)
+    assert m._layout_["storage"] == "csr"
+    m.fit(X, y)
+    assert m._layout_["storage"] == "dense" and m.sv_buf_.shape == (16, 30)
+    assert not hasattr(m, "sv_ind_")
+    with pytest.raises(ValueError, match="budget_policy"):
+        OKAUCM(gamma=0.8, budget=8).fit(sp.csr_matrix(X), y).set_params(
+            budget_policy="komp").partial_fit(X, y)

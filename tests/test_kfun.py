@@ -6,6 +6,7 @@ on both code paths (AVX2 + FMA where the processor has them, scalar otherwise).
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sosl._core import _kfun, _kfun_ref
 from sosl.kernels import kernel_expansion, kernel_matrix
@@ -94,3 +95,84 @@ def test_expansion_rejects_bad_shapes():
         kernel_expansion(rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), np.ones(4))
     out = kernel_expansion(np.zeros((2, 3)), np.zeros((0, 3)), np.zeros(0))
     assert np.array_equal(out, np.zeros(2))
+
+
+def _sparse_pair(rng, n, m, p, density=0.3):
+    X = rng.normal(size=(n, p)) * (rng.random((n, p)) < density)
+    SV = rng.normal(size=(m, p)) * (rng.random((m, p)) < density)
+    SV[0] = X[0]                                       # a zero distance
+    SV[1] = 0.0                                        # an empty row
+    SV[2, : p // 2] = X[1, : p // 2]                   # partly shared supports
+    X[3] = 0.0
+    return X, SV
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "linear", "poly"])
+@pytest.mark.parametrize("p", [1, 5, 40])
+def test_sparse_expansion_matches_kernel_matrix(path, kernel, p):
+    """CSR rows against CSR support vectors (and either one dense) give the dense values."""
+    rng = np.random.default_rng(10 + p)
+    X, SV = _sparse_pair(rng, 31, 11, p)
+    a = rng.normal(size=11)
+    want = kernel_matrix(X, SV, kernel, gamma=0.3, degree=2, coef0=0.5) @ a
+    for Xa, Sa in ((sp.csr_matrix(X), sp.csr_matrix(SV)), (X, sp.csr_matrix(SV)),
+                   (sp.csr_matrix(X), SV), (sp.coo_matrix(X), sp.csc_matrix(SV))):
+        got = kernel_expansion(Xa, Sa, a, kernel, gamma=0.3, degree=2, coef0=0.5)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "linear", "poly"])
+def test_sparse_rows_match_their_numpy_twin(kernel):
+    """The merges of ``_kfun.pxd`` against ``_kfun_ref.sparse_kernel_row`` row by row."""
+    rng = np.random.default_rng(21)
+    X, SV = _sparse_pair(rng, 17, 9, 60)
+    Xs, Ss = sp.csr_matrix(X), sp.csr_matrix(SV)
+    code = _kfun_ref.KERNEL_CODES[kernel]
+    rows = [(Ss.indices[Ss.indptr[q]:Ss.indptr[q + 1]], Ss.data[Ss.indptr[q]:Ss.indptr[q + 1]])
+            for q in range(9)]
+    for i in range(17):
+        x = (Xs.indices[Xs.indptr[i]:Xs.indptr[i + 1]], Xs.data[Xs.indptr[i]:Xs.indptr[i + 1]])
+        e = np.zeros(9)
+        for q in range(9):
+            e[:] = 0.0
+            e[q] = 1.0
+            got = kernel_expansion(Xs[i], Ss, e, kernel, gamma=0.3, degree=2, coef0=0.5)[0]
+            want = _kfun_ref.sparse_kernel_row(rows[q:q + 1], x, code, 0.3, 2.0, 0.5)[0]
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-13)
+
+
+def test_sparse_distance_mutant_fails():
+    """A merge that drops the indices present only in x gives other distances: caught."""
+    rng = np.random.default_rng(22)
+    X, SV = _sparse_pair(rng, 12, 7, 30)
+    Xs, Ss = sp.csr_matrix(X), sp.csr_matrix(SV)
+    a = rng.normal(size=7)
+    got = kernel_expansion(Xs, Ss, a, gamma=0.3)
+
+    def mutant(ai, av, bi, bv):                      # sum over the support of b only
+        keep = np.isin(ai, bi)
+        return _kfun_ref.sparse_sq_dist(np.asarray(ai)[keep], np.asarray(av)[keep], bi, bv)
+
+    def expansion(dist):
+        out = np.zeros(12)
+        for i in range(12):
+            xi = Xs.indices[Xs.indptr[i]:Xs.indptr[i + 1]]
+            xv = Xs.data[Xs.indptr[i]:Xs.indptr[i + 1]]
+            for q in range(7):
+                sl = slice(Ss.indptr[q], Ss.indptr[q + 1])
+                out[i] += a[q] * np.exp(-0.3 * dist(xi, xv, Ss.indices[sl], Ss.data[sl]))
+        return out
+
+    np.testing.assert_allclose(got, expansion(_kfun_ref.sparse_sq_dist), rtol=1e-12)
+    assert not np.allclose(got, expansion(mutant), rtol=1e-12, atol=1e-13)
+
+
+def test_sparse_expansion_rejects_bad_shapes():
+    rng = np.random.default_rng(23)
+    X, SV = _sparse_pair(rng, 4, 5, 6)
+    with pytest.raises(ValueError, match="do not fit together"):
+        kernel_expansion(sp.csr_matrix(X), sp.csr_matrix(SV[:, :5]), np.ones(5))
+    with pytest.raises(ValueError, match="do not fit together"):
+        kernel_expansion(sp.csr_matrix(X), SV, np.ones(4))
+    out = kernel_expansion(sp.csr_matrix(X), sp.csr_matrix((0, 6)), np.zeros(0))
+    assert np.array_equal(out, np.zeros(4))

@@ -8,9 +8,11 @@ import types
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sosl import KOIL
 from sosl._core import _koil, _koil_ref
+from sosl.kernels import kernel_matrix
 from sosl.metrics import auc
 
 
@@ -255,3 +257,170 @@ def test_overflowing_kernel_raises_and_never_maps_nan(kernel):
         m.predict(query)
     with pytest.raises(FloatingPointError, match="not finite"):
         m.decision_function(query)
+
+
+# -- sparse rows: CSR pass into sparse slots ------------------------------------------------
+
+def _sparse_koil_stream(rng, n, p, grow=False):
+    density = np.linspace(0.05, 0.6, n)[:, None] if grow else 0.25
+    X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < density)
+    X[4] = 0.0                                             # a row without stored entries
+    score = X[:, 0] - X[:, 1] + 0.4 * X[:, 2:].sum(axis=1) + 0.2 * rng.normal(size=n)
+    y = (score > np.quantile(score, 0.7)).astype(int)
+    return X, y
+
+
+def _csr_state(st, X):
+    """The dense state ``st`` with its slots as sparse slots of width max row nnz of X."""
+    Xs = sp.csr_matrix(X)
+    B = st["alpha_"].shape[0]
+    L = max(int(np.diff(Xs.indptr).max()), 1)
+    out = copy.deepcopy({k: v for k, v in st.items() if k != "buffer_"})
+    out.update(buffer_ind_=np.zeros((B, L), dtype=np.int32), buffer_val_=np.zeros((B, L)),
+               buffer_nnz_=np.zeros(B, dtype=np.int32))
+    return Xs, out
+
+
+def _densified(st, p):
+    B = st["alpha_"].shape[0]
+    buf = np.zeros((B, p))
+    for j in range(B):
+        k = st["buffer_nnz_"][j]
+        buf[j, st["buffer_ind_"][j, :k]] = st["buffer_val_"][j, :k]
+    return buf
+
+
+@pytest.mark.parametrize("policy, kernel, kp", [
+    ("rs++", "gaussian", {"gamma": 1.5}), ("fifo++", "gaussian", {"gamma": 1.5}),
+    ("fifo++", "poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0}), ("rs++", "linear", {})])
+def test_csr_pass_matches_reference_on_densified_rows(policy, kernel, kp):
+    rng = np.random.default_rng(40)
+    X, y = _sparse_koil_stream(rng, 400, 12)
+    model = KOIL(policy=policy, kernel=kernel, budget=(6, 9), n_neighbors=3, eta=0.1,
+                 random_state=3, **kp)
+    model._check_hyper(fitted=False)
+    lay = model._layout()
+    s = np.where(y == 1, 1.0, -1.0)
+    order = np.arange(400, dtype=np.intp)
+    st_r = model._init_state(12)
+    st_r["t_"] = 0
+    Xs, st_c = _csr_state(st_r, X)
+    t_c = _koil.koil_pass_csr(*model._pass_args(st_c, Xs, s, order, lay))
+    t_r = _koil_ref.koil_pass(*model._pass_args(st_r, X, s, order, lay))
+    assert t_c == t_r == 400
+    st_c["buffer_"] = _densified(st_c, 12)
+    _assert_same(st_c, st_r)
+    assert np.all(st_c["n_class_seen_"] > np.array(lay["budgets"]))   # replacements happened
+    assert np.count_nonzero(st_c["alpha_"]) > 0
+
+
+def test_csr_pass_mutant_distance_is_caught(monkeypatch):
+    """The reference with a Gaussian distance that drops the coordinates only x_t has."""
+    rng = np.random.default_rng(41)
+    X, y = _sparse_koil_stream(rng, 300, 10)
+    model = KOIL(policy="fifo++", budget=(6, 9), n_neighbors=3, eta=0.1, gamma=1.5,
+                 random_state=0)
+    model._check_hyper(fitted=False)
+    lay = model._layout()
+    s = np.where(y == 1, 1.0, -1.0)
+    order = np.arange(300, dtype=np.intp)
+    st_r = model._init_state(10)
+    st_r["t_"] = 0
+    Xs, st_c = _csr_state(st_r, X)
+    _koil.koil_pass_csr(*model._pass_args(st_c, Xs, s, order, lay))
+    st_c["buffer_"] = _densified(st_c, 10)
+    good = copy.deepcopy(st_r)
+    _koil_ref.koil_pass(*model._pass_args(good, X, s, order, lay))
+    _assert_same(st_c, good)
+    original = _koil_ref.kernel_matrix
+
+    def mutant_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
+        D = (A[:, None, :] - B[None, :, :]) * (A[:, None, :] != 0)      # x_t-only dropped
+        if kernel != "gaussian":
+            return original(A, B, kernel, gamma, degree, coef0)
+        return np.exp(-gamma * np.einsum("ijk,ijk->ij", D, D))
+
+    monkeypatch.setattr(_koil_ref, "kernel_matrix", mutant_matrix)
+    bad = copy.deepcopy(st_r)
+    _koil_ref.koil_pass(*model._pass_args(bad, X, s, order, lay))
+    with pytest.raises(AssertionError):
+        _assert_same(st_c, bad)
+
+
+def _koil_models_equal(a, b, X, rtol=1e-12):
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=rtol,
+                               atol=rtol)
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=rtol, atol=rtol)
+    sa, sb = a.support_vectors_, b.support_vectors_
+    np.testing.assert_array_equal(sa.toarray() if sp.issparse(sa) else sa,
+                                  sb.toarray() if sp.issparse(sb) else sb)
+    np.testing.assert_array_equal(a.n_buffer_, b.n_buffer_)
+    assert a.t_ == b.t_
+
+
+@pytest.mark.parametrize("policy, kernel, kp", [
+    ("rs++", "gaussian", {"gamma": 1.5}), ("fifo++", "gaussian", {"gamma": 1.5}),
+    ("rs++", "poly", {"gamma": 0.5, "degree": 2}), ("fifo++", "linear", {})])
+def test_sparse_fitted_model_equals_dense_fitted(policy, kernel, kp):
+    """partial_fit on CSR in chunks (row nnz growing, so the slots widen), pickled
+    mid-stream, against the dense fit: equal at rtol 1e-12; then the other format."""
+    rng = np.random.default_rng(42)
+    X, y = _sparse_koil_stream(rng, 300, 25, grow=True)
+    kw = dict(policy=policy, kernel=kernel, budget=(8, 10), n_neighbors=4, eta=0.1,
+              random_state=5, **kp)
+    dense = KOIL(**kw).fit(X, y)
+    part = KOIL(**kw)
+    widths = []
+    for a, b in zip([0, 2, 60, 150, 151, 240], [2, 60, 150, 151, 240, 300]):
+        part.partial_fit(sp.csr_matrix(X[a:b]), y[a:b], classes=[0, 1])
+        widths.append(part.buffer_ind_.shape[1])
+        if a == 150:
+            part = pickle.loads(pickle.dumps(part))
+    assert widths == sorted(widths) and widths[-1] > widths[1]
+    assert sp.issparse(part.support_vectors_) and not hasattr(part, "buffer_")
+    _koil_models_equal(part, dense, X)
+    _koil_models_equal(KOIL(**kw).fit(sp.csr_matrix(X), y), dense, X)
+    more, y2 = _sparse_koil_stream(np.random.default_rng(43), 40, 25)
+    part.partial_fit(more, y2)                             # dense rows into the sparse model
+    dense.partial_fit(sp.csr_matrix(more), y2)             # and CSR rows into the dense one
+    _koil_models_equal(part, dense, X)
+    np.testing.assert_allclose(part.decision_function(sp.csr_matrix(X)),
+                               dense.decision_function(X), rtol=1e-12, atol=1e-12)
+    assert np.ptp(dense.decision_function(X)) > 0
+
+
+def test_sparse_fitted_bad_batch_leaves_state_unchanged():
+    rng = np.random.default_rng(44)
+    X, y = _sparse_koil_stream(rng, 120, 20)
+    m = KOIL(kernel="poly", gamma=0.5, degree=2, budget=6, random_state=0).fit(
+        sp.csr_matrix(X[:80]), y[:80])
+    before = {k: v.copy() for k, v in vars(m).items() if isinstance(v, np.ndarray)}
+    for Xb, yb in ((sp.csr_matrix(np.ones((3, 19))), y[:3]),
+                   (sp.csr_matrix(np.ones((5, 20)) * 1e160), y[80:85])):
+        with pytest.raises((ValueError, FloatingPointError)):
+            m.partial_fit(Xb, yb)
+        for k, v in before.items():
+            assert getattr(m, k).shape == v.shape, k
+            np.testing.assert_array_equal(getattr(m, k), v, err_msg=k)
+    m.partial_fit(sp.csr_matrix(X[80:]), y[80:])
+    ref = KOIL(kernel="poly", gamma=0.5, degree=2, budget=6, random_state=0).fit(X[:80], y[:80])
+    ref.partial_fit(X[80:], y[80:])
+    _koil_models_equal(m, ref, X)
+
+
+def test_sparse_model_memory_does_not_depend_on_p():
+    rng = np.random.default_rng(45)
+    n, p, k = 300, 1 << 20, 8
+    cols = np.sort(rng.choice(p, size=(n, k), replace=True), axis=1)
+    X = sp.csr_matrix((rng.uniform(-1, 1, n * k), (np.repeat(np.arange(n), k), cols.ravel())),
+                      shape=(n, p))
+    y = (rng.random(n) < 0.3).astype(int)
+    m = KOIL(gamma=0.5, budget=20, random_state=0).fit(X, y)
+    nbytes = sum(v.nbytes for v in vars(m).values() if isinstance(v, np.ndarray))
+    assert nbytes < 64_000, nbytes                         # dense slots would be 335 MB
+    sv = m.support_vectors_
+    assert sp.issparse(sv) and sv.shape == (40, p)
+    used = np.unique(X.indices)
+    want = kernel_matrix(X[:30].toarray()[:, used], sv.toarray()[:, used], "gaussian",
+                         0.5) @ m.dual_coef_ + m.intercept_
+    np.testing.assert_allclose(m.decision_function(X[:30]), want, rtol=1e-12, atol=1e-12)

@@ -64,3 +64,19 @@ def test_partial_backup_restores_the_touched_entries():
     m.partial_fit(X[:50], y[:50])                      # and it goes on as if nothing happened
     ref = sosl.FTRLAUC().fit(X, y).partial_fit(X[:50], y[:50])
     np.testing.assert_array_equal(m.coef_, ref.coef_)
+
+
+@pytest.mark.parametrize("name", ["OKAUCM", "OKAUCS", "KOIL"])
+def test_kernel_learners_keep_sparse_support_vectors(name):
+    """Fitted on CSR, the kernel learners hold no array with a dimension of n_features:
+    their support vectors are CSR and every state array is sized by the budgets and the
+    row nnz (equality with the dense fit is the test above)."""
+    X, y = _data(p=5000)
+    X[:, 40:] = 0.0                                          # 40 used columns out of 5000
+    Est = getattr(sosl, name)
+    m = Est(**KW[name]).fit(sp.csr_matrix(X), y)
+    assert sp.issparse(m.support_vectors_) and m.support_vectors_.shape[1] == 5000
+    shapes = [v.shape for v in vars(m).values() if isinstance(v, np.ndarray)]
+    assert shapes and all(5000 not in s for s in shapes), shapes
+    dense = Est(**KW[name]).fit(X, y)
+    assert any(5000 in v.shape for v in vars(dense).values() if isinstance(v, np.ndarray))

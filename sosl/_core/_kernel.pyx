@@ -7,13 +7,36 @@ results. The NumPy reference with the same signature, one line per equation, is
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
 Gram matrix (one BLAS dgemv per occupied block), i.e. O(B^2 + B p) for budgets B.
+
+Two entry points share one pass body (``_pass``):
+
+* ``kernel_pass``: dense rows ``X`` (n, p) and dense slots ``SV`` (M, p).
+* ``kernel_pass_csr``: CSR rows (data, indices, indptr; sorted int32 indices) and sparse
+  slots: slot q holds ``sv_nnz[q]`` entries at positions ``sv_ind[q, :sv_nnz[q]]``
+  (increasing) with values ``sv_val[q, :sv_nnz[q]]``; the slot width L =
+  ``sv_ind.shape[1]`` must be at least the largest row nnz of the rows visited (the
+  caller widens the slots before the pass). A kernel row then costs
+  O(M (nnz(x_t) + L)) through the merges of ``_kfun.pxd``, independent of p, and storing
+  x_t copies its nnz(x_t) entries.
+
+The two differ only in the two per-round steps "kernel row of x_t" and "store x_t in slot
+j", which branch once per round on the storage (``SlotStore`` of ``_kfun.pxd``), not per
+element.
 """
 
 from libc.math cimport fabs
 from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
-from sosl._core._kfun cimport kernel_eval, kernel_rows
+from sosl._core._kfun cimport (
+    SlotStore,
+    SourceRow,
+    SourceRows,
+    get_row,
+    store_kernel_row,
+    store_put,
+    store_self_kernel,
+)
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
@@ -31,7 +54,91 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     Returns the round counter after the pass. See
     :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
     """
-    cdef Py_ssize_t p = X.shape[1]
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t M = alpha.shape[0]
+    if SV.shape[0] != M or SV.shape[1] != X.shape[1]:
+        raise ValueError("kernel_pass: inconsistent buffer shapes (need SV of shape (M, p))")
+    rows.dense = True
+    rows.X = &X[0, 0] if X.shape[0] > 0 and X.shape[1] > 0 else NULL
+    rows.data = NULL
+    rows.indices = NULL
+    rows.indptr = NULL
+    rows.p = X.shape[1]
+    if order.shape[0] > 0 and (rows.X == NULL or SV.shape[0] == 0 or SV.shape[1] == 0):
+        raise ValueError("kernel_pass: rows to visit but no features or no slots")
+    st.dense = True
+    st.SV = &SV[0, 0] if M > 0 and SV.shape[1] > 0 else NULL
+    st.ind = NULL
+    st.val = NULL
+    st.nnz = NULL
+    st.L = 0
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
+                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+
+
+def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                    const double[::1] s, const Py_ssize_t[::1] order, int[:, ::1] sv_ind,
+                    double[:, ::1] sv_val, int[::1] sv_nnz, double[::1] alpha,
+                    double[:, ::1] G, double[::1] fb, const long long[::1] cap,
+                    long long[::1] count, long long[::1] head, long long t0, double lam,
+                    int schedule, double eta, int loss, int kind, double gamma,
+                    double degree, double coef0, int transfer, double[::1] work,
+                    double[:, ::1] trace):
+    """Run Algorithm 2 over the CSR rows ``order`` into sparse slots; in place.
+
+    The rows are ``(data, indices, indptr)`` of a canonical CSR matrix (sorted int32
+    indices); the slots ``sv_ind`` (M, L) int32, ``sv_val`` (M, L), ``sv_nnz`` (M,) int32
+    (see the module docstring), with L at least the largest nnz of the rows visited
+    (checked). Every other argument as in :func:`kernel_pass`; the reference is
+    :func:`sosl._core._kernel_ref.kernel_pass_csr`. Returns the round counter.
+    """
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t M = alpha.shape[0]
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t L = sv_ind.shape[1]
+    cdef Py_ssize_t r_, i
+    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
+            or sv_ind.shape[0] != M or sv_val.shape[0] != M or sv_val.shape[1] != L
+            or sv_nnz.shape[0] != M or s.shape[0] < n):
+        raise ValueError("kernel_pass_csr: inconsistent shapes (need indptr of length n + 1, "
+                         "indices and data of equal length, sv_ind and sv_val of shape "
+                         "(M, L), sv_nnz of length M)")
+    for r_ in range(order.shape[0]):
+        i = order[r_]
+        if i < 0 or i >= n:
+            raise ValueError("kernel_pass_csr: order holds a row outside the matrix")
+        if indptr[i + 1] - indptr[i] > L:
+            raise ValueError(f"kernel_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
+                             f"stored entries but the slots hold at most L = {L}")
+    if order.shape[0] > 0 and (M == 0 or L == 0):
+        raise ValueError("kernel_pass_csr: rows to visit but no slots (M = 0 or L = 0)")
+    rows.dense = False
+    rows.X = NULL
+    rows.data = &data[0] if data.shape[0] > 0 else NULL
+    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    rows.indptr = &indptr[0]
+    rows.p = 0
+    st.dense = False
+    st.SV = NULL
+    st.ind = &sv_ind[0, 0] if M > 0 and L > 0 else NULL
+    st.val = &sv_val[0, 0] if M > 0 and L > 0 else NULL
+    st.nnz = &sv_nnz[0] if M > 0 else NULL
+    st.L = L
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
+                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+
+
+cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
+                     const Py_ssize_t[::1] order, double[::1] alpha, double[:, ::1] G,
+                     double[::1] fb, const long long[::1] cap, long long[::1] count,
+                     long long[::1] head, long long t0, double lam, int schedule, double eta,
+                     int loss, int kind, double gamma, double degree, double coef0,
+                     int transfer, double[::1] work, double[:, ::1] trace) except? -1:
+    """The pass body shared by the dense and the CSR entry point."""
+    cdef SourceRow xr
+    cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t m = order.shape[0]
     cdef Py_ssize_t M = alpha.shape[0]
     cdef double* kx = &work[0]
@@ -49,13 +156,12 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef int own, opp, record
     # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
     cdef double scale = 0.5 if loss == LOSS_S else 1.0
-    cdef const double* x
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
     cdef double score, best_score, delta, krr, krj, N, eN
-    if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M or SV.shape[0] != M
-            or fb.shape[0] != M or SV.shape[1] != p or cap[0] + cap[1] != M):
+    if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M
+            or fb.shape[0] != M or cap[0] + cap[1] != M):
         raise ValueError("kernel_pass: inconsistent buffer shapes (need M = cap[0] + cap[1] "
-                         "slots, G of shape (M, M), SV of shape (M, p), work of length 3 M)")
+                         "slots, G of shape (M, M), work of length 3 M)")
     start[0] = 0
     start[1] = cap[0]
     record = trace.shape[0] == m and m > 0
@@ -64,7 +170,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
         for r_ in range(m):
             i = order[r_]
             t += 1
-            x = &X[i, 0]
+            get_row(rows, i, &xr)
             y = s[i]
             eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
             stop[0] = start[0] + count[0]
@@ -80,12 +186,11 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             # kernel row of x_t and f_t(x_t), eq. (20)
             fx = 0.0
             for c in range(2):
-                if count[c] > 0:
-                    kernel_rows(&SV[start[c], 0], count[c], x, p, kind, gamma, degree, coef0,
-                                &kx[start[c]])
+                store_kernel_row(sv, &xr, start[c], count[c], p, kind, gamma, degree, coef0,
+                                 &kx[start[c]])
                 for q in range(start[c], stop[c]):
                     fx += alpha[q] * kx[q]
-            kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+            kxx = store_self_kernel(sv, &xr, p, kind, gamma, degree, coef0)
             decay = 1.0 - lam * eta_t
             a_new = 0.0
             if count[opp] > 0:
@@ -187,8 +292,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             if count[own] < cap[own]:
                 count[own] += 1
                 stop[own] += 1
-            for j in range(p):
-                SV[slot, j] = x[j]
+            store_put(sv, &xr, slot, p)
             for c in range(2):
                 for l in range(start[c], stop[c]):
                     if l != slot:

@@ -37,6 +37,14 @@ Slot ``i`` of the arrays ``SV, alpha, G, fb`` belongs to the negative buffer whe
 the arrays: the infinite-buffer mode (``budget=None``) is the caller allocating enough
 capacity for the batch, so that no removal happens.
 
+Sparse slots (:func:`kernel_pass_csr`, for CSR rows): ``SV`` is replaced by ``sv_ind``
+(M, L) int32, ``sv_val`` (M, L) and ``sv_nnz`` (M,) int32; slot i holds ``sv_nnz[i]``
+entries at the increasing positions ``sv_ind[i, :sv_nnz[i]]`` with values
+``sv_val[i, :sv_nnz[i]]``, the other coordinates zero. The equations are those of
+:func:`kernel_pass` (the kernel does not depend on how the vectors are stored); the typed
+pass evaluates it from merges of the sorted index lists (``_kfun_ref.sparse_sq_dist`` and
+``sparse_dot`` are their NumPy twins).
+
 Conventions
 -----------
 * ``loss`` is a ``Loss`` code: ``LOSS_M`` is psi_M (OKAUC-M, eq. 26), ``LOSS_S`` psi_S
@@ -67,7 +75,7 @@ from ._losses_ref import loss_grad, psi
 
 __all__ = ["LOSS_M", "LOSS_S", "LOSS_SCALE", "TRANSFER_OPTIMAL", "TRANSFER_MIN_ABS",
            "STEP_INV_LAM_T", "STEP_CONSTANT", "kernel_row", "loss_coefficients",
-           "choose_transfer", "kernel_pass", "psi_value"]
+           "choose_transfer", "kernel_pass", "kernel_pass_csr", "psi_value"]
 
 LOSS_M = int(Loss.LOSS_M)
 LOSS_S = int(Loss.LOSS_S)
@@ -214,4 +222,40 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedu
         G[slot, slot] = kxx
         alpha[slot] = a_new
         fb[slot] = fx
+    return t
+
+
+def kernel_pass_csr(data, indices, indptr, s, order, sv_ind, sv_val, sv_nnz, alpha, G, fb, cap,
+                    count, head, t0, lam, schedule, eta, loss, kind, gamma, degree, coef0,
+                    transfer, work, trace):
+    """:func:`kernel_pass` on CSR rows with sparse slots (the signature of the typed
+    ``kernel_pass_csr``), in place.
+
+    The rows are ``(data, indices, indptr)`` of a CSR matrix with sorted indices; slot q of
+    the store holds ``sv_nnz[q]`` entries at ``sv_ind[q, :sv_nnz[q]]`` with values
+    ``sv_val[q, :sv_nnz[q]]``. Each round densifies x_t and the slots and plays it through
+    :func:`kernel_pass` (the equations are there), then copies the stored entries of x_t
+    into the slot that pass wrote (the round's insertion slot of Algorithm 4).
+    """
+    p = 1 + int(max(indices.max(initial=0), sv_ind.max(initial=0)))    # covers every index
+    M = alpha.shape[0]
+    t = t0
+    for r_ in range(order.shape[0]):
+        i = order[r_]
+        a, z = indptr[i], indptr[i + 1]
+        x = np.zeros((1, p))
+        x[0, indices[a:z]] = data[a:z]                                   # x_t densified
+        SV = np.zeros((M, p))
+        for q in range(M):
+            SV[q, sv_ind[q, :sv_nnz[q]]] = sv_val[q, :sv_nnz[q]]         # slots densified
+        own = 1 if s[i] > 0 else 0
+        start = 0 if own == 0 else int(cap[0])
+        slot = start + (count[own] if count[own] < cap[own] else head[own])
+        tr = trace[r_:r_ + 1] if trace.shape[0] == order.shape[0] else trace
+        t = kernel_pass(x, s[i:i + 1], np.zeros(1, dtype=np.intp), SV, alpha, G, fb, cap,
+                        count, head, t, lam, schedule, eta, loss, kind, gamma, degree, coef0,
+                        transfer, work, tr)
+        sv_nnz[slot] = z - a                                             # store x_t sparsely
+        sv_ind[slot, :z - a] = indices[a:z]
+        sv_val[slot, :z - a] = data[a:z]
     return t

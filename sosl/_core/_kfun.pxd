@@ -15,6 +15,12 @@ The NumPy twin, with the same arithmetic, is :mod:`sosl._core._kfun_ref`. Usage:
 stored vectors: for the Gaussian kernel it first writes the M squared distances and then
 takes their exponentials in one vectorised sweep (``_vexp.h``: AVX2 + FMA when the
 processor has them; relative difference from libm's exp below 2^-52).
+
+Sparse rows (sorted int32 index lists, as canonical CSR gives them) have their own
+helpers: ``sparse_sq_dist`` and ``sparse_dot`` merge two index lists in
+O(nnz(a) + nnz(b)); ``kernel_rows_slots`` (slot store of the sparse kernel pass) and
+``kernel_rows_csr`` (CSR support vectors of the sparse expansion) evaluate a kernel row
+from them, the Gaussian rows through the same ``sosl_exp_scaled`` sweep.
 """
 
 from libc.math cimport exp, pow
@@ -95,3 +101,207 @@ cdef inline void kernel_rows(const double* A, Py_ssize_t n, const double* x, Py_
         return
     for q in range(n):
         out[q] = kernel_eval(&A[q * p], x, p, kind, gamma, degree, coef0)
+
+
+# -- sparse rows: sorted index lists, two-pointer merges ------------------------------------
+# A sparse vector is (ind, val, n): n stored entries at the strictly increasing int32
+# positions ind[0 .. n-1] (canonical CSR rows), every other coordinate zero. The merges run
+# in O(n_a + n_b) and never touch the other coordinates, so their cost does not depend on p.
+
+cdef inline double sparse_sq_dist(const int* ai, const double* av, Py_ssize_t an,
+                                  const int* bi, const double* bv,
+                                  Py_ssize_t bn) noexcept nogil:
+    """||a - b||^2 of two sparse vectors: the sum over the union of their supports of
+    (a_j - b_j)^2 (the difference form, without the cancellation of
+    ||a||^2 + ||b||^2 - 2 a.b for nearby points), in one merge of the sorted indices."""
+    cdef Py_ssize_t i = 0, j = 0
+    cdef double acc = 0.0, d
+    while i < an and j < bn:
+        if ai[i] == bi[j]:
+            d = av[i] - bv[j]
+            i += 1
+            j += 1
+        elif ai[i] < bi[j]:
+            d = av[i]
+            i += 1
+        else:
+            d = bv[j]
+            j += 1
+        acc += d * d
+    while i < an:
+        acc += av[i] * av[i]
+        i += 1
+    while j < bn:
+        acc += bv[j] * bv[j]
+        j += 1
+    return acc
+
+
+cdef inline double sparse_dot(const int* ai, const double* av, Py_ssize_t an,
+                              const int* bi, const double* bv, Py_ssize_t bn) noexcept nogil:
+    """a.b of two sparse vectors: the sum over the intersection of their supports."""
+    cdef Py_ssize_t i = 0, j = 0
+    cdef double acc = 0.0
+    while i < an and j < bn:
+        if ai[i] == bi[j]:
+            acc += av[i] * bv[j]
+            i += 1
+            j += 1
+        elif ai[i] < bi[j]:
+            i += 1
+        else:
+            j += 1
+    return acc
+
+
+cdef inline double sparse_kernel_eval(const int* ai, const double* av, Py_ssize_t an,
+                                      const int* bi, const double* bv, Py_ssize_t bn,
+                                      int kind, double gamma, double degree,
+                                      double coef0) noexcept nogil:
+    """k(a, b) of two sparse vectors (libm's exp); the sparse twin of ``kernel_eval``."""
+    if kind == KERNEL_GAUSSIAN:
+        return exp(-gamma * sparse_sq_dist(ai, av, an, bi, bv, bn))
+    cdef double acc = sparse_dot(ai, av, an, bi, bv, bn)
+    if kind == KERNEL_POLY:
+        return pow(gamma * acc + coef0, degree)
+    return acc
+
+
+cdef inline void _sparse_finish(Py_ssize_t n, int kind, double gamma, double degree,
+                                double coef0, double* out) noexcept nogil:
+    """Turn the n merged sums in ``out`` into kernel values (Gaussian: one exp sweep)."""
+    cdef Py_ssize_t q
+    if kind == KERNEL_GAUSSIAN:
+        sosl_exp_scaled(out, n, -gamma)
+    elif kind == KERNEL_POLY:
+        for q in range(n):
+            out[q] = pow(gamma * out[q] + coef0, degree)
+
+
+cdef inline void kernel_rows_slots(const int* ind, const double* val, const int* nnz,
+                                   Py_ssize_t L, Py_ssize_t n, const int* xi,
+                                   const double* xv, Py_ssize_t xn, int kind, double gamma,
+                                   double degree, double coef0, double* out) noexcept nogil:
+    """out[q] = k(slot q, x) for ``n`` sparse slots of width ``L`` and a sparse row x.
+
+    Slot q holds ``nnz[q]`` entries at ``ind[q L ..]``, ``val[q L ..]``. Gaussian: the
+    squared distances by ``sparse_sq_dist``, then one vectorised exponential sweep
+    (``_vexp.h``), as ``kernel_rows``; linear and poly: ``sparse_dot``. O(n (xn + L)).
+    """
+    cdef Py_ssize_t q
+    if n <= 0:
+        return
+    if kind == KERNEL_GAUSSIAN:
+        for q in range(n):
+            out[q] = sparse_sq_dist(xi, xv, xn, &ind[q * L], &val[q * L], nnz[q])
+    else:
+        for q in range(n):
+            out[q] = sparse_dot(xi, xv, xn, &ind[q * L], &val[q * L], nnz[q])
+    _sparse_finish(n, kind, gamma, degree, coef0, out)
+
+
+cdef inline void kernel_rows_csr(const int* indptr, const int* ind, const double* val,
+                                 Py_ssize_t n, const int* xi, const double* xv,
+                                 Py_ssize_t xn, int kind, double gamma, double degree,
+                                 double coef0, double* out) noexcept nogil:
+    """out[q] = k(A[q], x) for the ``n`` rows of a CSR matrix A (``indptr``, ``ind``,
+    ``val``) and a sparse row x; the CSR form of ``kernel_rows_slots``."""
+    cdef Py_ssize_t q, a
+    if n <= 0:
+        return
+    if kind == KERNEL_GAUSSIAN:
+        for q in range(n):
+            a = indptr[q]
+            out[q] = sparse_sq_dist(xi, xv, xn, &ind[a], &val[a], indptr[q + 1] - a)
+    else:
+        for q in range(n):
+            a = indptr[q]
+            out[q] = sparse_dot(xi, xv, xn, &ind[a], &val[a], indptr[q + 1] - a)
+    _sparse_finish(n, kind, gamma, degree, coef0, out)
+
+
+# -- one pass body for dense and CSR rows -------------------------------------------------
+# The kernel passes read their rows through ``SourceRows`` (dense (n, p) or CSR) and keep
+# their support vectors in a ``SlotStore`` (dense (M, p) slots, or sparse slots of width L:
+# slot q holds nnz[q] entries at ind + q L, val + q L, at increasing positions). Dense rows
+# go with dense slots, CSR rows with sparse slots. Each round fetches x_t once
+# (``get_row``); the per-round steps below branch once on the storage, not per element.
+
+cdef struct SourceRows:
+    # the input rows: dense (row i at X + i p) or CSR (data, indices, indptr)
+    bint dense
+    const double* X
+    const double* data
+    const int* indices
+    const int* indptr
+    Py_ssize_t p
+
+
+cdef struct SlotStore:
+    # the support-vector slots: dense (slot q at SV + q p) or sparse (see above)
+    bint dense
+    double* SV
+    int* ind
+    double* val
+    int* nnz
+    Py_ssize_t L
+
+
+cdef struct SourceRow:
+    # the current row x_t: its dense pointer, or its sparse entries
+    const double* x
+    const int* xi
+    const double* xv
+    Py_ssize_t xn
+
+
+cdef inline void get_row(const SourceRows* rows, Py_ssize_t i,
+                         SourceRow* r) noexcept nogil:
+    """Point ``r`` at row i of ``rows``."""
+    cdef Py_ssize_t a
+    if rows.dense:
+        r.x = rows.X + i * rows.p
+    else:
+        a = rows.indptr[i]
+        r.xi = rows.indices + a
+        r.xv = rows.data + a
+        r.xn = rows.indptr[i + 1] - a
+
+
+cdef inline void store_kernel_row(const SlotStore* st, const SourceRow* r, Py_ssize_t first,
+                                  Py_ssize_t n, Py_ssize_t p, int kind, double gamma,
+                                  double degree, double coef0, double* out) noexcept nogil:
+    """out[q] = k(slot first + q, x_t) for q < n (``kernel_rows`` or ``kernel_rows_slots``)."""
+    if n <= 0:
+        return
+    if st.dense:
+        kernel_rows(st.SV + first * p, n, r.x, p, kind, gamma, degree, coef0, out)
+    else:
+        kernel_rows_slots(st.ind + first * st.L, st.val + first * st.L, st.nnz + first,
+                          st.L, n, r.xi, r.xv, r.xn, kind, gamma, degree, coef0, out)
+
+
+cdef inline double store_self_kernel(const SlotStore* st, const SourceRow* r, Py_ssize_t p,
+                                     int kind, double gamma, double degree,
+                                     double coef0) noexcept nogil:
+    """k(x_t, x_t)."""
+    if st.dense:
+        return kernel_eval(r.x, r.x, p, kind, gamma, degree, coef0)
+    return sparse_kernel_eval(r.xi, r.xv, r.xn, r.xi, r.xv, r.xn, kind, gamma, degree, coef0)
+
+
+cdef inline void store_put(SlotStore* st, const SourceRow* r, Py_ssize_t slot,
+                           Py_ssize_t p) noexcept nogil:
+    """Write x_t into ``slot``."""
+    cdef Py_ssize_t j
+    cdef Py_ssize_t off
+    if st.dense:
+        off = slot * p
+        for j in range(p):
+            st.SV[off + j] = r.x[j]
+    else:
+        off = slot * st.L
+        for j in range(r.xn):
+            st.ind[off + j] = r.xi[j]
+            st.val[off + j] = r.xv[j]
+        st.nnz[slot] = <int> r.xn

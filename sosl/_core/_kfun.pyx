@@ -2,11 +2,14 @@
 """Typed kernel expansions for prediction: f(x_i) = sum_q alpha_q k(SV_q, x_i).
 
 The inline kernel evaluations are declared in ``_kfun.pxd`` (shared by the kernel passes);
-this module adds the prediction loop of the kernel learners. The NumPy reference is
-``kernel_matrix(X, SV) @ alpha`` of :mod:`sosl._core._kfun_ref`.
+this module adds the prediction loops of the kernel learners: ``kernel_decision`` for
+dense rows and support vectors, ``kernel_decision_csr`` for both in CSR form (the merges
+of ``_kfun.pxd``; the cost depends on the non-zeros, not on the number of features). The
+NumPy reference is ``kernel_matrix(X, SV) @ alpha`` of :mod:`sosl._core._kfun_ref` on the
+densified rows, and ``sparse_kernel_row`` of the same module for one sparse row.
 """
 
-from sosl._core._kfun cimport kernel_rows, sosl_exp_scaled
+from sosl._core._kfun cimport kernel_rows, kernel_rows_csr, sosl_exp_scaled
 
 
 cdef extern from "_vexp.h" nogil:
@@ -52,6 +55,45 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
     with nogil:
         for i in range(n):
             kernel_rows(&SV[0, 0], M, &X[i, 0], p, kind, gamma, degree, coef0, &work[0])
+            acc = 0.0
+            for q in range(M):
+                acc += alpha[q] * work[q]
+            out[i] = acc
+
+
+def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const int[::1] x_ptr,
+                        const double[::1] sv_data, const int[::1] sv_ind,
+                        const int[::1] sv_ptr, const double[::1] alpha, int kind,
+                        double gamma, double degree, double coef0, double[::1] out,
+                        double[::1] work):
+    """out[i] = sum_q alpha[q] k(SV[q], X[i]) for CSR rows X and CSR support vectors SV.
+
+    Both matrices come as (data, indices, indptr) with sorted int32 indices in every row
+    (canonical CSR). ``work`` is scratch space of length at least ``M``. Cost
+    O(sum_i sum_q (nnz(X[i]) + nnz(SV[q]))), memory O(M) beyond the arguments.
+    """
+    cdef Py_ssize_t n = x_ptr.shape[0] - 1
+    cdef Py_ssize_t M = sv_ptr.shape[0] - 1
+    cdef Py_ssize_t i, q, a
+    cdef double acc
+    cdef const double* xd = &x_data[0] if x_data.shape[0] > 0 else NULL
+    cdef const int* xi = &x_ind[0] if x_ind.shape[0] > 0 else NULL
+    cdef const double* sd = &sv_data[0] if sv_data.shape[0] > 0 else NULL
+    cdef const int* si = &sv_ind[0] if sv_ind.shape[0] > 0 else NULL
+    if (n < 0 or M < 0 or alpha.shape[0] != M or out.shape[0] != n or work.shape[0] < M
+            or x_ind.shape[0] != x_data.shape[0] or sv_ind.shape[0] != sv_data.shape[0]
+            or x_ptr[n] > x_data.shape[0] or sv_ptr[M] > sv_data.shape[0]):
+        raise ValueError("kernel_decision_csr: inconsistent shapes (need indptr arrays of "
+                         "length n + 1 and M + 1, alpha of length M, out of length n, work "
+                         "of length >= M)")
+    if M == 0:
+        out[:] = 0.0
+        return
+    with nogil:
+        for i in range(n):
+            a = x_ptr[i]
+            kernel_rows_csr(&sv_ptr[0], si, sd, M, xi + a, xd + a, x_ptr[i + 1] - a, kind,
+                            gamma, degree, coef0, &work[0])
             acc = 0.0
             for q in range(M):
                 acc += alpha[q] * work[q]

@@ -26,7 +26,7 @@ import numpy as np
 from ._codes import Kernel
 
 __all__ = ["budget_pair", "exp_scaled", "KERNEL_CODES", "KERNEL_NAMES", "kernel_code",
-           "kernel_row",
+           "kernel_row", "sparse_sq_dist", "sparse_dot", "sparse_kernel_row",
            "kernel_matrix", "kernel_diag", "validate_kernel_params", "gamma_from_sigma",
            "sigma_from_gamma"]
 
@@ -46,6 +46,35 @@ def kernel_row(SV, x, kind, gamma, degree, coef0):
         D = SV - x
         return np.exp(-gamma * np.einsum("ij,ij->i", D, D))
     G = SV @ x
+    if kind == KERNEL_POLY:
+        return (gamma * G + coef0) ** degree
+    return G
+
+
+def sparse_sq_dist(ai, av, bi, bv):
+    """||a - b||^2 of sparse vectors (sorted indices ``ai``, ``bi``, values ``av``, ``bv``):
+    the sum over the union of the supports, the arithmetic of ``_kfun.sparse_sq_dist``."""
+    u = np.union1d(ai, bi)                                        # union of the supports
+    a = np.zeros(u.shape[0])
+    a[np.searchsorted(u, ai)] = av                                # a on the union
+    b = np.zeros(u.shape[0])
+    b[np.searchsorted(u, bi)] = bv                                # b on the union
+    return float(np.sum((a - b) ** 2))                            # difference form
+
+
+def sparse_dot(ai, av, bi, bv):
+    """a.b of sparse vectors: the sum over the intersection of the supports."""
+    _, ia, ib = np.intersect1d(ai, bi, assume_unique=True, return_indices=True)
+    return float(np.sum(np.asarray(av)[ia] * np.asarray(bv)[ib]))
+
+
+def sparse_kernel_row(rows, x, kind, gamma, degree, coef0):
+    """k(rows[q], x) for sparse vectors given as ``(indices, values)`` pairs; the arithmetic
+    of ``_kfun.kernel_rows_slots`` / ``kernel_rows_csr`` (libm's exp)."""
+    xi, xv = x
+    if kind == KERNEL_GAUSSIAN:
+        return np.exp(-gamma * np.array([sparse_sq_dist(xi, xv, i, v) for i, v in rows]))
+    G = np.array([sparse_dot(xi, xv, i, v) for i, v in rows])
     if kind == KERNEL_POLY:
         return (gamma * G + coef0) ** degree
     return G

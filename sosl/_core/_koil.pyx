@@ -8,12 +8,27 @@ results. The NumPy reference with the same signature, one line per step, is
 Cost per round: O(B p) kernel evaluations for x_t plus O(k B) to keep f on the buffer up
 to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) of
 re-evaluating f on the opposite buffer with kernel evaluations.
+
+Two entry points share one pass body (``_pass``), as in :mod:`sosl._core._kernel`:
+``koil_pass`` for dense rows and dense slots ``buf`` (B, p), ``koil_pass_csr`` for CSR rows
+and sparse slots (``buf_ind`` (B, L) int32, ``buf_val`` (B, L), ``buf_nnz`` (B,) int32;
+slot j holds ``buf_nnz[j]`` entries at increasing positions ``buf_ind[j, :buf_nnz[j]]``),
+whose kernel rows cost O(B (nnz(x_t) + L)) whatever p (the merges of ``_kfun.pxd``). L
+must be at least the largest nnz of the rows visited (checked).
 """
 
 from libc.math cimport isfinite
 
 from sosl._core._codes cimport POLICY_RS
-from sosl._core._kfun cimport kernel_eval, kernel_rows
+from sosl._core._kfun cimport (
+    SlotStore,
+    SourceRow,
+    SourceRows,
+    get_row,
+    store_kernel_row,
+    store_put,
+    store_self_kernel,
+)
 
 cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
 
@@ -43,14 +58,13 @@ cdef inline double row_dot(double[:, ::1] gram, Py_ssize_t row, const double* al
     return acc
 
 
-cdef inline void put_slot(double[:, ::1] buf, double* alpha, double[:, ::1] gram,
-                          const double* x, const double* kx, double kxx, Py_ssize_t j,
+cdef inline void put_slot(SlotStore* buf, double* alpha, double[:, ::1] gram,
+                          const SourceRow* x, const double* kx, double kxx, Py_ssize_t j,
                           double a_t, Py_ssize_t p, const long long* n_buf,
                           const Py_ssize_t* off) noexcept nogil:
     """Store x_t with weight a_t in slot j and refresh row/column j of the Gram cache."""
     cdef Py_ssize_t q, l
-    for l in range(p):
-        buf[j, l] = x[l]
+    store_put(buf, x, j, p)
     alpha[j] = a_t
     for q in range(2):
         for l in range(off[q], off[q] + n_buf[q]):
@@ -68,17 +82,86 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
     Raises FloatingPointError (the arrays are then partly updated) at the first row whose
-    k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least ``2 B + 2 k_nn`` (B = total slots).
+    k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least
+    ``2 B + 2 k_nn`` (B = total slots).
     See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
     """
-    cdef Py_ssize_t p = X.shape[1]
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t B = alpha_mv.shape[0]
+    if buf.shape[0] != B or buf.shape[1] != X.shape[1] or X.shape[1] == 0:
+        raise ValueError("koil_pass: inconsistent shapes (need buf of shape (B, p), p >= 1)")
+    rows.dense = True
+    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
+    rows.p = X.shape[1]
+    st.dense = True
+    st.SV = &buf[0, 0] if B > 0 else NULL
+    st.L = 0
+    return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
+                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+
+
+def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                  const double[::1] s, const Py_ssize_t[::1] order, const double[:, ::1] U,
+                  int[:, ::1] buf_ind, double[:, ::1] buf_val, int[::1] buf_nnz,
+                  double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
+                  long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
+                  const long long[::1] budgets, long long t0, double eta, double C,
+                  Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
+                  double coef0, double[::1] work):
+    """KOIL over the CSR rows ``order`` (``data, indices, indptr``, sorted int32 indices)
+    into sparse slots (see the module docstring); every other argument as in
+    :func:`koil_pass`; it equals the reference :func:`sosl._core._koil_ref.koil_pass` run on
+    the rows and slots densified (tested)."""
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t B = alpha_mv.shape[0]
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t L = buf_ind.shape[1]
+    cdef Py_ssize_t r_, i
+    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
+            or buf_ind.shape[0] != B or buf_val.shape[0] != B or buf_val.shape[1] != L
+            or buf_nnz.shape[0] != B or s.shape[0] < n or L == 0):
+        raise ValueError("koil_pass_csr: inconsistent shapes (need indptr of length n + 1, "
+                         "indices and data of equal length, buf_ind and buf_val of shape "
+                         "(B, L) with L >= 1, buf_nnz of length B)")
+    for r_ in range(order.shape[0]):
+        i = order[r_]
+        if i < 0 or i >= n:
+            raise ValueError("koil_pass_csr: order holds a row outside the matrix")
+        if indptr[i + 1] - indptr[i] > L:
+            raise ValueError(f"koil_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
+                             f"stored entries but the slots hold at most L = {L}")
+    rows.dense = False
+    rows.data = &data[0] if data.shape[0] > 0 else NULL
+    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    rows.indptr = &indptr[0]
+    rows.p = 0
+    st.dense = False
+    st.ind = &buf_ind[0, 0] if B > 0 else NULL
+    st.val = &buf_val[0, 0] if B > 0 else NULL
+    st.nnz = &buf_nnz[0] if B > 0 else NULL
+    st.L = L
+    return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
+                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+
+
+cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s,
+                     const Py_ssize_t[::1] order, const double[:, ::1] U,
+                     double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
+                     long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
+                     const long long[::1] budgets, long long t0, double eta, double C,
+                     Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
+                     double coef0, double[::1] work) except? -1:
+    """The pass body shared by the dense and the CSR entry point."""
+    cdef SourceRow xr
+    cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t m = order.shape[0]
     cdef Py_ssize_t B = alpha_mv.shape[0]
     cdef Py_ssize_t off[2]
     cdef Py_ssize_t r, i, j, l, q, c, o, n_sel, n_viol, pos, best
     cdef long long t = t0
     cdef double y, kxx, f_x, loss, d2, a_t, a_old, best_d, decay, g
-    cdef const double* x
     cdef double* alpha = &alpha_mv[0]
     cdef double* f = &f_mv[0]
     cdef double* kx = &work[0]
@@ -94,7 +177,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
         for r in range(m):
             i = order[r]
             t += 1
-            x = &X[i, 0]
+            get_row(rows, i, &xr)
             y = s[i]
             if y > 0:
                 c = 1
@@ -105,12 +188,11 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
             # 1. k(x_t, x_j) on the filled slots and f_t(x_t)
             f_x = 0.0
             for q in range(2):
-                if n_buf[q] > 0:
-                    kernel_rows(&buf[off[q], 0], n_buf[q], x, p, kind, gamma, degree, coef0,
-                                &kx[off[q]])
+                store_kernel_row(buf, &xr, off[q], n_buf[q], p, kind, gamma, degree, coef0,
+                                 &kx[off[q]])
                 for l in range(off[q], off[q] + n_buf[q]):
                     f_x += alpha[l] * kx[l]
-            kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+            kxx = store_self_kernel(buf, &xr, p, kind, gamma, degree, coef0)
             if not (isfinite(f_x) and isfinite(kxx)):
                 bad = i
                 break
@@ -157,7 +239,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                     for q in range(2):
                         for l in range(off[q], off[q] + n_buf[q]):
                             f[l] += a_t * kx[l]
-                    put_slot(buf, alpha, gram, x, kx, kxx, j, a_t, p, &n_buf[0], off)
+                    put_slot(buf, alpha, gram, &xr, kx, kxx, j, a_t, p, &n_buf[0], off)
                     n_buf[c] += 1
                     f[j] = row_dot(gram, j, alpha, &n_buf[0], off)
                 else:
@@ -189,7 +271,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
                                 kold[l] = gram[j, j] + kxx - 2.0 * kx[j]
                             else:
                                 kold[l] = gram[j, j] + gram[l, l] - 2.0 * gram[j, l]
-                        put_slot(buf, alpha, gram, x, kx, kxx, j, a_t, p, &n_buf[0], off)
+                        put_slot(buf, alpha, gram, &xr, kx, kxx, j, a_t, p, &n_buf[0], off)
                         for q in range(2):
                             for l in range(off[q], off[q] + n_buf[q]):
                                 if l != j:
