@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernel.py --quick
 	$(BIN)/python benchmarks/bench_koil.py --T 10000 --ref-T 300
 	$(BIN)/python benchmarks/bench_sparse.py --repeat 3
+	$(BIN)/python benchmarks/bench_kernel_sparse.py --repeat 3
 	$(BIN)/python benchmarks/bench_calibration.py
 	$(if $(BASELINE_PYTHON),$(BIN)/python benchmarks/bench_against.py --baseline-python \
 		$(BASELINE_PYTHON),@echo "(make bench BASELINE_PYTHON=<an earlier checkout>/.venv/bin/python \
