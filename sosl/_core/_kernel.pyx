@@ -6,7 +6,8 @@ results. The NumPy reference with the same signature, one line per equation, is
 :mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
-Gram matrix (one BLAS dgemv per occupied block), i.e. O(B^2 + B p) for budgets B.
+Gram matrix (one BLAS dgemv per occupied block, or one for both once the first block is
+full and the occupied slots are adjacent), i.e. O(B^2 + B p) for budgets B.
 
 Two entry points share one pass body (``_pass``):
 
@@ -185,9 +186,15 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
                 trace[r_, 1] = acc
             # kernel row of x_t and f_t(x_t), eq. (20)
             fx = 0.0
+            if count[0] == cap[0]:
+                # the occupied slots are adjacent: one row computation for both blocks
+                store_kernel_row(sv, &xr, 0, count[0] + count[1], p, kind, gamma, degree,
+                                 coef0, &kx[0])
+            else:
+                for c in range(2):
+                    store_kernel_row(sv, &xr, start[c], count[c], p, kind, gamma, degree,
+                                     coef0, &kx[start[c]])
             for c in range(2):
-                store_kernel_row(sv, &xr, start[c], count[c], p, kind, gamma, degree, coef0,
-                                 &kx[start[c]])
                 for q in range(start[c], stop[c]):
                     fx += alpha[q] * kx[q]
             kxx = store_self_kernel(sv, &xr, p, kind, gamma, degree, coef0)
@@ -217,22 +224,26 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
                 # f on the buffers and at x_t after the step, eq. (22)
                 # tmp[l] = sum_{q in I_t} d_q G[q, l] on each occupied block: one dgemv per
                 # block (the row-major block G[I_t, block] is the column-major transpose)
+                # (one call for both blocks once the first is full: they are then adjacent)
                 nq = <int> count[opp]
-                for c in range(2):
-                    nl = <int> count[c]
-                    if nl > 0:
-                        dgemv(trans_n, &nl, &nq, &one, &G[start[opp], start[c]], &ldg,
-                              &d[start[opp]], &inc, &zero, &tmp[start[c]], &inc)
-                for c in range(2):
-                    for l in range(start[c], stop[c]):
-                        fb[l] = decay * fb[l] + tmp[l] + a_new * kx[l]
+                if count[0] == cap[0] and count[1] > 0:
+                    nl = <int> (count[0] + count[1])
+                    dgemv(trans_n, &nl, &nq, &one, &G[start[opp], 0], &ldg,
+                          &d[start[opp]], &inc, &zero, &tmp[0], &inc)
+                else:
+                    for c in range(2):
+                        nl = <int> count[c]
+                        if nl > 0:
+                            dgemv(trans_n, &nl, &nq, &one, &G[start[opp], start[c]], &ldg,
+                                  &d[start[opp]], &inc, &zero, &tmp[start[c]], &inc)
                 acc = 0.0
                 for q in range(start[opp], stop[opp]):
                     acc += d[q] * kx[q]
                 fx = decay * fx + acc + a_new * kxx
                 for c in range(2):
-                    for q in range(start[c], stop[c]):
-                        alpha[q] = decay * alpha[q]
+                    for l in range(start[c], stop[c]):
+                        fb[l] = decay * fb[l] + tmp[l] + a_new * kx[l]
+                        alpha[l] = decay * alpha[l]
                 for q in range(start[opp], stop[opp]):
                     alpha[q] += d[q]
             else:
