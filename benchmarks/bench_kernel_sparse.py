@@ -1,5 +1,5 @@
-"""Per-round cost of OKAUC-M (and KOIL) on CSR rows: sparse slots at p = 2^14 and 2^20
-against the dense (densified) path at p = 2^14.
+"""Per-round cost of OKAUC-M (and KOIL, POLK) on CSR rows: sparse slots at p = 2^14 and
+2^20 against the dense (densified) path at p = 2^14.
 
 Rows: lengths 1 + Poisson(``--nnz`` - 1) and values 1/sqrt(length) (the shape of
 l2-normalised bag-of-words rows), each at distinct columns drawn uniformly from p; the
@@ -22,7 +22,10 @@ figures, each the minimum over ``--repeat`` interleaved repeats of the process C
 
 The same three ``partial_fit`` figures are printed for ``KOIL(budget=--budget, gamma=1)``
 (its buffers hold only the instances that changed the model, so they may not be full
-after the warm-up; their fill is printed).
+after the warm-up; their fill is printed), and for ``POLK(eta=0.5, lam=1e-2, gamma=1)``
+(hinge loss, constant step, budget eps = eta^{3/2}: its dictionary size is set by the
+KOMP projections, not by a budget; the model orders after the warm-up and at the end are
+printed).
 
 The dense path is not run at p = 2^20: its support vectors alone would take
 2 B p 8 bytes (1.7 GB at B = 100); the memory of each fitted model is printed. Ratios are
@@ -41,7 +44,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from sosl import KOIL, OKAUCM
+from sosl import KOIL, OKAUCM, POLK
 from sosl._core import _kernel
 from sosl._core._codes import Loss, Schedule, Transfer
 from sosl.kernels import KERNEL_CODES
@@ -167,6 +170,15 @@ def main(argv=None):
         fit_run(koil["2^20"], mats["2^20"][rest], y[rest]), args.rows)
     runs["KOIL partial_fit, dense model, CSR rows, p=2^14"] = (
         fit_run(koil_dense, X14[dense_rest], y[dense_rest]), nd)
+    pkw = dict(eta=0.5, lam=LAM, gamma=GAMMA)
+    polk = {p: POLK(**pkw).fit(X[warm], y[warm]) for p, X in mats.items()}
+    polk_dense = POLK(**pkw).fit(X14[warm].toarray(), y[warm])
+    runs["POLK partial_fit, CSR model, p=2^14"] = (fit_run(polk["2^14"], X14[rest], y[rest]),
+                                                   args.rows)
+    runs["POLK partial_fit, CSR model, p=2^20"] = (
+        fit_run(polk["2^20"], mats["2^20"][rest], y[rest]), args.rows)
+    runs["POLK partial_fit, dense model, CSR rows, p=2^14"] = (
+        fit_run(polk_dense, X14[dense_rest], y[dense_rest]), nd)
     names = list(runs)
     best = interleaved_min([runs[k][0] for k in names], args.repeat)
     us = {k: 1e6 * b / runs[k][1] for k, b in zip(names, best)}
@@ -176,13 +188,18 @@ def main(argv=None):
     print(f"{'':<50} {'us/round':>10}")
     for k in names:
         print(f"{k:<50} {us[k]:>10.2f}")
-    for what in ("pass", "partial_fit", "KOIL partial_fit"):
+    for what in ("pass", "partial_fit", "KOIL partial_fit", "POLK partial_fit"):
         group = [k for k in names if k.startswith(what + ",")]
         sparse14, sparse20, dense = group
         print(f"{what}: sparse p=2^20 / sparse p=2^14 = {us[sparse20] / us[sparse14]:.2f}; "
               f"dense p=2^14 / sparse p=2^14 = {us[dense] / us[sparse14]:.1f}")
     print("KOIL buffers after the warm-up (N-, N+): "
           + ", ".join(f"p={p} {koil[p].n_buffer_.tolist()}" for p in koil))
+    ends = {p: POLK(**pkw).fit(X[:args.warm + args.rows], y[:args.warm + args.rows])
+            for p, X in mats.items()}
+    print("POLK model order after the warm-up / after the timed rows: "
+          + ", ".join(f"p={p} {polk[p].model_orders_[-1]} / {ends[p].model_orders_[-1]}"
+                      for p in polk))
     print("fitted model memory (all arrays): "
           f"CSR p=2^14 {_nbytes(models['2^14']) / 1e6:.2f} MB, "
           f"CSR p=2^20 {_nbytes(models['2^20']) / 1e6:.2f} MB, "
@@ -190,7 +207,9 @@ def main(argv=None):
           f"(dense p=2^20 would hold {2 * args.budget * (1 << 20) * 8 / 1e9:.2f} GB of "
           "support vectors); KOIL: "
           f"CSR p=2^20 {_nbytes(koil['2^20']) / 1e6:.2f} MB, "
-          f"dense p=2^14 {_nbytes(koil_dense) / 1e6:.1f} MB")
+          f"dense p=2^14 {_nbytes(koil_dense) / 1e6:.1f} MB; POLK: "
+          f"CSR p=2^20 {_nbytes(polk['2^20']) / 1e6:.2f} MB, "
+          f"dense p=2^14 {_nbytes(polk_dense) / 1e6:.1f} MB")
     return 0
 
 

@@ -10,9 +10,10 @@ The two budget policies keep different state; the estimator picks the adapter
 (``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
 fitted model is refused rather than read into the other policy's arrays.
 
-A model whose first ``fit``/``partial_fit`` call receives a sparse matrix (FIFO policy)
-stores its support vectors sparsely (``_SparseFifoBuffers``) and runs
-:func:`sosl._core._kernel.kernel_pass_csr` on the CSR rows; see the class docstrings.
+A model whose first ``fit``/``partial_fit`` call receives a sparse matrix stores its
+support vectors sparsely (``_SparseFifoBuffers``, ``_SparseKompBuffers``) and runs
+:func:`sosl._core._kernel.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
+on the CSR rows; see the class docstrings.
 """
 
 from numbers import Integral, Real
@@ -207,10 +208,10 @@ class _KompBuffers:
         buf = state["pool_buf_"]
         state["counts_"] = np.array([np.sum(buf == 0), np.sum(buf == 1)], dtype=np.int64)
 
-    @staticmethod
-    def public(state):
+    @classmethod
+    def public(cls, state):
         D = np.flatnonzero(state["pool_beta_"] != 0.0)
-        state["support_vectors_"] = state["pool_x_"][D].copy()
+        state["support_vectors_"] = cls.support_vectors(state, D)
         state["dual_coef_"] = state["pool_beta_"][D].copy()
         lab = state["pool_label_"][D]
         state["n_support_"] = np.array([np.sum(lab == 0), np.sum(lab == 1)], dtype=np.int64)
@@ -222,19 +223,68 @@ class _KompBuffers:
             state["intercept_"] = 0.0
 
     @staticmethod
+    def support_vectors(state, D):
+        """The pool vectors ``D`` (those with a weight)."""
+        return state["pool_x_"][D].copy()
+
+    @staticmethod
     def hilbert_norm2(est):
         b = est.pool_beta_
         return float(b @ est.pool_gram_ @ b)
 
 
+class _SparseKompBuffers(_KompBuffers):
+    """``budget_policy="komp"`` with a pool of sparse slots, for models fitted on sparse
+    rows: ``_kbudget.komp_policy_pass_csr``.
+
+    Pool vector q keeps ``pool_nnz_[q]`` entries at the increasing feature positions
+    ``pool_ind_[q, :pool_nnz_[q]]`` with values ``pool_val_[q, :pool_nnz_[q]]``; the slot
+    width is widened by the pass to the largest nnz among its rows and never shrinks.
+    Memory is O(M L + M^2) for M pool vectors, independent of the number of features.
+    """
+
+    names = ("pool_ind_", "pool_val_", "pool_nnz_") + _KompBuffers.names[1:]
+
+    @staticmethod
+    def init_state(n_features, caps):
+        state = _KompBuffers.init_state(n_features, caps)
+        del state["pool_x_"]
+        state.update(pool_ind_=np.zeros((0, 1), dtype=np.int32), pool_val_=np.zeros((0, 1)),
+                     pool_nnz_=np.zeros(0, dtype=np.int32))
+        return state
+
+    @staticmethod
+    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+        X = _csr_rows(X)
+        out = _kbudget.komp_policy_pass_csr(
+            X.data, X.indices, X.indptr, s, order, state["pool_ind_"], state["pool_val_"],
+            state["pool_nnz_"], state["pool_gram_"], state["pool_beta_"], state["pool_f_"],
+            state["pool_buf_"], state["pool_label_"], state["pool_age_"], state["capacity_"],
+            state["t_"], float(state["komp_budget_"]), lam, schedule, eta, loss, lay["kernel"],
+            lay["gamma"], lay["degree"], lay["coef0"], epsilon, KOMP_PERIOD)
+        for name, value in zip(("pool_ind_", "pool_val_", "pool_nnz_", "pool_gram_",
+                                "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
+                                "pool_age_", "t_", "komp_budget_"), out):
+            state[name] = value
+        buf = state["pool_buf_"]
+        state["counts_"] = np.array([np.sum(buf == 0), np.sum(buf == 1)], dtype=np.int64)
+
+    @staticmethod
+    def support_vectors(state, D):
+        """The pool vectors ``D`` as a CSR matrix (canonical: the slot indices increase)."""
+        return _slots_to_csr(state["pool_ind_"], state["pool_val_"], state["pool_nnz_"], D,
+                             state["support_vectors_"].shape[1])
+
+
 _POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
+_SPARSE_POLICIES = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
 _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
 
 
 def _adapter(lay):
     """The state adapter of a frozen layout (older layouts have no "storage": dense)."""
     if lay.get("storage") == "csr":
-        return _SparseFifoBuffers
+        return _SPARSE_POLICIES[lay["budget_policy"]]
     return _POLICIES[lay["budget_policy"]]
 
 
@@ -242,15 +292,12 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
     """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
     The storage of the support vectors follows the first call of a fit
-    (:class:`sosl.kernels._SparseStorage`): sparse slots with the FIFO policy on sparse
-    input, dense slots otherwise.
+    (:class:`sosl.kernels._SparseStorage`): sparse slots (or a pool of sparse slots, for
+    the KOMP policy) on sparse input, dense slots otherwise.
     """
 
     _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
-                                         + _KompBuffers.names))
-
-    def _sparse_storage_ok(self):
-        return self.budget_policy == "fifo"
+                                         + _KompBuffers.names + _SparseKompBuffers.names))
 
     _loss = int(Loss.LOSS_M)
     budget_policy = "fifo"
@@ -281,7 +328,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
         Gram matrix), budget policy, step schedule and the storage of the support vectors
-        ("csr" when the first call of the fit was sparse and the policy is FIFO)."""
+        ("csr" when the first call of the fit was sparse)."""
         return {"budgets": budget_pair(self.budget, allow_none=True),
                 "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
                 "degree": float(self.degree), "coef0": float(self.coef0),
@@ -391,7 +438,13 @@ _OKAUCM_TAIL = """    Notes
     stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),
-    ``pool_label_``, ``pool_age_`` and ``komp_budget_`` (error budget carried over).
+    ``pool_label_``, ``pool_age_`` and ``komp_budget_`` (error budget carried over). A
+    model fitted on sparse input keeps its pool in sparse slots, ``pool_ind_``,
+    ``pool_val_``, ``pool_nnz_`` in place of ``pool_x_`` (vector q: ``pool_nnz_[q]``
+    entries at the increasing positions ``pool_ind_[q, :pool_nnz_[q]]``), and its rounds
+    (:func:`sosl._core._kbudget.komp_policy_pass_csr`) take the kernel rows from merges
+    of sorted index lists, O(M (nnz(x_t) + L) + M |S_t|); the compressions do not depend
+    on the number of features.
 
     References
     ----------
@@ -501,8 +554,9 @@ _SHARED_DOC = """
 """
 
 _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or the first
-    ``partial_fit`` / ``learn_one``) receives a ``scipy.sparse`` matrix and the budget
-    policy is FIFO, the model stores its support vectors sparsely for the rest of the fit:
+    ``partial_fit`` / ``learn_one``) receives a ``scipy.sparse`` matrix, the model stores
+    its support vectors sparsely for the rest of the fit (``budget_policy="komp"``: its
+    pool, see below):
     slot q keeps its ``sv_nnz_[q]`` stored entries at the increasing feature positions
     ``sv_ind_[q, :sv_nnz_[q]]`` (int32) with values ``sv_val_[q, :sv_nnz_[q]]``; the slot
     width L = ``sv_ind_.shape[1]`` is widened before a pass to the largest nnz among the

@@ -3,13 +3,14 @@
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES
 from ._core._polk_driver import polk_run
-from .kernels import KERNEL_CONSTRAINTS, kernel_expansion
+from .kernels import KERNEL_CONSTRAINTS, _csr_rows, _SparseStorage, kernel_expansion
 
 __all__ = ["POLK"]
 
@@ -19,7 +20,7 @@ _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
 
 
-class POLK(BaseOnlineAUC):
+class POLK(_SparseStorage, BaseOnlineAUC):
     """POLK: kernel functional SGD with sparse KOMP projections in function space.
 
     Minimizes the regularized expected risk over a reproducing kernel Hilbert space,
@@ -69,8 +70,9 @@ class POLK(BaseOnlineAUC):
 
     Attributes
     ----------
-    support_vectors_ : ndarray of shape (M, n_features)
-        The dictionary D_t (its size M is the current model order).
+    support_vectors_ : ndarray or scipy.sparse.csr_matrix of shape (M, n_features)
+        The dictionary D_t (its size M is the current model order); a CSR matrix for a
+        model fitted on sparse input.
     dual_coef_ : ndarray of shape (M,)
         The weights w_t: f(x) = sum_i dual_coef_[i] k(support_vectors_[i], x).
     gram_ : ndarray of shape (M, M)
@@ -97,6 +99,16 @@ class POLK(BaseOnlineAUC):
     do the occasional rebuilds of the inverse from a fresh factorization (when its drift
     is detected); with an ill-conditioned dictionary these can dominate.
     The decision function has no offset: ``predict`` is sign(f), as in the paper.
+
+    Sparse input: when the first call of a fit (``fit``, or the first ``partial_fit`` /
+    ``learn_one``) receives a ``scipy.sparse`` matrix, the dictionary is sparse for the
+    rest of the fit: ``support_vectors_`` is a CSR matrix and the typed pass
+    (:func:`sosl._core._polk.polk_fast_pass_csr`) keeps the atoms in sparse slots as wide
+    as the longest row seen, computing every kernel value by merging sorted index lists,
+    so a round costs O(M (nnz(x_t) + L) + M^2) and the model holds nothing of length
+    n_features. Later dense input to such a model is converted to CSR; a model fitted
+    dense densifies later sparse input a block of rows at a time. Both give the model
+    fitted on the same rows in the other format, to rounding (tested at rtol 1e-12).
     Departures: see :mod:`sosl.komp` for the numerical-rank guard of the projection; the
     diminishing step is eta / (1 + lam eta t), a concrete O(1/t) choice below 1/lam.
 
@@ -116,9 +128,6 @@ class POLK(BaseOnlineAUC):
     >>> bool(model.score(X, y) > 0.85), bool(model.model_orders_.max() < 400)
     (True, True)
     """
-
-    #: sparse rows are densified a block at a time: the support vectors are dense
-    _sparse_input = "blocks"
 
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
@@ -162,7 +171,7 @@ class POLK(BaseOnlineAUC):
         the step schedule."""
         return {"kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
                 "degree": float(self.degree), "coef0": float(self.coef0),
-                "schedule": _SCHEDULES[self.schedule]}
+                "schedule": _SCHEDULES[self.schedule], "storage": self._storage()}
 
     def _kern(self):
         lay = self._layout_
@@ -170,8 +179,10 @@ class POLK(BaseOnlineAUC):
                 "degree": int(lay["degree"]), "coef0": lay["coef0"]}
 
     def _init_state(self, n_features):
+        csr = self._layout()["storage"] == "csr"
         return {
-            "support_vectors_": np.zeros((0, n_features)),
+            "support_vectors_": (sp.csr_matrix((0, n_features)) if csr
+                                 else np.zeros((0, n_features))),
             "dual_coef_": np.zeros(0),
             "gram_": np.zeros((0, 0)),
             "model_orders_": np.zeros(0, dtype=np.int64),
@@ -184,6 +195,8 @@ class POLK(BaseOnlineAUC):
         eps_rule = PolkBudget.POLK_EPS_PAPER if self.epsilon is None else PolkBudget.POLK_EPS_FIXED
         epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
         lay = self._layout_
+        if lay.get("storage") == "csr":
+            X = _csr_rows(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
             state["_gram_inv"], state["t_"], float(self.lam), float(self.eta), lay["schedule"],

@@ -707,13 +707,148 @@ def test_sparse_model_memory_does_not_depend_on_p():
     assert np.ptp(f) > 0
 
 
-def test_komp_policy_keeps_dense_storage_on_sparse_input():
-    X, s = _sparse_stream(n=60, seed=12)
+def _komp_pool_csr(Xs, s, caps, lam, eta, loss, eps, kind, bounds):
+    """The budget_policy="komp" CSR pass from an empty sparse pool, in chunks; the pool is
+    returned densified, as :func:`_pool_run` gives it."""
+    p = Xs.shape[1]
+    pool = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1)), np.zeros(0, dtype=np.int32),
+            np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    t, acc = 0, 0.0
+    widths = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out = _kbudget.komp_policy_pass_csr(
+            Xs.data, Xs.indices, Xs.indptr, s, np.arange(a, b, dtype=np.intp), *pool,
+            np.array(caps, dtype=np.int64), t, acc, lam, schedule, 0.0 if eta is None else eta,
+            loss, kind, KPAR["gamma"], KPAR["degree"], KPAR["coef0"], eps, 10)
+        pool, t, acc = out[:9], out[9], out[10]
+        widths.append(pool[0].shape[1])
+    ind, val, nnz = pool[:3]
+    Z = np.zeros((nnz.shape[0], p))
+    for q in range(nnz.shape[0]):
+        Z[q, ind[q, :nnz[q]]] = val[q, :nnz[q]]
+    return ((Z,) + tuple(pool[3:]), t, acc), widths
+
+
+def _komp_ref_run(X, s, caps, lam, eta, loss, eps, kind, bounds):
+    p = X.shape[1]
+    pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    t, acc = 0, 0.0
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out = _kbudget_ref.komp_policy_pass(
+            X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t, acc,
+            lam, schedule, 0.0 if eta is None else eta, loss, kind, KPAR["gamma"],
+            KPAR["degree"], KPAR["coef0"], eps, 10)
+        pool, t, acc = out[:7], out[7], out[8]
+    return pool, t, acc
+
+
+@pytest.mark.parametrize("kind", sorted(set(KERNEL_CODES.values())))
+@pytest.mark.parametrize("lam,eta,loss,eps", [(0.01, None, ref.LOSS_M, 0.05),
+                                              (0.01, 0.05, ref.LOSS_S, 0.1)])
+def test_komp_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss, eps):
+    """The typed budget_policy="komp" pass on CSR rows (pool of sparse slots, widened
+    between the chunks as the rows grow denser) against the NumPy reference on the rows
+    densified: the same pool, compressions and buffers."""
+    X, s = _sparse_stream(n=300, p=30, seed=14, grow=True)
+    bounds = [0, 7, 40, 300]
+    c, widths = _komp_pool_csr(sp.csr_matrix(X), s, (15, 12), lam, eta, loss, eps, kind, bounds)
+    r = _komp_ref_run(X, s, (15, 12), lam, eta, loss, eps, kind, bounds)
+    _assert_same_pool(c, r)
+    assert widths[0] < widths[-1]                       # the slots widened between calls
+    beta, buf = r[0][2], r[0][4]
+    assert np.count_nonzero(beta) < 300 - 10            # KOMP removed vectors
+    assert np.sum(buf == -1) > 0
+
+
+def test_komp_csr_pass_mutant_is_caught():
+    """Rows whose indices are in decreasing order (a non-canonical CSR the merges misread)
+    must make the CSR pass differ from the reference."""
+    X, s = _sparse_stream(n=120, p=30, seed=15)
+    Xs = sp.csr_matrix(X)
+    data, ind = Xs.data.copy(), Xs.indices.copy()
+    for i in range(Xs.shape[0]):
+        a, b = Xs.indptr[i], Xs.indptr[i + 1]
+        data[a:b], ind[a:b] = data[a:b][::-1], ind[a:b][::-1]
+    bad = sp.csr_matrix((data, ind, Xs.indptr), shape=Xs.shape)
+    args = ((10, 10), 0.1, None, ref.LOSS_M, 0.02, 1, [0, 120])
+    r = _komp_ref_run(X, s, *args)
+    _assert_same_pool(_komp_pool_csr(Xs, s, *args)[0], r)
+    with pytest.raises(AssertionError):
+        _assert_same_pool(_komp_pool_csr(bad, s, *args)[0], r)
+
+
+def test_komp_policy_sparse_fit_equals_dense_fit():
+    """budget_policy="komp" fitted on CSR keeps a sparse pool and equals the dense fit
+    (rtol 1e-12), also in partial_fit calls of growing row nnz pickled in between."""
+    X, s = _sparse_stream(n=240, seed=12, grow=True)
     y = (s > 0).astype(int)
-    a = OKAUCM(gamma=0.8, budget=8, budget_policy="komp").fit(sp.csr_matrix(X), y)
-    b = OKAUCM(gamma=0.8, budget=8, budget_policy="komp").fit(X, y)
-    assert a._layout_["storage"] == "dense" and not sp.issparse(a.support_vectors_)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-12)
+    kw = dict(gamma=0.8, budget=(10, 12), budget_policy="komp", epsilon=0.05)
+    a = OKAUCM(**kw).fit(sp.csr_matrix(X), y)
+    b = OKAUCM(**kw).fit(X, y)
+    part = OKAUCM(**kw)
+    for lo, hi in [(0, 1), (1, 33), (33, 120), (120, 240)]:
+        part.partial_fit(sp.csr_matrix(X[lo:hi]), y[lo:hi], classes=[0, 1])
+        part = pickle.loads(pickle.dumps(part))
+    assert b.model_order_ < 200 and np.sum(b.pool_buf_ == -1) > 0     # compressed
+    f = b.decision_function(X)
+    assert np.ptp(f) > 0
+    for m in (a, part):
+        assert m._layout_["storage"] == "csr" and sp.issparse(m.support_vectors_)
+        assert not hasattr(m, "pool_x_") and m.pool_ind_.shape[1] < X.shape[1]
+        np.testing.assert_array_equal(m.support_vectors_.toarray(), b.support_vectors_)
+        scale = np.abs(b.dual_coef_).max()
+        np.testing.assert_allclose(m.dual_coef_, b.dual_coef_, rtol=1e-12, atol=1e-12 * scale)
+        np.testing.assert_allclose(m.decision_function(X), f, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(m.decision_function(sp.csr_matrix(X)), f, rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_array_equal(m.pool_buf_, b.pool_buf_)
+    np.testing.assert_array_equal(part.dual_coef_, a.dual_coef_)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_komp_policy_sparse_bad_input_leaves_state_unchanged():
+    X, s = _sparse_stream(n=120, seed=16)
+    y = (s > 0).astype(int)
+    Xs = sp.csr_matrix(X)
+    kw = dict(gamma=0.8, budget=8, budget_policy="komp", kernel="poly", degree=2)
+    m = OKAUCM(**kw).fit(Xs[:80], y[:80])
+    before = {k: (v.toarray() if sp.issparse(v) else np.array(v, copy=True))
+              for k, v in vars(m).items() if isinstance(v, np.ndarray) or sp.issparse(v)}
+    bad = Xs[80:].copy()
+    bad.data[0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        m.partial_fit(bad, y[80:])
+    with pytest.raises(ValueError, match="features"):
+        m.partial_fit(sp.csr_matrix(np.ones((2, 31))), [0, 1])
+    with pytest.raises(FloatingPointError, match="overflowed"):
+        m.partial_fit(Xs[80:] * 1e160, y[80:])
+    for k, v in before.items():
+        w = getattr(m, k)
+        np.testing.assert_array_equal(w.toarray() if sp.issparse(w) else w, v, err_msg=k)
+    m.partial_fit(Xs[80:], y[80:])
+    np.testing.assert_array_equal(m.dual_coef_, OKAUCM(**kw).fit(Xs, y).dual_coef_)
+
+
+def test_komp_policy_sparse_memory_does_not_depend_on_p():
+    """At p = 2^20 with 8 non-zeros per row, no fitted array has a dimension p and all
+    of them hold less than one p-long float vector (8 MiB)."""
+    p = 1 << 20
+    rng = np.random.default_rng(17)
+    n = 200
+    cols = np.concatenate([np.sort(rng.choice(p, size=8, replace=False)) for _ in range(n)])
+    X = sp.csr_matrix((rng.uniform(-1, 1, 8 * n), cols, np.arange(0, 8 * n + 1, 8)),
+                      shape=(n, p))
+    y = (rng.random(n) < 0.4).astype(int)
+    m = OKAUCM(gamma=0.5, budget=20, budget_policy="komp", epsilon=0.05).fit(X, y)
+    arrays = [v for v in vars(m).values() if isinstance(v, np.ndarray)]
+    arrays += [m.support_vectors_.data, m.support_vectors_.indices, m.support_vectors_.indptr]
+    assert m.model_order_ > 10
+    assert all(p not in a.shape for a in arrays)
+    assert sum(a.nbytes for a in arrays) < 8 * p / 4
 
 
 def test_sparse_fit_then_dense_fit_starts_over_dense():

@@ -14,7 +14,7 @@ ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
               if inspect.isclass(getattr(sosl, n)) and issubclass(getattr(sosl, n),
                                                                   ClassifierMixin)]
 KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
-      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4)}
+      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
 
 
 def _data(n=240, p=12, seed=0):
@@ -66,7 +66,7 @@ def test_partial_backup_restores_the_touched_entries():
     np.testing.assert_array_equal(m.coef_, ref.coef_)
 
 
-@pytest.mark.parametrize("name", ["OKAUCM", "OKAUCS", "KOIL"])
+@pytest.mark.parametrize("name", ["OKAUCM", "OKAUCS", "KOIL", "POLK"])
 def test_kernel_learners_keep_sparse_support_vectors(name):
     """Fitted on CSR, the kernel learners hold no array with a dimension of n_features:
     their support vectors are CSR and every state array is sized by the budgets and the

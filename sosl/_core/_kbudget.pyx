@@ -8,12 +8,28 @@ chunk (the pool grows by one vector per round); after each round t = 0 mod ``per
 loop returns and the compression runs with the typed KOMP core
 (:func:`sosl._core._kbudget_ref.komp_step`, O(M^3) for M weighted pool vectors, which is
 NumPy indexing around :func:`sosl._core._komp.komp_core`). Cost per round O(M p + M |S_t|).
+
+Two entry points share one round loop (``play``), which reads its rows and keeps the pool
+through the ``SourceRows`` / ``SlotStore`` helpers of :mod:`sosl._core._kfun`:
+``komp_policy_pass`` for dense rows and a dense pool ``Z`` (M, p), and
+``komp_policy_pass_csr`` for CSR rows and a pool of sparse slots (``Z_ind`` (M, L) int32,
+``Z_val`` (M, L), ``Z_nnz`` (M,) int32; slot q holds ``Z_nnz[q]`` entries at increasing
+positions), whose kernel rows come from merges of sorted index lists: O(M (nnz(x_t) + L)
++ M |S_t|) per round whatever p.
 """
 
 import numpy as np
 
 from sosl._core._codes cimport LOSS_S
-from sosl._core._kfun cimport kernel_eval, kernel_rows
+from sosl._core._kfun cimport (
+    SlotStore,
+    SourceRow,
+    SourceRows,
+    get_row,
+    store_kernel_row,
+    store_put,
+    store_self_kernel,
+)
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
@@ -23,8 +39,8 @@ from sosl._core._kbudget_ref import komp_step
 CHUNK = 256
 
 
-cdef Py_ssize_t play(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-                     Py_ssize_t r, Py_ssize_t r_end, double[:, ::1] Z, double[:, ::1] G,
+cdef Py_ssize_t play(const SourceRows* rows, SlotStore* Z, const double[::1] s,
+                     const Py_ssize_t[::1] order, Py_ssize_t r, Py_ssize_t r_end, double[:, ::1] G,
                      double[::1] beta, double[::1] f, long long[::1] buf, long long[::1] lab,
                      long long[::1] age, Py_ssize_t* n_io, const long long[::1] cap,
                      long long* t_io, double* acc_io, double lam, int schedule, double eta,
@@ -32,27 +48,26 @@ cdef Py_ssize_t play(const double[:, ::1] X, const double[::1] s, const Py_ssize
                      double epsilon, long long period, double* kx, double* d) noexcept nogil:
     """Rounds ``order[r:r_end]``, stopping after a round t = 0 mod period; returns the next r."""
     cdef Py_ssize_t n = n_io[0]
-    cdef Py_ssize_t p = X.shape[1]
+    cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t i, q, l, oldest
     cdef long long t = t_io[0]
     cdef long long n_own
     cdef int own, opp
-    cdef const double* x
+    cdef SourceRow x
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, d_mu, d_s2, a_new, acc, N
     cdef double scale = 0.5 if loss == LOSS_S else 1.0
     while r < r_end:
         i = order[r]
         r += 1
         t += 1
-        x = &X[i, 0]
+        get_row(rows, i, &x)
         y = s[i]
         eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
         fx = 0.0
-        if n > 0:
-            kernel_rows(&Z[0, 0], n, x, p, kind, gamma, degree, coef0, kx)
+        store_kernel_row(Z, &x, 0, n, p, kind, gamma, degree, coef0, kx)
         for q in range(n):
             fx += beta[q] * kx[q]
-        kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+        kxx = store_self_kernel(Z, &x, p, kind, gamma, degree, coef0)
         decay = 1.0 - lam * eta_t
         a_new = 0.0
         N = 0.0
@@ -94,8 +109,7 @@ cdef Py_ssize_t play(const double[:, ::1] X, const double[::1] s, const Py_ssize
             if buf[q] == opp:
                 beta[q] += d[q]
         # x_t joins the pool and its comparison buffer
-        for l in range(p):
-            Z[n, l] = x[l]
+        store_put(Z, &x, n, p)
         for l in range(n):
             G[n, l] = kx[l]
             G[l, n] = kx[l]
@@ -133,49 +147,135 @@ def komp_policy_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize
     Same parameters as :func:`sosl._core._kbudget_ref.komp_policy_pass`; the pool arrays
     passed in are not modified (new arrays are returned).
     """
+    cdef SourceRows rows
+    if Z.shape[1] != X.shape[1] or X.shape[1] == 0:
+        raise ValueError("komp_policy_pass: inconsistent shapes (need Z of shape (M, p), "
+                         "p >= 1)")
+    rows.dense = True
+    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
+    rows.p = X.shape[1]
+    out = _pass(&rows, s, order, (np.ascontiguousarray(Z, dtype=np.float64),), G, beta, f,
+                buf, lab, age, cap, t0, acc, lam, schedule, eta, loss, kind, gamma, degree, coef0,
+                epsilon, period)
+    return out[0][0], *out[1:]
+
+
+def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                         const double[::1] s, const Py_ssize_t[::1] order, Z_ind, Z_val,
+                         Z_nnz, G, beta, f, buf, lab, age, const long long[::1] cap,
+                         long long t0, double acc, double lam, int schedule, double eta,
+                         int loss, int kind, double gamma, double degree, double coef0,
+                         double epsilon, long long period):
+    """:func:`komp_policy_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
+    indices) with a pool of sparse slots; returns ``(Z_ind, Z_val, Z_nnz, G, beta, f, buf,
+    lab, age, t, acc)``. The slots are widened (copied) to the largest nnz of the rows
+    visited. It equals the reference run on the rows and pool densified (tested)."""
+    cdef SourceRows rows
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t r_, i, L
+    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
+            or s.shape[0] < n or Z_ind.ndim != 2 or Z_val.shape != Z_ind.shape
+            or Z_nnz.shape[0] != Z_ind.shape[0]):
+        raise ValueError("komp_policy_pass_csr: inconsistent shapes (need indptr of length "
+                         "n + 1, indices and data of equal length, Z_ind and Z_val of shape "
+                         "(M, L), Z_nnz of length M)")
+    L = max(1, Z_ind.shape[1])
+    for r_ in range(order.shape[0]):
+        i = order[r_]
+        if i < 0 or i >= n:
+            raise ValueError("komp_policy_pass_csr: order holds a row outside the matrix")
+        L = max(L, indptr[i + 1] - indptr[i])
+    ind = np.zeros((Z_ind.shape[0], L), dtype=np.int32)
+    val = np.zeros((Z_ind.shape[0], L))
+    ind[:, :Z_ind.shape[1]] = Z_ind
+    val[:, :Z_ind.shape[1]] = Z_val
+    rows.dense = False
+    rows.data = &data[0] if data.shape[0] > 0 else NULL
+    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    rows.indptr = &indptr[0]
+    rows.p = 0
+    out = _pass(&rows, s, order, (ind, val, np.ascontiguousarray(Z_nnz, dtype=np.int32)), G,
+                beta, f, buf, lab, age, cap, t0, acc, lam, schedule, eta, loss, kind, gamma,
+                degree, coef0, epsilon, period)
+    return (*out[0], *out[1:])
+
+
+cdef tuple _pass(const SourceRows* rows, const double[::1] s, const Py_ssize_t[::1] order,
+                 tuple Z, G, beta, f, buf, lab, age, const long long[::1] cap, long long t0,
+                 double acc, double lam, int schedule, double eta, int loss, int kind,
+                 double gamma, double degree, double coef0, double epsilon,
+                 long long period):
+    """The chunk loop of both entry points; the pool ``Z`` is a tuple: ``(Z,)`` dense or
+    ``(ind, val, nnz)`` sparse slots. Returns ``(Z, G, beta, f, buf, lab, age, t, acc)``
+    with ``Z`` a tuple of the same kind. A pool whose Gram matrix or scores are not finite
+    at a compression (an overflowed kernel) is returned as it is, before the remaining
+    rounds: the estimator then reports the overflow."""
     cdef Py_ssize_t m = order.shape[0]
-    cdef Py_ssize_t p = X.shape[1]
     cdef Py_ssize_t r = 0
     cdef Py_ssize_t r_end, n, P
     cdef long long t = t0
-    cdef double[:, ::1] Zm, Gm
+    cdef double[:, ::1] Gm, Zd, Zv
+    cdef int[:, ::1] Zi
+    cdef int[::1] Zn
     cdef double[::1] bm, fm, work
     cdef long long[::1] bufm, labm, agem
     cdef double a = acc
+    cdef SlotStore st
+    cdef bint dense = len(Z) == 1
     while r < m:
-        n = Z.shape[0]
+        n = Z[0].shape[0]
         r_end = min(m, r + CHUNK)
         P = n + (r_end - r)
-        Zb = np.zeros((P, p))
+        Zb = tuple(np.zeros((P,) + z.shape[1:], dtype=z.dtype) for z in Z)
+        for zb, z in zip(Zb, Z):
+            zb[:n] = z
         Gb = np.zeros((P, P))
         bb = np.zeros(P)
         fb = np.zeros(P)
         bufb = np.zeros(P, dtype=np.int64)
         labb = np.zeros(P, dtype=np.int64)
         ageb = np.zeros(P, dtype=np.int64)
-        Zb[:n] = Z
         Gb[:n, :n] = G
         bb[:n] = beta
         fb[:n] = f
         bufb[:n] = buf
         labb[:n] = lab
         ageb[:n] = age
-        Zm, Gm, bm, fm, bufm, labm, agem = Zb, Gb, bb, fb, bufb, labb, ageb
+        st.dense = dense
+        if dense:
+            Zd = Zb[0]
+            st.SV = &Zd[0, 0]
+            st.L = 0
+        else:
+            Zi, Zv, Zn = Zb
+            st.ind = &Zi[0, 0]
+            st.val = &Zv[0, 0]
+            st.nnz = &Zn[0]
+            st.L = Zi.shape[1]
+        Gm, bm, fm, bufm, labm, agem = Gb, bb, fb, bufb, labb, ageb
         work = np.zeros(2 * P + 2)
         while r < r_end:
             with nogil:
-                r = play(X, s, order, r, r_end, Zm, Gm, bm, fm, bufm, labm, agem, &n, cap, &t,
-                         &a, lam, schedule, eta, loss, kind, gamma, degree, coef0, epsilon,
+                r = play(rows, &st, s, order, r, r_end, Gm, bm, fm, bufm, labm, agem, &n, cap,
+                         &t, &a, lam, schedule, eta, loss, kind, gamma, degree, coef0, epsilon,
                          period, &work[0], &work[P + 1])
-            Z, G, beta, f = Zb[:n], Gb[:n, :n], bb[:n], fb[:n]
+            Z = tuple(zb[:n] for zb in Zb)
+            G, beta, f = Gb[:n, :n], bb[:n], fb[:n]
             buf, lab, age = bufb[:n], labb[:n], ageb[:n]
             if t % period == 0:
-                Z, G, beta, f, buf, lab, age, a = komp_step(
-                    np.ascontiguousarray(Z), np.ascontiguousarray(G), beta.copy(), f.copy(),
-                    buf.copy(), lab.copy(), age.copy(), a)
+                if not (np.isfinite(G).all() and np.isfinite(f).all()):
+                    # an overflowed kernel: no compression of a non-finite pool; the
+                    # caller finds the non-finite values and raises its own error
+                    return Z, G, beta, f, buf, lab, age, t, a
+                Zk, G, beta, f, buf, lab, age, a = komp_step(
+                    Z[0] if dense else tuple(z.copy() for z in Z),
+                    np.ascontiguousarray(G), beta.copy(), f.copy(), buf.copy(), lab.copy(),
+                    age.copy(), a)
+                Z = (Zk,) if dense else tuple(Zk)
                 break
-        Z, G, beta, f = (np.ascontiguousarray(Z), np.ascontiguousarray(G),
-                         np.ascontiguousarray(beta), np.ascontiguousarray(f))
+        Z = tuple(np.ascontiguousarray(z) for z in Z)
+        G, beta, f = (np.ascontiguousarray(G), np.ascontiguousarray(beta),
+                      np.ascontiguousarray(f))
         buf, lab, age = (np.ascontiguousarray(buf), np.ascontiguousarray(lab),
                          np.ascontiguousarray(age))
     return Z, G, beta, f, buf, lab, age, t, a

@@ -52,7 +52,11 @@ STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 
 
 def komp_step(Z, G, beta, f, buf, lab, age, acc):
-    """The compression after a round t = 0 mod period; returns the new pool and acc = 0."""
+    """The compression after a round t = 0 mod period; returns the new pool and acc = 0.
+
+    ``Z`` is the pool's (M, p) array, or a tuple of arrays with one row per pool vector
+    (the sparse slots of the typed CSR pass); only its rows are selected here.
+    """
     D = np.flatnonzero(beta != 0.0)
     if D.size:
         kept, w = komp_prune(G[np.ix_(D, D)], beta[D], acc)                # Algorithm 1
@@ -63,7 +67,8 @@ def komp_step(Z, G, beta, f, buf, lab, age, acc):
             f = G[:, D[kept]] @ w                                          # eq. (20) on the pool
     live = (buf >= 0) | (beta != 0.0)
     if not live.all():
-        Z, G, beta, f = Z[live], G[np.ix_(live, live)], beta[live], f[live]
+        Z = tuple(z[live] for z in Z) if isinstance(Z, tuple) else Z[live]  # sparse slots too
+        G, beta, f = G[np.ix_(live, live)], beta[live], f[live]
         buf, lab, age = buf[live], lab[live], age[live]
     return Z, G, beta, f, buf, lab, age, 0.0
 

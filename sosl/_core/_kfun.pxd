@@ -305,3 +305,24 @@ cdef inline void store_put(SlotStore* st, const SourceRow* r, Py_ssize_t slot,
             st.ind[off + j] = r.xi[j]
             st.val[off + j] = r.xv[j]
         st.nnz[slot] = <int> r.xn
+
+
+cdef inline void store_move(SlotStore* st, Py_ssize_t src, Py_ssize_t dst,
+                            Py_ssize_t p) noexcept nogil:
+    """Copy slot ``src`` into slot ``dst`` (compaction of a dictionary to its kept atoms;
+    with dst <= src the copy reads nothing it has already overwritten)."""
+    cdef Py_ssize_t j, a, b
+    if src == dst:
+        return
+    if st.dense:
+        a = src * p
+        b = dst * p
+        for j in range(p):
+            st.SV[b + j] = st.SV[a + j]
+    else:
+        a = src * st.L
+        b = dst * st.L
+        for j in range(st.nnz[src]):
+            st.ind[b + j] = st.ind[a + j]
+            st.val[b + j] = st.val[a + j]
+        st.nnz[dst] = st.nnz[src]

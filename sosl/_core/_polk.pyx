@@ -33,16 +33,34 @@ tested, max_i |(K G)_ic - delta_ic| <= max(drift_tol, drift_rel max_i K_ii max_j
 (the second term follows the accuracy of a freshly computed inverse, about 1e-15 times
 max K_ii max G_jj, a lower bound of the condition number).
 
-Storage: ``D`` (cap x p), ``w`` (cap), ``K`` and ``G`` (cap x cap, row-major with row
-stride cap); the first M rows/columns are the current dictionary in dictionary order.
-Cost per round: O(M p + M^2), plus O(M^2) per removal.
+Storage: ``w`` (cap), ``K`` and ``G`` (cap x cap, row-major with row stride cap) and the
+dictionary, whose first M slots/rows/columns are the current atoms in dictionary order.
+Two entry points share one pass body (``run``), reading their rows and keeping their
+atoms through the ``SourceRows`` / ``SlotStore`` helpers of :mod:`sosl._core._kfun`:
+``polk_fast_pass`` takes dense rows and a dense dictionary ``D`` (cap x p), cost per round
+O(M p + M^2); ``polk_fast_pass_csr`` takes CSR rows and a dictionary of sparse slots
+(``D_ind`` (cap, L) int32, ``D_val`` (cap, L), ``D_nnz`` (cap,) int32; slot q holds
+``D_nnz[q]`` entries at increasing positions), whose kernel rows come from merges of
+sorted index lists, O(M (nnz(x_t) + L) + M^2) per round whatever p. Plus O(M^2) per
+removal in both.
 """
 
 from libc.math cimport sqrt, tanh, fabs, pow
 
 from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
 from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
-from sosl._core._kfun cimport kernel_eval, kernel_rows
+from sosl._core._kfun cimport (
+    SlotStore,
+    SourceRow,
+    SourceRows,
+    get_row,
+    kernel_rows_slots,
+    sparse_kernel_eval,
+    store_kernel_row,
+    store_move,
+    store_put,
+    store_self_kernel,
+)
 from sosl._core._komp_greedy cimport komp_removals
 
 STATUS_DONE = 0
@@ -126,32 +144,138 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
     M : int
         Current model order.
     """
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t cap = w.shape[0]
+    _check_buffers(cap, K, G, M, work, iwork)
+    if D.shape[0] != cap or D.shape[1] != X.shape[1] or X.shape[1] == 0:
+        raise ValueError("polk_fast_pass: inconsistent shapes (need D of shape (cap, p), "
+                         "p >= 1)")
+    rows.dense = True
+    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
+    rows.p = X.shape[1]
+    st.dense = True
+    st.SV = &D[0, 0]
+    st.L = 0
+    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, lam, eta, schedule,
+                 eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
+                 drift_tol, drift_rel, orders, errors, budgets, work, iwork)
+
+
+def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                       const double[::1] s, const Py_ssize_t[::1] order, Py_ssize_t r0,
+                       int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
+                       double[::1] w, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
+                       long long t_start, double lam, double eta, int schedule, int eps_rule,
+                       double epsilon, double parsimony, int loss, int kind, double gamma,
+                       double degree, double coef0, double rtol, double safety,
+                       double drift_tol, double drift_rel, long long[::1] orders,
+                       double[::1] errors, double[::1] budgets, double[::1] work,
+                       Py_ssize_t[::1] iwork):
+    """:func:`polk_fast_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
+    indices) with a dictionary of sparse slots (see the module notes; L =
+    ``D_ind.shape[1]`` must be at least the nnz of every row ``order[r0:]``, checked).
+    It plays the rounds of the reference :func:`sosl._core._polk_ref.polk_pass` run on the
+    rows densified (tested)."""
+    cdef SourceRows rows
+    cdef SlotStore st
+    cdef Py_ssize_t cap = w.shape[0]
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t L = D_ind.shape[1]
+    cdef Py_ssize_t r_, i
+    _check_buffers(cap, K, G, M, work, iwork)
+    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
+            or D_ind.shape[0] != cap or D_val.shape[0] != cap or D_val.shape[1] != L
+            or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0):
+        raise ValueError("polk_fast_pass_csr: inconsistent shapes (need indptr of length "
+                         "n + 1, indices and data of equal length, D_ind and D_val of shape "
+                         "(cap, L) with L >= 1, D_nnz of length cap)")
+    for r_ in range(r0, order.shape[0]):
+        i = order[r_]
+        if i < 0 or i >= n:
+            raise ValueError("polk_fast_pass_csr: order holds a row outside the matrix")
+        if indptr[i + 1] - indptr[i] > L:
+            raise ValueError(f"polk_fast_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
+                             f"stored entries but the slots hold at most L = {L}")
+    rows.dense = False
+    rows.data = &data[0] if data.shape[0] > 0 else NULL
+    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    rows.indptr = &indptr[0]
+    rows.p = 0
+    st.dense = False
+    st.ind = &D_ind[0, 0]
+    st.val = &D_val[0, 0]
+    st.nnz = &D_nnz[0]
+    st.L = L
+    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, lam, eta, schedule,
+                 eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
+                 drift_tol, drift_rel, orders, errors, budgets, work, iwork)
+
+
+def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
+                           Py_ssize_t M, const int[::1] xi, const double[::1] xv, int kind,
+                           double gamma, double degree, double coef0, double[::1] out):
+    """out[q] = k(slot q, x) for the first M sparse slots and the sparse row ``(xi, xv)``
+    (the merges of the typed pass); returns k(x, x). For the rounds played outside it."""
+    cdef const int* pi = &xi[0] if xi.shape[0] > 0 else NULL
+    cdef const double* pv = &xv[0] if xv.shape[0] > 0 else NULL
+    if (M < 0 or M > D_ind.shape[0] or D_val.shape[0] != D_ind.shape[0]
+            or D_val.shape[1] != D_ind.shape[1] or D_nnz.shape[0] != D_ind.shape[0]
+            or out.shape[0] < M or xv.shape[0] != xi.shape[0] or D_ind.shape[1] == 0):
+        raise ValueError("polk_sparse_kernel_row: inconsistent shapes")
+    if M > 0:
+        kernel_rows_slots(&D_ind[0, 0], &D_val[0, 0], &D_nnz[0], D_ind.shape[1], M, pi, pv,
+                          xi.shape[0], kind, gamma, degree, coef0, &out[0])
+    return sparse_kernel_eval(pi, pv, xi.shape[0], pi, pv, xi.shape[0], kind, gamma, degree,
+                              coef0)
+
+
+cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
+                         double[::1] work, Py_ssize_t[::1] iwork) except *:
+    """The buffer shapes every entry point needs (cap = len(w))."""
+    if (cap == 0 or K.shape[0] != cap or K.shape[1] != cap or G.shape[0] != cap
+            or G.shape[1] != cap or M < 0 or M > cap or work.shape[0] < 4 * cap
+            or iwork.shape[0] < cap):
+        raise ValueError("polk_fast_pass: inconsistent buffers (need K and G of shape "
+                         "(cap, cap), 0 <= M <= cap, work of 4 cap and iwork of cap entries)")
+
+
+cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
+                 const Py_ssize_t[::1] order, Py_ssize_t r0, double[::1] w, double[:, ::1] K,
+                 double[:, ::1] G, Py_ssize_t M, long long t_start, double lam, double eta,
+                 int schedule, int eps_rule, double epsilon, double parsimony, int loss,
+                 int kind, double gamma, double degree, double coef0, double rtol,
+                 double safety, double drift_tol, double drift_rel, long long[::1] orders,
+                 double[::1] errors, double[::1] budgets, double[::1] work,
+                 Py_ssize_t[::1] iwork):
+    """Run the pass body without the GIL; ``(status, r, M)``."""
     cdef Py_ssize_t n_rounds = order.shape[0]
     cdef Py_ssize_t r = r0
     cdef int status = 0
     if n_rounds > r0:
         with nogil:
-            status = run(X, s, order, &r, D, w, K, G, &M, t_start, lam, eta, schedule,
-                         eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
-                         drift_tol, drift_rel, orders, errors, budgets, &work[0], &iwork[0])
+            status = run(rows, st, s, order, &r, w, K, G, &M, t_start, lam, eta, schedule,
+                         eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol,
+                         safety, drift_tol, drift_rel, orders, errors, budgets, &work[0],
+                         &iwork[0])
     return status, r, M
 
 
-cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-             Py_ssize_t* r_io, double[:, ::1] Dm, double[::1] wm, double[:, ::1] Km,
+cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
+             const Py_ssize_t[::1] order, Py_ssize_t* r_io, double[::1] wm, double[:, ::1] Km,
              double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, double lam, double eta,
              int schedule, int eps_rule, double epsilon, double parsimony, int loss, int kind,
              double gamma, double degree, double coef0, double rtol, double safety,
              double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
              double[::1] budgets, double* work, Py_ssize_t* I) noexcept nogil:
-    """Body of :func:`polk_fast_pass`; returns the status, updates ``*r_io`` and ``*M_io``."""
-    cdef Py_ssize_t cap = Dm.shape[0]
-    cdef Py_ssize_t p = X.shape[1]
+    """The pass body of both entry points; returns the status, updates ``*r_io`` and
+    ``*M_io``."""
+    cdef Py_ssize_t cap = wm.shape[0]
+    cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t n_rounds = order.shape[0]
     cdef Py_ssize_t M = M_io[0]
-    cdef Py_ssize_t r, i, l, c, j, n, m, col
+    cdef Py_ssize_t r, i, l, c, n, m, col
     cdef long long t
-    cdef double* D = &Dm[0, 0]
     cdef double* w = &wm[0]
     cdef double* K = &Km[0, 0]
     cdef double* G = &Gm[0, 0]
@@ -159,7 +283,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
     cdef double* u = &work[cap]           # G k_x, then the removed column of G, then residuals
     cdef double* a = &work[2 * cap]       # alpha (weights of f~), then the diff of komp_error
     cdef double* v = &work[3 * cap]       # downdated weights, then the new weights
-    cdef const double* x
+    cdef SourceRow xr
     cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, acc, gjj, decay
     cdef double fn2, e2, err2, res, kmax, gmax, tol, isc
     cdef bint removed_any, have_b
@@ -170,7 +294,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
             M_io[0] = M
             return 1
         i = order[r]
-        x = &X[i, 0]
+        get_row(rows, i, &xr)
         y = s[i]
         t = t_start + r + 1
         eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony, &eps_t)
@@ -178,9 +302,9 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
 
         # k_D(x_t), f_t(x_t), l'
         f = 0.0
-        kxx = kernel_eval(x, x, p, kind, gamma, degree, coef0)
+        kxx = store_self_kernel(st, &xr, p, kind, gamma, degree, coef0)
         scale = kxx
-        kernel_rows(D, M, x, p, kind, gamma, degree, coef0, kx)
+        store_kernel_row(st, &xr, 0, M, p, kind, gamma, degree, coef0, kx)
         for l in range(M):
             f += w[l] * kx[l]
             if K[l * cap + l] > scale:
@@ -222,8 +346,7 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
             K[M * cap + l] = kx[l]
         G[M * cap + M] = 1.0 / sc
         K[M * cap + M] = kxx
-        for j in range(p):
-            D[M * p + j] = x[j]
+        store_put(st, &xr, M, p)
         decay = 1.0 - eta_t * lam
         for l in range(M):
             a[l] = decay * w[l]
@@ -281,13 +404,12 @@ cdef int run(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
                 err2 += a[l] * acc
             if err2 < 0.0:
                 err2 = 0.0
-            # compact K and D to the kept set (I increasing: reads never behind writes)
+            # compact K and the dictionary to the kept set (I increasing: reads never
+            # behind writes)
             for l in range(m):
                 for c in range(m):
                     K[l * cap + c] = K[I[l] * cap + I[c]]
-                if I[l] != l:
-                    for j in range(p):
-                        D[l * p + j] = D[I[l] * p + j]
+                store_move(st, I[l], l, p)
         M = m
         orders[r] = M
         errors[r] = sqrt(err2)

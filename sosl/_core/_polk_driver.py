@@ -27,16 +27,27 @@ DRIFT_TOL, DRIFT_REL
            tol = max(DRIFT_TOL, DRIFT_REL * max K_ii * max G_jj) (a fresh inverse reaches
            about 1e-15 * max K_ii * max G_jj)
 RETRY      with no usable inverse, G is rebuilt after the rounds t % RETRY == 0
+
+Sparse rows: when ``X`` is a ``scipy.sparse`` matrix the dictionary ``D`` is a CSR
+matrix too (canonical: sorted int32 indices). The loop then keeps the atoms in sparse
+slots of width L (``Slots``: ``ind`` (cap, L) int32, ``val`` (cap, L), ``nnz`` (cap,)),
+L the largest nnz among the atoms and the rows of the call, and runs
+:func:`sosl._core._polk.polk_fast_pass_csr`; the declined rounds and the rebuilds take their
+kernel rows from the same merges (:func:`sosl._core._polk.polk_sparse_kernel_row`). No
+array of length p is made: memory and kernel-row cost depend on the non-zeros only.
 """
 
+from collections import namedtuple
+
 import numpy as np
+import scipy.sparse as sp
 
 from . import _polk
-from ._kfun_ref import KERNEL_NAMES, kernel_diag, kernel_matrix
+from ._kfun_ref import KERNEL_CODES, KERNEL_NAMES, kernel_diag, kernel_matrix
 from ._komp_prune import komp_prune
 from ._komp_ref import inverse_pd, single_thread_blas
 
-__all__ = ["polk_run", "dependent_round", "inverse_if_well_posed", "RTOL", "SAFETY",
+__all__ = ["polk_run", "dependent_round", "inverse_if_well_posed", "Slots", "RTOL", "SAFETY",
            "DRIFT_TOL", "DRIFT_REL", "RETRY"]
 
 RTOL = 1e-10
@@ -45,28 +56,68 @@ DRIFT_TOL = 1e-11
 DRIFT_REL = 1e-11
 RETRY = 16
 
+#: a dictionary of sparse slots: slot q holds ``nnz[q]`` entries at the increasing positions
+#: ``ind[q, :nnz[q]]`` (int32) with values ``val[q, :nnz[q]]``; its rows are its atoms
+Slots = namedtuple("Slots", ["ind", "val", "nnz"])
+
+
+def _slots_row_kernels(D, x, kern):
+    """``(k_D(x), k(x, x))`` for sparse slots ``D`` and a sparse row ``x = (indices, values)``."""
+    kx = np.empty(D.nnz.shape[0])
+    kxx = _polk.polk_sparse_kernel_row(D.ind, D.val, D.nnz, D.nnz.shape[0], x[0], x[1],
+                                       KERNEL_CODES[kern["kernel"]], float(kern["gamma"]),
+                                       float(kern["degree"]), float(kern["coef0"]), kx)
+    return kx, kxx
+
+
+def _slots_append_take(D, x, kept):
+    """The slots of ``[D, x][kept]`` (x a sparse row ``(indices, values)``)."""
+    M, L = D.ind.shape
+    ind = np.zeros((M + 1, L), dtype=np.int32)
+    val = np.zeros((M + 1, L))
+    nnz = np.zeros(M + 1, dtype=np.int32)
+    ind[:M], val[:M], nnz[:M] = D.ind, D.val, D.nnz
+    n = x[0].shape[0]
+    ind[M, :n], val[M, :n], nnz[M] = x[0], x[1], n
+    return Slots(ind[kept], val[kept], nnz[kept])
+
 
 def dependent_round(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     """One round of Algorithm 2 with the rank-revealing KOMP; ``(D, w, Kdd, error)``.
 
     Eq. (18): f~ = (1 - eta_t lam) f_t - eta_t l'(f_t(x_t), y_t) k(x_t, .) on [D, x_t],
     then Algorithm 1 on its Gram matrix (typed core, numerical-rank guard included).
+    ``D`` is a dense (M, p) array and ``x`` a row of length p, or ``D`` is ``Slots`` and
+    ``x`` a sparse row ``(indices, values)``.
     """
-    kx = kernel_matrix(D, x[None, :], **kern)[:, 0]
-    kxx = kernel_diag(x[None, :], **kern)[0]
+    if isinstance(D, Slots):
+        kx, kxx = _slots_row_kernels(D, x, kern)
+    else:
+        kx = kernel_matrix(D, x[None, :], **kern)[:, 0]
+        kxx = kernel_diag(x[None, :], **kern)[0]
     if not (np.isfinite(kx).all() and np.isfinite(kxx)):
         raise FloatingPointError(f"POLK: the {kern['kernel']} kernel overflowed (k(x_t, .) is "
                                  "not finite); scale the features. The model was left unchanged.")
     g = _polk.polk_loss_derivative(float(w @ kx), y, loss)
     w_tilde = np.append((1.0 - eta_t * lam) * w, -eta_t * g)
-    D_tilde = np.vstack([D, x[None, :]])
     K_tilde = np.block([[Kdd, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
     kept, w_new, err = komp_prune(K_tilde, w_tilde, eps_t, rtol=RTOL, return_error=True)
+    if isinstance(D, Slots):
+        return _slots_append_take(D, x, kept), w_new, K_tilde[np.ix_(kept, kept)], err
+    D_tilde = np.vstack([D, x[None, :]])
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], err
 
 
 def _gram(D, kern, block=64):
-    """kernel_matrix(D, D) by row blocks (bounds the (rows, M, p) temporary)."""
+    """kernel_matrix(D, D) by row blocks (bounds the (rows, M, p) temporary); for ``Slots``
+    one merged kernel row per atom."""
+    if isinstance(D, Slots):
+        M = D.nnz.shape[0]
+        K = np.empty((M, M))
+        for q in range(M):
+            n = D.nnz[q]
+            K[q] = _slots_row_kernels(D, (D.ind[q, :n], D.val[q, :n]), kern)[0]
+        return K
     K = np.empty((D.shape[0], D.shape[0]))
     for a in range(0, D.shape[0], block):
         K[a:a + block] = kernel_matrix(D[a:a + block], D, **kern)
@@ -107,6 +158,44 @@ def polk_run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilo
                     parsimony, loss, kind, gamma, degree, coef0)
 
 
+def _to_slots(D, width):
+    """Sparse slots of width ``width`` holding the rows of the canonical CSR matrix ``D``."""
+    M = D.shape[0]
+    counts = np.diff(D.indptr).astype(np.int32)
+    ind = np.zeros((M, width), dtype=np.int32)
+    val = np.zeros((M, width))
+    filled = np.arange(width)[None, :] < counts[:, None]
+    ind[filled], val[filled] = D.indices, D.data          # row by row, in CSR order
+    return Slots(ind, val, counts)
+
+
+def _to_csr(D, p):
+    """The atoms of ``Slots`` ``D`` as a canonical CSR matrix with ``p`` columns."""
+    indptr = np.zeros(D.nnz.shape[0] + 1, dtype=np.int32)
+    np.cumsum(D.nnz, out=indptr[1:])
+    filled = np.arange(D.ind.shape[1])[None, :] < D.nnz[:, None]
+    return sp.csr_matrix((D.val[filled], D.ind[filled], indptr), shape=(D.nnz.shape[0], p))
+
+
+def _canonical(A):
+    """CSR float64 with sorted, duplicate-free int32 indices."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indices.dtype != np.int32 or A.indptr.dtype != np.int32:
+        A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                          shape=A.shape)
+    return A
+
+
+def _head(buf, M):
+    """Copy of the first ``M`` atoms of a dictionary buffer (array or ``Slots``)."""
+    if isinstance(buf, Slots):
+        return Slots(buf.ind[:M].copy(), buf.val[:M].copy(), buf.nnz[:M].copy())
+    return buf[:M].copy()
+
+
 def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
          loss, kind, gamma, degree, coef0):
     """Same rounds and outputs as :func:`sosl._core._polk_ref.polk_pass`, with the typed pass.
@@ -120,47 +209,88 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
     ill-posed, only after rounds t with t % ``RETRY`` == 0 (the decisions depend on the
     state and t only, so ``fit`` and chunked ``partial_fit`` calls play the same rounds).
     The buffers of the typed pass grow by doubling (at most to the largest order possible).
+    ``X`` and ``D`` are both dense or both ``scipy.sparse`` (see the module notes).
 
     Returns
     -------
     D, w, Kdd, G, t, orders, errors, budgets
-        As :func:`sosl._core._polk_ref.polk_pass`, plus the inverse G (or None) after ``t``.
+        As :func:`sosl._core._polk_ref.polk_pass` (``D`` CSR for sparse input), plus the
+        inverse G (or None) after ``t``.
     """
     kern = {"kernel": KERNEL_NAMES[kind], "gamma": gamma, "degree": int(degree), "coef0": coef0}
     code = kind
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    sparse = sp.issparse(X)
+    if sparse != sp.issparse(D):
+        raise TypeError("polk_run: X and D must be both dense or both scipy.sparse")
     s = np.ascontiguousarray(s, dtype=np.float64)
     order = np.ascontiguousarray(order, dtype=np.intp)
     n_rounds = order.shape[0]
     M, p = D.shape
+    if sparse:
+        X, D = _canonical(X), _canonical(D)
+        width = max(1, int(np.diff(X.indptr)[order].max(initial=0)),
+                    int(np.diff(D.indptr).max(initial=0)))
+        D = _to_slots(D, width)
+
+        def row(i):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            return X.indices[a:b], X.data[a:b]
+
+        def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
+            return _polk.polk_fast_pass_csr(
+                X.data, X.indices, X.indptr, s, order, r, atoms.ind, atoms.val, atoms.nnz,
+                wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
+                code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL, DRIFT_REL, orders, errors,
+                budgets, work, iwork)
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+
+        def row(i):
+            return X[i]
+
+        def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
+            return _polk.polk_fast_pass(
+                X, s, order, r, atoms, wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule,
+                epsilon, parsimony, loss, code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL,
+                DRIFT_REL, orders, errors, budgets, work, iwork)
     orders = np.empty(n_rounds, dtype=np.int64)
     errors = np.empty(n_rounds)
     budgets = np.empty(n_rounds)
     if G is not None and G.shape != (M, M):
         G = None
 
+    def put(atoms, D):
+        """Write the atoms ``D`` into the first slots of the buffer ``atoms``."""
+        if sparse:
+            m = D.nnz.shape[0]
+            atoms.ind[:m], atoms.val[:m], atoms.nnz[:m] = D.ind, D.val, D.nnz
+        else:
+            atoms[:D.shape[0]] = D
+
     def allocate(cap):
-        Db, wb = np.zeros((cap, p)), np.zeros(cap)
+        if sparse:
+            atoms = Slots(np.zeros((cap, width), dtype=np.int32), np.zeros((cap, width)),
+                          np.zeros(cap, dtype=np.int32))
+        else:
+            atoms = np.zeros((cap, p))
+        put(atoms, D)
+        wb = np.zeros(cap)
         Kb, Gb = np.zeros((cap, cap)), np.zeros((cap, cap))
-        Db[:M], wb[:M], Kb[:M, :M] = D, w, Kdd
+        wb[:M], Kb[:M, :M] = w, Kdd
         if G is not None:
             Gb[:M, :M] = G
-        return Db, wb, Kb, Gb, np.empty(4 * cap), np.empty(cap, dtype=np.intp)
+        return atoms, wb, Kb, Gb, np.empty(4 * cap), np.empty(cap, dtype=np.intp)
 
     Db, wb, Kb, Gb, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
     r = 0
     while r < n_rounds:
         if G is not None:
-            status, r, M = _polk.polk_fast_pass(
-                X, s, order, r, Db, wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule, epsilon,
-                parsimony,
-                loss, code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL, DRIFT_REL,
-                orders, errors, budgets, work, iwork)
+            status, r, M = typed(r, Db, wb, Kb, Gb, M, work, iwork)
             if status == _polk.STATUS_DONE:
                 break
             if status == _polk.STATUS_GROW:
-                D, w, Kdd, G = Db[:M], wb[:M], Kb[:M, :M], Gb[:M, :M]
-                Db, wb, Kb, Gb, work, iwork = allocate(min(2 * Db.shape[0], M + n_rounds - r))
+                D, w, Kdd, G = _head(Db, M), wb[:M], Kb[:M, :M], Gb[:M, :M]
+                Db, wb, Kb, Gb, work, iwork = allocate(min(2 * wb.shape[0], M + n_rounds - r))
                 continue
             if status == _polk.STATUS_REBUILD:
                 G = inverse_if_well_posed(Kb[:M, :M].copy())
@@ -171,23 +301,26 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
         else:
             retry = (t0 + r + 1) % RETRY == 0
         # round r with the rank-revealing KOMP
-        D, w = Db[:M].copy(), wb[:M].copy()
+        D, w = _head(Db, M), wb[:M].copy()
         Kdd = _gram(D, kern)
         t = t0 + r + 1
         eta_t, eps_t = _polk.polk_step_and_budget(t, eta, lam, schedule, eps_rule, epsilon,
                                                   parsimony)
         i = order[r]
-        D, w, Kdd, err = dependent_round(D, w, Kdd, X[i], s[i], eta_t, lam, eps_t, loss, kern)
-        M = D.shape[0]
+        D, w, Kdd, err = dependent_round(D, w, Kdd, row(i), s[i], eta_t, lam, eps_t, loss, kern)
+        M = w.shape[0]
         orders[r], errors[r], budgets[r] = M, err, eps_t
         r += 1
         G = inverse_if_well_posed(Kdd) if retry else None
-        if M + 1 > Db.shape[0]:
-            Db, wb, Kb, Gb, work, iwork = allocate(max(M, min(2 * Db.shape[0], M + n_rounds - r)))
+        if M + 1 > wb.shape[0]:
+            Db, wb, Kb, Gb, work, iwork = allocate(max(M, min(2 * wb.shape[0], M + n_rounds - r)))
         else:
-            Db[:M], wb[:M], Kb[:M, :M] = D, w, Kdd
+            put(Db, D)
+            wb[:M], Kb[:M, :M] = w, Kdd
             if G is not None:
                 Gb[:M, :M] = G
-    D, w, Kdd = Db[:M].copy(), wb[:M].copy(), Kb[:M, :M].copy()
+    D, w, Kdd = _head(Db, M), wb[:M].copy(), Kb[:M, :M].copy()
+    if sparse:
+        D = _to_csr(D, p)
     G = Gb[:M, :M].copy() if G is not None else None
     return D, w, Kdd, G, t0 + n_rounds, orders, errors, budgets
