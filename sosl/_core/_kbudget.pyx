@@ -25,6 +25,7 @@ from sosl._core._kfun cimport (
     SlotStore,
     SourceRow,
     SourceRows,
+    csr_source,
     get_row,
     store_kernel_row,
     store_put,
@@ -179,21 +180,12 @@ def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const i
         raise ValueError("komp_policy_pass_csr: inconsistent shapes (need indptr of length "
                          "n + 1, indices and data of equal length, Z_ind and Z_val of shape "
                          "(M, L), Z_nnz of length M)")
-    L = max(1, Z_ind.shape[1])
-    for r_ in range(order.shape[0]):
-        i = order[r_]
-        if i < 0 or i >= n:
-            raise ValueError("komp_policy_pass_csr: order holds a row outside the matrix")
-        L = max(L, indptr[i + 1] - indptr[i])
+    L = max(1, Z_ind.shape[1],
+            csr_source(data, indices, indptr, order, 0, -1, "komp_policy_pass_csr", &rows))
     ind = np.zeros((Z_ind.shape[0], L), dtype=np.int32)
     val = np.zeros((Z_ind.shape[0], L))
     ind[:, :Z_ind.shape[1]] = Z_ind
     val[:, :Z_ind.shape[1]] = Z_val
-    rows.dense = False
-    rows.data = &data[0] if data.shape[0] > 0 else NULL
-    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    rows.indptr = &indptr[0]
-    rows.p = 0
     out = _pass(&rows, s, order, (ind, val, np.ascontiguousarray(Z_nnz, dtype=np.int32)), G,
                 beta, f, buf, lab, age, cap, t0, acc, lam, schedule, eta, loss, kind, gamma,
                 degree, coef0, epsilon, period)

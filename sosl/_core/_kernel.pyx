@@ -33,6 +33,7 @@ from sosl._core._kfun cimport (
     SlotStore,
     SourceRow,
     SourceRows,
+    csr_source,
     get_row,
     store_kernel_row,
     store_put,
@@ -106,21 +107,9 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
         raise ValueError("kernel_pass_csr: inconsistent shapes (need indptr of length n + 1, "
                          "indices and data of equal length, sv_ind and sv_val of shape "
                          "(M, L), sv_nnz of length M)")
-    for r_ in range(order.shape[0]):
-        i = order[r_]
-        if i < 0 or i >= n:
-            raise ValueError("kernel_pass_csr: order holds a row outside the matrix")
-        if indptr[i + 1] - indptr[i] > L:
-            raise ValueError(f"kernel_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
-                             f"stored entries but the slots hold at most L = {L}")
+    csr_source(data, indices, indptr, order, 0, L, "kernel_pass_csr", &rows)
     if order.shape[0] > 0 and (M == 0 or L == 0):
         raise ValueError("kernel_pass_csr: rows to visit but no slots (M = 0 or L = 0)")
-    rows.dense = False
-    rows.X = NULL
-    rows.data = &data[0] if data.shape[0] > 0 else NULL
-    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    rows.indptr = &indptr[0]
-    rows.p = 0
     st.dense = False
     st.SV = NULL
     st.ind = &sv_ind[0, 0] if M > 0 and L > 0 else NULL

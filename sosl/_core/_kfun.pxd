@@ -247,6 +247,41 @@ cdef struct SlotStore:
     Py_ssize_t L
 
 
+cdef inline Py_ssize_t csr_source(const double[::1] data, const int[::1] indices,
+                                  const int[::1] indptr, const Py_ssize_t[::1] order,
+                                  Py_ssize_t r0, Py_ssize_t L, str name,
+                                  SourceRows* rows) except -1:
+    """Point ``rows`` at CSR arrays after checking the rows ``order[r0:]`` will visit.
+
+    Each visited row must lie in the matrix and, when ``L >= 0``, hold at most ``L``
+    stored entries (the width of the slots it will be written to). Returns the largest
+    number of stored entries among the visited rows (0 if none). ``name`` starts the
+    messages of the ValueError raised otherwise.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t r_, i, width, widest = 0
+    if n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]:
+        raise ValueError(f"{name}: inconsistent shapes (need indptr of length n + 1 and "
+                         "indices and data of equal length)")
+    for r_ in range(r0, order.shape[0]):
+        i = order[r_]
+        if i < 0 or i >= n:
+            raise ValueError(f"{name}: order holds a row outside the matrix")
+        width = indptr[i + 1] - indptr[i]
+        if 0 <= L < width:
+            raise ValueError(f"{name}: row {i} has {width} stored entries but the slots "
+                             f"hold at most L = {L}")
+        if width > widest:
+            widest = width
+    rows.dense = False
+    rows.X = NULL
+    rows.data = &data[0] if data.shape[0] > 0 else NULL
+    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    rows.indptr = &indptr[0]
+    rows.p = 0
+    return widest
+
+
 cdef struct SourceRow:
     # the current row x_t: its dense pointer, or its sparse entries
     const double* x

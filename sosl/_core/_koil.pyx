@@ -24,6 +24,7 @@ from sosl._core._kfun cimport (
     SlotStore,
     SourceRow,
     SourceRows,
+    csr_source,
     get_row,
     store_kernel_row,
     store_put,
@@ -125,18 +126,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
         raise ValueError("koil_pass_csr: inconsistent shapes (need indptr of length n + 1, "
                          "indices and data of equal length, buf_ind and buf_val of shape "
                          "(B, L) with L >= 1, buf_nnz of length B)")
-    for r_ in range(order.shape[0]):
-        i = order[r_]
-        if i < 0 or i >= n:
-            raise ValueError("koil_pass_csr: order holds a row outside the matrix")
-        if indptr[i + 1] - indptr[i] > L:
-            raise ValueError(f"koil_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
-                             f"stored entries but the slots hold at most L = {L}")
-    rows.dense = False
-    rows.data = &data[0] if data.shape[0] > 0 else NULL
-    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    rows.indptr = &indptr[0]
-    rows.p = 0
+    csr_source(data, indices, indptr, order, 0, L, "koil_pass_csr", &rows)
     st.dense = False
     st.ind = &buf_ind[0, 0] if B > 0 else NULL
     st.val = &buf_val[0, 0] if B > 0 else NULL

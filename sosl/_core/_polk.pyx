@@ -53,6 +53,7 @@ from sosl._core._kfun cimport (
     SlotStore,
     SourceRow,
     SourceRows,
+    csr_source,
     get_row,
     kernel_rows_slots,
     sparse_kernel_eval,
@@ -190,18 +191,7 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
         raise ValueError("polk_fast_pass_csr: inconsistent shapes (need indptr of length "
                          "n + 1, indices and data of equal length, D_ind and D_val of shape "
                          "(cap, L) with L >= 1, D_nnz of length cap)")
-    for r_ in range(r0, order.shape[0]):
-        i = order[r_]
-        if i < 0 or i >= n:
-            raise ValueError("polk_fast_pass_csr: order holds a row outside the matrix")
-        if indptr[i + 1] - indptr[i] > L:
-            raise ValueError(f"polk_fast_pass_csr: row {i} has {indptr[i + 1] - indptr[i]} "
-                             f"stored entries but the slots hold at most L = {L}")
-    rows.dense = False
-    rows.data = &data[0] if data.shape[0] > 0 else NULL
-    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    rows.indptr = &indptr[0]
-    rows.p = 0
+    csr_source(data, indices, indptr, order, r0, L, "polk_fast_pass_csr", &rows)
     st.dense = False
     st.ind = &D_ind[0, 0]
     st.val = &D_val[0, 0]
