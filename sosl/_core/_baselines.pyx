@@ -200,6 +200,23 @@ def pa1_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
     return t
 
 
+cdef inline double oam_round_weight(double y, double C, Py_ssize_t budget, long long* N,
+                                    int* k, int* o) noexcept nogil:
+    """Count x_t in its class k (o: the other one); return C_t = C max(1, N_o / budget)."""
+    cdef double ratio
+    if y > 0:
+        k[0] = 1
+        o[0] = 0
+    else:
+        k[0] = 0
+        o[0] = 1
+    N[k[0]] += 1
+    ratio = <double> N[o[0]] / <double> budget
+    if ratio < 1.0:
+        ratio = 1.0
+    return C * ratio
+
+
 cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, double* B,
                           long long* nB, long long* N, unsigned long long* rng, double C,
                           int update, Py_ssize_t budget, double* d,
@@ -210,17 +227,7 @@ cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, do
     cdef int k, o
     cdef double* b
     cdef double C_t, sq, loss, tau, ratio, wd
-    if y > 0:
-        k = 1
-        o = 0
-    else:
-        k = 0
-        o = 1
-    N[k] += 1
-    ratio = <double> N[o] / <double> budget
-    if ratio < 1.0:
-        ratio = 1.0
-    C_t = C * ratio
+    C_t = oam_round_weight(y, C, budget, N, &k, &o)
     if update == OAM_SEQ:
         for q in range(nB[o]):
             b = &B[(o * budget + q) * p]
@@ -355,17 +362,7 @@ cdef inline bint oam_step_csr(const int* xi, const double* xv, Py_ssize_t nx, do
     cdef double* bv
     cdef double C_t, sq, loss, tau, ratio, wd, coef
     cdef bint any_active = False
-    if y > 0:
-        k = 1
-        o = 0
-    else:
-        k = 0
-        o = 1
-    N[k] += 1
-    ratio = <double> N[o] / <double> budget
-    if ratio < 1.0:
-        ratio = 1.0
-    C_t = C * ratio
+    C_t = oam_round_weight(y, C, budget, N, &k, &o)
     if update == OAM_SEQ:
         for q in range(nB[o]):
             slot = o * budget + q
