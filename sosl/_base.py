@@ -87,8 +87,11 @@ def _rng_restore(random_state, snapshot):
         random_state.bit_generator.state = snapshot
 
 
-def _as_csr(X):
-    """CSR float64, canonical (sorted int32 indices, duplicates summed), copied only when needed."""
+def _canonical_csr(X):
+    """CSR float64, canonical (sorted int32 indices, duplicates summed), copied only when
+    needed; dense input is converted. No check of the values (see ``_as_csr``)."""
+    if not sp.issparse(X):
+        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
     X = X.tocsr() if X.format != "csr" else X
     if X.dtype != np.float64:
         X = X.astype(np.float64)
@@ -101,6 +104,12 @@ def _as_csr(X):
                              "(at most 2**31 - 1 non-zeros per call)")
         X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
                           shape=X.shape)
+    return X
+
+
+def _as_csr(X):
+    """``_canonical_csr`` of input rows, refusing non-finite values."""
+    X = _canonical_csr(X)
     if X.nnz and not np.isfinite(X.data).all():
         raise ValueError("Input X contains NaN or infinity.")
     return X

@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _as_csr, _blocks
+from ._base import BaseOnlineAUC, _blocks, _canonical_csr
 from ._core import _baselines
 from ._core._codes import OamUpdate, Schedule
 
@@ -412,7 +412,7 @@ class OAM(_LinearBaseline):
         common = (state["buffer_fill_"], state["counts_"], state["rng_state_"], state["t_"],
                   float(self.C), self._layout_["update"])
         if state.get("buffer_values_") is not None:
-            X = X if sp.issparse(X) else _as_csr(sp.csr_matrix(X))
+            X = _canonical_csr(X)
             self._reserve(state, int(X.indptr[1] - X.indptr[0]) if X.shape[0] == 1
                           else int(np.diff(X.indptr).max()))
             gradient = self._layout_["update"] == _OAM_UPDATES["gra"]

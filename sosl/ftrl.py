@@ -6,9 +6,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _canonical_csr
 from ._core import _ftrl
-from .sketch import _as_csr
 
 __all__ = ["FTRLAUC"]
 
@@ -127,7 +126,7 @@ class FTRLAUC(BaseOnlineAUC):
                 "mean_scores_": None}
 
     def _run_pass(self, state, X, s, order):
-        X = _as_csr(X)
+        X = _canonical_csr(X)
         state["t_"] = _ftrl.ftrl_pass(
             X.data, X.indices, X.indptr, s, order, state["coef_"], state["z_"],
             state["sq_grad_"], state["counts_"], state["mean_scores_"],

@@ -22,13 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _canonical_csr
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
 from .kernels import (
     KERNEL_CONSTRAINTS,
-    _csr_rows,
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
@@ -159,7 +158,7 @@ class _SparseFifoBuffers(_FifoBuffers):
 
     @staticmethod
     def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
-        X = _csr_rows(X)
+        X = _canonical_csr(X)
         _room_for_batch(state, s, lay)
         state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
         M = state["alpha_buf_"].shape[0]
@@ -255,7 +254,7 @@ class _SparseKompBuffers(_KompBuffers):
 
     @staticmethod
     def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
-        X = _csr_rows(X)
+        X = _canonical_csr(X)
         out = _kbudget.komp_policy_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["pool_ind_"], state["pool_val_"],
             state["pool_nnz_"], state["pool_gram_"], state["pool_beta_"], state["pool_f_"],

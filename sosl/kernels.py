@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._base import _canonical_csr
 from ._core import _kfun
 from ._core._kfun_ref import (
     KERNEL_CODES,
@@ -78,16 +79,6 @@ class _SparseStorage:
             self.__dict__.pop(name, None)
 
 
-def _csr_rows(X):
-    """Canonical CSR (float64, sorted int32 indices) of validated rows; dense rows converted."""
-    if not sp.issparse(X):
-        X = sp.csr_matrix(X)
-    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
-        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                          shape=X.shape)
-    return X
-
-
 def _widen_slots(ind, val, rows):
     """Sparse slots ``(ind, val)`` at least as wide as the longest of the CSR ``rows``."""
     width = int(np.diff(rows.indptr).max(initial=1))
@@ -109,21 +100,6 @@ def _slots_to_csr(ind, val, nnz, slots, n_features):
     keep = np.arange(ind.shape[1])[None, :] < counts[:, None]
     return sp.csr_matrix((val[slots][keep], ind[slots][keep], indptr),
                          shape=(slots.shape[0], n_features))
-
-
-def _canonical_csr(A):
-    """CSR float64 with sorted, duplicate-free int32 indices (what the typed merges need)."""
-    A = sp.csr_matrix(A, dtype=np.float64)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    if A.indices.dtype != np.int32 or A.indptr.dtype != np.int32:
-        if A.nnz >= np.iinfo(np.int32).max:
-            raise ValueError(f"kernel_expansion: {A.nnz} stored values are too many "
-                             "(at most 2**31 - 1)")
-        A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
-                          shape=A.shape)
-    return A
 
 
 def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0, degree=3,
@@ -151,9 +127,7 @@ def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0
     code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
     coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
     if sp.issparse(X) or sp.issparse(support_vectors):
-        X = _canonical_csr(X if sp.issparse(X) else np.atleast_2d(np.asarray(X, np.float64)))
-        sv = support_vectors
-        sv = _canonical_csr(sv if sp.issparse(sv) else np.atleast_2d(np.asarray(sv, np.float64)))
+        X, sv = _canonical_csr(X), _canonical_csr(support_vectors)
         if X.shape[1] != sv.shape[1] or coef.shape != sv.shape[:1]:
             raise ValueError(f"kernel_expansion: X {X.shape}, support_vectors {sv.shape} and "
                              f"dual_coef {coef.shape} do not fit together")

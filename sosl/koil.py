@@ -7,13 +7,12 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _canonical_csr
 from ._core import _koil
 from ._core._codes import KoilPolicy
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
 from .kernels import (
     KERNEL_CONSTRAINTS,
-    _csr_rows,
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
@@ -266,7 +265,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
                    "was left unchanged.")
         run = _koil.koil_pass
         if lay.get("storage") == "csr":
-            X = _csr_rows(X)
+            X = _canonical_csr(X)
             state["buffer_ind_"], state["buffer_val_"] = _widen_slots(
                 state["buffer_ind_"], state["buffer_val_"], X)
             run = _koil.koil_pass_csr

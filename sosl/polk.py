@@ -6,11 +6,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _canonical_csr
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES
 from ._core._polk_driver import polk_run
-from .kernels import KERNEL_CONSTRAINTS, _csr_rows, _SparseStorage, kernel_expansion
+from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, kernel_expansion
 
 __all__ = ["POLK"]
 
@@ -196,7 +196,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
         lay = self._layout_
         if lay.get("storage") == "csr":
-            X = _csr_rows(X)
+            X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
             state["_gram_inv"], state["t_"], float(self.lam), float(self.eta), lay["schedule"],

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _canonical_csr
 from ._core import _sketch
 from ._core._codes import Loss, Schedule
 from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
@@ -30,12 +30,6 @@ def _one_blas_thread():
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
 _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
-
-
-def _as_csr(X):
-    """CSR rows for a typed pass. The base hands over canonical CSR (sorted int32 indices,
-    duplicates summed) or a dense array; only the latter needs converting."""
-    return X if sp.issparse(X) else sp.csr_matrix(X)
 
 
 class SketchedOAUCM(BaseOnlineAUC):
@@ -200,7 +194,7 @@ class SketchedOAUCM(BaseOnlineAUC):
 
     def _run_pass(self, state, X, s, order):
         layout = self._layout_
-        X = _as_csr(X)
+        X = _canonical_csr(X)
         m = _sketch.assign_columns(X.indptr, X.indices, order, state["column_map_"],
                                    state["n_active_"])
         self._grow(state, m)

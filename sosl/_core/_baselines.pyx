@@ -217,6 +217,17 @@ cdef inline double oam_round_weight(double y, double C, Py_ssize_t budget, long 
     return C * ratio
 
 
+cdef inline double oam_seq_step(double y, double wd, double sq, double C_t) noexcept nogil:
+    """The sequential (PA-I) step size of one pair: min(max(0, 1 - y w.d) / ||d||^2, C_t / 2)."""
+    cdef double tau = 1.0 - y * wd
+    if tau < 0.0:
+        tau = 0.0
+    tau = tau / sq
+    if tau > C_t / 2.0:
+        tau = C_t / 2.0
+    return tau
+
+
 cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, double* B,
                           long long* nB, long long* N, unsigned long long* rng, double C,
                           int update, Py_ssize_t budget, double* d,
@@ -226,7 +237,7 @@ cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, do
     cdef unsigned long long u
     cdef int k, o
     cdef double* b
-    cdef double C_t, sq, loss, tau, ratio, wd
+    cdef double C_t, sq, tau, wd
     C_t = oam_round_weight(y, C, budget, N, &k, &o)
     if update == OAM_SEQ:
         for q in range(nB[o]):
@@ -239,12 +250,7 @@ cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, do
                 return False
             if sq == 0.0:
                 continue
-            loss = 1.0 - y * wd
-            if loss < 0.0:
-                loss = 0.0
-            tau = loss / sq
-            if tau > C_t / 2.0:
-                tau = C_t / 2.0
+            tau = oam_seq_step(y, wd, sq, C_t)
             for j in range(p):
                 w[j] += tau * y * d[j]
     elif nB[o] > 0:
@@ -360,7 +366,7 @@ cdef inline bint oam_step_csr(const int* xi, const double* xv, Py_ssize_t nx, do
     cdef int k, o
     cdef int* bi
     cdef double* bv
-    cdef double C_t, sq, loss, tau, ratio, wd, coef
+    cdef double C_t, sq, tau, wd, coef
     cdef bint any_active = False
     C_t = oam_round_weight(y, C, budget, N, &k, &o)
     if update == OAM_SEQ:
@@ -374,12 +380,7 @@ cdef inline bint oam_step_csr(const int* xi, const double* xv, Py_ssize_t nx, do
                 return False
             if sq == 0.0:
                 continue
-            loss = 1.0 - y * wd
-            if loss < 0.0:
-                loss = 0.0
-            tau = loss / sq
-            if tau > C_t / 2.0:
-                tau = C_t / 2.0
+            tau = oam_seq_step(y, wd, sq, C_t)
             pair_axpy(w, tau * y, xi, xv, nx, bi, bv, nb)
     elif nB[o] > 0:
         # every pairwise score at w_t first (the gradient is evaluated there), then the

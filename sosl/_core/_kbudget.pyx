@@ -173,15 +173,14 @@ def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const i
     visited. It equals the reference run on the rows and pool densified (tested)."""
     cdef SourceRows rows
     cdef Py_ssize_t n = indptr.shape[0] - 1
-    cdef Py_ssize_t r_, i, L
-    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
-            or s.shape[0] < n or Z_ind.ndim != 2 or Z_val.shape != Z_ind.shape
+    cdef Py_ssize_t widest = csr_source(data, indices, indptr, order, 0, -1,
+                                        "komp_policy_pass_csr", &rows)
+    cdef Py_ssize_t L
+    if (s.shape[0] < n or Z_ind.ndim != 2 or Z_val.shape != Z_ind.shape
             or Z_nnz.shape[0] != Z_ind.shape[0]):
-        raise ValueError("komp_policy_pass_csr: inconsistent shapes (need indptr of length "
-                         "n + 1, indices and data of equal length, Z_ind and Z_val of shape "
-                         "(M, L), Z_nnz of length M)")
-    L = max(1, Z_ind.shape[1],
-            csr_source(data, indices, indptr, order, 0, -1, "komp_policy_pass_csr", &rows))
+        raise ValueError("komp_policy_pass_csr: inconsistent shapes (need Z_ind and Z_val of "
+                         "shape (M, L), Z_nnz of length M, a label for every row)")
+    L = max(1, Z_ind.shape[1], widest)
     ind = np.zeros((Z_ind.shape[0], L), dtype=np.int32)
     val = np.zeros((Z_ind.shape[0], L))
     ind[:, :Z_ind.shape[1]] = Z_ind

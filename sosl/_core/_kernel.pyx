@@ -100,14 +100,11 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
     cdef Py_ssize_t M = alpha.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = sv_ind.shape[1]
-    cdef Py_ssize_t r_, i
-    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
-            or sv_ind.shape[0] != M or sv_val.shape[0] != M or sv_val.shape[1] != L
-            or sv_nnz.shape[0] != M or s.shape[0] < n):
-        raise ValueError("kernel_pass_csr: inconsistent shapes (need indptr of length n + 1, "
-                         "indices and data of equal length, sv_ind and sv_val of shape "
-                         "(M, L), sv_nnz of length M)")
     csr_source(data, indices, indptr, order, 0, L, "kernel_pass_csr", &rows)
+    if (sv_ind.shape[0] != M or sv_val.shape[0] != M or sv_val.shape[1] != L
+            or sv_nnz.shape[0] != M or s.shape[0] < n):
+        raise ValueError("kernel_pass_csr: inconsistent shapes (need sv_ind and sv_val of "
+                         "shape (M, L), sv_nnz of length M, a label for every row)")
     if order.shape[0] > 0 and (M == 0 or L == 0):
         raise ValueError("kernel_pass_csr: rows to visit but no slots (M = 0 or L = 0)")
     st.dense = False

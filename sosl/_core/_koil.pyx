@@ -119,14 +119,12 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
     cdef Py_ssize_t B = alpha_mv.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = buf_ind.shape[1]
-    cdef Py_ssize_t r_, i
-    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
-            or buf_ind.shape[0] != B or buf_val.shape[0] != B or buf_val.shape[1] != L
-            or buf_nnz.shape[0] != B or s.shape[0] < n or L == 0):
-        raise ValueError("koil_pass_csr: inconsistent shapes (need indptr of length n + 1, "
-                         "indices and data of equal length, buf_ind and buf_val of shape "
-                         "(B, L) with L >= 1, buf_nnz of length B)")
     csr_source(data, indices, indptr, order, 0, L, "koil_pass_csr", &rows)
+    if (buf_ind.shape[0] != B or buf_val.shape[0] != B or buf_val.shape[1] != L
+            or buf_nnz.shape[0] != B or s.shape[0] < n or L == 0):
+        raise ValueError("koil_pass_csr: inconsistent shapes (need buf_ind and buf_val of "
+                         "shape (B, L) with L >= 1, buf_nnz of length B, a label for every "
+                         "row)")
     st.dense = False
     st.ind = &buf_ind[0, 0] if B > 0 else NULL
     st.val = &buf_val[0, 0] if B > 0 else NULL

@@ -183,15 +183,13 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     cdef Py_ssize_t cap = w.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = D_ind.shape[1]
-    cdef Py_ssize_t r_, i
     _check_buffers(cap, K, G, M, work, iwork)
-    if (n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]
-            or D_ind.shape[0] != cap or D_val.shape[0] != cap or D_val.shape[1] != L
-            or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0):
-        raise ValueError("polk_fast_pass_csr: inconsistent shapes (need indptr of length "
-                         "n + 1, indices and data of equal length, D_ind and D_val of shape "
-                         "(cap, L) with L >= 1, D_nnz of length cap)")
     csr_source(data, indices, indptr, order, r0, L, "polk_fast_pass_csr", &rows)
+    if (D_ind.shape[0] != cap or D_val.shape[0] != cap or D_val.shape[1] != L
+            or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0):
+        raise ValueError("polk_fast_pass_csr: inconsistent shapes (need D_ind and D_val of "
+                         "shape (cap, L) with L >= 1, D_nnz of length cap, a label for "
+                         "every row)")
     st.dense = False
     st.ind = &D_ind[0, 0]
     st.val = &D_val[0, 0]
