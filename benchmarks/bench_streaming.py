@@ -29,8 +29,17 @@ Timings are process CPU time on one thread, the contenders interleaved, the mini
    timed run, outside the timing); rows/s and the ratio to FTRLAUC in the same run.
    ``--sparse-only`` runs this table alone.
 
+6. **Every learner, one dense row at a time, p = 20**: ``learn_one`` and ``score_one`` in
+   us/row for each learner with its default parameters, continuing a model fitted on 200
+   rows (unpickled afresh before each timed run); the ratio is to ``OAUCM.learn_one`` in
+   the same run. OAUC-M and OAUC-S take the typed one-row path (also without a contracting
+   step: the guarded round of ``sosl._core._linear.Stepper``), the others the general
+   path (validation, copies of the state the round writes, the pass on one row).
+   ``--learners-only`` runs this table alone.
+
 Usage: ``python benchmarks/bench_streaming.py [--rows 20000] [--repeat 3] [--quick]
-[--sparse-only] [--sparse-rows 1000] [--sparse-prefix 2000]``
+[--sparse-only] [--learners-only] [--sparse-rows 1000] [--sparse-prefix 2000]
+[--learner-rows 300]``
 """
 
 import argparse
@@ -274,6 +283,53 @@ def sparse_one_row_table(rows, prefix, repeat):
         print(f"| {name} | {rows / sec:,.0f} | {best['FTRLAUC'] / sec:.2f} |")
 
 
+def learners_table(n, repeat):
+    import sosl
+    X, y = stream(n + 200, 20, seed=3)
+    names = [k for k in sosl.__all__ if isinstance(getattr(sosl, k), type)
+             and hasattr(getattr(sosl, k), "learn_one")]
+    start = {k: pickle.dumps(getattr(sosl, k)().fit(X[:200], y[:200])) for k in names}
+    # rows with |x_j| up to 2: eta (lam + 10 R^2 p) > 2, OAUC-S's step does not contract
+    # and every round is a guarded one (before, each took the general path)
+    wide = "OAUCS on rows in [-2, 2]"
+    Xw = X * 2.0 * np.sqrt(20)
+    names.insert(names.index("OAUCS") + 1, wide)
+    start[wide] = pickle.dumps(sosl.OAUCS().fit(Xw[:200], y[:200]))
+    rows, labels = list(X[200:]), y[200:].tolist()
+    rows_of = {k: rows for k in names}
+    rows_of[wide] = list(Xw[200:])
+    models = {}
+
+    def learn(k):
+        def run():
+            m = models[k]
+            for x, t in zip(rows_of[k], labels):
+                m.learn_one(x, t)
+        return run
+
+    def score(k):
+        def run():
+            m = models[k]
+            for x in rows_of[k]:
+                m.score_one(x)
+        return run
+
+    best = {k: [np.inf, np.inf] for k in names}
+    for _ in range(repeat):
+        for k in names:
+            models[k] = pickle.loads(start[k])
+            best[k][0] = min(best[k][0], interleaved_min([learn(k)], 1)[0])
+            best[k][1] = min(best[k][1], interleaved_min([score(k)], 1)[0])
+    ref = best["OAUCM"][0]
+    print(f"\n## Every learner, one dense row at a time, p = 20 ({n} rows after 200; us/row, "
+          "process CPU time, min of interleaved runs)\n")
+    print("| learner | learn_one us | score_one us | learn_one / OAUCM.learn_one |")
+    print("|---|---|---|---|")
+    for k in names:
+        print(f"| {k} | {best[k][0] / n * 1e6:.1f} | {best[k][1] / n * 1e6:.2f} | "
+              f"{best[k][0] / ref:.1f} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=20000, help="rows per one-row timing")
@@ -283,12 +339,15 @@ def main(argv=None):
                     "this stream)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--sparse-only", action="store_true", help="only table 5")
+    ap.add_argument("--learners-only", action="store_true", help="only table 6")
+    ap.add_argument("--learner-rows", type=int, default=300, help="rows timed in table 6")
     ap.add_argument("--sparse-rows", type=int, default=1000, help="rows timed in table 5")
     ap.add_argument("--sparse-prefix", type=int, default=2000,
                     help="rows fitted before table 5's timing")
     args = ap.parse_args(argv)
-    if args.rows < 100 or args.repeat < 1 or not 0 < args.beta <= 1:
-        ap.error("--rows must be >= 100, --repeat >= 1 and --beta in (0, 1]")
+    if args.rows < 100 or args.repeat < 1 or not 0 < args.beta <= 1 or args.learner_rows < 1:
+        ap.error("--rows must be >= 100, --repeat >= 1, --beta in (0, 1] and --learner-rows "
+                 ">= 1")
     if args.sparse_rows < 1 or args.sparse_prefix < 1 or \
             args.sparse_rows + args.sparse_prefix > 5574:
         ap.error("--sparse-rows and --sparse-prefix must be >= 1 and sum to at most 5574")
@@ -297,6 +356,9 @@ def main(argv=None):
         if args.sparse_only:
             sparse_one_row_table(args.sparse_rows, args.sparse_prefix, args.repeat)
             return
+        if args.learners_only:
+            learners_table(args.learner_rows, args.repeat)
+            return
         one_row_table(n, 1 if args.quick else args.repeat)
         score_one_table(n, 1 if args.quick else args.repeat)
         river_table(2000 if args.quick else 10000)
@@ -304,6 +366,7 @@ def main(argv=None):
         sparse_one_row_table(200 if args.quick else args.sparse_rows,
                              500 if args.quick else args.sparse_prefix,
                              1 if args.quick else args.repeat)
+        learners_table(50 if args.quick else args.learner_rows, 1 if args.quick else args.repeat)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._core._calibration import platt_steps
 from ._core._calibration_ref import sigmoid
+from ._core._linear import finite_max_abs
 
 if TYPE_CHECKING:                        # typing.Self is Python >= 3.11
     from typing_extensions import Self
@@ -273,7 +275,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "classes_")
+        if "classes_" not in self.__dict__:      # the cheap test first (one-row calls)
+            check_is_fitted(self, "classes_")
         self._recheck_hyper()
         X = self._validate_X(X, reset=False)
         return self._finite_scores(self._raw_scores(X))
@@ -326,7 +329,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order
         in which a learner's typed path sums the products)."""
-        check_is_fitted(self, "classes_")
+        if "classes_" not in self.__dict__:      # the cheap test first (one-row calls)
+            check_is_fitted(self, "classes_")
         self._recheck_hyper()
         x = self._validate_row(x)
         return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
@@ -471,7 +475,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if x.ndim != 1 or x.shape[0] != self.n_features_in_:
             raise ValueError(f"x has shape {x.shape}; expected ({self.n_features_in_},) "
                              f"(one instance of {self.n_features_in_} features)")
-        if not np.isfinite(x).all():
+        if not _finite_array(x):
             raise ValueError("Input x contains NaN or infinity.")
         if not x.flags.c_contiguous:
             x = np.ascontiguousarray(x)
@@ -593,11 +597,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     def _raw_scores(self, X):
         """Scores, non-finite where they overflow (without a floating-point warning)."""
-        old = np.seterr(over="ignore", invalid="ignore")
-        try:
+        with np.errstate(over="ignore", invalid="ignore"):
             return self._scores(X)
-        finally:
-            np.seterr(**old)
 
     def _scores(self, X):
         """``_decision`` on validated rows, densified block by block for "blocks" learners."""
@@ -650,7 +651,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 else self.classes_[1]: p1}
 
     def _finite_scores(self, scores):
-        if not np.isfinite(scores).all():
+        if not _finite_array(scores):
             raise FloatingPointError(
                 f"{type(self).__name__}: some scores are not finite (the input is too large "
                 "for this model's weights; scale the features)."
@@ -701,9 +702,20 @@ def _same(a, b) -> bool:
     return bool(a == b)
 
 
+def _finite_array(a) -> bool:
+    """Whether every entry of the float array ``a`` is finite: one typed pass for a
+    C-contiguous float64 array (no temporary), ``np.isfinite`` otherwise."""
+    if a.dtype == np.float64 and a.flags.c_contiguous:
+        R = finite_max_abs(a.reshape(1, -1))
+        return R == R
+    return bool(np.isfinite(a).all())
+
+
 def _all_finite(value) -> bool:
+    if type(value) is float:
+        return math.isfinite(value)
     if isinstance(value, np.ndarray):
-        return value.dtype.kind != "f" or bool(np.isfinite(value).all())
+        return value.dtype.kind != "f" or _finite_array(value)
     if isinstance(value, float):
         return bool(np.isfinite(value))
     return True

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _kbudget, _kernel
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
@@ -31,7 +31,7 @@ from .kernels import (
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
-    kernel_expansion,
+    layout_expansion,
 )
 
 __all__ = ["OKAUCM", "OKAUCS"]
@@ -107,7 +107,9 @@ class _FifoBuffers:
     def occupied(state):
         c0 = int(state["capacity_"][0])
         n0, n1 = (int(n) for n in state["counts_"])
-        return np.r_[0:n0, c0:c0 + n1]
+        if n0 == c0 or n1 == 0:                 # the occupied slots are adjacent
+            return np.arange(n0 + n1 if n0 == c0 else n0)
+        return np.concatenate((np.arange(n0), np.arange(c0, c0 + n1)))
 
     @staticmethod
     def support_vectors(state, occ):
@@ -124,7 +126,9 @@ class _FifoBuffers:
         if n0 == 0 or n0 == occ.shape[0]:
             state["intercept_"] = 0.0
         else:
-            state["intercept_"] = float(-0.5 * (f[:n0].mean() + f[n0:].mean()))
+            # the class means of f (np.mean's sum and division, without its overhead)
+            state["intercept_"] = float(-0.5 * (np.add.reduce(f[:n0]) / n0
+                                                + np.add.reduce(f[n0:]) / (f.shape[0] - n0)))
 
     @classmethod
     def hilbert_norm2(cls, est):
@@ -355,7 +359,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
         policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
                    TRANSFER_CODES[self.transfer], epsilon)
-        if not all(np.isfinite(state[name]).all() for name in policy.kernel_arrays):
+        if not all(_finite_array(state[name]) for name in policy.kernel_arrays):
             raise FloatingPointError(
                 f"{type(self).__name__}: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on "
                 "this batch (kernel values or scores on the buffers are not finite); scale the "
@@ -366,9 +370,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         lay = self._layout_
         if self.support_vectors_.shape[0] == 0:
             return np.full(X.shape[0], self.intercept_)
-        out = kernel_expansion(X, self.support_vectors_, self.dual_coef_,
-                               KERNEL_NAMES[lay["kernel"]], lay["gamma"], int(lay["degree"]),
-                               lay["coef0"])
+        out = layout_expansion(X, self.support_vectors_, self.dual_coef_, lay)
         return out + self.intercept_
 
     def hilbert_norm(self):

@@ -26,8 +26,8 @@ from ._core._kfun_ref import (
 )
 
 __all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "kernel_matrix",
-           "kernel_expansion", "kernel_diag", "validate_kernel_params", "gamma_from_sigma",
-           "sigma_from_gamma"]
+           "kernel_expansion", "layout_expansion", "kernel_diag", "validate_kernel_params",
+           "gamma_from_sigma", "sigma_from_gamma"]
 
 #: the constraint-table entries of the kernel hyper-parameters every kernel learner shares
 KERNEL_CONSTRAINTS = {
@@ -125,6 +125,21 @@ def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0
     1.7357588823428847
     """
     code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    return _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0)
+
+
+def layout_expansion(X, support_vectors, dual_coef, layout):
+    """:func:`kernel_expansion` with the kernel of a learner's frozen ``_layout_`` (its
+    ``kernel`` code, ``gamma``, ``degree`` and ``coef0``, validated when it was frozen)."""
+    return _expansion(X, support_vectors, dual_coef, int(layout["kernel"]),
+                      float(layout["gamma"]), float(int(layout["degree"])),
+                      float(layout["coef0"]))
+
+
+def _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0):
+    """:func:`kernel_expansion` with the kernel already validated (``code`` a ``Kernel``
+    code, the parameters floats): the learners' decision functions, whose layout was
+    checked when it was frozen, call it directly."""
     coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
     if sp.issparse(X) or sp.issparse(support_vectors):
         X, sv = _canonical_csr(X), _canonical_csr(support_vectors)

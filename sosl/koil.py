@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _koil
 from ._core._codes import KoilPolicy
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
@@ -16,7 +16,7 @@ from .kernels import (
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
-    kernel_expansion,
+    layout_expansion,
 )
 
 __all__ = ["KOIL"]
@@ -273,7 +273,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             state["t_"] = run(*self._pass_args(state, X, s, order, lay))
         except FloatingPointError as exc:
             raise FloatingPointError(f"{message} ({exc})") from None
-        if not (np.isfinite(state["gram_"]).all() and np.isfinite(state["buffer_scores_"]).all()):
+        if not (_finite_array(state["gram_"]) and _finite_array(state["buffer_scores_"])):
             raise FloatingPointError(message)
         state["intercept_"] = self._midpoint(state, lay)
 
@@ -310,7 +310,4 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         out = np.full(X.shape[0], self.intercept_)
         if sv.shape[0] == 0:
             return out
-        lay = self._layout_
-        kern = {"kernel": KERNEL_NAMES[lay["kernel"]], "gamma": lay["gamma"],
-                "degree": int(lay["degree"]), "coef0": lay["coef0"]}
-        return out + kernel_expansion(X, sv, self.dual_coef_, **kern)
+        return out + layout_expansion(X, sv, self.dual_coef_, self._layout_)

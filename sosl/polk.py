@@ -8,9 +8,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES
+from ._core._kfun_ref import KERNEL_CODES
 from ._core._polk_driver import polk_run
-from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, kernel_expansion
+from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
 __all__ = ["POLK"]
 
@@ -173,11 +173,6 @@ class POLK(_SparseStorage, BaseOnlineAUC):
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "schedule": _SCHEDULES[self.schedule], "storage": self._storage()}
 
-    def _kern(self):
-        lay = self._layout_
-        return {"kernel": KERNEL_NAMES[lay["kernel"]], "gamma": lay["gamma"],
-                "degree": int(lay["degree"]), "coef0": lay["coef0"]}
-
     def _init_state(self, n_features):
         csr = self._layout()["storage"] == "csr"
         return {
@@ -214,4 +209,4 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     def _decision(self, X):
         if self.support_vectors_.shape[0] == 0:
             return np.zeros(X.shape[0])
-        return kernel_expansion(X, self.support_vectors_, self.dual_coef_, **self._kern())
+        return layout_expansion(X, self.support_vectors_, self.dual_coef_, self._layout_)

@@ -1,6 +1,8 @@
 """The base contract on the linear learners: checks on every call, frozen layout,
 transactions without full copies, the positive class by name, and one-row calls."""
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
@@ -132,7 +134,10 @@ def test_positive_class_by_name():
 
 
 @pytest.mark.parametrize("Est,kw", [(OAUCM, {}), (OAUCM, {"eta": 0.05}),
-                                    (OAUCS, {"eta": 1e-3})])
+                                    (OAUCS, {"eta": 1e-3}),
+                                    # no contraction (eta lam > 2; eta (lam + 10 R^2 p) > 2):
+                                    # guarded rounds, on saved copies of what they write
+                                    (OAUCM, {"eta": 30.0, "lam": 0.1}), (OAUCS, {"eta": 0.1})])
 def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
     X, y = _data()
     a = Est(**kw)
@@ -141,6 +146,8 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
         a.learn_one(X[i], y[i], classes=[0, 1] if i == 0 else None)
         BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1], classes=[0, 1])   # general
     assert "_stepper_" in vars(a)                # the typed one-row path was taken
+    guarded = a._stepper().n_guarded
+    assert (guarded > 0) == (kw.get("eta", 0) >= 0.1), guarded
     c = Est(**kw).partial_fit(X[:1], y[:1], classes=[0, 1])
     for i in range(1, len(y)):
         c.partial_fit(X[i:i + 1], y[i:i + 1])    # one-row partial_fit takes the typed path too
@@ -153,6 +160,47 @@ def test_learn_one_equals_partial_fit_bit_for_bit(Est, kw):
     assert a.predict_one(X[3]) == a.predict(X[3:4])[0]
     full = Est(**kw).fit(X, y)
     assert full.coef_.tobytes() == a.coef_.tobytes()
+
+
+@pytest.mark.parametrize("Est", [OAUCS, OAUCM])
+def test_guarded_one_row_round_that_diverges_leaves_the_state_unchanged(Est):
+    """A typed round without the no-copy proof saves what it writes; when w comes out
+    non-finite it restores all of it and the general path reports the divergence."""
+    X, y = _data()
+    X = X * 50.0
+    m = Est(lam=0.01, eta=1e-4).fit(X[:100], y[:100])
+    m.set_params(eta=1e4)
+    for i in range(100, 300):
+        before = _snapshot(m)
+        try:
+            m.learn_one(X[i], y[i])
+        except FloatingPointError as err:
+            assert "non-finite" in str(err)
+            break
+    else:
+        pytest.fail("the step never diverged")
+    assert i > 100                              # a guarded round was committed before it
+    _assert_same(before, m)
+    assert m._stepper().n_guarded >= i - 101    # the rounds after the first were guarded
+    with pytest.raises(FloatingPointError, match="non-finite"):   # so does the general path
+        BaseOnlineAUC.partial_fit(pickle.loads(pickle.dumps(m)), X[i:i + 1], y[i:i + 1])
+
+
+@pytest.mark.parametrize("Est,scale,kw", [(OAUCS, 10.0, {}), (OAUCM, 1e3, {}),
+                                          (OAUCS, 10.0, {"forgetting": 0.99})])
+def test_guarded_round_restores_every_array_it_wrote(Est, scale, kw):
+    """One step from moderate weights to infinity: the Platt step, the moments and w were
+    all written before the check, and all are restored."""
+    X, y = _data()
+    X = X * scale                               # eta |x| overflows: w is infinite after it
+    m = Est(lam=0.01, eta=1e-4, **kw).fit(X, y)
+    m.set_params(eta=1e308)
+    m.score_one(X[0])                           # the new step is checked here
+    before = _snapshot(m)
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        m.learn_one(X[0], y[0])
+    _assert_same(before, m)
+    assert m._stepper().n_guarded == 1
 
 
 def test_learn_one_updates_the_covariances_in_place():

@@ -37,7 +37,9 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
 """
 
 cimport numpy as cnp
+from libc.float cimport DBL_MAX
 from libc.math cimport fabs, sqrt
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dsymv, dsyrk
 
 from sosl._core._calibration cimport platt_step
@@ -316,9 +318,16 @@ cdef class Stepper:
 
     ``step(x, s, t, R)`` plays round t on the 1-D float64 array x with label sign s, in
     place, after checking, in one pass over x and before anything is written, that x is
-    finite with the right length and that the no-copy argument of the estimator holds
-    (every |x_j| <= R_max and 2 R sqrt(p) W <= margin, see ``sosl.linear``); it returns the
-    new max |x| seen, or -1.0 (nothing written) when the caller must take the general path.
+    finite with the right length and every |x_j| <= R_max. When the no-copy argument of
+    the estimator also holds (2 R sqrt(p) W <= margin with a contracting step, see
+    ``sosl.linear``) the round is played directly. Otherwise it is *guarded*: the arrays
+    the round can write (w, the calibration, and the own class's mean, scatter, scale,
+    weight and count; the other class's are only read, and nothing is pending between
+    calls) are saved first, O(p^2) copied memory instead of the general path's full state,
+    and restored if w came out non-finite. The moments stay finite for |x_j| <= R_max by
+    the same argument, so w is the only array to check. Returns the new max |x| seen, or
+    -1.0 (the state as it was) when the caller must take the general path, which then
+    reports the row or the divergence.
     """
     cdef Model m
     cdef object arrays
@@ -326,6 +335,8 @@ cdef class Stepper:
     cdef double safe_abs
     cdef double margin
     cdef double G_factor
+    cdef object saved           # backup of a guarded round, allocated on the first one
+    cdef readonly long long n_guarded    # guarded rounds played (diagnostics and tests)
 
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
                  double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
@@ -358,15 +369,15 @@ cdef class Stepper:
         cdef int p = m.p
         cdef Py_ssize_t j
         cdef double R = R_seen
-        cdef double v, wn = 0.0, eta_max
-        cdef bint ok = True
+        cdef double v, wn = 0.0, eta_max, f
+        cdef bint ok = True, proof
         cdef const double* xp
+        cdef double* b
+        cdef int own
         if (cnp.PyArray_NDIM(x) != 1 or cnp.PyArray_DIM(x, 0) != p
                 or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)):
             return -1.0
         xp = <const double*> cnp.PyArray_DATA(x)
-        if self.G_factor <= 0.0:
-            return -1.0
         with nogil:
             for j in range(p):
                 v = fabs(xp[j])
@@ -376,15 +387,64 @@ cdef class Stepper:
                 if v > R:
                     R = v
                 wn += m.w[j] * m.w[j]
-            if ok and m.loss == LOSS_S:                 # the linear part must contract
-                ok = (m.schedule == STEP_CONSTANT
-                      and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
-            if ok:
-                eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
-                ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
-                                                    * sqrt(<double> p)) <= self.margin)
-            if ok:
+        if not ok:
+            return -1.0
+        proof = self.G_factor > 0.0
+        if proof and m.loss == LOSS_S:                  # the linear part must contract
+            proof = (m.schedule == STEP_CONSTANT
+                     and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
+        if proof:
+            eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
+            proof = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
+                                                   * sqrt(<double> p)) <= self.margin)
+        if proof:
+            with nogil:
                 platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
                 play_round(m, xp, s, t, 0.0)
                 flush_all(m)
+            return R
+        f = decision(m, xp)
+        if not (fabs(f) <= DBL_MAX):                   # the general path skips its Platt step
+            return -1.0
+        if self.saved is None:
+            self.saved = cnp.PyArray_ZEROS(1, [p * p + 2 * p + 5], cnp.NPY_DOUBLE, 0)
+        b = <double*> cnp.PyArray_DATA(self.saved)
+        own = 1 if s > 0 else 0
+        self.n_guarded += 1
+        with nogil:
+            save_round(m, own, self.calib, b, True)
+            platt_step(self.calib, f, 1.0 if s > 0 else 0.0)
+            play_round(m, xp, s, t, 0.0)
+            flush_all(m)
+            for j in range(p):
+                if not fabs(m.w[j]) <= DBL_MAX:
+                    ok = False
+                    break
+            if not ok:
+                save_round(m, own, self.calib, b, False)
         return R if ok else -1.0
+
+
+cdef inline void save_round(Model* m, int own, double* calib, double* b,
+                            bint save) noexcept nogil:
+    """Copy what a round of class ``own`` writes into ``b`` (save) or back (restore)."""
+    cdef Py_ssize_t p = m.p
+    cdef Py_ssize_t pp = p * p
+    if save:
+        memcpy(b, m.w, p * sizeof(double))
+        memcpy(&b[p], &m.xbar[own * p], p * sizeof(double))
+        memcpy(&b[2 * p], &m.C[own * pp], pp * sizeof(double))
+        b[2 * p + pp] = m.scale[own]
+        b[2 * p + pp + 1] = m.W[own]
+        b[2 * p + pp + 2] = <double> m.N[own]
+        b[2 * p + pp + 3] = calib[0]
+        b[2 * p + pp + 4] = calib[1]
+    else:
+        memcpy(m.w, b, p * sizeof(double))
+        memcpy(&m.xbar[own * p], &b[p], p * sizeof(double))
+        memcpy(&m.C[own * pp], &b[2 * p], pp * sizeof(double))
+        m.scale[own] = b[2 * p + pp]
+        m.W[own] = b[2 * p + pp + 1]
+        m.N[own] = <long long> b[2 * p + pp + 2]
+        calib[0] = b[2 * p + pp + 3]
+        calib[1] = b[2 * p + pp + 4]
