@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _kbudget, _kernel
+from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
 from .kernels import (
@@ -106,13 +107,17 @@ class _FifoBuffers:
     @staticmethod
     def occupied(state):
         c0 = int(state["capacity_"][0])
-        n0, n1 = (int(n) for n in state["counts_"])
+        counts = state["counts_"]
+        n0, n1 = int(counts[0]), int(counts[1])
         if n0 == c0 or n1 == 0:                 # the occupied slots are adjacent
             return np.arange(n0 + n1 if n0 == c0 else n0)
         return np.concatenate((np.arange(n0), np.arange(c0, c0 + n1)))
 
     @staticmethod
     def support_vectors(state, occ):
+        k = occ.shape[0]
+        if k and occ[k - 1] == k - 1:           # slots 0 .. k-1: a contiguous copy
+            return state["sv_buf_"][:k].copy()
         return state["sv_buf_"][occ].copy()
 
     @classmethod
@@ -282,6 +287,7 @@ class _SparseKompBuffers(_KompBuffers):
 _POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
 _SPARSE_POLICIES = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
 _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 
 def _adapter(lay):
@@ -365,6 +371,70 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
                 "this batch (kernel values or scores on the buffers are not finite); scale the "
                 "features. The model was left unchanged.")
         policy.public(state)
+
+    # -- one row at a time: the pass in place on the live buffers -------------------------
+    def learn_one(self, x, y, classes=None):
+        d = self.__dict__
+        lay = d.get("_layout_")
+        if (d.get("_params_ok") and classes is None and type(x) is np.ndarray
+                and "gram_buf_" in d and lay["budgets"] is not None
+                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"):
+            try:
+                s = d["_signs_"].get(y)
+            except TypeError:                    # unhashable label: the general path says so
+                s = None
+            if s is not None and self._learn_one_in_place(x, s):
+                return
+        super().learn_one(x, y, classes)
+
+    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
+
+    def _learn_one_in_place(self, x, s):
+        """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.
+
+        With budgeted FIFO buffers the round writes the weights and the scores on the
+        buffers (O(M), copied first) and, in the Gram matrix and the support vectors, only
+        the slot the row goes to (its class's next free slot, or its oldest one), whose
+        row is saved (the Gram matrix is kept symmetric, so its column is that row). If
+        anything comes out non-finite all of it is restored and False returned: the
+        general path then reports the problem on the unchanged model. The pre-score for
+        the Platt scaling, the pass, the checks and the public attributes are those of
+        the general path, so the result equals ``partial_fit`` on the row bit for bit.
+        """
+        if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == self.n_features_in_
+                and x.flags.c_contiguous and _finite_array(x)):
+            return False
+        d = self.__dict__
+        X = x.reshape(1, -1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = self._decision(X)
+        if not _finite_array(f):
+            return False
+        cap, cnt, head = d["capacity_"], d["counts_"], d["heads_"]
+        own = 1 if s > 0 else 0
+        n_own = int(cnt[own])
+        slot = (0 if own == 0 else int(cap[0])) + (n_own if n_own < cap[own] else int(head[own]))
+        G, alpha, fb, SV = d["gram_buf_"], d["alpha_buf_"], d["f_buf_"], d["sv_buf_"]
+        saved = (alpha.copy(), fb.copy(), G[slot].copy(), SV[slot].copy(), cnt.copy(),
+                 head.copy(), d["t_"])
+        ok = False
+        try:
+            eta = 0.0 if self.eta is None else float(self.eta)
+            _FifoBuffers.run(d, X, np.array([s]), _ONE_ROW, d["_layout_"], float(self.lam),
+                             d["_layout_"]["schedule"], eta, self._loss,
+                             TRANSFER_CODES[self.transfer], 0.0)
+            ok = _finite_array(fb) and _finite_array(alpha) and _finite_array(G[slot])
+        finally:
+            if not ok:
+                alpha[:], fb[:], G[slot], SV[slot], cnt[:], head[:] = saved[:6]
+                G[:, slot] = saved[2]
+                d["t_"] = saved[6]
+        if not ok:
+            return False
+        d["n_seen_"] += 1
+        _FifoBuffers.public(d)
+        platt_steps(f, np.array([s]), d["calibration_"])
+        return True
 
     def _decision(self, X):
         lay = self._layout_

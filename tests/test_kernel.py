@@ -862,3 +862,48 @@ def test_sparse_fit_then_dense_fit_starts_over_dense():
     with pytest.raises(ValueError, match="budget_policy"):
         OKAUCM(gamma=0.8, budget=8).fit(sp.csr_matrix(X), y).set_params(
             budget_policy="komp").partial_fit(X, y)
+
+
+# -- learn_one in place on budgeted FIFO buffers ---------------------------------------------
+def _state_bytes(m):
+    return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
+            if k != "_params_ok"}
+
+
+@pytest.mark.parametrize("Est,kw", [(OKAUCM, {}), (OKAUCS, {"eta": 0.05}),
+                                    (OKAUCM, {"transfer": "min_abs", "budget": (3, 5)})])
+def test_learn_one_in_place_equals_partial_fit_bit_for_bit(Est, kw):
+    """Through the filling of the buffers and the FIFO ring (with the transfer of eq. 28):
+    learn_one on the live buffers == the general one-row partial_fit, every attribute."""
+    from sosl._base import BaseOnlineAUC
+    X, y = _circle(120, 21)
+    a = Est(budget=8, **kw) if "budget" not in kw else Est(**kw)
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[:1], y[:1], classes=[0, 1])
+    b.partial_fit(X[:1], y[:1], classes=[0, 1])
+    G = a.gram_buf_
+    for i in range(1, len(y)):
+        a.learn_one(X[i], y[i])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
+        assert _state_bytes(a) == _state_bytes(b), i
+    assert a.gram_buf_ is G                      # no copy: the buffers were updated in place
+    assert a.counts_.tolist() == list(a.capacity_)   # the ring was reached
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.parametrize("n_before", [3, 60])    # buffers filling; ring full (head moves)
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_learn_one_in_place_restores_the_buffers_when_the_kernel_overflows(n_before, kernel):
+    """The row is written into its slot (Gram row and column, support vector, weights,
+    scores, count or head) before the check finds the overflow: all of it is restored."""
+    X, y = _circle(80, 22)
+    m = OKAUCM(kernel=kernel, budget=10).partial_fit(X[:n_before], y[:n_before],
+                                                     classes=[0, 1])
+    before = _state_bytes(m)
+    with pytest.raises(FloatingPointError, match=f"{kernel} kernel overflowed"):
+        m.learn_one(X[n_before] * 1e155, y[n_before])
+    assert _state_bytes(m) == before
+    m.learn_one(X[n_before], y[n_before])        # and it goes on as the general path does
+    ref_m = OKAUCM(kernel=kernel, budget=10).partial_fit(X[:n_before + 1], y[:n_before + 1],
+                                                         classes=[0, 1])
+    np.testing.assert_array_equal(m.dual_coef_, ref_m.dual_coef_)
