@@ -6,10 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _ftrl
+from ._core._calibration import platt_steps
 
 __all__ = ["FTRLAUC"]
+
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 
 class FTRLAUC(BaseOnlineAUC):
@@ -131,6 +134,61 @@ class FTRLAUC(BaseOnlineAUC):
             X.data, X.indices, X.indptr, s, order, state["coef_"], state["z_"],
             state["sq_grad_"], state["counts_"], state["mean_scores_"],
             state["t_"], float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
+
+    # -- one CSR row at a time: the pass in place on the live state --------------------------
+    def learn_one(self, x, y, classes=None):
+        d = self.__dict__
+        if d.get("_params_ok") and classes is None and "z_" in d and sp.issparse(x):
+            try:
+                s = d["_signs_"].get(y)
+            except TypeError:                    # unhashable label: the general path says so
+                s = None
+            if s is not None and self._learn_one_in_place(x, s):
+                return
+        super().learn_one(x, y, classes)
+
+    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
+
+    def _learn_one_in_place(self, x, s):
+        """One canonical CSR row on the live state, O(k) for its k stored entries.
+
+        The round writes the weights, z and the squared gradients only at the row's
+        columns, and the class counts and mean scores: those are saved first and restored
+        if anything came out non-finite, and False is returned so that the general path
+        reports the problem on the unchanged model. The pre-score for the Platt scaling,
+        the pass and the checks are those of the general path: the result equals
+        ``partial_fit`` on the row bit for bit.
+        """
+        if not (x.format == "csr" and x.shape == (1, self.n_features_in_)
+                and x.data.dtype == np.float64 and x.indices.dtype == np.int32
+                and x.indptr.dtype == np.int32 and x.has_canonical_format
+                and _finite_array(x.data)):
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = self._decision(x)
+        if not _finite_array(f):
+            return False
+        d = self.__dict__
+        cols = x.indices
+        w, z, nsq, N, score = (d["coef_"], d["z_"], d["sq_grad_"], d["counts_"],
+                               d["mean_scores_"])
+        saved = (w[cols], z[cols], nsq[cols], N.copy(), score.copy(), d["t_"])
+        ok = False
+        try:
+            d["t_"] = _ftrl.ftrl_pass(
+                x.data, cols, x.indptr, np.array([s]), _ONE_ROW, w, z, nsq, N, score, d["t_"],
+                float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
+            ok = (_finite_array(w[cols]) and _finite_array(z[cols])
+                  and _finite_array(nsq[cols]) and _finite_array(score))
+        finally:
+            if not ok:
+                w[cols], z[cols], nsq[cols], N[:], score[:] = saved[:5]
+                d["t_"] = saved[5]
+        if not ok:
+            return False
+        d["n_seen_"] += 1
+        platt_steps(f, np.array([s]), d["calibration_"])
+        return True
 
     @property
     def intercept_(self):

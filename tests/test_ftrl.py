@@ -163,3 +163,43 @@ def test_fit_equals_partial_fit_pickle_and_bad_input():
         np.testing.assert_array_equal(after[key], value, err_msg=key)
 
 
+
+
+def _bytes(m):
+    return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
+            if k != "_params_ok"}
+
+
+@pytest.mark.parametrize("params", [{}, {"l1": 0.05, "l2": 0.1, "gamma": 0.5}])
+def test_learn_one_on_csr_rows_in_place_equals_partial_fit(params):
+    """One CSR row at a time on the live arrays (no copy of the p-vectors) == the general
+    one-row partial_fit, every attribute bit for bit, also with empty rows."""
+    from sosl._base import BaseOnlineAUC
+    rng = np.random.default_rng(5)
+    X = sp.random(150, 400, density=0.02, random_state=5, format="csr")
+    X = (sp.diags((np.arange(150) != 7).astype(float)) @ X).tocsr()   # row 7 empty
+    X.eliminate_zeros()
+    assert X[7].nnz == 0
+    y = (rng.random(150) < 0.3).astype(int)
+    a, b = FTRLAUC(**params), FTRLAUC(**params)
+    a.partial_fit(X[:5], y[:5], classes=[0, 1])
+    b.partial_fit(X[:5], y[:5], classes=[0, 1])
+    z = a.z_
+    for i in range(5, 150):
+        a.learn_one(X[i], y[i])
+        BaseOnlineAUC.partial_fit(b, X[i], y[i:i + 1])
+        assert _bytes(a) == _bytes(b), i
+    assert a.z_ is z                             # updated in place
+
+
+def test_learn_one_in_place_restores_the_row_columns_when_it_overflows():
+    """A row near 1e300 overflows the round after it wrote the weights, z, the squared
+    gradients and the class statistics: all of it is restored and the error reported."""
+    X = sp.random(60, 50, density=0.2, random_state=6, format="csr")
+    y = (np.arange(60) % 3 == 0).astype(int)
+    m = FTRLAUC().fit(X, y)
+    before = _bytes(m)
+    big = sp.csr_matrix(X[1] * 1e300)
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        m.learn_one(big, y[1])
+    assert _bytes(m) == before
