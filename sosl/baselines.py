@@ -30,6 +30,7 @@ double precision raise ``FloatingPointError`` (in training and in scoring) and l
 model as it was.
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -80,6 +81,19 @@ class _LinearBaseline(BaseOnlineAUC):
     def _decision(self, X):
         with np.errstate(over="ignore", invalid="ignore"):   # the base refuses non-finite
             return X @ self.coef_ + self.intercept_
+
+    def score_one(self, x):
+        d = self.__dict__
+        if (d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray and x.ndim == 1
+                and x.dtype == np.float64 and x.shape[0] == d["n_features_in_"]):
+            # a NaN or inf in x (or an overflow) makes f non-finite: the general path then
+            # raises the error that names it
+            f = float(np.dot(x, d["coef_"])) + d["intercept_"]
+            if math.isfinite(f):
+                return f
+        return super().score_one(x)
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
 
 class Perceptron(_LinearBaseline):

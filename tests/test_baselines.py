@@ -1014,3 +1014,27 @@ def test_oam_midpoint_score_equals_reference_and_dense():
         np.testing.assert_allclose(K.oam_midpoint_score(*args), bad(*args), rtol=1e-6)
     np.testing.assert_allclose(K.oam_midpoint_score(*args), R.oam_midpoint_score(*args),
                                rtol=RTOL)
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: repr(e))
+def test_score_one_typed_path_and_its_refusals(est, monkeypatch):
+    """score_one of a fitted linear baseline is x.coef_ + intercept_ without the general
+    path (it is patched to fail here) and equals decision_function; a NaN or inf row, a
+    wrong length and an unfitted model still get the general path's errors."""
+    from sklearn.exceptions import NotFittedError
+
+    from sosl._base import BaseOnlineAUC
+    X, y = _data(9)
+    m = pickle.loads(pickle.dumps(est)).fit(X, y)
+    general = BaseOnlineAUC.score_one
+    with monkeypatch.context() as mp:
+        mp.setattr(BaseOnlineAUC, "score_one", lambda self, x: pytest.fail("general path"))
+        for i in range(5):
+            assert m.score_one(X[i]) == pytest.approx(m.decision_function(X[i:i + 1])[0],
+                                                      rel=1e-12, abs=1e-12)
+    assert BaseOnlineAUC.score_one is general
+    for bad in (np.r_[X[0, :-1], np.nan], np.r_[X[0, :-1], np.inf], X[0, :2]):
+        with pytest.raises(ValueError):
+            m.score_one(bad)
+    with pytest.raises(NotFittedError):
+        pickle.loads(pickle.dumps(est)).score_one(X[0])
