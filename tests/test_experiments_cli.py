@@ -17,6 +17,7 @@ import pytest
 
 from sosl import experiments as ex
 from sosl.experiments.__main__ import build_parser
+from sosl.experiments.__main__ import main as cli_main
 
 SMALL = ["--repeats", "1", "--folds", "2", "--inner-folds", "2"]
 
@@ -71,6 +72,10 @@ def test_command_line_mistakes_exit_2_with_one_line(tmp_path, cached, capsys):
                                                "tcp://127.0.0.1:1"], {}, ["--scheduler"]),
         "report-only, nothing cached": (["--report-only", "--out", str(empty)], {},
                                         ["no cached results", "rows.csv"]),
+        "estimate 0": (["--datasets", "default", "--estimate", "0"], {},
+                       ["--estimate", ">= 1"]),
+        "estimate with report-only": (["--estimate", "--report-only", "--out", str(cached)],
+                                      {}, ["--estimate and --report-only"]),
         "report-only, other grid cached": (["--report-only", "--out", str(cached)], {},
                                            ["nothing cached", "--grid full",
                                             "cached: --grid quick (protocol 1x2/2, seed 0: "
@@ -138,3 +143,38 @@ def test_missing_cluster_package_is_one_line(backend, module, text, monkeypatch,
                         *SMALL, "--quiet", "--backend", backend, "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     _check_one_line(backend, code, "", err, [text])
+
+
+def _estimate_rows(text):
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| synthetic"):
+            rows[cells[1]] = cells
+    return rows
+
+
+def test_estimate_counts_the_tasks_left_and_times_real_fits(tmp_path, capsys):
+    """--estimate writes nothing, counts the tasks of the run (grid points x runs, refits
+    of the selected points and, with --ceilings, of every point) and times fits; after the
+    run, nothing is left and the estimate is 0."""
+    out = tmp_path / "est"
+    args = ["--datasets", "synthetic", "--algorithms", "OAUC-M", "KOIL", "--grid", "quick",
+            *SMALL, "--ceilings", "--references", "SVC", "--out", str(out), "--quiet"]
+    assert cli_main(args + ["--estimate", "2"]) == 0
+    rows = _estimate_rows(capsys.readouterr().out)
+    assert not (out / "rows.csv").exists()
+    # quick grid: OAUC-M 3 points (lam); KOIL 2 x 3 (eta = 2^2 >= 1 left out); SVC 3 x 3
+    for name, n_points in [("OAUC-M", 3), ("KOIL", 6), ("SVC", 9)]:
+        cells = rows[name]
+        assert int(cells[2]) == 2 * n_points                 # 2 runs x points
+        assert int(cells[3]) == 2 + 2 * n_points             # 2 tests + the oracle refits
+        assert int(cells[4]) == 500 and int(cells[6]) == 1000  # synthetic: 2000 rows, 2 folds
+        assert float(cells[5].split()[0]) > 0 and float(cells[8]) > 0
+    assert cli_main(args) == 0                       # the run itself
+    capsys.readouterr()
+    assert cli_main(args + ["--estimate"]) == 0
+    text = capsys.readouterr().out
+    rows = _estimate_rows(text)
+    assert all(c[2] == "0" and c[3] == "0" and c[8] == "0" for c in rows.values()), rows
+    assert "Total: 0 CPU s" in text

@@ -14,7 +14,15 @@ from .. import datasets as ds
 from ..datasets._loaders import find_dataset
 from .algorithms import ALGORITHMS, GRIDS, REFERENCES
 from .backends import BACKENDS, BackendUnavailable
-from .runner import DEFAULT_OUT, cached_grids, report_from_cache, run_experiment
+from .estimate import estimate_run, format_estimate
+from .runner import (
+    DEFAULT_OUT,
+    cached_grids,
+    load_rows,
+    report_from_cache,
+    run_experiment,
+    run_specs,
+)
 
 #: dataset names the runner knows besides the registry's (see runner.get_data)
 BUILTIN_DATASETS = ("default", "synthetic")
@@ -111,6 +119,12 @@ def build_parser():
                    help="batch references to run beside --algorithms (default with "
                         "--ceilings: those of the tables concerned; give none to run none): "
                         f"{', '.join(REFERENCES)}")
+    p.add_argument("--estimate", nargs="?", const=3, default=None, metavar="K",
+                   type=_int_at_least(1, "grid points timed per learner"),
+                   help="compute nothing of the protocol: count the tasks the cache in --out "
+                        "lacks, time real fits of K grid points per learner (default 3) at "
+                        "the run's training sizes, and print the estimated CPU hours "
+                        "(see sosl.experiments.estimate)")
     p.add_argument("--report-only", action="store_true",
                    help="only rewrite the tables from the rows cached in --out (no computing); "
                         "the cached oracle ceilings and batch references are included")
@@ -174,12 +188,31 @@ def _report_only(args):
     return 0
 
 
+def _estimate(args, names):
+    proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
+    cfg = {"seed": args.seed, "n_repeats": args.repeats, "n_folds": args.folds,
+           "inner_folds": args.inner_folds, "max_points": args.max_points,
+           "protocol": proto, "data_dir": args.data_dir}
+    specs = run_specs(args.algorithms, args.ceilings, args.references)
+    try:
+        records = estimate_run(names, specs, args.grid, load_rows(args.out), cfg,
+                               points=args.estimate, ceilings=args.ceilings)
+    except ds.DatasetError as err:
+        raise UsageError(str(err)) from None
+    print(format_estimate(records, args.grid, args.estimate))
+    return 0
+
+
 def _run(args):
+    if args.report_only and args.estimate is not None:
+        raise UsageError("--estimate and --report-only exclude each other")
     if args.report_only:
         return _report_only(args)
     if args.scheduler and args.backend not in ("dask", "ray"):
         raise UsageError(f"--scheduler is used by --backend dask or ray, not {args.backend}")
     names = _check_datasets(args.datasets, args.data_dir)
+    if args.estimate is not None:
+        return _estimate(args, names)
     held = []  # the run summary is printed last, after the tables
 
     def log(message):

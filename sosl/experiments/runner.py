@@ -49,7 +49,7 @@ from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_s
 
 __all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data",
            "load_rows", "oracle_ceilings", "paper_table", "report", "report_from_cache",
-           "run_experiment", "run_summary"]
+           "run_experiment", "run_specs", "run_summary"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
@@ -173,6 +173,18 @@ def _select(cv_rows, points):
     return best
 
 
+def run_specs(algorithms=None, ceilings=False, references=None):
+    """The specs a run computes: ``algorithms`` (see ``resolve_algorithms``), then the batch
+    references (None = those of their tables when ``ceilings`` is set, else none)."""
+    specs = resolve_algorithms(algorithms)
+    if references is None:
+        references = default_references({s.table for s in specs}) if ceilings else []
+    for name in references:
+        if name not in REFERENCES:
+            raise ValueError(f"unknown batch reference {name!r}; known: {', '.join(REFERENCES)}")
+    return specs + [REFERENCES[n] for n in references if all(s.name != n for s in specs)]
+
+
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
@@ -234,13 +246,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
     t0 = time.perf_counter()
-    specs = resolve_algorithms(algorithms)
-    if references is None:
-        references = default_references({s.table for s in specs}) if ceilings else []
-    for name in references:
-        if name not in REFERENCES:
-            raise ValueError(f"unknown batch reference {name!r}; known: {', '.join(REFERENCES)}")
-    specs += [REFERENCES[n] for n in references if all(s.name != n for s in specs)]
+    specs = run_specs(algorithms, ceilings, references)
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
