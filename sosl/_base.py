@@ -312,6 +312,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         classes : array-like of shape (2,), default=None
             ``[negative, positive]``; required on the first call of a fresh model.
         """
+        d = self.__dict__
+        signs = d.get("_signs_")
+        if signs is not None and classes is None and d.get("_params_ok"):
+            try:
+                s = signs.get(y)
+            except TypeError:                    # unhashable label: the general path says so
+                s = None
+            if s is not None and self._learn_one_in_place(x, s):
+                return
         if not hasattr(self, "classes_"):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
@@ -325,6 +334,13 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         x = self._validate_row(x)
         s = self._sign_of(y)
         self._transaction(self._learn_validated, x.reshape(1, -1), np.array([s]))
+
+    def _learn_one_in_place(self, x, s: float) -> bool:
+        """Play the round of ``x`` (label sign ``s``) on the live state of a fitted model,
+        bit for bit as the general path would; return False, with the state as it was,
+        when ``x`` or the state does not suit it, or the round would fail: the general
+        path then runs (and reports whatever is wrong). Default: never."""
+        return False
 
     def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order

@@ -136,19 +136,6 @@ class FTRLAUC(BaseOnlineAUC):
             state["t_"], float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
 
     # -- one CSR row at a time: the pass in place on the live state --------------------------
-    def learn_one(self, x, y, classes=None):
-        d = self.__dict__
-        if d.get("_params_ok") and classes is None and "z_" in d and sp.issparse(x):
-            try:
-                s = d["_signs_"].get(y)
-            except TypeError:                    # unhashable label: the general path says so
-                s = None
-            if s is not None and self._learn_one_in_place(x, s):
-                return
-        super().learn_one(x, y, classes)
-
-    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
-
     def _learn_one_in_place(self, x, s):
         """One canonical CSR row on the live state, O(k) for its k stored entries.
 
@@ -159,7 +146,7 @@ class FTRLAUC(BaseOnlineAUC):
         the pass and the checks are those of the general path: the result equals
         ``partial_fit`` on the row bit for bit.
         """
-        if not (x.format == "csr" and x.shape == (1, self.n_features_in_)
+        if not (sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
                 and x.data.dtype == np.float64 and x.indices.dtype == np.int32
                 and x.indptr.dtype == np.int32 and x.has_canonical_format
                 and _finite_array(x.data)):

@@ -373,22 +373,6 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         policy.public(state)
 
     # -- one row at a time: the pass in place on the live buffers -------------------------
-    def learn_one(self, x, y, classes=None):
-        d = self.__dict__
-        lay = d.get("_layout_")
-        if (d.get("_params_ok") and classes is None and type(x) is np.ndarray
-                and "gram_buf_" in d and lay["budgets"] is not None
-                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"):
-            try:
-                s = d["_signs_"].get(y)
-            except TypeError:                    # unhashable label: the general path says so
-                s = None
-            if s is not None and self._learn_one_in_place(x, s):
-                return
-        super().learn_one(x, y, classes)
-
-    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
-
     def _learn_one_in_place(self, x, s):
         """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.
 
@@ -401,10 +385,13 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         the Platt scaling, the pass, the checks and the public attributes are those of
         the general path, so the result equals ``partial_fit`` on the row bit for bit.
         """
-        if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == self.n_features_in_
+        d = self.__dict__
+        lay = d["_layout_"]
+        if not (type(x) is np.ndarray and lay["budgets"] is not None
+                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"
+                and x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == self.n_features_in_
                 and x.flags.c_contiguous and _finite_array(x)):
             return False
-        d = self.__dict__
         X = x.reshape(1, -1)
         with np.errstate(over="ignore", invalid="ignore"):
             f = self._decision(X)

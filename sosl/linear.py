@@ -199,25 +199,18 @@ class _LinearSOSL(BaseOnlineAUC):
             self.__dict__["_stepper_"] = st
         return st
 
-    def learn_one(self, x, y, classes=None):
+    def _learn_one_in_place(self, x, s):
+        if type(x) is not np.ndarray:
+            return False
         d = self.__dict__
-        if (d.get("_params_ok") and classes is None and "coef_" in d
-                and type(x) is np.ndarray):
-            try:
-                s = d["_signs_"].get(y)
-            except TypeError:                    # unhashable label: the general path says so
-                s = None
-            if s is not None:
-                t = d["t_"] + 1
-                R = self._stepper().step(x, s, t, d["max_abs_"])
-                if R >= 0.0:
-                    d["t_"] = t
-                    d["n_seen_"] += 1
-                    d["max_abs_"] = R
-                    return
-        super().learn_one(x, y, classes)
-
-    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
+        t = d["t_"] + 1
+        R = (d.get("_stepper_") or self._stepper()).step(x, s, t, d["max_abs_"])
+        if R < 0.0:
+            return False
+        d["t_"] = t
+        d["n_seen_"] += 1
+        d["max_abs_"] = R
+        return True
 
     def partial_fit(self, X, y, classes=None):
         _abs_cache[0] = _no_array

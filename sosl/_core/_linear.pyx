@@ -378,7 +378,7 @@ cdef class Stepper:
                 or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)):
             return -1.0
         xp = <const double*> cnp.PyArray_DATA(x)
-        with nogil:
+        with nogil:                 # one release of the GIL: the scan, the proof, the round
             for j in range(p):
                 v = fabs(xp[j])
                 if not v <= self.safe_abs:          # also catches NaN and inf
@@ -387,21 +387,21 @@ cdef class Stepper:
                 if v > R:
                     R = v
                 wn += m.w[j] * m.w[j]
-        if not ok:
-            return -1.0
-        proof = self.G_factor > 0.0
-        if proof and m.loss == LOSS_S:                  # the linear part must contract
-            proof = (m.schedule == STEP_CONSTANT
-                     and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
-        if proof:
-            eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
-            proof = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
-                                                   * sqrt(<double> p)) <= self.margin)
-        if proof:
-            with nogil:
+            proof = ok and self.G_factor > 0.0
+            if proof and m.loss == LOSS_S:              # the linear part must contract
+                proof = (m.schedule == STEP_CONSTANT
+                         and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
+            if proof:
+                eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
+                proof = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
+                                                       * sqrt(<double> p)) <= self.margin)
+            if proof:
                 platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
                 play_round(m, xp, s, t, 0.0)
                 flush_all(m)
+        if not ok:
+            return -1.0
+        if proof:
             return R
         f = decision(m, xp)
         if not (fabs(f) <= DBL_MAX):                   # the general path skips its Platt step
