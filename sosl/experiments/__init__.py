@@ -23,6 +23,10 @@ put the reproduced numbers beside the published ones.
 
 Scaling out
 -----------
+Size a run before starting it: ``--estimate [K]`` counts the tasks the cache lacks and
+times K real fits per learner at the run's training sizes
+(:mod:`sosl.experiments.estimate`), printing the CPU seconds it would take.
+
 Every task is an independent call that loads its dataset by name and seeds all its
 randomness from its arguments, so every backend (:mod:`sosl.experiments.backends`) yields
 the same rows, bit for bit; only the order and the timing columns differ:
