@@ -26,6 +26,13 @@ samples in the order given. This module holds what they have in common:
   show that the pass cannot produce a non-finite value (see :class:`sosl.OAUCM`), so a
   one-row update need not copy O(p^2) state. A failed call also restores the state of a
   ``random_state`` generator it advanced.
+* **One row at a time.** ``learn_one`` looks the label's sign up once and offers the row
+  to the learner's ``_learn_one_in_place(x, s)`` hook, which may play the round on the
+  live state (saving first what the round can write, restoring it if anything comes out
+  non-finite) and must then equal the general path bit for bit; it returns False, with
+  the state as it was, whenever the row or the state does not suit it, and the general
+  path (a one-row ``partial_fit``) runs. OAUC-M/OAUC-S (a typed stepper), OKAUC-M/OKAUC-S
+  (budgeted FIFO buffers, dense rows) and FTRL-AUC (CSR rows) implement it.
 * **The step counter** ``t_``, kept across ``partial_fit`` calls.
 
 Subclasses provide ``_state_names`` (the fitted attributes making up the state),
