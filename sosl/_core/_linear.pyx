@@ -121,9 +121,9 @@ cdef inline void flush_class(Model* m, int k) noexcept nogil:
     if m.pending[k] == 0:
         return
     if m.use_blas:
-        flush(&m.C[k * m.p * m.p], m.V[k], &m.pending[k], m.p)
+        flush(&m.C[<Py_ssize_t> k * m.p * m.p], m.V[k], &m.pending[k], m.p)
     else:
-        small_rank_k(&m.C[k * m.p * m.p], m.V[k], m.f[k], m.pending[k], m.p)
+        small_rank_k(&m.C[<Py_ssize_t> k * m.p * m.p], m.V[k], m.f[k], m.pending[k], m.p)
         m.pending[k] = 0
 
 
@@ -151,7 +151,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
     eta_t = round_prologue(y, t, m.schedule, m.eta, m.lam, &own, &opp)
     if m.N[opp] > 0:
         seen = True
-        Ck = &m.C[opp * p * p]
+        Ck = &m.C[<Py_ssize_t> opp * p * p]     # 64-bit offsets: p^2 passes 2^31 at p = 46341
         mu = margin(x, &m.xbar[opp * p], w, y, a, p)   # a = y_t (x_t - xbar_t), mu = w.a
         alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
         flush_class(m, opp)
@@ -166,7 +166,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
     W_new = m.beta * m.W[own] + 1.0
     c = m.beta * m.W[own] / W_new
     batch = c > 0.0 and m.kmax > 0
-    Ck = &m.C[own * p * p]
+    Ck = &m.C[<Py_ssize_t> own * p * p]
     if c > 0.0:
         m.scale[own] *= m.beta
         if m.scale[own] < RESCALE_BELOW or m.pending[own] == m.kmax:
@@ -407,7 +407,8 @@ cdef class Stepper:
         if not (fabs(f) <= DBL_MAX):                   # the general path skips its Platt step
             return -1.0
         if self.saved is None:
-            self.saved = cnp.PyArray_ZEROS(1, [p * p + 2 * p + 5], cnp.NPY_DOUBLE, 0)
+            self.saved = cnp.PyArray_ZEROS(1, [<Py_ssize_t> p * p + 2 * p + 5],
+                                           cnp.NPY_DOUBLE, 0)
         b = <double*> cnp.PyArray_DATA(self.saved)
         own = 1 if s > 0 else 0
         self.n_guarded += 1
