@@ -735,10 +735,8 @@ def _finite_array(a) -> bool:
 
 
 def _all_finite(value) -> bool:
-    if type(value) is float:
+    if isinstance(value, float):                # np.float64 included
         return math.isfinite(value)
     if isinstance(value, np.ndarray):
         return value.dtype.kind != "f" or _finite_array(value)
-    if isinstance(value, float):
-        return bool(np.isfinite(value))
     return True

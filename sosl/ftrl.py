@@ -162,9 +162,7 @@ class FTRLAUC(BaseOnlineAUC):
         saved = (w[cols], z[cols], nsq[cols], N.copy(), score.copy(), d["t_"])
         ok = False
         try:
-            d["t_"] = _ftrl.ftrl_pass(
-                x.data, cols, x.indptr, np.array([s]), _ONE_ROW, w, z, nsq, N, score, d["t_"],
-                float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
+            self._run_pass(d, x, np.array([s]), _ONE_ROW)   # x is canonical: no copy
             ok = (_finite_array(w[cols]) and _finite_array(z[cols])
                   and _finite_array(nsq[cols]) and _finite_array(score))
         finally:

@@ -358,13 +358,18 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
             state["model_order_"] = 0
         return state
 
-    def _run_pass(self, state, X, s, order):
+    def _play(self, policy, state, X, s, order):
+        """The rounds of ``order`` by the state adapter ``policy``, in place on ``state``."""
         lay = self._layout_
-        policy = _adapter(lay)
         eta = 0.0 if self.eta is None else float(self.eta)
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
         policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
                    TRANSFER_CODES[self.transfer], epsilon)
+
+    def _run_pass(self, state, X, s, order):
+        lay = self._layout_
+        policy = _adapter(lay)
+        self._play(policy, state, X, s, order)
         if not all(_finite_array(state[name]) for name in policy.kernel_arrays):
             raise FloatingPointError(
                 f"{type(self).__name__}: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on "
@@ -406,10 +411,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
                  head.copy(), d["t_"])
         ok = False
         try:
-            eta = 0.0 if self.eta is None else float(self.eta)
-            _FifoBuffers.run(d, X, np.array([s]), _ONE_ROW, d["_layout_"], float(self.lam),
-                             d["_layout_"]["schedule"], eta, self._loss,
-                             TRANSFER_CODES[self.transfer], 0.0)
+            self._play(_FifoBuffers, d, X, np.array([s]), _ONE_ROW)
             ok = _finite_array(fb) and _finite_array(alpha) and _finite_array(G[slot])
         finally:
             if not ok:
