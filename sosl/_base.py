@@ -34,6 +34,11 @@ samples in the order given. This module holds what they have in common:
   path (a one-row ``partial_fit``) runs. OAUC-M/OAUC-S (a typed stepper), OKAUC-M/OKAUC-S
   (budgeted FIFO buffers, dense rows) and FTRL-AUC (CSR rows) implement it.
 * **The step counter** ``t_``, kept across ``partial_fit`` calls.
+* **One caller at a time.** Every public call (``fit``, ``partial_fit``, the one-row
+  calls, the scores and probabilities) holds the model's own re-entrant lock, so threads
+  sharing a model are served one call after the other: the result is that of some
+  serial order of their calls, never a mix of two. Calls on different models run in
+  parallel (the typed passes release the GIL). The lock is not pickled.
 
 Subclasses provide ``_state_names`` (the fitted attributes making up the state),
 ``_init_state(n_features)``, ``_run_pass(state, X, s, order)`` and ``_decision(X)``.
@@ -43,7 +48,10 @@ in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import threading
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +74,48 @@ else:
     Self = "BaseOnlineAUC"
 
 __all__ = ["BaseOnlineAUC"]
+
+
+def available_memory():
+    """Bytes of memory available to this process now (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _size(n):
+    """A byte count for a message: GiB with one decimal, MiB below 0.1 GiB."""
+    return f"{n / 2**30:.1f} GiB" if n >= 0.1 * 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _model_lock(d):
+    """The re-entrant lock of the model whose ``__dict__`` is ``d`` (made on first use;
+    ``setdefault`` is atomic, so two threads racing here get the same lock)."""
+    lock = d.get("_lock_")
+    return lock if lock is not None else d.setdefault("_lock_", threading.RLock())
+
+
+def _locked(method):
+    """Run a public method under the model's lock (see the module docstring)."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with _model_lock(self.__dict__):
+            return method(self, *args, **kwargs)
+    return call
+
+
+def _refuse_complex(x):
+    if np.iscomplexobj(x) or (sp.issparse(x) and np.iscomplexobj(x.data)):
+        raise ValueError("Complex data not supported: x has a complex dtype; pass the real "
+                         "part (x.real) if that is what is meant.")
 
 
 def _check_binary(y, classes):
@@ -96,11 +146,22 @@ def _rng_restore(random_state, snapshot):
         random_state.bit_generator.state = snapshot
 
 
+#: most columns a CSR input may have (its column indices are read as int32)
+_MAX_CSR_COLUMNS = int(np.iinfo(np.int32).max)
+
+
 def _canonical_csr(X):
     """CSR float64, canonical (sorted int32 indices, duplicates summed), copied only when
     needed; dense input is converted. No check of the values (see ``_as_csr``)."""
     if not sp.issparse(X):
         X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+    if X.shape[1] > _MAX_CSR_COLUMNS:
+        raise ValueError(
+            f"sparse input with {X.shape[1]} columns: the typed passes index the columns of "
+            f"CSR rows with 32-bit integers, so at most {_MAX_CSR_COLUMNS} (2**31 - 1) "
+            "features are supported. Hash the features into fewer columns (for example "
+            "sklearn's HashingVectorizer or FeatureHasher with n_features=2**20)."
+        )
     X = X.tocsr() if X.format != "csr" else X
     if X.dtype != np.float64:
         X = X.astype(np.float64)
@@ -178,6 +239,25 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """
         return self._state_names
 
+    def _memory_limit(self) -> tuple:
+        """``(bytes or None, what the limit is)`` from ``max_memory`` (see ``_check_memory``)."""
+        max_memory = getattr(self, "max_memory", "auto")
+        if max_memory == "auto":
+            avail = available_memory()
+            return (None, "") if avail is None else (avail // 2, "half the available memory")
+        return int(max_memory), "max_memory"
+
+    def _check_memory(self, need: int, what: str, advice: str) -> None:
+        """Raise ``MemoryError`` before allocating ``need`` bytes (``what`` says for what)
+        when that is more than ``max_memory`` allows: a number of bytes, or "auto" (the
+        default, also for a learner without the parameter), half the memory available."""
+        limit, source = self._memory_limit()
+        if limit is not None and need > limit:
+            raise MemoryError(
+                f"{type(self).__name__} would need {what}: about {_size(need)}, more than "
+                f"{source} ({_size(limit)}). {advice}"
+            )
+
     # -- hyper-parameters ----------------------------------------------------------------
     def __setattr__(self, name, value):
         # any change of a public attribute (a hyper-parameter) re-arms the full check of
@@ -230,6 +310,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 )
 
     # -- public API ----------------------------------------------------------------------
+    @_locked
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Reset the model and learn from ``(X, y)`` in one online pass.
 
@@ -249,6 +330,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """
         return self._transaction(self._fit, X, y)
 
+    @_locked
     def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
         """Continue the online pass with the samples ``(X, y)``.
 
@@ -271,6 +353,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """
         return self._transaction(self._partial_fit, X, y, classes)
 
+    @_locked
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Score of each row: larger means more likely positive (``classes_[1]``).
 
@@ -288,6 +371,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         return self._finite_scores(self._raw_scores(X))
 
+    @_locked
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted labels: ``classes_[1]`` where the decision function is positive.
 
@@ -320,19 +404,36 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             ``[negative, positive]``; required on the first call of a fresh model.
         """
         d = self.__dict__
-        signs = d.get("_signs_")
-        if signs is not None and classes is None and d.get("_params_ok"):
-            try:
-                s = signs.get(y)
-            except TypeError:                    # unhashable label: the general path says so
-                s = None
-            if s is not None and self._learn_one_in_place(x, s):
-                return
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            signs = d.get("_signs_")
+            if signs is not None and classes is None and d.get("_params_ok"):
+                try:
+                    s = signs.get(y)
+                except TypeError:                # unhashable label: the general path says so
+                    s = None
+                if s is not None and self._learn_one_in_place(x, s):
+                    return
+            self._learn_one_general(x, y, classes)
+
+    def _learn_one_general(self, x, y, classes):
         if not hasattr(self, "classes_"):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
                                  "the first call to learn_one")
-            row = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
+            if sp.issparse(x):
+                _refuse_complex(x)
+                if x.shape[0] != 1:
+                    raise ValueError(f"x has shape {x.shape}; expected one row (1, "
+                                     "n_features)")
+                row = x
+            else:
+                x = np.asarray(x)
+                _refuse_complex(x)
+                if x.ndim != 1:
+                    raise ValueError(f"x has shape {x.shape}; expected a 1-D array "
+                                     "(n_features,): one instance")
+                row = x.astype(np.float64, copy=False).reshape(1, -1)
             self.partial_fit(row, np.asarray([y]), classes=classes)
             return
         if classes is not None:
@@ -352,12 +453,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order
         in which a learner's typed path sums the products)."""
-        if "classes_" not in self.__dict__:      # the cheap test first (one-row calls)
-            check_is_fitted(self, "classes_")
-        self._recheck_hyper()
-        x = self._validate_row(x)
-        return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
+        with _model_lock(self.__dict__):
+            if "classes_" not in self.__dict__:  # the cheap test first (one-row calls)
+                check_is_fitted(self, "classes_")
+            self._recheck_hyper()
+            x = self._validate_row(x)
+            return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
 
+    @_locked
     def predict_one(self, x: ArrayLike) -> Any:
         """Predicted label of one instance."""
         return self.classes_[int(self.score_one(x) > 0)]
@@ -485,6 +588,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return X, y
 
     def _validate_row(self, x):
+        if not (type(x) is np.ndarray and x.dtype == np.float64):
+            _refuse_complex(x if sp.issparse(x) else np.asarray(x))
         if sp.issparse(x):
             if not self._sparse_input:
                 self._validate_X(x, reset=False)    # raises the TypeError
@@ -632,6 +737,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return out
         return np.asarray(self._decision(X), dtype=np.float64).ravel()
 
+    @_locked
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Probability of each class, from an online Platt scaling of the score.
 
@@ -658,12 +764,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         p1 = sigmoid(self.calibration_[0] * f)
         return np.column_stack([1.0 - p1, p1])
 
+    @_locked
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Logarithm of :meth:`predict_proba` (computed without underflow)."""
         f = self.decision_function(X)
         u = self.calibration_[0] * f
         return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
 
+    @_locked
     def predict_proba_one(self, x: ArrayLike) -> dict:
         """``{label: probability}`` of one instance (river's convention)."""
         f = self.score_one(x)
@@ -682,8 +790,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return scores
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state = dict(super().__getstate__())     # object's may be the live __dict__
         state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+        state.pop("_lock_", None)                # a lock is per process and per object
         return state
 
     def __sklearn_tags__(self):

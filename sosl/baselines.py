@@ -39,7 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _blocks, _canonical_csr
+from ._base import BaseOnlineAUC, _blocks, _canonical_csr, _model_lock
 from ._core import _baselines
 from ._core._codes import OamUpdate, Schedule
 
@@ -48,6 +48,7 @@ __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NON_NEGATIVE = Interval(Real, 0, None, closed="left")
 _COMMON = {"shuffle": ["boolean"], "random_state": ["random_state"]}
+_MAX_MEMORY = Interval(Integral, 1, None, closed="left")
 
 
 class _LinearBaseline(BaseOnlineAUC):
@@ -84,14 +85,16 @@ class _LinearBaseline(BaseOnlineAUC):
 
     def score_one(self, x):
         d = self.__dict__
-        if (d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray and x.ndim == 1
-                and x.dtype == np.float64 and x.shape[0] == d["n_features_in_"]):
-            # a NaN or inf in x (or an overflow) makes f non-finite: the general path then
-            # raises the error that names it
-            f = float(np.dot(x, d["coef_"])) + d["intercept_"]
-            if math.isfinite(f):
-                return f
-        return super().score_one(x)
+        with _model_lock(d):
+            if (d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray
+                    and x.ndim == 1 and x.dtype == np.float64
+                    and x.shape[0] == d["n_features_in_"]):
+                # a NaN or inf in x (or an overflow) makes f non-finite: the general path
+                # then raises the error that names it
+                f = float(np.dot(x, d["coef_"])) + d["intercept_"]
+                if math.isfinite(f):
+                    return f
+            return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
@@ -265,6 +268,10 @@ class OAM(_LinearBaseline):
         Seeds the reservoir sampling (and the shuffling with ``shuffle=True``). The
         generator state is kept in ``rng_state_``, so a pickled model continues the same
         random stream.
+    max_memory : int or "auto", default="auto"
+        Largest size, in bytes, of the sparse buffer slots (checked before they widen for
+        a longer row, counting the transactional copy). "auto" is half the memory
+        available at the time. Past it ``MemoryError`` names the size.
 
     Attributes
     ----------
@@ -346,11 +353,13 @@ class OAM(_LinearBaseline):
     _SPARSE_STORE = ("buffer_indices_", "buffer_values_", "buffer_nnz_")
     _parameter_constraints: dict = {
         **_COMMON, "C": [_POSITIVE], "update": [StrOptions(set(_OAM_UPDATES))],
-        "buffer_size": [Interval(Integral, 1, None, closed="left")]}
+        "buffer_size": [Interval(Integral, 1, None, closed="left")],
+        "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
     _sparse_input = True
 
     def __init__(self, C=1.0, update="seq", buffer_size=100, shuffle=False,
-                 random_state=None):
+                 random_state=None, max_memory="auto"):
+        self.max_memory = max_memory
         self.C = C
         self.update = update
         self.buffer_size = buffer_size
@@ -447,13 +456,21 @@ class OAM(_LinearBaseline):
                                               state["buffer_rows_"], *common, np.zeros(2 * p))
         state["intercept_"] = self._threshold(state)
 
-    @staticmethod
-    def _reserve(state, longest):
-        """Grow the sparse slots to a power-of-two capacity of at least ``longest``."""
+    def _reserve(self, state, longest):
+        """Grow the sparse slots to a power-of-two capacity of at least ``longest`` (every
+        slot gets that width: one very long row widens them all, so the size is checked
+        against ``max_memory`` first)."""
         cap = state["buffer_indices_"].shape[2]
         if longest <= cap:
             return
         new = 1 << (longest - 1).bit_length()
+        slots = state["buffer_indices_"].shape[0] * state["buffer_indices_"].shape[1]
+        self._check_memory(
+            2 * 12 * slots * new,
+            f"{slots} sparse buffer slots of width {new} (the longest row has {longest} "
+            "non-zeros), with their transactional copy",
+            "Use fewer or shorter rows (e.g. hash the features), a smaller buffer_size, or "
+            "raise max_memory (bytes).")
         for name in ("buffer_indices_", "buffer_values_"):
             old = state[name]
             grown = np.zeros(old.shape[:2] + (new,), dtype=old.dtype)
@@ -725,6 +742,10 @@ class AdaOAM(_LinearBaseline):
         Visit the rows of each batch in a seeded random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling (used only with ``shuffle=True``).
+    max_memory : int or "auto", default="auto"
+        Largest state, in bytes, the learner may allocate (two p x p covariances plus a
+        transactional copy: about 32 p^2 bytes). "auto" is half the memory available when
+        the state is created. A larger p raises ``MemoryError`` naming the size.
 
     Attributes
     ----------
@@ -770,18 +791,28 @@ class AdaOAM(_LinearBaseline):
 
     _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE],
-                                    "delta": [_NON_NEGATIVE]}
+                                    "delta": [_NON_NEGATIVE],
+                                    "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
     #: sparse rows are densified a block at a time: the p x p state is dense anyway
     _sparse_input = "blocks"
 
-    def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None):
+    def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None,
+                 max_memory="auto"):
         self.lam = lam
         self.eta = eta
         self.delta = delta
         self.shuffle = shuffle
         self.random_state = random_state
+        self.max_memory = max_memory
 
     def _init_state(self, n_features):
+        # two p x p covariances, and a copy of them while a pass runs (the transaction)
+        self._check_memory(
+            32 * n_features * n_features + 64 * n_features,
+            f"two dense {n_features} x {n_features} covariance matrices with their "
+            "transactional copy",
+            "Reduce the features, use a learner with O(p) state (sosl.SketchedOAUCM, "
+            "sosl.FTRLAUC, sosl.SOLAM), or raise max_memory (bytes).")
         return {"coef_": np.zeros(n_features), "intercept_": 0.0,
                 "means_": np.zeros((2, n_features)),
                 "covariances_": np.zeros((2, n_features, n_features)),

@@ -319,6 +319,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         "transfer": [StrOptions(set(TRANSFER_CODES))],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     @property
@@ -369,6 +370,8 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
     def _run_pass(self, state, X, s, order):
         lay = self._layout_
         policy = _adapter(lay)
+        if lay["budgets"] is None:
+            self._check_unbounded_growth(state, X, s)
         self._play(policy, state, X, s, order)
         if not all(_finite_array(state[name]) for name in policy.kernel_arrays):
             raise FloatingPointError(
@@ -376,6 +379,23 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
                 "this batch (kernel values or scores on the buffers are not finite); scale the "
                 "features. The model was left unchanged.")
         policy.public(state)
+
+    def _check_unbounded_growth(self, state, X, s):
+        """``budget=None`` keeps every instance: refuse, before the buffers grow, a state
+        (Gram matrix, support vectors and their transactional copy) past ``max_memory``."""
+        need = state["counts_"] + np.array([np.sum(s < 0), np.sum(s > 0)], dtype=np.int64)
+        caps = state["capacity_"]
+        if not np.any(need > caps):
+            return
+        M = int(sum(max(int(n), 2 * int(c)) if n > c else int(c) for n, c in zip(need, caps)))
+        row = (12 * int(np.diff(X.indptr).max(initial=1)) if sp.issparse(X)
+               else 8 * X.shape[1])
+        self._check_memory(
+            2 * (8 * M * M + M * (row + 24)),
+            f"a {M} x {M} Gram matrix and {M} support vectors (budget=None keeps every "
+            "instance)",
+            "Set a budget (budget=100 keeps 100 + 100 support vectors), or raise max_memory "
+            "(bytes).")
 
     # -- one row at a time: the pass in place on the live buffers -------------------------
     def _learn_one_in_place(self, x, s):
@@ -586,6 +606,10 @@ _SHARED_DOC = """
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling (used only with ``shuffle=True``).
+    max_memory : int or "auto", default="auto"
+        Largest state, in bytes, the learner may grow to (checked before each growth,
+        counting the transactional copy). "auto" is half the memory available at the time.
+        Past it ``MemoryError`` names the size.
 
     Attributes
     ----------
@@ -640,7 +664,8 @@ class OKAUCM(_KernelSOSL):
 
     def __init__(self, lam=1e-2, eta=None, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
                  budget=100, transfer="optimal", budget_policy="fifo", epsilon=None,
-                 shuffle=False, random_state=None):
+                 shuffle=False, random_state=None, max_memory="auto"):
+        self.max_memory = max_memory
         self.lam = lam
         self.eta = eta
         self.kernel = kernel
@@ -673,7 +698,9 @@ class OKAUCS(_KernelSOSL):
     _loss = int(Loss.LOSS_S)
 
     def __init__(self, lam=1e-2, eta=1e-2, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
-                 budget=100, transfer="optimal", shuffle=False, random_state=None):
+                 budget=100, transfer="optimal", shuffle=False, random_state=None,
+                 max_memory="auto"):
+        self.max_memory = max_memory
         self.lam = lam
         self.eta = eta
         self.kernel = kernel

@@ -1,13 +1,12 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
-import os
 import weakref
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _model_lock
 from ._core import _linear
 from ._core._codes import Loss, Schedule
 
@@ -24,21 +23,6 @@ SMALL_KMAX = 16
 _SAFE_ABS = 1e50
 #: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
 _SAFE_MARGIN = 1e150
-
-
-def available_memory():
-    """Bytes of memory available to this process now (MemAvailable), or None if unknown."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def _same_labels(classes, fitted):
@@ -100,20 +84,13 @@ class _LinearSOSL(BaseOnlineAUC):
         return int(Schedule.STEP_INV_LAM_T if self.eta is None else Schedule.STEP_CONSTANT)
 
     def _init_state(self, n_features):
-        need = state_bytes(n_features)
-        if self.max_memory == "auto":
-            avail = available_memory()
-            limit, what = (None, "") if avail is None else (avail // 2, "half the available memory")
-        else:
-            limit, what = int(self.max_memory), "max_memory"
-        if limit is not None and need > limit:
-            raise MemoryError(
-                f"{type(self).__name__} keeps two dense {n_features} x {n_features} covariance "
-                f"matrices: about {need / 2**30:.1f} GiB with its transactional copy, more than "
-                f"{what} ({limit / 2**30:.1f} GiB). For high-dimensional or sparse data use "
-                "sosl.SketchedOAUCM (a rank-r sketch of each covariance, O(r p) memory), reduce "
-                "the features, or raise max_memory (bytes)."
-            )
+        self._check_memory(
+            state_bytes(n_features),
+            f"two dense {n_features} x {n_features} covariance matrices with their "
+            "transactional copy",
+            "For high-dimensional or sparse data use sosl.SketchedOAUCM (a rank-r sketch of "
+            "each covariance, O(r p) memory), reduce the features, or raise max_memory "
+            "(bytes).")
         return {
             "coef_": np.zeros(n_features),
             "means_": np.zeros((2, n_features)),
@@ -161,7 +138,8 @@ class _LinearSOSL(BaseOnlineAUC):
             return self._state_names
         root_p = np.sqrt(p)
         G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
-        W = float(np.sqrt(self.coef_ @ self.coef_)) + X.shape[0] * eta_max * G
+        with np.errstate(over="ignore"):                    # inf: the copy is made
+            W = float(np.sqrt(self.coef_ @ self.coef_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
             return self._state_names
         return ("coef_", "means_", "scales_", "weights_", "counts_")
@@ -230,12 +208,14 @@ class _LinearSOSL(BaseOnlineAUC):
 
     def score_one(self, x):
         d = self.__dict__
-        # finite input gives a finite score here, except for overflow, which the check sees
-        if d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray:
-            f = self._stepper().score(x)
-            if f == f and abs(f) != np.inf:
-                return f
-        return super().score_one(x)
+        with _model_lock(d):
+            # finite input gives a finite score here, except for overflow, which the
+            # check sees
+            if d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray:
+                f = self._stepper().score(x)
+                if f == f and abs(f) != np.inf:
+                    return f
+            return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
@@ -263,6 +243,10 @@ class _LinearSOSL(BaseOnlineAUC):
         return float(-0.5 * self.coef_ @ (self.means_[0] + self.means_[1]))
 
     def _decision(self, X):
+        if type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous:
+            out = np.empty(X.shape[0])
+            _linear.decision_rows(X, self.coef_, self.means_, self.counts_, out)
+            return out
         return X @ self.coef_ + self.intercept_
 
 

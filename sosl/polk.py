@@ -1,6 +1,6 @@
 """POLK: parsimonious online learning with kernels (Koppel et al.), as a sosl classifier."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,6 +67,10 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    max_memory : int or "auto", default="auto"
+        Largest state, in bytes, the learner may grow to (checked before each growth,
+        counting the transactional copy). "auto" is half the memory available at the time.
+        Past it ``MemoryError`` names the size.
 
     Attributes
     ----------
@@ -135,7 +139,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
 
     def __init__(self, loss="hinge", lam=1e-3, eta=0.1, schedule="constant", epsilon=None,
                  parsimony=1.0, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
-                 shuffle=False, random_state=None):
+                 shuffle=False, random_state=None, max_memory="auto"):
+        self.max_memory = max_memory
         self.loss = loss
         self.lam = lam
         self.eta = eta
@@ -159,6 +164,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         **KERNEL_CONSTRAINTS,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def _check_params(self):
@@ -196,7 +202,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
             state["_gram_inv"], state["t_"], float(self.lam), float(self.eta), lay["schedule"],
             int(eps_rule), epsilon, float(self.parsimony), _LOSSES[self.loss], lay["kernel"],
-            lay["gamma"], lay["degree"], lay["coef0"])
+            lay["gamma"], lay["degree"], lay["coef0"], max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd

@@ -6,10 +6,25 @@ The streams are the cases where an online pairwise learner is most likely to go 
 the very first instance, one class alone for a while, duplicated rows, a single feature,
 a single row, and constant features (zero spread, so psi_M's kink b = 0, s2 = 0 is hit).
 
+``stress_stream``: any test that takes an argument named ``stress_stream`` runs once per
+stream of :data:`STRESS_STREAMS`, a ``(name, X, y)`` triple with labels in {0, 1}: rows at
+the magnitudes the learners' no-copy arguments and guards assume away (1e30 to 1e45, and
+one row of 1e150 amid ordinary rows), where a learner must either raise with its state
+unchanged or commit finite values (``test_reliability.py``).
+
+Shared helpers live in ``tests/helpers.py`` (this file puts the folder on ``sys.path``):
+``fitted_state(model)`` and ``same_state(a, b)`` compare two models' fitted attributes
+byte for byte.
+
 Markers: ``slow`` (deselect with ``-m "not slow"``; ``make test`` runs everything).
 """
 
+import os
+import sys
+
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def _edge_streams():
@@ -32,6 +47,24 @@ def _edge_streams():
 EDGE_STREAMS = _edge_streams()
 
 
+def _stress_streams():
+    rng = np.random.default_rng(11)
+    out = []
+    for scale in (1e30, 1e45):
+        X = rng.normal(size=(80, 6)) * scale
+        out.append((f"scale={scale:.0e}", X, (rng.random(80) < 0.3).astype(int)))
+    X = rng.normal(size=(80, 6))
+    X[40] *= 1e150                                      # one huge row amid ordinary ones
+    out.append(("one-huge-row", X, (rng.random(80) < 0.4).astype(int)))
+    return out
+
+
+STRESS_STREAMS = _stress_streams()
+
+
 def pytest_generate_tests(metafunc):
     if "edge_stream" in metafunc.fixturenames:
         metafunc.parametrize("edge_stream", EDGE_STREAMS, ids=[c[0] for c in EDGE_STREAMS])
+    if "stress_stream" in metafunc.fixturenames:
+        metafunc.parametrize("stress_stream", STRESS_STREAMS,
+                             ids=[c[0] for c in STRESS_STREAMS])

@@ -167,7 +167,7 @@ def test_fit_equals_partial_fit_pickle_and_bad_input():
 
 def _bytes(m):
     return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k != "_params_ok"}
+            if k not in ("_params_ok", "_lock_")}
 
 
 @pytest.mark.parametrize("params", [{}, {"l1": 0.05, "l2": 0.1, "gamma": 0.5}])

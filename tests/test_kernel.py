@@ -867,7 +867,7 @@ def test_sparse_fit_then_dense_fit_starts_over_dense():
 # -- learn_one in place on budgeted FIFO buffers ---------------------------------------------
 def _state_bytes(m):
     return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k != "_params_ok"}
+            if k not in ("_params_ok", "_lock_")}
 
 
 @pytest.mark.parametrize("Est,kw", [(OKAUCM, {}), (OKAUCS, {"eta": 0.05}),

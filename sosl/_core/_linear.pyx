@@ -15,6 +15,10 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   instead of the covariance form, which rescales every entry by 1/N each round. The decay
   ``beta`` of forgetting goes into the scalar ``scale`` (``scale *= beta``), renormalised
   into ``C`` when it falls below 1e-150, so forgetting costs O(1) per round too.
+* **No unscaled products.** ``Sigma w`` is formed as ``C u`` with ``u = (scale / W) w``,
+  never as ``(scale / W) (C w)``: under forgetting ``C`` is up to 1e150 times ``Sigma W``
+  (``scale`` falls to 1e-150 before it is folded back), so ``C w`` could overflow where
+  ``Sigma w`` is finite. The no-copy argument of ``sosl.linear`` bounds ``Sigma w``.
 * **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is guaranteed up to date (the
   own-loop path keeps the whole matrix, the BLAS path only that triangle); read the matrix
   through the estimator's ``covariances_``.
@@ -24,14 +28,14 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   the next label), when the buffer is full, or at the end of the pass. Under imbalance the
   majority class's updates come in long runs.
 * **Two paths by dimension.** For ``p < blas_min_p`` the kernel's own loops
-  (``_simd.h``) do the work on the whole matrix: ``C w`` as row-scaled additions over
+  (``_simd.h``) do the work on the whole matrix: ``C u`` as row-scaled additions over
   blocks of four rows, the pending terms four at a time with, for each entry, the same
   operations in the same order as one rank-one update after the other (so batching gives
   the same bits as immediate updates, which ``kmax = 0`` selects), and the O(p) loops of
   a round fused (margin; mean update with the row's max |x| and finiteness; gradient step).
   They are compiled for the build's baseline and, where GCC can dispatch at run time,
   for x86-64-v3 (AVX2 with FMA); sums over p use four interleaved partial sums. For larger
-  ``p`` ``C w`` is BLAS ``dsymv`` and the pending terms go through one rank-k BLAS
+  ``p`` ``C u`` is BLAS ``dsymv`` and the pending terms go through one rank-k BLAS
   ``dsyrk`` (level 3); merging them is exact in exact arithmetic (the same rank-one
   terms, summed in another order).
 """
@@ -90,6 +94,7 @@ cdef extern from "_simd.h" nogil:
                                     double lam, double g_a, double g_c, Py_ssize_t p)
     void shrink "sosl_shrink" (double* w, double eta, double lam, Py_ssize_t p)
     double abs_max "sosl_abs_max" (const double* x, Py_ssize_t n)
+    double small_dot "sosl_dot" (const double* u, const double* v, Py_ssize_t p)
 
 
 cdef struct Model:
@@ -140,7 +145,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
     cdef int own, opp, one_i = 1
     cdef Py_ssize_t j
     cdef double eta_t, mu, s2, d_mu, d_s2, coef_S, f, W_new, c, alpha, R
-    cdef double zero = 0.0
+    cdef double zero = 0.0, one = 1.0
     cdef char uplo = b'L'
     cdef double* w = m.w
     cdef double* a = m.a
@@ -155,13 +160,18 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         mu = margin(x, &m.xbar[opp * p], w, y, a, p)   # a = y_t (x_t - xbar_t), mu = w.a
         alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
         flush_class(m, opp)
+        # Sigma w = C (alpha w): alpha goes into w first, so the unscaled C w (up to
+        # 1/scale = 1e150 times Sigma w under forgetting) is never formed; d is free here
+        for j in range(p):
+            d[j] = alpha * w[j]
         if m.use_blas:
-            dsymv(&uplo, &p, &alpha, Ck, &p, w, &one_i, &zero, Sw, &one_i)
-            s2 = ddot(&p, w, &one_i, Sw, &one_i)
+            dsymv(&uplo, &p, &one, Ck, &p, d, &one_i, &zero, Sw, &one_i)
+            s2 = ddot(&p, w, &one_i, Sw, &one_i)        # w' Sigma w
         else:
-            s2 = alpha * small_matvec(Ck, w, Sw, p)     # Sw = C w, unscaled
+            small_matvec(Ck, d, Sw, p)
+            s2 = small_dot(w, Sw, p)
         loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
-        coef_S = 2.0 * d_s2 if m.use_blas else 2.0 * d_s2 * alpha
+        coef_S = 2.0 * d_s2
     # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
     W_new = m.beta * m.W[own] + 1.0
     c = m.beta * m.W[own] / W_new
@@ -197,16 +207,40 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
     return R
 
 
-cdef inline double decision(Model* m, const double* x) noexcept nogil:
-    """w.x + intercept, the intercept -w.(xbar_0 + xbar_1)/2 once both classes were seen."""
+cdef inline double offset(const double* w, const double* xbar, const long long* N,
+                          Py_ssize_t p) noexcept nogil:
+    """w.(xbar_0 + xbar_1) once both classes were seen, else 0 (twice minus the intercept)."""
     cdef Py_ssize_t j
-    cdef double f = 0.0, off = 0.0
-    for j in range(m.p):
-        f += m.w[j] * x[j]
-    if m.N[0] > 0 and m.N[1] > 0:
-        for j in range(m.p):
-            off += m.w[j] * (m.xbar[j] + m.xbar[m.p + j])
-    return f - 0.5 * off
+    cdef double off = 0.0
+    if N[0] > 0 and N[1] > 0:
+        for j in range(p):
+            off += w[j] * (xbar[j] + xbar[p + j])
+    return off
+
+
+cdef inline double decision(Model* m, const double* x) noexcept nogil:
+    """w.x - w.(xbar_0 + xbar_1)/2: the same operations, in the same order, as one row of
+    :func:`decision_rows` (so a one-row round's Platt step sees the batch path's score)."""
+    return small_dot(m.w, x, m.p) - 0.5 * offset(m.w, m.xbar, m.N, m.p)
+
+
+def decision_rows(const double[:, ::1] X, const double[::1] w, const double[:, ::1] xbar,
+                  const long long[::1] N, double[::1] out):
+    """``out[i] = w.X[i] - w.(xbar_0 + xbar_1)/2`` (the offset once both classes were seen):
+    the estimators' decision function, equal to the one-row paths to the bit."""
+    cdef Py_ssize_t i, n = X.shape[0], p = w.shape[0]
+    cdef double half_off
+    if X.shape[1] != p or xbar.shape[0] != 2 or xbar.shape[1] != p or N.shape[0] != 2 \
+            or out.shape[0] != n:
+        raise ValueError("decision_rows: inconsistent shapes")
+    if n == 0 or p == 0:
+        for i in range(n):
+            out[i] = 0.0
+        return
+    with nogil:
+        half_off = 0.5 * offset(&w[0], &xbar[0, 0], &N[0], p)
+        for i in range(n):
+            out[i] = small_dot(&w[0], &X[i, 0], p) - half_off
 
 
 cdef inline void flush_all(Model* m) noexcept nogil:

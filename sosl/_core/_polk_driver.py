@@ -147,15 +147,16 @@ def inverse_if_well_posed(K):
 
 
 def polk_run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
-             loss, kind, gamma, degree, coef0):
+             loss, kind, gamma, degree, coef0, max_bytes=None):
     """POLK over ``X[order]`` (see :func:`_run`), with BLAS limited to one thread.
 
     The rebuilds and the dependent rounds make small dense LAPACK calls; a threaded BLAS
-    only adds contention there.
+    only adds contention there. ``max_bytes``: the buffers never grow past it (counting
+    the caller's transactional copy); ``MemoryError`` is raised before they would.
     """
     with single_thread_blas():
         return _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon,
-                    parsimony, loss, kind, gamma, degree, coef0)
+                    parsimony, loss, kind, gamma, degree, coef0, max_bytes)
 
 
 def _to_slots(D, width):
@@ -197,7 +198,7 @@ def _head(buf, M):
 
 
 def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
-         loss, kind, gamma, degree, coef0):
+         loss, kind, gamma, degree, coef0, max_bytes=None):
     """Same rounds and outputs as :func:`sosl._core._polk_ref.polk_pass`, with the typed pass.
 
     ``G`` is the inverse Gram matrix of ``D`` kept from the previous pass, or None (no
@@ -268,6 +269,15 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
             atoms[:D.shape[0]] = D
 
     def allocate(cap):
+        atom_bytes = 12 * width if sparse else 8 * p
+        need = 2 * (16 * cap * cap + cap * (atom_bytes + 48))     # with the caller's copy
+        if max_bytes is not None and need > max_bytes:
+            raise MemoryError(
+                f"POLK: the dictionary would grow to {cap} atoms, about {need / 2**20:.1f} "
+                f"MiB with the Gram matrix, its inverse and the transactional copy, more than "
+                f"the memory limit ({max_bytes / 2**20:.1f} MiB: max_memory, or half the "
+                "available memory). Keep fewer atoms (a larger epsilon or parsimony) or "
+                "raise max_memory (bytes).")
         if sparse:
             atoms = Slots(np.zeros((cap, width), dtype=np.int32), np.zeros((cap, width)),
                           np.zeros(cap, dtype=np.int32))

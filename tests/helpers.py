@@ -1,0 +1,34 @@
+"""Helpers shared by several test files (imported as ``helpers``; see conftest.py)."""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def fitted_state(model):
+    """The fitted attributes of ``model`` (public names ending in '_')."""
+    return {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def same_state(a, b):
+    """Whether two ``fitted_state`` dicts are equal byte for byte."""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        u, v = a[k], b[k]
+        if sp.issparse(u) or sp.issparse(v):
+            if not (sp.issparse(u) and sp.issparse(v) and u.shape == v.shape
+                    and (u != v).nnz == 0):
+                return False
+        elif isinstance(u, np.ndarray) or isinstance(v, np.ndarray):
+            u, v = np.asarray(u), np.asarray(v)
+            if u.shape != v.shape or u.dtype != v.dtype or u.tobytes() != v.tobytes():
+                return False
+        elif isinstance(u, float) and isinstance(v, float):
+            if np.float64(u).tobytes() != np.float64(v).tobytes():
+                return False
+        elif isinstance(u, tuple) and isinstance(v, tuple):
+            if not same_state(dict(enumerate(u)), dict(enumerate(v))):
+                return False
+        elif u != v:
+            return False
+    return True
