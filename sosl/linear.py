@@ -111,7 +111,11 @@ class _LinearSOSL(BaseOnlineAUC):
 
         With every |x_j| <= R (all instances so far and this batch), the covariances stay
         below 4 R^2 in magnitude; the kernel's scaled scatter C = Sigma W / scale is at
-        most 4 R^2 W 1e150 (scale >= 1e-150, W <= the count), finite for R <= 1e50. The weights obey
+        most 4 R^2 W 1e150 (scale >= 1e-150, W <= the count), finite for R <= 1e50. The
+        kernel forms Sigma w as C (alpha w) with alpha = scale / W, never as alpha (C w),
+        so no product it forms exceeds |Sigma_ij w_j| term by term: the unscaled C w,
+        up to 1e150 times larger under forgetting, is never computed (it overflowed where
+        Sigma w was finite, and NaN weights were committed). The weights obey
         w' = (1 - eta_t lam) w - eta_t g with ||g|| <= G; for psi_M, |d_mu| <= 1 and
         ||Sigma w|| / (2 A) <= sqrt(||Sigma||) / 2 give G <= 3 R sqrt(p) whenever
         eta_t lam <= 2; for psi_S with a constant step, eta (lam + 10 R^2 p) <= 2 makes
