@@ -15,6 +15,7 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
   :mod:`sosl.komp`).
 """
 
+from ._version import __version__
 from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
 from .ftrl import FTRLAUC
 from .kernel import OKAUCM, OKAUCS
@@ -22,8 +23,6 @@ from .koil import KOIL
 from .linear import OAUCM, OAUCS
 from .polk import POLK
 from .sketch import SketchedOAUCM
-
-__version__ = "0.2.0.dev0"
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",
            "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "FTRLAUC", "KOIL", "POLK",

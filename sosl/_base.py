@@ -52,6 +52,7 @@ import functools
 import math
 import os
 import threading
+import warnings
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._core._calibration import platt_steps
 from ._core._calibration_ref import sigmoid
 from ._core._linear import finite_max_abs
+from ._version import __version__
+from .exceptions import InconsistentVersionWarning
 
 if TYPE_CHECKING:                        # typing.Self is Python >= 3.11
     from typing_extensions import Self
@@ -124,7 +127,8 @@ def _check_binary(y, classes):
     if y_type != "binary":
         raise ValueError(
             "Only binary classification is supported. The type of the target is "
-            f"{y_type}; labels found: {classes.tolist()[:6]}"
+            f"{y_type}; labels found: {classes.tolist()[:6]}. For several classes, wrap the "
+            "learner in sklearn.multiclass.OneVsRestClassifier (one AUC learner per class)."
         )
 
 
@@ -793,7 +797,18 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         state = dict(super().__getstate__())     # object's may be the live __dict__
         state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
         state.pop("_lock_", None)                # a lock is per process and per object
+        state["_sosl_version"] = __version__
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        version = state.pop("_sosl_version", "before 0.2.0")
+        if version != __version__:
+            warnings.warn(InconsistentVersionWarning(estimator_name=type(self).__name__,
+                                                     original_version=version,
+                                                     current_version=__version__),
+                          stacklevel=2)
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

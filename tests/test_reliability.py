@@ -422,3 +422,29 @@ def test_polk_refuses_a_dictionary_past_max_memory():
     assert not hasattr(m, "classes_")
     kept = sosl.POLK().fit(X, y).support_vectors_.shape[0]
     assert kept > 100                                      # the defaults keep many atoms
+
+
+# -- pickles carry the version ------------------------------------------------------------
+def test_pickles_carry_the_version_and_warn_on_a_mismatch():
+    import pickle
+    import warnings
+
+    from sosl.exceptions import InconsistentVersionWarning
+    m = OAUCM().fit(np.eye(4), [0, 1, 0, 1])
+    blob = pickle.dumps(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same = pickle.loads(blob)                           # same version: no warning
+    assert "_sosl_version" not in vars(same) and np.array_equal(same.coef_, m.coef_)
+    state = m.__getstate__()
+    assert state["_sosl_version"] == sosl.__version__
+    state["_sosl_version"] = "0.0.1"
+    other = OAUCM.__new__(OAUCM)
+    with pytest.warns(InconsistentVersionWarning, match="0.0.1.*" + sosl.__version__):
+        other.__setstate__(state)
+    assert np.array_equal(other.coef_, m.coef_) and "_sosl_version" not in vars(other)
+
+
+def test_multiclass_error_points_to_one_vs_rest():
+    with pytest.raises(ValueError, match="OneVsRestClassifier"):
+        OAUCM().fit(np.eye(3), [0, 1, 2])
