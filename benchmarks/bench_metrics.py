@@ -41,12 +41,12 @@ def _cpu(fn, *args):
 def _streaming(sl, yl):
     m = StreamingAUC()
     for a, b in zip(sl, yl):
-        m.update(a, b)
+        m.update(b, a)
     return m.get()
 
 
 def _many(s, y):
-    return StreamingAUC().update_many(s, y).get()
+    return StreamingAUC().update_many(y, s).get()
 
 
 def _reference(sl, yl):
@@ -66,7 +66,7 @@ def _river_rocauc(s, yl):
 def _rolling(sl, yl, window):
     m, out = RollingAUC(window), np.empty(len(sl))
     for i, (a, b) in enumerate(zip(sl, yl)):
-        m.update(a, b)
+        m.update(b, a)
         out[i] = m.get()
     return out
 
@@ -121,7 +121,7 @@ def part_river(n, seed, lams, repeats):
             proba = model.predict_proba_one(x)
             roc.update(t, proba)
             ll.update(t, proba)
-            exact.update(proba.get(True, 0.0), t)
+            exact.update(t, proba.get(True, 0.0))
             model.learn_one(x, t)
         return roc.get(), exact.get(), ll.get()
 

@@ -17,6 +17,20 @@ O(log n)) whose nodes carry the number of positives and negatives at their score
 same two counts summed over their subtree. One update is therefore an expected O(log n)
 walk, and ``get`` is O(1).
 
+The same treap also answers the two threshold metrics that do not decompose into pairs, by
+one walk over the distinct scores from the largest down. Let group g (scores in decreasing
+order) hold p_g positives and q_g negatives, and A, B the positives and negatives above it.
+
+* Partial AUC up to a false-positive rate m (scikit-learn's ``roc_auc_score(max_fpr=m)``):
+  the ROC curve crosses group g on the straight segment from (B/N, A/P) to
+  ((B+q)/N, (A+p)/P); of it, the part left of the cut L = m N negatives has width
+  w = min(q, L - B) and area ``w (2A + p w / q) / (2 P N)``                   (segment)
+  The walk stops once B >= L, so it visits only the groups above the cut. The area ``pa`` is
+  standardized as McClish does: ``(1 + (pa - m^2/2) / (m - m^2/2)) / 2``          (McClish)
+* Average precision (``average_precision_score``): each group with positives adds its
+  recall step times the precision at its threshold, ``AP += (p / P) (A + p) / (A + p + B + q)``
+  (AP), over all groups, so the walk is O(distinct scores).
+
 The NumPy/Python reference with the same methods is :mod:`sosl._core._auc_ref` (sorted
 lists and bisection, O(n) per insertion).
 
@@ -46,6 +60,15 @@ cdef struct Node:
     int left
     int right
     unsigned long long prio
+
+
+cdef struct Walk:
+    double limit        # L: the cut, in negatives (partial AUC)
+    long long a         # A: positives above the current group
+    long long b         # B: negatives above the current group
+    long long area2     # twice the area of the whole segments left of the cut, times P N
+    double tail2        # the same for the segment the cut crosses
+    double ap           # sum over groups of p (A + p) / (A + p + B + q)
 
 
 cdef class AUCCounter:
@@ -269,6 +292,69 @@ cdef class AUCCounter:
     @property
     def n_neg(self):
         return self.n[0]
+
+    cdef bint _walk_partial(self, int t, Walk* st) noexcept nogil:
+        """Groups of subtree t from the largest score down, until the cut; True once past it."""
+        cdef long long p, q
+        cdef double w
+        if t == 0:
+            return False
+        if self._walk_partial(self.nodes[t].right, st):
+            return True
+        p = self.nodes[t].cnt[1]
+        q = self.nodes[t].cnt[0]
+        if q > 0:
+            if st.b + q <= st.limit:                                          # segment, whole
+                st.area2 += q * (2 * st.a + p)
+            else:                                                             # segment, cut
+                w = st.limit - st.b
+                st.tail2 = w * (2.0 * st.a + p * w / q)
+                return True
+        st.a += p
+        st.b += q
+        if st.b >= st.limit:
+            return True
+        return self._walk_partial(self.nodes[t].left, st)
+
+    cdef void _walk_ap(self, int t, Walk* st) noexcept nogil:
+        """Every group of subtree t from the largest score down."""
+        cdef long long p
+        if t == 0:
+            return
+        self._walk_ap(self.nodes[t].right, st)
+        p = self.nodes[t].cnt[1]
+        st.a += p
+        st.b += self.nodes[t].cnt[0]
+        if p > 0:
+            st.ap += p * (<double> st.a / <double> (st.a + st.b))            # AP
+        self._walk_ap(self.nodes[t].left, st)
+
+    def partial_auc(self, double max_fpr):
+        """McClish-standardized area under the ROC curve left of ``max_fpr`` in (0, 1] (not
+        checked), or NaN while one class is absent; O(log n + groups above the cut)."""
+        cdef Walk st
+        cdef double pa, m = max_fpr
+        if self.n[0] == 0 or self.n[1] == 0:
+            return float("nan")
+        st.limit = m * <double> self.n[0]
+        st.a = 0
+        st.b = 0
+        st.area2 = 0
+        st.tail2 = 0.0
+        self._walk_partial(self.root, &st)
+        pa = (<double> st.area2 + st.tail2) / (2.0 * <double> self.n[0] * <double> self.n[1])
+        return 0.5 * (1.0 + (pa - 0.5 * m * m) / (m - 0.5 * m * m))          # McClish
+
+    def average_precision(self):
+        """Average precision of the held elements, or NaN with no positive; O(distinct scores)."""
+        cdef Walk st
+        if self.n[1] == 0:
+            return float("nan")
+        st.a = 0
+        st.b = 0
+        st.ap = 0.0
+        self._walk_ap(self.root, &st)
+        return st.ap / <double> self.n[1]
 
     def depth(self):
         """Height of the treap (0 when empty); for tests and benchmarks."""
