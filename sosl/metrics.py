@@ -265,6 +265,8 @@ class _RankingMetric:
     ``_compute()``, the metric of the held pairs read from the core.
     """
 
+    _rolling = False
+
     def _positive(self, label):
         if label is True or label is False:
             return label if self.pos_label is None else label == self.pos_label
@@ -308,6 +310,40 @@ class _RankingMetric:
             y_score = _check_score(y_score)
         positive = self._positive(y_true)
         self._core.add(y_score, positive)
+        self._value = None
+        return self
+
+    def revert(self, y_true, y_score):
+        """Remove one pair added before (river's ``revert``); expected O(log n).
+
+        Parameters
+        ----------
+        y_true : object
+            The label it was added with.
+        y_score : float
+            The score it was added with.
+
+        Returns
+        -------
+        self : object
+
+        Raises
+        ------
+        ValueError
+            If no such pair is held (the metric is left unchanged).
+        TypeError
+            On a rolling metric, which drops its oldest pair itself.
+        """
+        if self._rolling:
+            raise TypeError(f"{type(self).__name__} drops its oldest pair itself and has no "
+                            "revert; use the streaming metric under river.utils.Rolling")
+        y_score = _check_score(y_score)
+        positive = self._positive(y_true)
+        try:
+            self._core.remove(y_score, positive)
+        except KeyError:
+            raise ValueError(f"no pair (y_true={y_true!r}, y_score={y_score!r}) is held to "
+                             "revert") from None
         self._value = None
         return self
 
@@ -496,6 +532,8 @@ class RollingAUC(_AUCFamily):
     0.5
     """
 
+    _rolling = True
+
     def __init__(self, window, pos_label=None, max_fpr=None):
         self.window = _check_window(window)
         self._init_auc(pos_label, max_fpr)
@@ -575,6 +613,8 @@ class RollingAveragePrecision(StreamingAveragePrecision):
     >>> m.get()  # the last three pairs: precision 1/2 at 0.35
     0.5
     """
+
+    _rolling = True
 
     def __init__(self, window, pos_label=None):
         self.window = _check_window(window)

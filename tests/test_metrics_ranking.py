@@ -348,3 +348,22 @@ def test_max_fpr_is_checked(kwargs, err):
         RollingAUC(10, **kwargs)
     with pytest.raises(ValueError, match="window"):
         RollingAveragePrecision(0)
+
+
+def test_revert_removes_one_pair_and_rolling_metrics_refuse_it():
+    y, s = _stream(8, 80, 6)
+    for make, want in ((lambda: StreamingAUC(max_fpr=0.3), _pauc(0.3)),
+                       (StreamingAveragePrecision, _ap)):
+        m = make().update_many(y, s)
+        for i in (5, 17, 40):
+            m.revert(y[i], s[i])
+        keep = np.setdiff1d(np.arange(80), [5, 17, 40])
+        assert m.get() == pytest.approx(want(y[keep], s[keep]), abs=1e-12)
+        assert m.n_pos + m.n_neg == 77
+        before = m.get()
+        with pytest.raises(ValueError, match="held"):
+            m.revert(1, 1e6)
+        assert m.get() == before and m.n_pos + m.n_neg == 77
+    for m in (RollingAUC(5), RollingAveragePrecision(5)):
+        with pytest.raises(TypeError, match="oldest"):
+            m.update(1, 0.5).revert(1, 0.5)
