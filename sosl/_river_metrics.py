@@ -101,8 +101,8 @@ class ExactPartialROCAUC(_ExactRankingMetric):
 
     Equal to ``sklearn.metrics.roc_auc_score(y_true, y_score, max_fpr=max_fpr)`` on the
     pairs seen (McClish's standardization: 0.5 for a random ranking, 1 for a perfect one).
-    Built on :class:`sosl.metrics.StreamingAUC` with ``max_fpr``: ``update`` and
-    ``revert`` are expected O(log n), ``get`` walks the scores above the cut (cached).
+    Built on :class:`sosl.metrics.StreamingAUC` with ``max_fpr``: ``update``,
+    ``revert`` and ``get`` are expected O(log n).
 
     Parameters
     ----------

@@ -451,10 +451,10 @@ class StreamingAUC(_AUCFamily):
     Notes
     -----
     ``update`` is an expected O(log d) treap walk (d distinct scores held). ``get()`` is
-    O(1) for the AUC; with ``max_fpr`` it walks the scores from the largest down to the
-    cut, O(log d + d_top) with d_top the distinct scores above the cut (at most d), and is
-    cached until the next update. ``get()`` returns NaN while only one class has been seen:
-    the AUC is undefined there (``roc_auc_score`` raises).
+    O(1) for the AUC; with ``max_fpr`` it is one expected O(log d) descent (each treap node
+    also keeps the Mann-Whitney statistic of its subtree, which gives the area left of the
+    cut), cached until the next update. ``get()`` returns NaN while only one class has been
+    seen: the AUC is undefined there (``roc_auc_score`` raises).
 
     References
     ----------
@@ -510,9 +510,8 @@ class RollingAUC(_AUCFamily):
     correctly ranked pairs is kept up to date instead: the arriving element adds, and the
     element leaving the window subtracts, its pairs with the opposite class, each counted
     in an expected O(log window) walk of an order-statistics treap, and ``get()`` is O(1).
-    With ``max_fpr``, ``get()`` walks the window's scores down to the cut (O(window) at
-    worst, cached until the next update). ``get()`` returns NaN while the window holds
-    one class only.
+    With ``max_fpr``, ``get()`` is one expected O(log window) descent (see
+    :class:`StreamingAUC`). ``get()`` returns NaN while the window holds one class only.
 
     References
     ----------

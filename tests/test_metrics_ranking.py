@@ -270,6 +270,7 @@ def test_core_threshold_metrics_equal_reference_with_removals(seed):
             held.append((x, pos))
             fast.add(x, pos)
             ref.add(x, pos)
+        assert fast.tree_u2 == fast.u2 == ref.u2  # the node aggregates (u2) stay right
         m = (0.02, 0.2, 0.5, 1.0)[step % 4]
         for a, b in ((fast.partial_auc(m), ref.partial_auc(m)),
                      (fast.average_precision(), ref.average_precision())):
