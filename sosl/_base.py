@@ -315,7 +315,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     # -- public API ----------------------------------------------------------------------
     @_locked
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset the model and learn from ``(X, y)`` in one online pass.
 
         Parameters
@@ -326,16 +326,21 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Labels; exactly two distinct values. ``classes_[1]`` (the larger one in
             sorted order) is the positive class.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative importance weights of the rows. A zero weight leaves the row out
+            exactly (it does not advance ``t_``); other weights need a learner with a
+            weighted form (OAUCM, OAUCS: see their notes), the others refuse them.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._transaction(self._fit, X, y)
+        return self._transaction(self._fit, X, y, sample_weight)
 
     @_locked
-    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         """Continue the online pass with the samples ``(X, y)``.
 
         Parameters
@@ -349,13 +354,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             kept, so ``classes_[1] = classes[1]`` is the positive class. Required on the
             first call unless ``y`` already holds two distinct labels (then they are
             sorted, as in ``fit``); if given later it must hold the same two labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative importance weights of the rows, as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The updated estimator.
         """
-        return self._transaction(self._partial_fit, X, y, classes)
+        return self._transaction(self._partial_fit, X, y, classes, sample_weight)
 
     @_locked
     def decision_function(self, X: ArrayLike) -> np.ndarray:
@@ -391,7 +398,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return self.classes_[(scores > 0).astype(np.intp)]
 
     # -- one row at a time ---------------------------------------------------------------
-    def learn_one(self, x: ArrayLike, y: Any, classes: ArrayLike | None = None) -> None:
+    def learn_one(self, x: ArrayLike, y: Any, classes: ArrayLike | None = None,
+                  w: float = 1.0) -> None:
         """Update the model with one instance, in place; returns nothing.
 
         Equal, bit for bit, to ``partial_fit(x[None, :], [y])``. The hyper-parameters are
@@ -406,10 +414,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             Its label, one of ``classes_``.
         classes : array-like of shape (2,), default=None
             ``[negative, positive]``; required on the first call of a fresh model.
+        w : float, default=1.0
+            Importance weight of the instance (river's name), as ``sample_weight`` of
+            :meth:`partial_fit`: 0 leaves the model unchanged (the row is still checked).
         """
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):
+            if w != 1.0:
+                return self._learn_one_weighted(x, y, classes, w)
             signs = d.get("_signs_")
             if signs is not None and classes is None and d.get("_params_ok"):
                 try:
@@ -419,6 +432,23 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 if s is not None and self._learn_one_in_place(x, s):
                     return
             self._learn_one_general(x, y, classes)
+
+    def _learn_one_weighted(self, x, y, classes, w):
+        """learn_one with a weight other than 1: a one-row partial_fit with that weight."""
+        if not hasattr(self, "classes_"):
+            if classes is None:
+                raise ValueError("classes=[negative_label, positive_label] must be passed on "
+                                 "the first call to learn_one")
+        if sp.issparse(x):
+            row = x
+        else:
+            x = np.asarray(x)
+            _refuse_complex(x)
+            if x.ndim != 1:
+                raise ValueError(f"x has shape {x.shape}; expected a 1-D array "
+                                 "(n_features,): one instance")
+            row = x.astype(np.float64, copy=False).reshape(1, -1)
+        self.partial_fit(row, np.asarray([y]), classes=classes, sample_weight=[w])
 
     def _learn_one_general(self, x, y, classes):
         if not hasattr(self, "classes_"):
@@ -530,9 +560,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise
         return self
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
+        sw = self._check_weights(sample_weight, X.shape[0])
         pair = _two_numbers(y)
         if pair is not None:                # the common case, without sorting y
             classes, pos = pair
@@ -549,15 +580,16 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 )
             s = None
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True)
+        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True, sw=sw)
 
-    def _partial_fit(self, X, y, classes):
+    def _partial_fit(self, X, y, classes, sample_weight=None):
         first = not hasattr(self, "classes_")
         if first:
             self._check_hyper(fitted=False)
         else:
             self._recheck_hyper()
         X, y = self._validate_Xy(X, y, reset=first)
+        sw = self._check_weights(sample_weight, X.shape[0])
         if first:
             if classes is None:
                 classes = np.unique(y)
@@ -576,7 +608,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None:
             self._check_same_classes(classes)
-        self._learn(X, self._signs(y, known=first), fresh=first)
+        self._learn(X, self._signs(y, known=first), fresh=first, sw=sw)
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
@@ -696,11 +728,52 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return rng.permutation(n).astype(np.intp)
         return np.arange(n, dtype=np.intp)
 
-    def _learn(self, X, s, fresh=False):
-        order = self._order(X.shape[0]) if getattr(self, "shuffle", False) else None
-        self._learn_validated(X, s, order, fresh)
+    #: True: ``_run_pass`` takes the row weights as a fifth argument (its weighted form is
+    #: documented by the learner); False: only weights 0 and 1 are accepted (rows of
+    #: weight 0 are left out before the pass)
+    _weighted = False
 
-    def _learn_validated(self, X, s, order=None, fresh=False):
+    def _check_weights(self, sample_weight, n):
+        """The validated weights as a float64 array, or None when they are all 1 (the
+        unweighted pass, bit for bit). Refuses negative or non-finite weights, a wrong
+        length, and, for a learner without a weighted form, weights other than 0 and 1."""
+        if sample_weight is None:
+            return None
+        if np.isscalar(sample_weight) and not isinstance(sample_weight, (str, bytes)):
+            sw = np.full(n, sample_weight, dtype=np.float64)
+        else:
+            sw = np.asarray(sample_weight)
+            _refuse_complex(sw)
+            if sw.dtype.kind not in "biuf":
+                raise TypeError(f"sample_weight must hold real numbers, got dtype {sw.dtype}")
+            sw = sw.astype(np.float64).ravel()
+            if np.asarray(sample_weight).ndim > 1 or sw.shape[0] != n:
+                raise ValueError(f"sample_weight has shape {np.shape(sample_weight)}; "
+                                 f"expected ({n},), one weight per row")
+        if not (np.isfinite(sw).all() and (sw >= 0).all()):
+            raise ValueError("sample_weight must be finite and non-negative")
+        if (sw == 1.0).all():
+            return None
+        if not self._weighted and not ((sw == 0.0) | (sw == 1.0)).all():
+            raise ValueError(
+                f"{type(self).__name__} has no weighted form of its update: sample_weight may "
+                "only hold 0 (leave the row out) and 1. The second-order learners (OAUCM, "
+                "OAUCS) take any non-negative weight.")
+        return sw
+
+    def _learn(self, X, s, fresh=False, sw=None):
+        order = self._order(X.shape[0]) if getattr(self, "shuffle", False) else None
+        if sw is not None:
+            if order is None:
+                order = np.arange(X.shape[0], dtype=np.intp)
+            order = order[sw[order] > 0]             # a zero weight: the row left out
+            if not self._weighted or (sw[order] == 1.0).all():
+                sw = None
+            if order.shape[0] == 0:
+                return
+        self._learn_validated(X, s, order, fresh, sw)
+
+    def _learn_validated(self, X, s, order=None, fresh=False, sw=None):
         """One pass over validated rows; copies only what ``_backup_names`` names.
 
         ``fresh``: the state was created in this call, so the old one is restored by the
@@ -712,8 +785,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         identity = order is None                  # rows in their given order
         if identity:
             order = np.arange(X.shape[0], dtype=np.intp)
+        elif order.shape[0] < X.shape[0]:         # rows left out by a zero weight
+            X, s = X[order], s[order]
+            sw = None if sw is None else sw[order]
+            order = np.arange(X.shape[0], dtype=np.intp)
+            identity = True
         pre = None if fresh else self._raw_scores(X)
-        backup = () if fresh else self._backup_names(X)
+        backup = () if fresh else (self._state_names if sw is not None
+                                   else self._backup_names(X))
         # a dict names arrays the pass changes only at the given entries (saved, restored
         # on failure); every other name of it, and every name of a tuple, runs on a copy
         partial = {k: v for k, v in backup.items() if v is not None} \
@@ -729,12 +808,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         saved = {name: value[idx].copy() for name, idx in partial.items()
                  for value in (state[name],)}
         try:
+            extra = () if sw is None else (sw,)
             if self._sparse_input == "blocks" and sp.issparse(X):
                 for rows in _blocks(order, X.shape[1]):
                     self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
-                                   np.arange(rows.shape[0], dtype=np.intp))
+                                   np.arange(rows.shape[0], dtype=np.intp),
+                                   *(() if sw is None else (np.ascontiguousarray(sw[rows]),)))
             else:
-                self._run_pass(state, X, s, order)
+                self._run_pass(state, X, s, order, *extra)
             state["n_seen_"] += X.shape[0]
             for name, value in state.items():
                 if name in partial and value is getattr(self, name):

@@ -64,14 +64,14 @@ class _SparseStorage:
         sparse = self.__dict__.get("_sparse_fit", False) and self._sparse_storage_ok()
         return "csr" if sparse else "dense"
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         self._new_storage(X)
-        super()._fit(X, y)
+        super()._fit(X, y, sample_weight)
 
-    def _partial_fit(self, X, y, classes):
+    def _partial_fit(self, X, y, classes, sample_weight=None):
         if not hasattr(self, "classes_"):
             self._new_storage(X)
-        super()._partial_fit(X, y, classes)
+        super()._partial_fit(X, y, classes, sample_weight)
 
     def _new_storage(self, X):
         self.__dict__["_sparse_fit"] = sp.issparse(X)

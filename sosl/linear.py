@@ -148,7 +148,9 @@ class _LinearSOSL(BaseOnlineAUC):
             return self._state_names
         return ("coef_", "means_", "scales_", "weights_", "counts_")
 
-    def _run_pass(self, state, X, s, order):
+    _weighted = True
+
+    def _run_pass(self, state, X, s, order, sw=None):
         p = X.shape[1]
         kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
@@ -157,7 +159,7 @@ class _LinearSOSL(BaseOnlineAUC):
             state["scales_"], state["weights_"], state["counts_"], state["t_"],
             float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
             self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
-            stats,
+            stats, sw,
         )
         if stats[1] >= 0:                                # only a fresh pass sees such rows
             raise ValueError("Input X contains NaN or infinity.")
@@ -194,11 +196,12 @@ class _LinearSOSL(BaseOnlineAUC):
         d["max_abs_"] = R
         return True
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         _abs_cache[0] = _no_array
         # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
-        if (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] == 1 and "coef_" in d
+        if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
+                and X.shape[0] == 1 and "coef_" in d
                 and X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]
                 and not self.shuffle and d.get("_params_ok")
                 and (classes is None or _same_labels(classes, d["classes_"]))):
@@ -206,7 +209,7 @@ class _LinearSOSL(BaseOnlineAUC):
             if y.shape == (1,):
                 self.learn_one(X[0], y[0])
                 return self
-        return super().partial_fit(X, y, classes)
+        return super().partial_fit(X, y, classes, sample_weight)
 
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
@@ -324,6 +327,15 @@ class OAUCM(_LinearSOSL):
     (b = 0 and Sigma w = 0) the one-sided derivative -a/2 is used. Rounds before any
     instance of the other class has arrived carry only the regularizer. The covariances
     are updated in Welford's centered form, equal to eqs. (16)/(18) in exact arithmetic.
+
+    Sample weights (``sample_weight`` of ``fit``/``partial_fit``, ``w`` of ``learn_one``)
+    are importance weights: a row of weight v counts v times in its class's moments
+    (W' = beta W + v, the mean moves by v / W' of the way; an integer v gives the moments
+    of v repeated rows when ``forgetting=1``) and its loss term is scaled by v in the
+    gradient step (the regularizer is not). The step counter advances by one per row of
+    positive weight; a zero weight leaves the row out exactly. The Platt scaling of
+    ``predict_proba`` ignores the weights. Class imbalance needs no weights: the loss
+    compares each row with the other class's moments, whatever the class sizes.
 
     References
     ----------

@@ -133,8 +133,12 @@ cdef inline void flush_class(Model* m, int k) noexcept nogil:
 
 
 cdef inline double play_round(Model* m, const double* x, double y, long long t,
-                              double y_next) noexcept nogil:
+                              double y_next, double v) noexcept nogil:
     """Round t of Algorithm 1 on instance x with label y (eqs. 12-18), in place.
+
+    ``v`` is the row's importance weight (1 for the paper's rounds): its class moments
+    count it v times (W' = beta W + v, mean step v / W'), and its loss term is scaled by
+    v in the gradient (the regularizer is not).
 
     ``y_next`` is the label of the next round (0 if unknown): when it is the other class,
     this class's matrix is read next, so its pending terms are applied now, while the
@@ -173,8 +177,8 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
         coef_S = 2.0 * d_s2
     # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
-    W_new = m.beta * m.W[own] + 1.0
-    c = m.beta * m.W[own] / W_new
+    W_new = m.beta * m.W[own] + v
+    c = v * m.beta * m.W[own] / W_new
     batch = c > 0.0 and m.kmax > 0
     Ck = &m.C[<Py_ssize_t> own * p * p]
     if c > 0.0:
@@ -185,7 +189,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
             rescale(Ck, &m.scale[own], p)
     if batch and not m.use_blas:                        # d goes straight into the buffer
         d = &m.V[own][m.pending[own] * p]
-    R = mean_update(x, &m.xbar[own * p], d, 1.0 / W_new, p)
+    R = mean_update(x, &m.xbar[own * p], d, v / W_new, p)
     m.W[own] = W_new
     m.N[own] += 1
     if batch:
@@ -201,7 +205,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
     elif c > 0.0:
         small_rank_one(Ck, d, c / m.scale[own], p)
     if seen:                                            # eq. (12)
-        gradient_step(w, a, Sw, eta_t, m.lam, d_mu, coef_S, p)
+        gradient_step(w, a, Sw, eta_t, m.lam, v * d_mu, v * coef_S, p)
     else:
         shrink(w, eta_t, m.lam, p)
     return R
@@ -292,7 +296,7 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                 double[::1] W, long long[::1] N, long long t0, double lam, double eta,
                 int schedule, int loss, double beta, Py_ssize_t blas_min_p,
-                double[::1] work, double[::1] stats=None):
+                double[::1] work, double[::1] stats=None, const double[::1] sw=None):
     """Run Algorithm 1 over ``X[order]``; update ``w, xbar, C, scale, W, N`` in place.
 
     ``C`` holds scaled scatter matrices (see the module docstring); ``work`` has length at
@@ -305,14 +309,20 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     a row holds a NaN or an infinity the pass stops after that row's round with
     ``stats[1]`` set to its position in ``order`` (the state is then not meaningful; the
     caller discards it). ``stats[1]`` is left as given when every row is finite.
+
+    ``sw``, if given (one value per row of X), holds the rows' importance weights (> 0;
+    rows of weight 0 are left out of ``order`` by the caller): see ``play_round``.
     """
     cdef Model m
     cdef Py_ssize_t r, n = order.shape[0]
     cdef long long t = t0
     cdef double R, R_max = 0.0
     cdef bint track = stats is not None
+    cdef bint weighted = sw is not None
     if X.shape[1] != w.shape[0]:
         raise ValueError("linear_pass: X and w disagree on the number of features")
+    if weighted and sw.shape[0] != X.shape[0]:
+        raise ValueError("linear_pass: sw must hold one weight per row of X")
     if track and stats.shape[0] != 2:
         raise ValueError("linear_pass: stats must hold [max |x|, position of a bad row]")
     bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
@@ -324,7 +334,8 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             if r + 1 < n:
                 prefetch(&X[order[r + 1], 0], m.p)
             R = play_round(&m, &X[order[r], 0], s[order[r]], t,
-                           s[order[r + 1]] if r + 1 < n else 0.0)
+                           s[order[r + 1]] if r + 1 < n else 0.0,
+                           sw[order[r]] if weighted else 1.0)
             if R > R_max:
                 R_max = R
             elif R != R:
@@ -431,7 +442,7 @@ cdef class Stepper:
                                                        * sqrt(<double> p)) <= self.margin)
             if proof:
                 platt_step(self.calib, decision(m, xp), 1.0 if s > 0 else 0.0)
-                play_round(m, xp, s, t, 0.0)
+                play_round(m, xp, s, t, 0.0, 1.0)
                 flush_all(m)
         if not ok:
             return -1.0
@@ -449,7 +460,7 @@ cdef class Stepper:
         with nogil:
             save_round(m, own, self.calib, b, True)
             platt_step(self.calib, f, 1.0 if s > 0 else 0.0)
-            play_round(m, xp, s, t, 0.0)
+            play_round(m, xp, s, t, 0.0, 1.0)
             flush_all(m)
             for j in range(p):
                 if not fabs(m.w[j]) <= DBL_MAX:

@@ -54,7 +54,7 @@ def grad_psi_s(w, a, Sigma):
 
 
 def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, beta=1.0,
-                W=None):
+                W=None, sw=None):
     """One online pass of Algorithm 1 over ``X[order]`` (state updated in place).
 
     Parameters
@@ -72,23 +72,28 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, be
     loss : int, a ``Loss`` code
     beta : float in (0, 1], forgetting factor of the class moments (1: none)
     W : ndarray (2,) of float, decayed class weights (updated); None when beta = 1
-        (then the weights are the counts N)
+        (then the weights are the counts N); required with ``sw``
+    sw : ndarray (n,) of float > 0, importance weights of the rows, or None (all 1): a
+        row of weight v counts v times in its class's moments and scales its loss term
 
     Returns
     -------
     t : int, rounds played after the pass
     """
     t = t0
+    if sw is not None and W is None:
+        raise ValueError("linear_pass: weighted rows need the class weights W")
     for i in order:
         t += 1
         x, y = X[i], s[i]
+        v = 1.0 if sw is None else sw[i]                        # the row's weight
         own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)
         g = lam * w                                             # gradient of (lam/2)||w||^2
         if N[opp] > 0:
             a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_t)
-            g = g + grad_w(loss, w, a, Sigma[opp])              # eq. (14) / eq. (13) x 2
+            g = g + v * grad_w(loss, w, a, Sigma[opp])          # eq. (14) / eq. (13) x 2
         Wk = N[own] if W is None else W[own]
-        Wk = moment_update(x, xbar[own], Sigma[own], Wk, beta)    # eqs. (15)-(18)
+        Wk = moment_update(x, xbar[own], Sigma[own], Wk, beta, v)  # eqs. (15)-(18)
         if W is not None:
             W[own] = Wk
         N[own] += 1

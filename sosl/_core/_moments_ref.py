@@ -19,19 +19,21 @@ def round_prologue(y, t, schedule, eta, lam):
     return own, opp, eta_t
 
 
-def moment_update(x, xbar, Sigma, W, beta=1.0):
-    """Add x to a class of weight W, mean xbar, covariance Sigma (in place); returns W'.
+def moment_update(x, xbar, Sigma, W, beta=1.0, v=1.0):
+    """Add x with weight v to a class of weight W, mean xbar, covariance Sigma (in place);
+    returns W'.
 
     Eqs. (15)-(18) in centered form, with the earlier instances' weights decayed by beta
     (beta = 1: no forgetting, W = N the count; beta < 1: effective memory 1/(1 - beta)):
-    W' = beta W + 1, xbar' = xbar + d/W', Sigma' = (beta W/W') (Sigma + d d'/W'), d = x - xbar.
-    With beta = 1 this is Welford's update Sigma + ((x - xbar)(x - xbar')' - Sigma)/N'.
+    W' = beta W + v, xbar' = xbar + v d/W', Sigma' = (beta W/W') (Sigma + v d d'/W'),
+    d = x - xbar. With beta = 1 and v = 1 this is Welford's update
+    Sigma + ((x - xbar)(x - xbar')' - Sigma)/N'; an integer v equals v repeated rows.
     """
-    W_new = beta * W + 1.0                                      # decayed weight
+    W_new = beta * W + v                                        # decayed weight
     d = x - xbar
-    xbar += d / W_new                                           # eq. (15)/(17)
+    xbar += (v / W_new) * d                                     # eq. (15)/(17)
     Sigma *= beta * W / W_new                                   # eq. (16)/(18), centered
-    Sigma += (beta * W / W_new ** 2) * np.outer(d, d)
+    Sigma += (v * beta * W / W_new ** 2) * np.outer(d, d)
     return W_new
 
 
