@@ -708,6 +708,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 return np.ones(1)
             if y[0] == c0:
                 return -np.ones(1)
+        if (y.dtype.kind in "iu" and c0 == 0 and c1 == 1 and y.ndim == 1
+                and y.shape[0] > 0 and y.min() >= 0 and y.max() <= 1):
+            s = y.astype(np.float64)                 # the common 0/1 labels: 2 y - 1
+            s *= 2.0
+            s -= 1.0
+            return s
         pos = y == c1
         if not known:
             self._check_known(y, self.classes_, pos)
@@ -855,8 +861,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return
         platt_steps(f, s, self.calibration_)
 
+    #: False for a learner whose ``_decision`` on validated rows never emits NumPy's
+    #: floating-point warnings (a typed kernel): ``_raw_scores`` then skips the errstate
+    _decision_warns = True
+
     def _raw_scores(self, X):
         """Scores, non-finite where they overflow (without a floating-point warning)."""
+        if not self._decision_warns:
+            return self._scores(X)
         with np.errstate(over="ignore", invalid="ignore"):
             return self._scores(X)
 

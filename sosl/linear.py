@@ -1,9 +1,11 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
+import math
 import weakref
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
@@ -140,10 +142,10 @@ class _LinearSOSL(BaseOnlineAUC):
                 contraction = eta_max * (lam + 10.0 * R * R * p) <= 2.0
         if not contraction:
             return self._state_names
-        root_p = np.sqrt(p)
+        root_p = math.sqrt(p)
         G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
-        with np.errstate(over="ignore"):                    # inf: the copy is made
-            W = float(np.sqrt(self.coef_ @ self.coef_)) + X.shape[0] * eta_max * G
+        # BLAS dnrm2 scales as it sums: no overflow, no floating-point warning
+        W = float(dnrm2(self.coef_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
             return self._state_names
         return ("coef_", "means_", "scales_", "weights_", "counts_")
@@ -249,12 +251,15 @@ class _LinearSOSL(BaseOnlineAUC):
             return 0.0
         return float(-0.5 * self.coef_ @ (self.means_[0] + self.means_[1]))
 
+    _decision_warns = False        # validated rows reach the typed decision_rows
+
     def _decision(self, X):
         if type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous:
             out = np.empty(X.shape[0])
             _linear.decision_rows(X, self.coef_, self.means_, self.counts_, out)
             return out
-        return X @ self.coef_ + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            return X @ self.coef_ + self.intercept_
 
 
 class OAUCM(_LinearSOSL):

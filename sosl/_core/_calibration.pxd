@@ -16,11 +16,12 @@ from libc.math cimport exp
 cdef inline void platt_step(double* calib, double f, double z) noexcept nogil:
     """calib = [A, H]; f the score before the update, z = 1 for the positive class, else 0."""
     cdef double u = calib[0] * f
-    cdef double q, h, A
+    cdef double q, h, A, e
     if u >= 0.0:
         q = 1.0 / (1.0 + exp(-u))
     else:
-        q = exp(u) / (1.0 + exp(u))
+        e = exp(u)                              # once: libm's exp is not pure for GCC
+        q = e / (1.0 + e)
     h = q * (1.0 - q) * f * f
     calib[1] += h
     A = calib[0] - (q - z) * f / calib[1]
