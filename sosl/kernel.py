@@ -340,7 +340,8 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         Gram matrix), budget policy, step schedule and the storage of the support vectors
         ("csr" when the first call of the fit was sparse)."""
         return {"budgets": budget_pair(self.budget, allow_none=True),
-                "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
+                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
+                "gamma_scale": self.gamma == "scale",
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "budget_policy": self.budget_policy,
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
@@ -584,10 +585,12 @@ _OKAUCS_TAIL = """    Notes
 _SHARED_DOC = """
     kernel : {"gaussian", "rbf", "linear", "poly"}, default="gaussian"
         The kernel k. "rbf" is an alias of "gaussian".
-    gamma : float, default=1.0
+    gamma : float or "scale", default=1.0
         Gaussian: k(x, x') = exp(-gamma ||x - x'||^2), i.e. ``gamma = 1 / sigma^2`` for the
         paper's exp(-||x - x'||^2 / sigma^2) (``sosl.kernels.gamma_from_sigma``); poly: the
         scale of the inner product.
+        ``"scale"``: 1 / (n_features * X.var()) over the first batch of a fit (as
+        ``sklearn.svm.SVC``), computed once and frozen with the fitted layout.
     degree : int, default=3
         Degree of the polynomial kernel (gamma x.x' + coef0)^degree.
     coef0 : float, default=1.0

@@ -32,10 +32,25 @@ __all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "
 #: the constraint-table entries of the kernel hyper-parameters every kernel learner shares
 KERNEL_CONSTRAINTS = {
     "kernel": [StrOptions(set(KERNEL_CODES))],
-    "gamma": [Interval(Real, 0, None, closed="neither")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
     "degree": [Interval(Integral, 1, None, closed="left")],
     "coef0": [Interval(Real, None, None, closed="neither")],
 }
+
+
+def _gamma_scale(X):
+    """``1 / (n_features * X.var())`` over every entry of the first batch (1.0 for a
+    constant batch), scikit-learn's ``gamma="scale"``; sparse rows without densifying."""
+    if sp.issparse(X):
+        n = X.shape[0] * X.shape[1]
+        data = np.asarray(X.data, dtype=np.float64)
+        mean = data.sum() / n
+        var = max(float(np.dot(data, data)) / n - mean * mean, 0.0)
+    else:
+        var = float(np.var(np.asarray(X, dtype=np.float64)))
+    if not (var > 0.0 and np.isfinite(var)):
+        return 1.0
+    return 1.0 / (X.shape[1] * var)
 
 
 class _SparseStorage:
@@ -73,8 +88,21 @@ class _SparseStorage:
             self._new_storage(X)
         super()._partial_fit(X, y, classes, sample_weight)
 
+    def _gamma(self):
+        """The numeric kernel width: ``gamma``, or for ``gamma="scale"`` the value frozen in
+        the layout (fitted) or computed from the first batch (``_new_storage``)."""
+        if isinstance(self.gamma, str):
+            lay = self.__dict__.get("_layout_")
+            if lay is not None and lay.get("gamma_scale"):
+                return lay["gamma"]
+            return self.__dict__.get("_gamma_scale", 1.0)
+        return float(self.gamma)
+
     def _new_storage(self, X):
         self.__dict__["_sparse_fit"] = sp.issparse(X)
+        if isinstance(self.gamma, str):             # "scale": 1 / (p Var(X)), as SVC's
+            self.__dict__["_gamma_scale"] = _gamma_scale(X)
+            self.__dict__.pop("_layout_", None)     # a new fit freezes its own width
         for name in self._storage_names:
             self.__dict__.pop(name, None)
 

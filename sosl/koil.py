@@ -73,8 +73,10 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         Buffer maintenance with weight compensation: reservoir sampling or FIFO.
     kernel : {"gaussian", "rbf", "linear", "poly"}, default="gaussian"
         Kernel, see :mod:`sosl.kernels`.
-    gamma : float, default=1.0
+    gamma : float or "scale", default=1.0
         Gaussian exp(-gamma ||x - x'||^2) (gamma = 1/sigma^2); poly: inner-product scale.
+        ``"scale"``: 1 / (n_features * X.var()) over the first batch of a fit (as
+        ``sklearn.svm.SVC``), computed once and frozen with the fitted layout.
     degree : int, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
@@ -217,7 +219,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         """Budgets (N-, N+) in slot order, buffer policy, kernel and its parameters (they
         define the cached Gram matrix and scores)."""
         return {"budgets": budget_pair(self.budget), "policy": _POLICIES[self.policy],
-                "kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
+                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
+                "gamma_scale": self.gamma == "scale",
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "storage": self._storage()}
 

@@ -56,9 +56,11 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         The parsimony constant K of eps = K eta^{3/2} (ignored if ``epsilon`` is given).
     kernel : {"gaussian", "rbf", "linear", "poly"}, default="gaussian"
         Kernel, see :mod:`sosl.kernels`.
-    gamma : float, default=1.0
+    gamma : float or "scale", default=1.0
         Gaussian exp(-gamma ||x - x'||^2), gamma = 1/sigma^2 (the POLK paper writes
         exp(-||x - x'||^2 / (2 c^2)), i.e. gamma = 1/(2 c^2)); poly: inner-product scale.
+        ``"scale"``: 1 / (n_features * X.var()) over the first batch of a fit (as
+        ``sklearn.svm.SVC``), computed once and frozen with the fitted layout.
     degree : int, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
@@ -177,7 +179,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Kernel and its parameters (they define the cached Gram matrix and its inverse) and
         the step schedule."""
-        return {"kernel": KERNEL_CODES[self.kernel], "gamma": float(self.gamma),
+        return {"kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
+                "gamma_scale": self.gamma == "scale",
                 "degree": float(self.degree), "coef0": float(self.coef0),
                 "schedule": _SCHEDULES[self.schedule], "storage": self._storage()}
 
