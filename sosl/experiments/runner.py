@@ -16,6 +16,27 @@ Every finished task is appended at once as one row of ``<out>/rows.csv``; a late
 with the same ``out`` skips the rows already there, so an interrupted run resumes where it
 stopped (and a full-grid run reuses the points a coarse run has already scored, since the
 coarse exponents are a subset of the full ones). Workers load each dataset once, by name.
+
+The cache (:mod:`sosl.experiments.cache`)
+-----------------------------------------
+Each row is written as one ``write()`` of a whole line and fsynced, so a kill at any
+moment loses at most the row being written; the torn last line such a kill leaves is cut
+off before the next run appends, and its task is computed again. A line that is not a row
+(the file edited or damaged) stops the run with an error naming the file and line, rather
+than being dropped or recomputed in silence: a results record should not lose data without
+telling. An empty file gets its header.
+
+Why a CSV and not SQLite. SQLite (in the standard library) would give transactions, so
+torn writes and several writers would be its problem, not ours. But the record of a run is
+also meant to be read, reviewed and committed: a compact per-run record kept in the
+repository, with the tables regenerated from it, needs a text file whose changes show as
+added lines in a diff, which a binary database does not give (it would need an export and
+a second source of truth). The cache is append-only with one writer (the process that
+drives the run; workers only return rows), so the one guarantee SQLite would add here,
+atomic multi-statement updates, is not needed: an append of one line with ``O_APPEND``,
+fsync, and a repair of the torn tail give the same "all of a row or none of it" result.
+SQLite's file locking is also unreliable on the network file systems clusters share
+result directories on, and the CSV opens in any tool. So the CSV stays, and is made robust.
 """
 
 import csv
@@ -32,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets as ds
+from ..datasets._loaders import find_dataset
 from .algorithms import (
     ALGORITHMS,
     GRIDS,
@@ -45,32 +67,53 @@ from .algorithms import (
     spec_of,
 )
 from .backends import executor
+from .cache import CACHE_NAME, FIELDS, open_cache, read_cache
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data",
+__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "check_checksums", "cost_table", "get_data",
            "load_rows", "oracle_ceilings", "paper_table", "report", "report_from_cache",
            "run_experiment", "run_specs", "run_summary"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
 
-FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "protocol", "auc",
-          "seconds", "cpu_seconds", "error", "pid", "thread")
-
 
 @lru_cache(maxsize=8)
-def get_data(name, data_dir=None):
+def get_data(name, data_dir=None, verify=True):
     """X (scaled to [-1, 1]) and y in {0, 1} of a dataset, cached per process.
 
     Besides the registry's names: ``"default"`` (breast cancer) and ``"synthetic"``
     (a fixed 2000 x 8 stream with imbalance ratio 5 from
-    :func:`sosl.datasets.make_imbalanced_stream`).
+    :func:`sosl.datasets.make_imbalanced_stream`). ``verify`` is that of
+    :func:`sosl.datasets.load_dataset` (False reads the file without its checksum; see
+    :func:`check_checksums` for the warning).
     """
     if name == "synthetic":
         X, y = ds.make_imbalanced_stream(2000, 8, imbalance_ratio=5.0, class_sep=1.5,
                                          random_state=0)
         return ds.scale_features(X), y
-    return ds.load_dataset(name, data_dir)
+    return ds.load_dataset(name, data_dir, verify=verify)
+
+
+def check_checksums(datasets, data_dir=None):
+    """Check every registered dataset's file against its checksum, warning instead of raising.
+
+    What a run with ``verify=False`` does once, in the calling process, before its tasks
+    read the files unchecked: a file whose checksum the registry does not know, or that
+    differs from it, is accepted with a :class:`sosl.datasets.UnverifiedDatasetWarning`
+    naming the file and its sha256.
+
+    Returns
+    -------
+    digests : dict
+        name -> sha256 of the file used (registered datasets only).
+    """
+    out = {}
+    for name in datasets:
+        if name in ds.DATASETS:
+            path = find_dataset(name, data_dir)
+            out[name] = ds.verify_sha256(name, path, ds.DATASETS[name].sha256, strict=False)
+    return out
 
 
 def _params_key(params):
@@ -79,7 +122,7 @@ def _params_key(params):
 
 def _task(kind, dataset, algorithm, run, params, cfg):
     t0, c0 = time.perf_counter(), time.process_time()
-    X, y = get_data(dataset, cfg["data_dir"])
+    X, y = get_data(dataset, cfg["data_dir"], cfg["verify"])
     spec = spec_of(algorithm)
     proto = dict(seed=cfg["seed"], n_repeats=cfg["n_repeats"], n_folds=cfg["n_folds"])
     if kind == "cv":
@@ -114,19 +157,17 @@ def _unique(rows):
 
 
 def load_rows(out):
-    """Rows of ``<out>/rows.csv`` (an empty list if there is none); ``auc`` as float."""
-    path = Path(out) / "rows.csv"
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        r["auc"] = float(r["auc"])
-        r["run"] = int(r["run"])
-        r["seed"] = int(r["seed"])
-        r["seconds"] = float(r["seconds"])
-        r["cpu_seconds"] = float(r.get("cpu_seconds") or "nan")
-    return rows
+    """Rows of ``<out>/rows.csv`` (an empty list if there is none), the file left unchanged.
+
+    ``run`` and ``seed`` are int, ``auc``, ``seconds`` and ``cpu_seconds`` float; a torn
+    last line (a row cut by a kill) is not a row and is ignored.
+
+    Raises
+    ------
+    sosl.experiments.cache.CacheError
+        (a ValueError) naming the file and line of a line that is not a row.
+    """
+    return read_cache(Path(out) / CACHE_NAME)
 
 
 class _Progress:
@@ -151,12 +192,11 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _run_tasks(ex, tasks, cfg, writer, fh, label, progress):
+def _run_tasks(ex, tasks, cfg, writer, label, progress):
     bar = _Progress(len(tasks), label, progress)
     rows = []
     for row in ex.map_unordered(_task, [(*t, cfg) for t in tasks]):
-        writer.writerow(row)
-        fh.flush()
+        writer.write(row)
         rows.append(row)
         bar.step()
     return rows
@@ -188,7 +228,7 @@ def run_specs(algorithms=None, ceilings=False, references=None):
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
-                   ceilings=False, references=None):
+                   ceilings=False, references=None, verify=True):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
@@ -235,6 +275,12 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Batch references (keys of :data:`~sosl.experiments.algorithms.REFERENCES`) run
         beside ``algorithms``; None = those of the tables of ``algorithms`` when
         ``ceilings`` is set, none otherwise; ``[]`` = none.
+    verify : bool, default=True
+        Check each dataset file's sha256 against the registry and refuse a file the
+        registry has no checksum for (:class:`sosl.datasets.UnknownChecksumError`) or that
+        differs from it (:class:`sosl.datasets.IntegrityError`). False accepts such a file
+        with a :class:`sosl.datasets.UnverifiedDatasetWarning` giving its path and sha256
+        (see :func:`check_checksums`; the command line's ``--no-verify``).
 
     Returns
     -------
@@ -250,11 +296,14 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
+           "verify": bool(verify),
            "max_points": None if max_points is None else int(max_points),
            "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}"}
     n_runs = cfg["n_repeats"] * cfg["n_folds"]
-    for name in datasets:  # fail early, in this process, on a missing dataset
-        y = get_data(name, data_dir)[1]
+    if not verify:
+        check_checksums(datasets, data_dir)
+    for name in datasets:  # fail early, in this process, on a missing or refused dataset
+        y = get_data(name, data_dir, cfg["verify"])[1]
         if len(outer_splits(y, name, seed, n_repeats, n_folds)) != n_runs:
             raise RuntimeError("unexpected number of outer runs")
     for s in specs:
@@ -262,22 +311,16 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
             log(f"grid: {msg}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    existing = load_rows(out)
-    done = {_key({**r, "params": r["params"]}) for r in existing}
-    path = out / "rows.csv"
-    new_file = not path.exists()
+    existing, writer = open_cache(out / CACHE_NAME)
+    done = {_key(r) for r in existing}
     rows_now = []
-    with open(path, "a", newline="") as fh, executor(backend, n_jobs, scheduler) as ex:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        if new_file:
-            writer.writeheader()
-            fh.flush()
+    with writer, executor(backend, n_jobs, scheduler) as ex:
         base = {"grid": "", "seed": cfg["seed"], "protocol": cfg["protocol"]}
         cv_tasks = [("cv", d, s.name, r, p) for d in datasets for s in specs
                     for r in range(n_runs) for p in grid_points(s, grid, max_points)
                     if _key({**base, "kind": "cv", "dataset": d, "algorithm": s.name, "run": r,
                              "params": _params_key(p)}) not in done]
-        rows_now += _run_tasks(ex, cv_tasks, cfg, writer, fh, "cv  ", progress)
+        rows_now += _run_tasks(ex, cv_tasks, cfg, writer, "cv  ", progress)
         all_rows = existing + rows_now
         cv_by = defaultdict(list)
         for r in all_rows:
@@ -292,13 +335,13 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                            "params": _params_key(best), "grid": grid_label(s, grid, max_points)}
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
-        rows_now += _run_tasks(ex, test_tasks, cfg, writer, fh, "test", progress)
+        rows_now += _run_tasks(ex, test_tasks, cfg, writer, "test", progress)
         if ceilings:
             oracle_tasks = [("oracle", d, s.name, r, p) for d in datasets for s in specs
                             for r in range(n_runs) for p in grid_points(s, grid, max_points)
                             if _key({**base, "kind": "oracle", "dataset": d, "algorithm": s.name,
                                      "run": r, "params": _params_key(p)}) not in done]
-            rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, fh, "oracle", progress)
+            rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, "oracle", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
