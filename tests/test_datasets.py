@@ -212,3 +212,26 @@ def test_shared_data_matches_registry():
         assert X.shape == (ds.DATASETS[name].n_rows, ds.DATASETS[name].n_features)
         assert y.sum() == rep["n_positive"] == ds.DATASETS[name].n_positive
         assert X.min() >= -1.0 and X.max() <= 1.0
+
+
+def test_verify_sha256_strict_false_warns_with_the_digest(tmp_path):
+    import hashlib
+    import warnings
+
+    path = tmp_path / "x.libsvm"
+    path.write_text("1 1:0.5\n-1 1:0.25\n")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert ds.verify_sha256("x", path, digest) == digest
+    with pytest.raises(ds.UnknownChecksumError, match="no sha256 for x.libsvm"):
+        ds.verify_sha256("x", path, None)
+    with pytest.raises(ds.IntegrityError, match=f"has sha256 {digest}, the registry expects 00"):
+        ds.verify_sha256("x", path, "00" * 32)
+    with pytest.warns(ds.UnverifiedDatasetWarning,
+                      match=f"{path} \\(sha256 {digest}\\) is used unverified: the registry "
+                            "knows no checksum for x.libsvm"):
+        assert ds.verify_sha256("x", path, None, strict=False) == digest
+    with pytest.warns(ds.UnverifiedDatasetWarning, match=f"registry expects sha256 {'00' * 32}"):
+        assert ds.verify_sha256("x", path, "00" * 32, strict=False) == digest
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # a matching file warns of nothing
+        assert ds.verify_sha256("x", path, digest, strict=False) == digest

@@ -128,7 +128,8 @@ def test_every_option_has_help_text():
     parser = build_parser()
     opts = {a.dest: a for a in parser._actions}
     for dest in ("jobs", "out", "seed", "repeats", "folds", "inner_folds", "backend",
-                 "scheduler", "grid", "datasets", "algorithms", "max_points", "data_dir"):
+                 "scheduler", "grid", "datasets", "algorithms", "max_points", "data_dir",
+                 "no_verify"):
         assert opts[dest].help and len(opts[dest].help) > 15, dest
     text = parser.format_help()
     assert "resumable cache" in text and "outer partitions" in text and "one per core" in text
