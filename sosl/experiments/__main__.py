@@ -69,6 +69,36 @@ def _jobs(text):
     return value
 
 
+#: what each grid is for, after its exponents in --help
+_GRID_NOTES = {
+    "full": "the paper's grid",
+    "coarse": "every 2nd exponent of the paper's",
+    "sparse": f"every 4th, for the kernel learners: it ends at 2^{GRIDS['sparse'][0]} and "
+              f"2^{GRIDS['sparse'][-1]}, so a value the paper's grid reaches at "
+              f"2^{GRIDS['full'][0]}, 2^{GRIDS['full'][-1]} is not searched",
+    "quick": "smoke tests",
+    "wide": "diagnostic: lam far below the paper's 2^-10",
+}
+
+
+def _exponent_range(exps):
+    """``-10..10 step 2 (11 points)`` for an evenly spaced tuple, else the list itself."""
+    steps = {b - a for a, b in zip(exps, exps[1:])}
+    if len(exps) > 3 and len(steps) == 1:
+        (step,) = steps
+        by = f" step {step}" if step != 1 else ""
+        return f"e = {exps[0]}..{exps[-1]}{by} ({len(exps)} points)"
+    return "e in {" + ", ".join(map(str, exps)) + "}"
+
+
+def grid_help():
+    """The --grid help: every grid's exponents, read from GRIDS, and what it is for."""
+    parts = [f"{name}: {_exponent_range(exps)}, {_GRID_NOTES.get(name, '')}".rstrip(", ")
+             for name, exps in GRIDS.items()]
+    return ("values 2^e of every searched parameter (lam, eta, C, sigma), cut to each "
+            "learner's domain; default full. " + "; ".join(parts))
+
+
 def build_parser():
     """The argument parser of ``python -m sosl.experiments``."""
     p = _Parser(prog=PROG, description="Reproduce Tables 2 and 3 of the SOSL paper.")
@@ -77,9 +107,7 @@ def build_parser():
                         "directory); also 'default' (breast cancer) and 'synthetic'")
     p.add_argument("--algorithms", nargs="+", default=None, choices=list(ALGORITHMS),
                    metavar="ALG", help=f"paper names, default all: {', '.join(ALGORITHMS)}")
-    p.add_argument("--grid", default="full", choices=sorted(GRIDS),
-                   help="2^e grids: full e in -10..10 (paper), coarse every 2nd, sparse every 4th, "
-                        "quick 3 points, wide e in -20..10 (diagnostic)")
+    p.add_argument("--grid", default="full", choices=sorted(GRIDS), help=grid_help())
     p.add_argument("--max-points", type=_int_at_least(0, "0 = whole grids"), default=None,
                    help="search at most this many points of each product grid, drawn at random "
                         "(default: each algorithm's own cap; only OKAUC-S has one, the size of a "
