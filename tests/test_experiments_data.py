@@ -107,3 +107,86 @@ def test_run_experiment_verify_false_warns_and_true_refuses(data_dir, tmp_path):
     with pytest.warns(ds.UnverifiedDatasetWarning, match=sums["heart"]):
         s = ex.run_experiment(["heart"], ["Perceptron"], verify=False, **kw)
     assert s["new_rows"] == 4
+
+
+@pytest.fixture
+def vowel_dir(tmp_path):
+    """A small vowel.libsvm: 11 classes (labels 0..10) of 8 rows, 10 features."""
+    d = tmp_path / "vdata"
+    d.mkdir()
+    rng = np.random.default_rng(4)
+    labels = np.repeat(np.arange(11), 8)
+    X = rng.normal(size=(labels.size, 10)) + 0.7 * np.eye(11, 10)[labels]
+    (d / "vowel.libsvm").write_text("".join(
+        f"{lab} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
+        for lab, x in zip(labels, X)))
+    return d, labels
+
+
+def test_positive_class_option_runs_another_class(vowel_dir, tmp_path, capsys):
+    d, labels = vowel_dir
+    out = tmp_path / "o"
+    base = ["--datasets", "vowel", "--data-dir", str(d), "--out", str(out), "--no-verify",
+            *SMALL]
+    code = cli_main(base + ["--positive-class", "vowel=5", "--positive-class", "vowel=2"])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    rows = ex.load_rows(out)
+    # vowel=2 is the registry's own class: the plain name; 5 is another task of its own
+    assert sorted({r["dataset"] for r in rows}) == ["vowel", "vowel:pos=5"] and len(rows) == 8
+    _, y5 = ex.get_data("vowel:pos=5", str(d), False)
+    _, y2 = ex.get_data("vowel", str(d), False)
+    assert np.array_equal(y5, labels == 5) and np.array_equal(y2, labels == 2)
+    paper = ex.paper_table()[("vowel", "Perceptron")]
+    line = next(ln for ln in stdout.splitlines() if ln.startswith("| vowel:pos=5 |"))
+    assert f"/ {paper[1]:.2f} ± {paper[2]:.2f}" in line           # the paper's vowel beside it
+    assert "`vowel:pos=5`: vowel with its original label 5 as the positive class" in stdout
+    # the tasks of the two classes differ: same splits' seeds, other labels, other AUCs
+    auc = {(r["dataset"], r["kind"], r["run"]): r["auc"] for r in rows}
+    assert auc[("vowel", "test", 0)] != auc[("vowel:pos=5", "test", 0)]
+
+
+@pytest.mark.parametrize("arg, text", [
+    ("vowel", "expected DATASET=LABEL (e.g. vowel=3), got 'vowel'"),
+    ("vowel=two", "the label after vowel= must be a number"),
+    ("vowl=3", "'vowl' is not a registered dataset (did you mean 'vowel'?)"),
+    ("heart=1", "a positive class is given for 'heart', which is not among the datasets run"),
+    ("vowel=12", "no row of"),
+])
+def test_positive_class_mistakes_are_one_line(vowel_dir, tmp_path, capsys, arg, text):
+    d, _ = vowel_dir
+    args = ["--datasets", "vowel", "--data-dir", str(d), "--out", str(tmp_path / "o"),
+            "--no-verify", *SMALL, "--positive-class", arg]
+    try:
+        code = cli_main(args)
+    except SystemExit as stop:       # argparse's own errors
+        code = stop.code
+    out, err = capsys.readouterr()
+    err = "\n".join(ln for ln in err.splitlines() if ": warning: " not in ln) + "\n"
+    _one_error(code, out, err)
+    assert text in err, err
+
+
+def test_run_names_of_positive_classes():
+    assert ex.runner.run_name("vowel", 3) == "vowel:pos=3"
+    assert ex.runner.run_name("vowel", 2.0) == "vowel"          # the registry's own label=2
+    assert ex.runner.run_name("vowel", None) == "vowel"
+    assert ex.runner.run_name("satimage", 4) == "satimage:pos=4"  # a count= rule: named
+    assert ex.runner.split_run_name("vowel:pos=3") == ("vowel", 3.0)
+    assert ex.runner.split_run_name("vowel") == ("vowel", None)
+    with pytest.raises(ValueError, match="registered dataset, not 'synthetic'"):
+        ex.runner.run_name("synthetic", 1)
+    assert ex.runner.with_positive_classes(["heart", "vowel"], {"vowel": [3, 2, 3]}) == \
+        ["heart", "vowel:pos=3", "vowel"]
+    with pytest.raises(ValueError, match="given for 'vowel', which is not among"):
+        ex.runner.with_positive_classes(["heart"], {"vowel": 3})
+
+
+def test_run_experiment_positive_class(vowel_dir, tmp_path):
+    d, labels = vowel_dir
+    with pytest.warns(ds.UnverifiedDatasetWarning):
+        s = ex.run_experiment(["vowel"], ["Perceptron"], grid="quick", out=tmp_path,
+                              progress=False, log=lambda *_: None, n_repeats=1, n_folds=2,
+                              inner_folds=2, data_dir=d, verify=False,
+                              positive_class={"vowel": 7})
+    assert {r["dataset"] for r in s["test_rows"]} == {"vowel:pos=7"}

@@ -28,6 +28,7 @@ from .runner import (
     report_from_cache,
     run_experiment,
     run_specs,
+    with_positive_classes,
 )
 
 #: dataset names the runner knows besides the registry's (see runner.get_data)
@@ -56,6 +57,19 @@ def _int_at_least(low, what):
             raise argparse.ArgumentTypeError(f"must be >= {low} ({what}), got {value}")
         return value
     return parse
+
+
+def _positive_class(text):
+    name, eq, label = text.partition("=")
+    if not eq or not name:
+        raise argparse.ArgumentTypeError(f"expected DATASET=LABEL (e.g. vowel=3), got {text!r}")
+    try:
+        value = float(label)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"the label after {name}= must be a number (as written in the file), got "
+            f"{label!r}") from None
+    return name, value
 
 
 def _jobs(text):
@@ -145,6 +159,12 @@ def build_parser():
                    help="use a dataset file whose sha256 the registry does not know (or that "
                         "differs from the registered one) instead of refusing it; a warning "
                         "names the file and its sha256")
+    p.add_argument("--positive-class", action="append", type=_positive_class, default=[],
+                   metavar="DATASET=LABEL",
+                   help="make the original label LABEL of DATASET the positive class instead "
+                        "of the registry's rule (e.g. vowel=3: another of vowel's 11 "
+                        "one-vs-rest tasks); repeat it for several classes, each then a "
+                        "dataset of its own named DATASET:pos=LABEL in the cache and tables")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ceilings", action="store_true",
                    help="also compute the oracle ceiling of every cell (every grid point of "
@@ -225,10 +245,29 @@ def _check_checksums(names, data_dir):
                              "--no-verify to use it anyway)")
 
 
+def _relabel(names, args):
+    """``names`` with the --positive-class choices applied (UsageError for a wrong one)."""
+    wanted = {}
+    for name, label in args.positive_class:
+        if name not in ds.DATASETS:
+            close = difflib.get_close_matches(name, list(ds.DATASETS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"--positive-class {name}={label:g}: {name!r} is not a registered "
+                             f"dataset{hint}")
+        wanted.setdefault(name, []).append(label)
+    if not wanted or names is None:     # --report-only without --datasets: every row
+        return names
+    try:
+        return with_positive_classes(names, wanted)
+    except ValueError as err:
+        raise UsageError(f"--positive-class: {err}") from None
+
+
 def _report_only(args):
     proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
-    paths = report_from_cache(args.out, args.grid, args.seed, proto, args.datasets,
-                              args.algorithms, max_points=args.max_points)
+    names = _relabel(args.datasets, args)
+    paths = report_from_cache(args.out, args.grid, args.seed, proto, names, args.algorithms,
+                              max_points=args.max_points)
     if not paths:
         cache = Path(args.out) / "rows.csv"
         found = cached_grids(args.out)
@@ -271,7 +310,7 @@ def _run(args):
         return _report_only(args)
     if args.scheduler and args.backend not in ("dask", "ray"):
         raise UsageError(f"--scheduler is used by --backend dask or ray, not {args.backend}")
-    names = _check_datasets(args.datasets, args.data_dir, not args.no_verify)
+    names = _relabel(_check_datasets(args.datasets, args.data_dir, not args.no_verify), args)
     if args.estimate is not None:
         return _estimate(args, names)
     held = []  # the run summary is printed last, after the tables

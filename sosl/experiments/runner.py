@@ -70,12 +70,43 @@ from .backends import executor
 from .cache import CACHE_NAME, FIELDS, open_cache, read_cache
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "check_checksums", "cost_table", "get_data",
-           "load_rows", "oracle_ceilings", "paper_table", "report", "report_from_cache",
-           "run_experiment", "run_specs", "run_summary"]
+__all__ = ["DEFAULT_OUT", "FIELDS", "POSITIVE_TAG", "cached_grids", "check_checksums",
+           "cost_table", "get_data", "load_rows", "oracle_ceilings", "paper_table", "report",
+           "report_from_cache", "run_experiment", "run_name", "run_specs", "run_summary",
+           "split_run_name", "with_positive_classes"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
+
+
+#: joins a dataset's name and the positive class a run chose for it: ``vowel:pos=3``
+POSITIVE_TAG = ":pos="
+
+
+def run_name(name, positive_class=None):
+    """The name a run records for dataset ``name`` with ``positive_class`` made positive.
+
+    ``name`` itself when ``positive_class`` is None or is the label the registry's rule
+    names (``label=<v>``), else ``<name>:pos=<label>`` (e.g. ``vowel:pos=3``): the rows of
+    another one-vs-rest task are other tasks in the cache and other rows of the tables.
+    """
+    if positive_class is None:
+        return name
+    label = float(positive_class)
+    info = ds.DATASETS.get(name)
+    if info is None:
+        raise ValueError(f"a positive class can be chosen for a registered dataset, not "
+                         f"{name!r}; registered: {', '.join(ds.DATASETS)}")
+    kind, _, value = info.binarize.partition("=")
+    if kind == "label" and float(value) == label:
+        return name
+    return f"{name}{POSITIVE_TAG}{label:g}"
+
+
+def split_run_name(name):
+    """``(dataset, positive class or None)`` of a name made by :func:`run_name`."""
+    base, tag, label = name.partition(POSITIVE_TAG)
+    return (base, float(label)) if tag else (name, None)
 
 
 @lru_cache(maxsize=8)
@@ -84,7 +115,8 @@ def get_data(name, data_dir=None, verify=True):
 
     Besides the registry's names: ``"default"`` (breast cancer) and ``"synthetic"``
     (a fixed 2000 x 8 stream with imbalance ratio 5 from
-    :func:`sosl.datasets.make_imbalanced_stream`). ``verify`` is that of
+    :func:`sosl.datasets.make_imbalanced_stream`), and a registry name with another
+    positive class (:func:`run_name`, ``vowel:pos=3``). ``verify`` is that of
     :func:`sosl.datasets.load_dataset` (False reads the file without its checksum; see
     :func:`check_checksums` for the warning).
     """
@@ -92,7 +124,39 @@ def get_data(name, data_dir=None, verify=True):
         X, y = ds.make_imbalanced_stream(2000, 8, imbalance_ratio=5.0, class_sep=1.5,
                                          random_state=0)
         return ds.scale_features(X), y
-    return ds.load_dataset(name, data_dir, verify=verify)
+    base, positive = split_run_name(name)
+    return ds.load_dataset(base, data_dir, verify=verify, positive_class=positive)
+
+
+def with_positive_classes(datasets, positive_class=None):
+    """``datasets`` with each one given positive classes replaced by one name per class.
+
+    Parameters
+    ----------
+    datasets : list of str
+    positive_class : dict or None
+        Dataset -> a label, or a list of labels (one one-vs-rest task each), made the
+        positive class instead of the registry's rule; the names are :func:`run_name`'s.
+
+    Raises
+    ------
+    ValueError
+        For a positive class given for a dataset that is not in ``datasets``.
+    """
+    positive_class = dict(positive_class or {})
+    missing = [n for n in positive_class if n not in datasets]
+    if missing:
+        raise ValueError(f"a positive class is given for {', '.join(map(repr, missing))}, "
+                         f"which is not among the datasets run ({', '.join(datasets)})")
+    out = []
+    for d in datasets:
+        labels = positive_class.get(d)
+        if labels is None:
+            out.append(d)
+            continue
+        for label in (labels if isinstance(labels, (list, tuple)) else [labels]):
+            out.append(run_name(d, label))
+    return list(dict.fromkeys(out))
 
 
 def check_checksums(datasets, data_dir=None):
@@ -109,7 +173,7 @@ def check_checksums(datasets, data_dir=None):
         name -> sha256 of the file used (registered datasets only).
     """
     out = {}
-    for name in datasets:
+    for name in dict.fromkeys(split_run_name(d)[0] for d in datasets):
         if name in ds.DATASETS:
             path = find_dataset(name, data_dir)
             out[name] = ds.verify_sha256(name, path, ds.DATASETS[name].sha256, strict=False)
@@ -228,7 +292,7 @@ def run_specs(algorithms=None, ceilings=False, references=None):
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
-                   ceilings=False, references=None, verify=True):
+                   ceilings=False, references=None, verify=True, positive_class=None):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
@@ -281,6 +345,11 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         differs from it (:class:`sosl.datasets.IntegrityError`). False accepts such a file
         with a :class:`sosl.datasets.UnverifiedDatasetWarning` giving its path and sha256
         (see :func:`check_checksums`; the command line's ``--no-verify``).
+    positive_class : dict or None
+        Dataset name -> the original label (or a list of labels, one task each) made the
+        positive class instead of the registry's rule (the command line's
+        ``--positive-class``); such a dataset's rows and table rows are named
+        ``<name>:pos=<label>`` (see :func:`run_name` and :func:`with_positive_classes`).
 
     Returns
     -------
@@ -292,6 +361,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
     t0 = time.perf_counter()
+    datasets = with_positive_classes(datasets, positive_class)
     specs = run_specs(algorithms, ceilings, references)
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
@@ -560,7 +630,7 @@ STD_KINDS = (("auc_std", "std over runs"),
              ("auc_sem", "standard error"))
 
 
-def _legend(n_folds_seen, with_ceilings=False, references=()):
+def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
     lines = [
         "Legend:",
         "- `ours ± s`: mean of the test AUC over the runs of the protocol (repeats x folds) "
@@ -588,6 +658,11 @@ def _legend(n_folds_seen, with_ceilings=False, references=()):
                      "selection on the training part, refit, test): " + "; ".join(
                          _REFERENCE_NOTES[r] for r in references if r in _REFERENCE_NOTES)
                      + ".")
+    for d in relabelled:
+        base, label = split_run_name(d)
+        lines.append(f"- `{d}`: {base} with its original label {label:g} as the positive "
+                     "class (`--positive-class`), not the registry's; the paper's value "
+                     f"beside it is the paper's {base}.")
     lines += [
         "",
         "Spread of each cell: the std over the runs (as in the table), the std (ddof 1) of "
@@ -736,7 +811,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 if not v:
                     continue
                 mean, std = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
-                pm, ps = (paper[(d, a)][1:] if (d, a) in paper else (None, None))
+                key = (split_run_name(d)[0], a)
+                pm, ps = (paper[key][1:] if key in paper else (None, None))
                 diff = None if pm is None else mean - pm
                 pm_means = [np.mean(x) for x in parts[(d, a)].values()]
                 std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
@@ -785,7 +861,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
         refs = [a for a in algos if a in REFERENCES]
         lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?", with_ceilings,
-                                refs) + [""]
+                                refs, [d for d in dsets if split_run_name(d)[1] is not None])
+        lines += [""]
 
         def fmt(x):
             return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
@@ -853,7 +930,7 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
                     and (datasets is None or r["dataset"] in datasets)
                     and (algorithms is None or r["algorithm"] in algorithms)])
     order = {d: i for i, d in enumerate(ds.DATASETS)}
-    rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
+    rows.sort(key=lambda r: (order.get(split_run_name(r["dataset"])[0], -1), r["dataset"]))
     ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
     paths = report(rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     if rows:
@@ -920,7 +997,8 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
              "| oracle CPU s |", "|---|---|---|---|---|---|---|"]
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     algo_order = {a: i for i, a in enumerate(known)}
-    for d, a in sorted(tests, key=lambda k: (order.get(k[0], -1), k[0], algo_order[k[1]])):
+    for d, a in sorted(tests, key=lambda k: (order.get(split_run_name(k[0])[0], -1), k[0],
+                                             algo_order[k[1]])):
         lines.append(f"| {d} | {a} | {len(points[a])} | {n_cv[(d, a)]} | {tests[(d, a)]} | "
                      f"{cpu[(d, a)]:.0f} | {cpu_oracle[(d, a)]:.0f} |")
     lines.append(f"| total | | | {sum(n_cv.values())} | {sum(tests.values())} | "
