@@ -30,7 +30,13 @@ import json
 import os
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 __all__ = ["CACHE_NAME", "FIELDS", "KINDS", "CacheError", "CacheRepairWarning", "RowWriter",
            "open_cache", "read_cache"]
@@ -188,11 +194,11 @@ def _write_all(fd, data):
 def open_cache(path):
     """Check and repair a cache file for appending; return its rows and a writer.
 
-    A missing file is created with the header (written to a temporary file, fsynced and
-    renamed, so no reader ever sees a file without it); an empty one gets the header; a
-    torn last line (no newline: the row being written when a run was killed) is cut off.
-    The file is checked before anything is changed: a corrupt line raises and leaves the
-    file as it was.
+    A missing file is created with the header; an empty one gets the header; a torn last
+    line (no newline: the row being written when a run was killed) is cut off. The file
+    is checked before anything is changed: a corrupt line raises and leaves the file as it
+    was. The check and the repair hold the file's lock (see :class:`RowWriter`), so a run
+    appending to the same file meanwhile is never cut mid-row.
 
     Parameters
     ----------
@@ -216,31 +222,29 @@ def open_cache(path):
         When a torn line is cut off or a header is written into an existing file.
     """
     path = Path(path)
-    if not path.exists():
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(_HEADER.encode())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    existed = path.exists()
+    writer = RowWriter(path)
+    try:
+        with writer.locked():
+            fd = writer._fd
+            data = _read_all(fd)
+            complete, torn = _split(data)
+            rows = _rows_of(complete, path)
+            if not complete and not _HEADER.encode().startswith(torn.removesuffix(b"\r")):
+                raise CacheError(path, 1, f"{torn[:60]!r} is not the runner's header "
+                                          f"({','.join(FIELDS)}); this is not a rows.csv of "
+                                          "sosl.experiments")
+            if torn or not complete:
+                os.ftruncate(fd, len(complete))
+                if not complete:
+                    _write_all(fd, _HEADER.encode())
+                os.fsync(fd)
+    except BaseException:
+        writer.close()
+        raise
+    if not existed:
         _fsync_dir(path.parent)
-        return [], RowWriter(path)
-    data = path.read_bytes()
-    complete, torn = _split(data)
-    rows = _rows_of(complete, path)
-    if not complete and not _HEADER.encode().startswith(torn.removesuffix(b"\r")):
-        raise CacheError(path, 1, f"{torn[:60]!r} is not the runner's header "
-                                  f"({','.join(FIELDS)}); this is not a rows.csv of "
-                                  "sosl.experiments")
-    if torn or not complete:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.ftruncate(fd, len(complete))
-            if not complete:
-                _write_all(fd, _HEADER.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    elif torn or not complete:
         if torn and complete:
             line = complete.count(b"\n") + 1
             what = (f"cut off the torn last line {line} ({len(torn)} bytes with no newline: "
@@ -250,7 +254,30 @@ def open_cache(path):
         else:
             what = "the file was empty; wrote the header"
         warnings.warn(f"{path}: {what}", CacheRepairWarning, stacklevel=2)
-    return rows, RowWriter(path)
+    return rows, writer
+
+
+def _read_all(fd):
+    """The whole file behind ``fd``, read from offset 0 (the offset of ``fd`` untouched)."""
+    parts, offset = [], 0
+    while True:
+        block = os.pread(fd, 1 << 20, offset)
+        if not block:
+            return b"".join(parts)
+        parts.append(block)
+        offset += len(block)
+
+
+@contextmanager
+def _flocked(fd):
+    if fcntl is None:      # no advisory locks here (Windows): one run per cache
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _one_line(value):
@@ -262,14 +289,16 @@ class RowWriter:
     """Appends rows to a cache file, each as one ``write()`` of a whole line.
 
     The write goes to the kernel at once, so a killed process loses at most the row it
-    was writing. ``os.fsync`` then makes the rows durable against a crash of the machine
-    itself; it costs milliseconds on a disk, so it runs after a row when ``sync_every``
-    seconds have passed since the last one, and on :meth:`close`.
+    was writing. Each write holds an exclusive ``flock`` on the file (where the platform
+    has one), the lock :func:`open_cache` takes to check and repair it, so two runs sharing
+    a cache do not cut each other's rows. ``os.fsync`` then makes the rows durable against
+    a crash of the machine itself; it costs milliseconds on a disk, so it runs after a row
+    when ``sync_every`` seconds have passed since the last one, and on :meth:`close`.
 
     Parameters
     ----------
     path : path-like
-        An existing cache file ending with a newline (see :func:`open_cache`).
+        A cache file ending with a newline (see :func:`open_cache`, which makes it so).
     sync_every : float, default=1.0
         Seconds between fsyncs (a machine crash loses at most the rows of that interval);
         0 fsyncs after every row.
@@ -277,14 +306,19 @@ class RowWriter:
 
     def __init__(self, path, sync_every=1.0):
         self.path, self.sync_every = Path(path), float(sync_every)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
         self._synced, self._dirty = time.monotonic(), False
+
+    def locked(self):
+        """A context holding the file's exclusive lock."""
+        return _flocked(self._fd)
 
     def write(self, row):
         """Append one row (a dict keyed by :data:`FIELDS`)."""
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([_one_line(row[k]) for k in FIELDS])
-        _write_all(self._fd, buf.getvalue().encode("utf-8"))
+        with self.locked():
+            _write_all(self._fd, buf.getvalue().encode("utf-8"))
         self._dirty = True
         if time.monotonic() - self._synced >= self.sync_every:
             self.sync()
