@@ -229,3 +229,29 @@ def test_a_newline_in_a_field_stays_on_one_line(tmp_path):
     assert path.read_bytes().count(b"\n") == 2
     (back,) = cache.read_cache(path)
     assert back["error"] == "failed: ValueError: first line second line third"
+
+
+def test_repair_waits_for_a_row_being_written(tmp_path):
+    """A second run opening the cache while the first is inside a row's write must not take
+    the half-written row for a torn one: the repair waits for the writer's lock."""
+    import os
+    import threading
+
+    if cache.fcntl is None:
+        pytest.skip("no flock on this platform")
+    path = tmp_path / "rows.csv"
+    _, w = cache.open_cache(path)
+    line = b"cv,synthetic,Perceptron,0,{},,0,1x2/2,0.5,0.1,0.1,,1,t\n"
+    got = []
+    with w, w.locked():
+        os.write(w._fd, line[:20])
+        t = threading.Thread(target=lambda: got.append(cache.open_cache(path)))
+        t.start()
+        t.join(0.3)
+        assert t.is_alive()                 # blocked on the lock, nothing cut
+        os.write(w._fd, line[20:])
+    t.join()
+    rows, w2 = got[0]
+    w2.close()
+    assert len(rows) == 1 and rows[0]["auc"] == 0.5
+    assert path.read_bytes().endswith(line)
