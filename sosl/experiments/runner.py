@@ -19,24 +19,26 @@ coarse exponents are a subset of the full ones). Workers load each dataset once,
 
 The cache (:mod:`sosl.experiments.cache`)
 -----------------------------------------
-Each row is written as one ``write()`` of a whole line and fsynced, so a kill at any
-moment loses at most the row being written; the torn last line such a kill leaves is cut
-off before the next run appends, and its task is computed again. A line that is not a row
-(the file edited or damaged) stops the run with an error naming the file and line, rather
-than being dropped or recomputed in silence: a results record should not lose data without
-telling. An empty file gets its header.
+Each row is appended as one ``write()`` of a whole line as soon as its task is done (and
+fsynced within a second), so a kill at any moment loses at most the row being written; the
+torn last line such a kill leaves is cut off before the next run appends, and its task is
+computed again. A line that is not a row (the file edited or damaged) stops the run with
+an error naming the file and line, rather than being dropped or recomputed in silence: a
+results record should not lose data without telling. An empty file gets its header.
 
 Why a CSV and not SQLite. SQLite (in the standard library) would give transactions, so
-torn writes and several writers would be its problem, not ours. But the record of a run is
-also meant to be read, reviewed and committed: a compact per-run record kept in the
+torn writes and concurrent writers would be its problem, not ours, and it is the better
+store for a workload of in-place updates or many writers. This one is neither: rows are
+only ever appended, by the process that drives a run (workers return rows, they do not
+write them), and each row is independent of the others, so "all of a row or none of it"
+is the only atomicity needed, and one appended line plus a repair of the torn tail gives
+it (an exclusive ``flock`` around each append and around the repair covers two runs
+sharing a directory on a local disk; on a network file system neither ``flock`` nor
+SQLite's own locking can be relied on). Against SQLite weighs what the record is for: it
+is meant to be read, reviewed and committed. A compact per-run record kept in the
 repository, with the tables regenerated from it, needs a text file whose changes show as
-added lines in a diff, which a binary database does not give (it would need an export and
-a second source of truth). The cache is append-only with one writer (the process that
-drives the run; workers only return rows), so the one guarantee SQLite would add here,
-atomic multi-statement updates, is not needed: an append of one line with ``O_APPEND``,
-fsync, and a repair of the torn tail give the same "all of a row or none of it" result.
-SQLite's file locking is also unreliable on the network file systems clusters share
-result directories on, and the CSV opens in any tool. So the CSV stays, and is made robust.
+added lines in a diff and that opens in any tool; a binary database would need an export
+beside it and so a second source of truth. So the CSV stays, made robust.
 """
 
 import csv
