@@ -255,3 +255,18 @@ def test_repair_waits_for_a_row_being_written(tmp_path):
     w2.close()
     assert len(rows) == 1 and rows[0]["auc"] == 0.5
     assert path.read_bytes().endswith(line)
+
+
+def test_the_command_line_reports_a_repair_in_one_line_and_resumes(full, tmp_path, capsys):
+    cut = len(full) - 7
+    (tmp_path / "rows.csv").write_bytes(full[:cut])
+    torn = cut - (full.rfind(b"\n", 0, cut) + 1)
+    assert cli_main(CLI + ["--out", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    warn = [ln for ln in err.splitlines() if ": warning: " in ln]
+    assert warn == [f"python -m sosl.experiments: warning: CacheRepairWarning: "
+                    f"{tmp_path / 'rows.csv'}: cut off the torn last line 5 ({torn} bytes with no "
+                    f"newline: the row being written when a run stopped); its task is computed "
+                    "again"], err
+    assert "1 new rows" in out
+    assert _keys(ex.load_rows(tmp_path)) == _keys(_csv_rows(full))
