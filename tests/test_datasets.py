@@ -212,3 +212,49 @@ def test_shared_data_matches_registry():
         assert X.shape == (ds.DATASETS[name].n_rows, ds.DATASETS[name].n_features)
         assert y.sum() == rep["n_positive"] == ds.DATASETS[name].n_positive
         assert X.min() >= -1.0 and X.max() <= 1.0
+
+
+def test_verify_sha256_strict_false_warns_with_the_digest(tmp_path):
+    import hashlib
+    import warnings
+
+    path = tmp_path / "x.libsvm"
+    path.write_text("1 1:0.5\n-1 1:0.25\n")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert ds.verify_sha256("x", path, digest) == digest
+    with pytest.raises(ds.UnknownChecksumError, match="no sha256 for x.libsvm"):
+        ds.verify_sha256("x", path, None)
+    with pytest.raises(ds.IntegrityError, match=f"has sha256 {digest}, the registry expects 00"):
+        ds.verify_sha256("x", path, "00" * 32)
+    with pytest.warns(ds.UnverifiedDatasetWarning,
+                      match=f"{path} \\(sha256 {digest}\\) is used unverified: the registry "
+                            "knows no checksum for x.libsvm"):
+        assert ds.verify_sha256("x", path, None, strict=False) == digest
+    with pytest.warns(ds.UnverifiedDatasetWarning, match=f"registry expects sha256 {'00' * 32}"):
+        assert ds.verify_sha256("x", path, "00" * 32, strict=False) == digest
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # a matching file warns of nothing
+        assert ds.verify_sha256("x", path, digest, strict=False) == digest
+
+
+def test_vowel_takes_class_2_with_the_reason_in_its_note():
+    info = ds.DATASETS["vowel"]
+    assert info.binarize == "label=2" and info.n_positive == 90
+    assert "RMS z-score 0.76" in info.note and "class 3 second (1.60)" in info.note
+    assert "--positive-class vowel=K" in info.note
+
+
+def test_load_dataset_positive_class_overrides_the_rule(tmp_path):
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(11.0), 8)
+    X = rng.normal(size=(labels.size, 10))
+    _write_libsvm(tmp_path / "vowel.libsvm", X, labels)
+    _, y = ds.load_dataset("vowel", tmp_path, verify=False)
+    assert np.array_equal(y, (labels == 2).astype(int))            # the registry's class
+    _, y5 = ds.load_dataset("vowel", tmp_path, verify=False, positive_class=5)
+    assert np.array_equal(y5, (labels == 5).astype(int))
+    with pytest.raises(ds.IntegrityError, match=r"no row of .*vowel.libsvm has the label 11 "
+                                                r"asked for .* its labels: 0, 1, 2, .*, 10"):
+        ds.load_dataset("vowel", tmp_path, verify=False, positive_class=11)
+    with pytest.raises(ValueError, match="not to 'default'"):
+        ds.load_dataset("default", positive_class=1)

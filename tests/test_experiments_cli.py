@@ -128,7 +128,8 @@ def test_every_option_has_help_text():
     parser = build_parser()
     opts = {a.dest: a for a in parser._actions}
     for dest in ("jobs", "out", "seed", "repeats", "folds", "inner_folds", "backend",
-                 "scheduler", "grid", "datasets", "algorithms", "max_points", "data_dir"):
+                 "scheduler", "grid", "datasets", "algorithms", "max_points", "data_dir",
+                 "no_verify"):
         assert opts[dest].help and len(opts[dest].help) > 15, dest
     text = parser.format_help()
     assert "resumable cache" in text and "outer partitions" in text and "one per core" in text
@@ -178,3 +179,20 @@ def test_estimate_counts_the_tasks_left_and_times_real_fits(tmp_path, capsys):
     rows = _estimate_rows(text)
     assert all(c[2] == "0" and c[3] == "0" and c[8] == "0" for c in rows.values()), rows
     assert "Total: 0 CPU s" in text
+
+
+def test_help_gives_every_grid_range():
+    """--help prints each grid's first and last exponent, read from GRIDS (the sparse grid
+    stops at 2^-8 and 2^8, short of the paper's 2^-10 and 2^10)."""
+    from sosl.experiments.algorithms import GRIDS
+
+    text = " ".join(build_parser().format_help().split())
+    for name, exps in GRIDS.items():
+        if len(exps) > 3:
+            assert f"{name}: e = {exps[0]}..{exps[-1]}" in text, name
+            assert f"({len(exps)} points)" in text, name
+        else:
+            assert f"{name}: e in {{{', '.join(map(str, exps))}}}" in text, name
+    lo, hi = GRIDS["sparse"][0], GRIDS["sparse"][-1]
+    assert (lo, hi) != (GRIDS["full"][0], GRIDS["full"][-1])
+    assert f"it ends at 2^{lo} and 2^{hi}" in text

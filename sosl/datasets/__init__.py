@@ -15,8 +15,9 @@ What is here
   ``SOSL_DATA_DIR``, and a user cache directory (``$XDG_CACHE_HOME/sosl`` or
   ``~/.cache/sosl``); see :func:`get_data_dir`.
 * Download and checksums (:mod:`sosl.datasets._download`): :func:`download`,
-  :func:`sha256sum`. Nothing is downloaded at import or test time; :func:`download` is the
-  only function that touches the network.
+  :func:`sha256sum`, :func:`verify_sha256` (``strict=False`` accepts an unverifiable file
+  with an :class:`UnverifiedDatasetWarning` giving its sha256). Nothing is downloaded at
+  import or test time; :func:`download` is the only function that touches the network.
 * Preprocessing (:mod:`sosl.datasets._preprocessing`): :func:`scale_features` (every feature
   scaled to [-1, 1], the paper's Section 6.2), :func:`to_unit_ball` (the projection into the
   unit ball that the regret analysis assumes, ||x|| <= 1).
@@ -33,7 +34,7 @@ Labels returned by the loaders are ``y in {0, 1}`` with 1 the positive (minority
 that ``classes_[1]`` of every sosl estimator is the positive class.
 """
 
-from ._download import download, sha256sum
+from ._download import UnverifiedDatasetWarning, download, sha256sum, verify_sha256
 from ._errors import (
     DataDirectoryError,
     DatasetError,
@@ -69,5 +70,6 @@ __all__ = [
     "load_w8a", "load_dorothea_valid", "read_sms_tsv", "read_sparse_binary", "text_vectorizer",
     "vectorize_texts",
     "DatasetError", "UnknownDatasetError", "DataDirectoryError", "DatasetNotFoundError",
-    "IntegrityError", "UnknownChecksumError", "DownloadError",
+    "IntegrityError", "UnknownChecksumError", "DownloadError", "UnverifiedDatasetWarning",
+    "verify_sha256",
 ]

@@ -6,13 +6,14 @@ import os
 import shutil
 import tempfile
 import urllib.request
+import warnings
 from pathlib import Path
 
 from ._errors import DownloadError, IntegrityError, UnknownChecksumError
 from ._paths import HIGHDIM_SUBDIR, get_data_dir
 from ._registry import HighDimInfo, any_info_of
 
-__all__ = ["sha256sum", "verify_sha256", "download"]
+__all__ = ["UnverifiedDatasetWarning", "sha256sum", "verify_sha256", "download"]
 
 
 def sha256sum(path, chunk=1 << 20):
@@ -24,7 +25,11 @@ def sha256sum(path, chunk=1 << 20):
     return h.hexdigest()
 
 
-def verify_sha256(name, path, expected):
+class UnverifiedDatasetWarning(UserWarning):
+    """A dataset file used without a matching registered checksum (``strict=False``)."""
+
+
+def verify_sha256(name, path, expected, strict=True):
     """Check the sha256 of ``path`` against the registry's ``expected`` digest.
 
     Parameters
@@ -34,6 +39,10 @@ def verify_sha256(name, path, expected):
     path : path-like
     expected : str or None
         None means that the registry knows no checksum for this file.
+    strict : bool, default=True
+        False accepts the file anyway: instead of raising, an
+        :class:`UnverifiedDatasetWarning` names the file and its sha256 (and the expected
+        one, if any), so that the copy used can be pinned or compared later.
 
     Returns
     -------
@@ -42,20 +51,29 @@ def verify_sha256(name, path, expected):
     Raises
     ------
     UnknownChecksumError
-        If ``expected`` is None: the file cannot be verified.
+        If ``strict`` and ``expected`` is None: the file cannot be verified.
     IntegrityError
-        If the digests differ.
+        If ``strict`` and the digests differ.
     """
     path = Path(path)
-    if expected is None:
+    if expected is None and strict:
         raise UnknownChecksumError(
             f"dataset {name!r}: the registry knows no sha256 for {path.name}, so {path} cannot "
             f"be verified; pass verify=False to use it unverified")
     got = sha256sum(path)
-    if got != expected:
-        raise IntegrityError(
-            f"dataset {name!r}: {path} has sha256 {got}, the registry expects {expected}; the "
-            f"file is not the registered one (fetch it again, or pass verify=False to use it)")
+    if expected is None:
+        warnings.warn(f"dataset {name!r}: {path} (sha256 {got}) is used unverified: the "
+                      f"registry knows no checksum for {path.name}", UnverifiedDatasetWarning,
+                      stacklevel=2)
+    elif got != expected:
+        if strict:
+            raise IntegrityError(
+                f"dataset {name!r}: {path} has sha256 {got}, the registry expects {expected}; "
+                f"the file is not the registered one (fetch it again, or pass verify=False to "
+                f"use it)")
+        warnings.warn(f"dataset {name!r}: {path} (sha256 {got}) is used unverified: the "
+                      f"registry expects sha256 {expected}", UnverifiedDatasetWarning,
+                      stacklevel=2)
     return got
 
 

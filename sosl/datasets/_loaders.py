@@ -70,7 +70,8 @@ def available_datasets(data_dir=None):
     return out
 
 
-def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True):
+def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True,
+                 positive_class=None):
     """Load a registered dataset as a binary problem with the minority class positive.
 
     Parameters
@@ -87,6 +88,9 @@ def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True):
         Check the file's sha256 against the registry before reading it. Where the registry
         knows no checksum (``DatasetInfo.sha256 is None``) the file cannot be verified and
         the call is refused; ``verify=False`` reads the file unchecked.
+    positive_class : float or None, default=None
+        The original label to make the positive class instead of the registry's rule
+        (e.g. another class of a one-vs-rest dataset); None keeps the rule.
 
     Returns
     -------
@@ -100,10 +104,14 @@ def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True):
     DatasetNotFoundError
         (a FileNotFoundError) if no searched directory holds the file.
     IntegrityError
-        (a ValueError) if ``verify`` and the sha256 differs from the registry's, or if a
-        ``count=<k>`` rule matches no class; :class:`UnknownChecksumError` (a subclass) if
-        ``verify`` and no checksum is registered.
+        (a ValueError) if ``verify`` and the sha256 differs from the registry's, if a
+        ``count=<k>`` rule matches no class, or if no row has the label
+        ``positive_class``; :class:`UnknownChecksumError` (a subclass) if ``verify`` and no
+        checksum is registered.
     """
+    if name == "default" and positive_class is not None:
+        raise ValueError("positive_class applies to a registered LIBSVM dataset, not to "
+                         "'default' (whose positive class is the malignant one)")
     if name == "default":
         X, y = load_default(scale=scale)
     else:
@@ -113,7 +121,16 @@ def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True):
             verify_sha256(name, path, info.sha256)
         X, labels = load_libsvm(path, n_features=info.n_features)
         uniq, counts = np.unique(labels, return_counts=True)
-        y = (labels == positive_label(info, uniq, counts)).astype(np.int64)
+        if positive_class is None:
+            pos = positive_label(info, uniq, counts)
+        else:
+            pos = float(positive_class)
+            if pos not in uniq:
+                raise IntegrityError(
+                    f"dataset {name!r}: no row of {path} has the label {positive_class!r} asked "
+                    f"for as the positive class; its labels: "
+                    f"{', '.join(f'{v:g}' for v in uniq)}")
+        y = (labels == pos).astype(np.int64)
         if scale:
             X = scale_features(X)
     if unit_ball:

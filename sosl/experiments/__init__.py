@@ -18,8 +18,15 @@ whole product, ``--max-points k`` sets any cap).
 The chosen model is trained by one pass and scored by the exact AUC
 (:func:`sosl.metrics.auc`) on the held-out fold. Results are cached one row per
 (dataset, algorithm, run, hyper-parameters) in ``<out>/rows.csv``, so an interrupted run
-resumes; ``<out>/table2_<grid>.md`` / ``.csv`` (linear) and ``table3_<grid>.*`` (kernel)
-put the reproduced numbers beside the published ones.
+resumes (:mod:`sosl.experiments.cache`: a row torn by a kill is cut off and computed again,
+a line that is not a row is named by its line number); ``<out>/table2_<grid>.md`` /
+``.csv`` (linear) and ``table3_<grid>.*`` (kernel) put the reproduced numbers beside the
+published ones.
+
+A dataset file whose checksum the registry does not know (or that differs from it) is
+refused unless ``--no-verify`` is given, which uses it with a warning giving its sha256.
+``--positive-class DATASET=LABEL`` runs another one-vs-rest task of a multi-class dataset
+(e.g. ``vowel=3``; the registry takes vowel's class 2), recorded as ``vowel:pos=3``.
 
 Scaling out
 -----------

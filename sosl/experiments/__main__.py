@@ -1,27 +1,34 @@
 """Command line: ``python -m sosl.experiments [--datasets ...] [--algorithms ...] ...``.
 
 A mistake on the command line (an unknown dataset, a data directory that does not exist, a
-bad number of workers, an unknown backend, nothing cached for ``--report-only``) prints one
-line naming it on stderr and exits with status 2.
+dataset file the registry has no checksum for or whose checksum differs, without
+``--no-verify``, a bad number of workers, an unknown backend, nothing cached for
+``--report-only``, a line of the result cache that is not a row) prints one line naming it
+on stderr and exits with status 2. Warnings (a file used unverified, a repaired cache) are
+printed as one line each on stderr, ``python -m sosl.experiments: warning: ...``.
 """
 
 import argparse
 import difflib
 import sys
+import warnings
 from pathlib import Path
 
 from .. import datasets as ds
 from ..datasets._loaders import find_dataset
 from .algorithms import ALGORITHMS, GRIDS, REFERENCES
 from .backends import BACKENDS, BackendUnavailable
+from .cache import CacheError
 from .estimate import estimate_run, format_estimate
 from .runner import (
     DEFAULT_OUT,
     cached_grids,
+    check_checksums,
     load_rows,
     report_from_cache,
     run_experiment,
     run_specs,
+    with_positive_classes,
 )
 
 #: dataset names the runner knows besides the registry's (see runner.get_data)
@@ -52,6 +59,19 @@ def _int_at_least(low, what):
     return parse
 
 
+def _positive_class(text):
+    name, eq, label = text.partition("=")
+    if not eq or not name:
+        raise argparse.ArgumentTypeError(f"expected DATASET=LABEL (e.g. vowel=3), got {text!r}")
+    try:
+        value = float(label)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"the label after {name}= must be a number (as written in the file), got "
+            f"{label!r}") from None
+    return name, value
+
+
 def _jobs(text):
     try:
         value = int(text)
@@ -63,6 +83,36 @@ def _jobs(text):
     return value
 
 
+#: what each grid is for, after its exponents in --help
+_GRID_NOTES = {
+    "full": "the paper's grid",
+    "coarse": "every 2nd exponent of the paper's",
+    "sparse": f"every 4th, for the kernel learners: it ends at 2^{GRIDS['sparse'][0]} and "
+              f"2^{GRIDS['sparse'][-1]}, so a value the paper's grid reaches at "
+              f"2^{GRIDS['full'][0]}, 2^{GRIDS['full'][-1]} is not searched",
+    "quick": "smoke tests",
+    "wide": "diagnostic: lam far below the paper's 2^-10",
+}
+
+
+def _exponent_range(exps):
+    """``-10..10 step 2 (11 points)`` for an evenly spaced tuple, else the list itself."""
+    steps = {b - a for a, b in zip(exps, exps[1:])}
+    if len(exps) > 3 and len(steps) == 1:
+        (step,) = steps
+        by = f" step {step}" if step != 1 else ""
+        return f"e = {exps[0]}..{exps[-1]}{by} ({len(exps)} points)"
+    return "e in {" + ", ".join(map(str, exps)) + "}"
+
+
+def grid_help():
+    """The --grid help: every grid's exponents, read from GRIDS, and what it is for."""
+    parts = [f"{name}: {_exponent_range(exps)}, {_GRID_NOTES.get(name, '')}".rstrip(", ")
+             for name, exps in GRIDS.items()]
+    return ("values 2^e of every searched parameter (lam, eta, C, sigma), cut to each "
+            "learner's domain; default full. " + "; ".join(parts))
+
+
 def build_parser():
     """The argument parser of ``python -m sosl.experiments``."""
     p = _Parser(prog=PROG, description="Reproduce Tables 2 and 3 of the SOSL paper.")
@@ -71,9 +121,7 @@ def build_parser():
                         "directory); also 'default' (breast cancer) and 'synthetic'")
     p.add_argument("--algorithms", nargs="+", default=None, choices=list(ALGORITHMS),
                    metavar="ALG", help=f"paper names, default all: {', '.join(ALGORITHMS)}")
-    p.add_argument("--grid", default="full", choices=sorted(GRIDS),
-                   help="2^e grids: full e in -10..10 (paper), coarse every 2nd, sparse every 4th, "
-                        "quick 3 points, wide e in -20..10 (diagnostic)")
+    p.add_argument("--grid", default="full", choices=sorted(GRIDS), help=grid_help())
     p.add_argument("--max-points", type=_int_at_least(0, "0 = whole grids"), default=None,
                    help="search at most this many points of each product grid, drawn at random "
                         "(default: each algorithm's own cap; only OKAUC-S has one, the size of a "
@@ -107,6 +155,16 @@ def build_parser():
                    help="folds of the inner cross-validation that scores each grid point on a "
                         "training part (default 5)")
     p.add_argument("--data-dir", default=None, help="default: $SOSL_DATA_DIR, then ~/.cache/sosl")
+    p.add_argument("--no-verify", action="store_true",
+                   help="use a dataset file whose sha256 the registry does not know (or that "
+                        "differs from the registered one) instead of refusing it; a warning "
+                        "names the file and its sha256")
+    p.add_argument("--positive-class", action="append", type=_positive_class, default=[],
+                   metavar="DATASET=LABEL",
+                   help="make the original label LABEL of DATASET the positive class instead "
+                        "of the registry's rule (e.g. vowel=3: another of vowel's 11 "
+                        "one-vs-rest tasks); repeat it for several classes, each then a "
+                        "dataset of its own named DATASET:pos=LABEL in the cache and tables")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ceilings", action="store_true",
                    help="also compute the oracle ceiling of every cell (every grid point of "
@@ -131,7 +189,7 @@ def build_parser():
     return p
 
 
-def _check_datasets(names, data_dir):
+def _check_datasets(names, data_dir, verify=True):
     """Validate the requested names; return the list to run (discovered when ``names`` is None).
 
     Raises
@@ -139,7 +197,8 @@ def _check_datasets(names, data_dir):
     UsageError
         For an unknown name, a named data directory (``--data-dir``, ``$SOSL_DATA_DIR``)
         that does not exist, a dataset whose file is in none of the searched directories,
-        or no dataset found at all.
+        no dataset found at all, or (with ``verify``) a file whose sha256 the registry does
+        not know or that differs from the registered one.
     """
     if names is not None:
         known = list(ds.DATASETS) + list(BUILTIN_DATASETS)
@@ -155,21 +214,60 @@ def _check_datasets(names, data_dir):
             for n in names:
                 if n in ds.DATASETS:
                     find_dataset(n, data_dir)
-            return list(names)
-        found = ds.available_datasets(data_dir)
+            found = list(names)
+        else:
+            found = ds.available_datasets(data_dir)
     except ds.DatasetError as err:
         raise UsageError(str(err)) from None
     if not found:
         where = ds.get_data_dir(data_dir)
         raise UsageError(f"no dataset file found in {where}: set SOSL_DATA_DIR, pass --data-dir, "
                          "or --datasets default")
+    if verify:
+        _check_checksums(found, data_dir)
     return found
+
+
+def _check_checksums(names, data_dir):
+    """UsageError for the first registered file without a known or matching sha256."""
+    for n in names:
+        if n not in ds.DATASETS:
+            continue
+        info, path = ds.DATASETS[n], find_dataset(n, data_dir)
+        if info.sha256 is None:
+            raise UsageError(f"dataset {n!r}: the registry knows no sha256 for {info.filename}, "
+                             f"so {path} cannot be verified; pass --no-verify to use it "
+                             "unverified (a warning then gives its sha256)")
+        got = ds.sha256sum(path)
+        if got != info.sha256:
+            raise UsageError(f"dataset {n!r}: {path} has sha256 {got}, the registry expects "
+                             f"{info.sha256}: not the registered file (fetch it again, or pass "
+                             "--no-verify to use it anyway)")
+
+
+def _relabel(names, args):
+    """``names`` with the --positive-class choices applied (UsageError for a wrong one)."""
+    wanted = {}
+    for name, label in args.positive_class:
+        if name not in ds.DATASETS:
+            close = difflib.get_close_matches(name, list(ds.DATASETS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"--positive-class {name}={label:g}: {name!r} is not a registered "
+                             f"dataset{hint}")
+        wanted.setdefault(name, []).append(label)
+    if not wanted or names is None:     # --report-only without --datasets: every row
+        return names
+    try:
+        return with_positive_classes(names, wanted)
+    except ValueError as err:
+        raise UsageError(f"--positive-class: {err}") from None
 
 
 def _report_only(args):
     proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
-    paths = report_from_cache(args.out, args.grid, args.seed, proto, args.datasets,
-                              args.algorithms, max_points=args.max_points)
+    names = _relabel(args.datasets, args)
+    paths = report_from_cache(args.out, args.grid, args.seed, proto, names, args.algorithms,
+                              max_points=args.max_points)
     if not paths:
         cache = Path(args.out) / "rows.csv"
         found = cached_grids(args.out)
@@ -192,9 +290,11 @@ def _estimate(args, names):
     proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
     cfg = {"seed": args.seed, "n_repeats": args.repeats, "n_folds": args.folds,
            "inner_folds": args.inner_folds, "max_points": args.max_points,
-           "protocol": proto, "data_dir": args.data_dir}
+           "protocol": proto, "data_dir": args.data_dir, "verify": not args.no_verify}
     specs = run_specs(args.algorithms, args.ceilings, args.references)
     try:
+        if args.no_verify:
+            check_checksums(names, args.data_dir)
         records = estimate_run(names, specs, args.grid, load_rows(args.out), cfg,
                                points=args.estimate, ceilings=args.ceilings)
     except ds.DatasetError as err:
@@ -210,7 +310,7 @@ def _run(args):
         return _report_only(args)
     if args.scheduler and args.backend not in ("dask", "ray"):
         raise UsageError(f"--scheduler is used by --backend dask or ray, not {args.backend}")
-    names = _check_datasets(args.datasets, args.data_dir)
+    names = _relabel(_check_datasets(args.datasets, args.data_dir, not args.no_verify), args)
     if args.estimate is not None:
         return _estimate(args, names)
     held = []  # the run summary is printed last, after the tables
@@ -238,17 +338,25 @@ def _run_experiment(args, names, log):
                           seed=args.seed, n_repeats=args.repeats, n_folds=args.folds,
                           inner_folds=args.inner_folds, data_dir=args.data_dir,
                           progress=not args.quiet, max_points=args.max_points, log=log,
-                          ceilings=args.ceilings, references=args.references)
+                          ceilings=args.ceilings, references=args.references,
+                          verify=not args.no_verify)
 
 
 def main(argv=None):
     """Run the command line; return the exit status (2 for a command-line mistake)."""
     args = build_parser().parse_args(argv)
-    try:
-        return _run(args)
-    except UsageError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return _run(args)
+        except (UsageError, CacheError) as err:
+            print(f"{PROG}: error: {err}", file=sys.stderr)
+            return 2
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line on stderr, with its category (the command line's format)."""
+    print(f"{PROG}: warning: {category.__name__}: {message}", file=file or sys.stderr)
 
 
 if __name__ == "__main__":

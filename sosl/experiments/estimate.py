@@ -69,7 +69,7 @@ def estimate_run(datasets, specs, grid, rows, cfg, points=3, ceilings=False):
               if r["kind"] == "test"}
     records = []
     for d in datasets:
-        X, y = get_data(d, cfg["data_dir"])
+        X, y = get_data(d, cfg["data_dir"], cfg.get("verify", True))
         for s in specs:
             pts = grid_points(s, grid, cfg["max_points"])
             keys = [_params_key(p) for p in pts]

@@ -16,6 +16,29 @@ Every finished task is appended at once as one row of ``<out>/rows.csv``; a late
 with the same ``out`` skips the rows already there, so an interrupted run resumes where it
 stopped (and a full-grid run reuses the points a coarse run has already scored, since the
 coarse exponents are a subset of the full ones). Workers load each dataset once, by name.
+
+The cache (:mod:`sosl.experiments.cache`)
+-----------------------------------------
+Each row is appended as one ``write()`` of a whole line as soon as its task is done (and
+fsynced within a second), so a kill at any moment loses at most the row being written; the
+torn last line such a kill leaves is cut off before the next run appends, and its task is
+computed again. A line that is not a row (the file edited or damaged) stops the run with
+an error naming the file and line, rather than being dropped or recomputed in silence: a
+results record should not lose data without telling. An empty file gets its header.
+
+Why a CSV and not SQLite. SQLite (in the standard library) would give transactions, so
+torn writes and concurrent writers would be its problem, not ours, and it is the better
+store for a workload of in-place updates or many writers. This one is neither: rows are
+only ever appended, by the process that drives a run (workers return rows, they do not
+write them), and each row is independent of the others, so "all of a row or none of it"
+is the only atomicity needed, and one appended line plus a repair of the torn tail gives
+it (an exclusive ``flock`` around each append and around the repair covers two runs
+sharing a directory on a local disk; on a network file system neither ``flock`` nor
+SQLite's own locking can be relied on). Against SQLite weighs what the record is for: it
+is meant to be read, reviewed and committed. A compact per-run record kept in the
+repository, with the tables regenerated from it, needs a text file whose changes show as
+added lines in a diff and that opens in any tool; a binary database would need an export
+beside it and so a second source of truth. So the CSV stays, made robust.
 """
 
 import csv
@@ -32,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets as ds
+from ..datasets._loaders import find_dataset
 from .algorithms import (
     ALGORITHMS,
     GRIDS,
@@ -45,32 +69,117 @@ from .algorithms import (
     spec_of,
 )
 from .backends import executor
+from .cache import CACHE_NAME, FIELDS, open_cache, read_cache
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
 
-__all__ = ["DEFAULT_OUT", "FIELDS", "cached_grids", "cost_table", "get_data",
-           "load_rows", "oracle_ceilings", "paper_table", "report", "report_from_cache",
-           "run_experiment", "run_specs", "run_summary"]
+__all__ = ["DEFAULT_OUT", "FIELDS", "POSITIVE_TAG", "cached_grids", "check_checksums",
+           "cost_table", "get_data", "load_rows", "oracle_ceilings", "paper_table", "report",
+           "report_from_cache", "run_experiment", "run_name", "run_specs", "run_summary",
+           "split_run_name", "with_positive_classes"]
 
 #: the result directory used when none is given (the command line's ``--out``)
 DEFAULT_OUT = "results"
 
-FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "protocol", "auc",
-          "seconds", "cpu_seconds", "error", "pid", "thread")
+
+#: joins a dataset's name and the positive class a run chose for it: ``vowel:pos=3``
+POSITIVE_TAG = ":pos="
+
+
+def run_name(name, positive_class=None):
+    """The name a run records for dataset ``name`` with ``positive_class`` made positive.
+
+    ``name`` itself when ``positive_class`` is None or is the label the registry's rule
+    names (``label=<v>``), else ``<name>:pos=<label>`` (e.g. ``vowel:pos=3``): the rows of
+    another one-vs-rest task are other tasks in the cache and other rows of the tables.
+    """
+    if positive_class is None:
+        return name
+    label = float(positive_class)
+    info = ds.DATASETS.get(name)
+    if info is None:
+        raise ValueError(f"a positive class can be chosen for a registered dataset, not "
+                         f"{name!r}; registered: {', '.join(ds.DATASETS)}")
+    kind, _, value = info.binarize.partition("=")
+    if kind == "label" and float(value) == label:
+        return name
+    return f"{name}{POSITIVE_TAG}{label:g}"
+
+
+def split_run_name(name):
+    """``(dataset, positive class or None)`` of a name made by :func:`run_name`."""
+    base, tag, label = name.partition(POSITIVE_TAG)
+    return (base, float(label)) if tag else (name, None)
 
 
 @lru_cache(maxsize=8)
-def get_data(name, data_dir=None):
+def get_data(name, data_dir=None, verify=True):
     """X (scaled to [-1, 1]) and y in {0, 1} of a dataset, cached per process.
 
     Besides the registry's names: ``"default"`` (breast cancer) and ``"synthetic"``
     (a fixed 2000 x 8 stream with imbalance ratio 5 from
-    :func:`sosl.datasets.make_imbalanced_stream`).
+    :func:`sosl.datasets.make_imbalanced_stream`), and a registry name with another
+    positive class (:func:`run_name`, ``vowel:pos=3``). ``verify`` is that of
+    :func:`sosl.datasets.load_dataset` (False reads the file without its checksum; see
+    :func:`check_checksums` for the warning).
     """
     if name == "synthetic":
         X, y = ds.make_imbalanced_stream(2000, 8, imbalance_ratio=5.0, class_sep=1.5,
                                          random_state=0)
         return ds.scale_features(X), y
-    return ds.load_dataset(name, data_dir)
+    base, positive = split_run_name(name)
+    return ds.load_dataset(base, data_dir, verify=verify, positive_class=positive)
+
+
+def with_positive_classes(datasets, positive_class=None):
+    """``datasets`` with each one given positive classes replaced by one name per class.
+
+    Parameters
+    ----------
+    datasets : list of str
+    positive_class : dict or None
+        Dataset -> a label, or a list of labels (one one-vs-rest task each), made the
+        positive class instead of the registry's rule; the names are :func:`run_name`'s.
+
+    Raises
+    ------
+    ValueError
+        For a positive class given for a dataset that is not in ``datasets``.
+    """
+    positive_class = dict(positive_class or {})
+    missing = [n for n in positive_class if n not in datasets]
+    if missing:
+        raise ValueError(f"a positive class is given for {', '.join(map(repr, missing))}, "
+                         f"which is not among the datasets run ({', '.join(datasets)})")
+    out = []
+    for d in datasets:
+        labels = positive_class.get(d)
+        if labels is None:
+            out.append(d)
+            continue
+        for label in (labels if isinstance(labels, (list, tuple)) else [labels]):
+            out.append(run_name(d, label))
+    return list(dict.fromkeys(out))
+
+
+def check_checksums(datasets, data_dir=None):
+    """Check every registered dataset's file against its checksum, warning instead of raising.
+
+    What a run with ``verify=False`` does once, in the calling process, before its tasks
+    read the files unchecked: a file whose checksum the registry does not know, or that
+    differs from it, is accepted with a :class:`sosl.datasets.UnverifiedDatasetWarning`
+    naming the file and its sha256.
+
+    Returns
+    -------
+    digests : dict
+        name -> sha256 of the file used (registered datasets only).
+    """
+    out = {}
+    for name in dict.fromkeys(split_run_name(d)[0] for d in datasets):
+        if name in ds.DATASETS:
+            path = find_dataset(name, data_dir)
+            out[name] = ds.verify_sha256(name, path, ds.DATASETS[name].sha256, strict=False)
+    return out
 
 
 def _params_key(params):
@@ -79,7 +188,7 @@ def _params_key(params):
 
 def _task(kind, dataset, algorithm, run, params, cfg):
     t0, c0 = time.perf_counter(), time.process_time()
-    X, y = get_data(dataset, cfg["data_dir"])
+    X, y = get_data(dataset, cfg["data_dir"], cfg["verify"])
     spec = spec_of(algorithm)
     proto = dict(seed=cfg["seed"], n_repeats=cfg["n_repeats"], n_folds=cfg["n_folds"])
     if kind == "cv":
@@ -114,19 +223,17 @@ def _unique(rows):
 
 
 def load_rows(out):
-    """Rows of ``<out>/rows.csv`` (an empty list if there is none); ``auc`` as float."""
-    path = Path(out) / "rows.csv"
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        r["auc"] = float(r["auc"])
-        r["run"] = int(r["run"])
-        r["seed"] = int(r["seed"])
-        r["seconds"] = float(r["seconds"])
-        r["cpu_seconds"] = float(r.get("cpu_seconds") or "nan")
-    return rows
+    """Rows of ``<out>/rows.csv`` (an empty list if there is none), the file left unchanged.
+
+    ``run`` and ``seed`` are int, ``auc``, ``seconds`` and ``cpu_seconds`` float; a torn
+    last line (a row cut by a kill) is not a row and is ignored.
+
+    Raises
+    ------
+    sosl.experiments.cache.CacheError
+        (a ValueError) naming the file and line of a line that is not a row.
+    """
+    return read_cache(Path(out) / CACHE_NAME)
 
 
 class _Progress:
@@ -151,12 +258,11 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _run_tasks(ex, tasks, cfg, writer, fh, label, progress):
+def _run_tasks(ex, tasks, cfg, writer, label, progress):
     bar = _Progress(len(tasks), label, progress)
     rows = []
     for row in ex.map_unordered(_task, [(*t, cfg) for t in tasks]):
-        writer.writerow(row)
-        fh.flush()
+        writer.write(row)
         rows.append(row)
         bar.step()
     return rows
@@ -188,7 +294,7 @@ def run_specs(algorithms=None, ceilings=False, references=None):
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
-                   ceilings=False, references=None):
+                   ceilings=False, references=None, verify=True, positive_class=None):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
@@ -235,6 +341,17 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Batch references (keys of :data:`~sosl.experiments.algorithms.REFERENCES`) run
         beside ``algorithms``; None = those of the tables of ``algorithms`` when
         ``ceilings`` is set, none otherwise; ``[]`` = none.
+    verify : bool, default=True
+        Check each dataset file's sha256 against the registry and refuse a file the
+        registry has no checksum for (:class:`sosl.datasets.UnknownChecksumError`) or that
+        differs from it (:class:`sosl.datasets.IntegrityError`). False accepts such a file
+        with a :class:`sosl.datasets.UnverifiedDatasetWarning` giving its path and sha256
+        (see :func:`check_checksums`; the command line's ``--no-verify``).
+    positive_class : dict or None
+        Dataset name -> the original label (or a list of labels, one task each) made the
+        positive class instead of the registry's rule (the command line's
+        ``--positive-class``); such a dataset's rows and table rows are named
+        ``<name>:pos=<label>`` (see :func:`run_name` and :func:`with_positive_classes`).
 
     Returns
     -------
@@ -246,15 +363,19 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
     t0 = time.perf_counter()
+    datasets = with_positive_classes(datasets, positive_class)
     specs = run_specs(algorithms, ceilings, references)
     data_dir = None if data_dir is None else str(data_dir)
     cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
+           "verify": bool(verify),
            "max_points": None if max_points is None else int(max_points),
            "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}"}
     n_runs = cfg["n_repeats"] * cfg["n_folds"]
-    for name in datasets:  # fail early, in this process, on a missing dataset
-        y = get_data(name, data_dir)[1]
+    if not verify:
+        check_checksums(datasets, data_dir)
+    for name in datasets:  # fail early, in this process, on a missing or refused dataset
+        y = get_data(name, data_dir, cfg["verify"])[1]
         if len(outer_splits(y, name, seed, n_repeats, n_folds)) != n_runs:
             raise RuntimeError("unexpected number of outer runs")
     for s in specs:
@@ -262,22 +383,16 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
             log(f"grid: {msg}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    existing = load_rows(out)
-    done = {_key({**r, "params": r["params"]}) for r in existing}
-    path = out / "rows.csv"
-    new_file = not path.exists()
+    existing, writer = open_cache(out / CACHE_NAME)
+    done = {_key(r) for r in existing}
     rows_now = []
-    with open(path, "a", newline="") as fh, executor(backend, n_jobs, scheduler) as ex:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        if new_file:
-            writer.writeheader()
-            fh.flush()
+    with writer, executor(backend, n_jobs, scheduler) as ex:
         base = {"grid": "", "seed": cfg["seed"], "protocol": cfg["protocol"]}
         cv_tasks = [("cv", d, s.name, r, p) for d in datasets for s in specs
                     for r in range(n_runs) for p in grid_points(s, grid, max_points)
                     if _key({**base, "kind": "cv", "dataset": d, "algorithm": s.name, "run": r,
                              "params": _params_key(p)}) not in done]
-        rows_now += _run_tasks(ex, cv_tasks, cfg, writer, fh, "cv  ", progress)
+        rows_now += _run_tasks(ex, cv_tasks, cfg, writer, "cv  ", progress)
         all_rows = existing + rows_now
         cv_by = defaultdict(list)
         for r in all_rows:
@@ -292,13 +407,13 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                            "params": _params_key(best), "grid": grid_label(s, grid, max_points)}
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
-        rows_now += _run_tasks(ex, test_tasks, cfg, writer, fh, "test", progress)
+        rows_now += _run_tasks(ex, test_tasks, cfg, writer, "test", progress)
         if ceilings:
             oracle_tasks = [("oracle", d, s.name, r, p) for d in datasets for s in specs
                             for r in range(n_runs) for p in grid_points(s, grid, max_points)
                             if _key({**base, "kind": "oracle", "dataset": d, "algorithm": s.name,
                                      "run": r, "params": _params_key(p)}) not in done]
-            rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, fh, "oracle", progress)
+            rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, "oracle", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
@@ -517,7 +632,7 @@ STD_KINDS = (("auc_std", "std over runs"),
              ("auc_sem", "standard error"))
 
 
-def _legend(n_folds_seen, with_ceilings=False, references=()):
+def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
     lines = [
         "Legend:",
         "- `ours ± s`: mean of the test AUC over the runs of the protocol (repeats x folds) "
@@ -545,6 +660,11 @@ def _legend(n_folds_seen, with_ceilings=False, references=()):
                      "selection on the training part, refit, test): " + "; ".join(
                          _REFERENCE_NOTES[r] for r in references if r in _REFERENCE_NOTES)
                      + ".")
+    for d in relabelled:
+        base, label = split_run_name(d)
+        lines.append(f"- `{d}`: {base} with its original label {label:g} as the positive "
+                     "class (`--positive-class`), not the registry's; the paper's value "
+                     f"beside it is the paper's {base}.")
     lines += [
         "",
         "Spread of each cell: the std over the runs (as in the table), the std (ddof 1) of "
@@ -693,7 +813,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 if not v:
                     continue
                 mean, std = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
-                pm, ps = (paper[(d, a)][1:] if (d, a) in paper else (None, None))
+                key = (split_run_name(d)[0], a)
+                pm, ps = (paper[key][1:] if key in paper else (None, None))
                 diff = None if pm is None else mean - pm
                 pm_means = [np.mean(x) for x in parts[(d, a)].values()]
                 std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
@@ -742,7 +863,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
         refs = [a for a in algos if a in REFERENCES]
         lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?", with_ceilings,
-                                refs) + [""]
+                                refs, [d for d in dsets if split_run_name(d)[1] is not None])
+        lines += [""]
 
         def fmt(x):
             return "-" if x is None or not np.isfinite(x) else f"{x:.2f}"
@@ -810,7 +932,7 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
                     and (datasets is None or r["dataset"] in datasets)
                     and (algorithms is None or r["algorithm"] in algorithms)])
     order = {d: i for i, d in enumerate(ds.DATASETS)}
-    rows.sort(key=lambda r: (order.get(r["dataset"], -1), r["dataset"]))
+    rows.sort(key=lambda r: (order.get(split_run_name(r["dataset"])[0], -1), r["dataset"]))
     ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
     paths = report(rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     if rows:
@@ -877,7 +999,8 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
              "| oracle CPU s |", "|---|---|---|---|---|---|---|"]
     order = {d: i for i, d in enumerate(ds.DATASETS)}
     algo_order = {a: i for i, a in enumerate(known)}
-    for d, a in sorted(tests, key=lambda k: (order.get(k[0], -1), k[0], algo_order[k[1]])):
+    for d, a in sorted(tests, key=lambda k: (order.get(split_run_name(k[0])[0], -1), k[0],
+                                             algo_order[k[1]])):
         lines.append(f"| {d} | {a} | {len(points[a])} | {n_cv[(d, a)]} | {tests[(d, a)]} | "
                      f"{cpu[(d, a)]:.0f} | {cpu_oracle[(d, a)]:.0f} |")
     lines.append(f"| total | | | {sum(n_cv.values())} | {sum(tests.values())} | "
