@@ -251,6 +251,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return (None, "") if avail is None else (avail // 2, "half the available memory")
         return int(max_memory), "max_memory"
 
+    def _warn_once(self, key: str, category, message: str) -> None:
+        """``warnings.warn(message, category)`` the first time ``key`` comes up for this
+        model (remembered in ``_warned``, pickled with it; a new ``fit`` forgets it)."""
+        warned = self.__dict__.get("_warned", ())
+        if key not in warned:
+            self.__dict__["_warned"] = warned + (key,)
+            warnings.warn(f"{type(self).__name__}: {message}", category, stacklevel=4)
+
     def _check_memory(self, need: int, what: str, advice: str) -> None:
         """Raise ``MemoryError`` before allocating ``need`` bytes (``what`` says for what)
         when that is more than ``max_memory`` allows: a number of bytes, or "auto" (the
@@ -612,6 +620,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     def _start(self, n_features, classes):
         """Fresh state, frozen layout and labels (committed by the caller's transaction)."""
+        self.__dict__.pop("_warned", None)
         state = self._init_state(n_features)
         state["t_"] = 0
         state["n_seen_"] = 0

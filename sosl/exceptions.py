@@ -1,6 +1,47 @@
-"""Warning categories of sosl (filter them with :mod:`warnings` by class)."""
+"""Warning categories of sosl, in one place (filter them with :mod:`warnings` by class).
 
-__all__ = ["InconsistentVersionWarning"]
+===============================  =========================================================
+category                         issued when
+===============================  =========================================================
+:class:`GrowthWarning`           a model's state keeps growing with the stream (POLK's
+                                 dictionary, unbounded kernel buffers)
+:class:`UnscaledInputWarning`    a second-order learner sees features far from unit scale
+:class:`InconsistentVersionWarning`  a model pickled by another version of sosl is loaded
+:class:`UnverifiedDatasetWarning`    a dataset file is used without a matching checksum
+:class:`CacheRepairWarning`      the experiments cache was repaired (a torn last line)
+:class:`ExperimentWarning`       the experiments runner found divergent or failed tasks,
+                                 or a selection at a grid edge
+===============================  =========================================================
+"""
+
+__all__ = ["CacheRepairWarning", "ExperimentWarning", "GrowthWarning",
+           "InconsistentVersionWarning", "UnscaledInputWarning", "UnverifiedDatasetWarning"]
+
+
+class GrowthWarning(UserWarning):
+    """A model whose memory and per-row cost grow with the stream (issued once per model):
+    POLK keeping a large share of the rows as atoms, or ``budget=None`` buffers past
+    10,000 instances. Raise the sparsification (POLK's ``epsilon``/``parsimony``) or set
+    a budget."""
+
+
+class UnscaledInputWarning(UserWarning):
+    """Features far from unit scale (max |x| above 1e4) reached a learner whose default
+    steps and regularization assume scaled features (issued once per model). Scale the
+    features (e.g. ``sklearn.preprocessing.MaxAbsScaler``) or tune ``lam``/``eta``."""
+
+
+class UnverifiedDatasetWarning(UserWarning):
+    """A dataset file used without a matching registered checksum (``strict=False``)."""
+
+
+class CacheRepairWarning(RuntimeWarning):
+    """The cache was repaired: a torn last line cut off, or a missing header written."""
+
+
+class ExperimentWarning(UserWarning):
+    """The experiments runner's summary found inner-CV tasks that diverged, were invalid or
+    failed, or a hyper-parameter selected at an edge of its grid."""
 
 
 class InconsistentVersionWarning(UserWarning):

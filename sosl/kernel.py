@@ -27,6 +27,7 @@ from ._core import _kbudget, _kernel
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from .exceptions import GrowthWarning
 from .kernels import (
     KERNEL_CONSTRAINTS,
     _slots_to_csr,
@@ -48,6 +49,10 @@ KOMP_EPSILON = 0.01
 
 #: the per-slot arrays of the FIFO state (row q of each belongs to slot q)
 _SLOT_ARRAYS = ("sv_buf_", "sv_ind_", "sv_val_", "sv_nnz_", "alpha_buf_", "f_buf_")
+
+
+#: unbounded buffers (budget=None) warn once past this many instances
+_GROWTH_INSTANCES = 10_000
 
 
 def _grow(state, caps_new):
@@ -389,6 +394,11 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         if not np.any(need > caps):
             return
         M = int(sum(max(int(n), 2 * int(c)) if n > c else int(c) for n, c in zip(need, caps)))
+        if int(need.sum()) > _GROWTH_INSTANCES:
+            self._warn_once("growth", GrowthWarning,
+                            f"budget=None keeps all {int(need.sum())} instances: the Gram "
+                            "matrix, the memory and the cost per row grow with the stream. "
+                            "Set a budget (e.g. budget=100) for a stream.")
         row = (12 * int(np.diff(X.indptr).max(initial=1)) if sp.issparse(X)
                else 8 * X.shape[1])
         self._check_memory(

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseOnlineAUC, _model_lock
 from ._core import _linear
 from ._core._codes import Loss, Schedule
+from .exceptions import UnscaledInputWarning
 
 __all__ = ["OAUCM", "OAUCS"]
 
@@ -23,6 +24,8 @@ SMALL_KMAX = 16
 
 #: largest |x| for which the moment updates provably stay finite (see ``_backup_names``)
 _SAFE_ABS = 1e50
+#: max |x| above which the learner warns once that the features are not scaled
+_UNSCALED = 1e4
 #: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
 _SAFE_MARGIN = 1e150
 
@@ -166,6 +169,8 @@ class _LinearSOSL(BaseOnlineAUC):
         if stats[1] >= 0:                                # only a fresh pass sees such rows
             raise ValueError("Input X contains NaN or infinity.")
         state["max_abs_"] = float(stats[0])
+        if state["max_abs_"] > _UNSCALED:
+            self._warn_unscaled(state["max_abs_"])
 
     # -- one row at a time: a typed stepper bound to the state arrays ------------------
     def _stepper(self):
@@ -196,7 +201,15 @@ class _LinearSOSL(BaseOnlineAUC):
         d["t_"] = t
         d["n_seen_"] += 1
         d["max_abs_"] = R
+        if R > _UNSCALED:
+            self._warn_unscaled(R)
         return True
+
+    def _warn_unscaled(self, R):
+        self._warn_once("unscaled", UnscaledInputWarning,
+                        f"features reach |x| = {R:.3g}: the default lam and eta assume "
+                        "features of order 1 (the paper scales them to [-1, 1]); scale them "
+                        "(e.g. sklearn.preprocessing.MaxAbsScaler) or tune lam and eta.")
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         _abs_cache[0] = _no_array

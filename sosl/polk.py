@@ -10,9 +10,13 @@ from ._base import BaseOnlineAUC, _canonical_csr
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kfun_ref import KERNEL_CODES
 from ._core._polk_driver import polk_run
+from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
 __all__ = ["POLK"]
+
+#: POLK warns once when its dictionary holds at least this many atoms and over half the rows
+_GROWTH_ATOMS = 500
 
 _LOSSES = {"hinge": int(PolkLoss.LOSS_HINGE), "logistic": int(PolkLoss.LOSS_LOGISTIC),
            "square": int(PolkLoss.LOSS_SQUARE)}
@@ -214,6 +218,12 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         state["_gram_inv"] = G
         state["t_"] = t
         state["model_orders_"] = np.concatenate([state["model_orders_"], orders])
+        M = D.shape[0]
+        if M >= _GROWTH_ATOMS and M > 0.5 * t:
+            self._warn_once("growth", GrowthWarning,
+                            f"the dictionary keeps {M} atoms after {t} rounds: the model, "
+                            "its memory and its cost per row grow with the stream. Raise "
+                            "epsilon (or parsimony) to keep fewer atoms.")
         state["projection_errors_"] = np.concatenate([state["projection_errors_"], errors])
         state["projection_budgets_"] = np.concatenate([state["projection_budgets_"], budgets])
 

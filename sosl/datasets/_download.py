@@ -9,6 +9,7 @@ import urllib.request
 import warnings
 from pathlib import Path
 
+from ..exceptions import UnverifiedDatasetWarning
 from ._errors import DownloadError, IntegrityError, UnknownChecksumError
 from ._paths import HIGHDIM_SUBDIR, get_data_dir
 from ._registry import HighDimInfo, any_info_of
@@ -23,10 +24,6 @@ def sha256sum(path, chunk=1 << 20):
         for block in iter(lambda: f.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
-
-
-class UnverifiedDatasetWarning(UserWarning):
-    """A dataset file used without a matching registered checksum (``strict=False``)."""
 
 
 def verify_sha256(name, path, expected, strict=True):

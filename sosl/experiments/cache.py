@@ -33,6 +33,8 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..exceptions import CacheRepairWarning
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -69,10 +71,6 @@ class CacheError(ValueError):
     def __init__(self, path, line, problem):
         super().__init__(f"{path}:{line}: {problem}")
         self.path, self.line = str(path), int(line)
-
-
-class CacheRepairWarning(RuntimeWarning):
-    """The cache was repaired: a torn last line cut off, or a missing header written."""
 
 
 def _float(text):
