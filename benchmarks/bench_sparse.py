@@ -222,7 +222,9 @@ def main(argv=None):
            lambda label, name: n / t1[label, name])
 
     def marginal(label, name):
-        return (args.tile - 1) * n / max(tk[label, name] - t1[label, name], 1e-9)
+        # nan when noise made T(K) <= T(1): no marginal rate can be read off that pair
+        extra = tk[label, name] - t1[label, name]
+        return (args.tile - 1) * n / extra if extra > 0 else float("nan")
 
     _table(f"row rows/s: marginal rate, (K - 1) n / (T(K) - T(1)), K = {args.tile}", labels,
            names, marginal)
