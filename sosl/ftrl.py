@@ -208,6 +208,15 @@ class FTRLAUC(BaseOnlineAUC):
         platt_steps(f, sign, d["calibration_"])
         return True
 
+    def __setstate__(self, state):
+        # pickling stores coef_, z_ and sq_grad_ as three arrays: put them back into one
+        # (p, 3) array at load time (O(p), as the load itself), not in the first call
+        super().__setstate__(state)
+        d = self.__dict__
+        if "z_" in d and self._wzn(d) is None:
+            wzn = np.column_stack((d["coef_"], d["z_"], d["sq_grad_"]))
+            d["coef_"], d["z_"], d["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
+
     @property
     def intercept_(self):
         """Midpoint of the classes' online mean scores (0 until both classes are seen)."""
