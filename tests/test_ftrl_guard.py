@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import platform
 
 import numpy as np
 import pytest
@@ -46,6 +47,9 @@ def _scalar_pass(X, s, wzn, N, score, l1, l2, beta, gamma):
             wzn[j] = (0.0 if abs(zn) <= l1 else wn, zn, nn)
 
 
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the paired SSE2 update exists on x86-64 only; elsewhere every "
+                           "entry takes the scalar loop, whose products a compiler may fuse")
 @pytest.mark.parametrize("params", [(0.0, 0.0, 1.0, 0.1), (0.05, 0.2, 0.5, 0.7)])
 def test_paired_update_equals_the_scalar_arithmetic_bit_for_bit(params):
     X, s = _stream()
@@ -142,6 +146,6 @@ def test_state_is_one_interleaved_array_and_every_path_agrees():
     assert X[20:].nnz > 25 >= X[15:20].nnz
     np.testing.assert_array_equal(m.coef_, ref.coef_)
     np.testing.assert_array_equal(m.sq_grad_, ref.sq_grad_)
-    np.testing.assert_array_equal(m.decision_function(X),
-                                  np.asarray(X @ np.ascontiguousarray(ref.coef_)).ravel()
-                                  + ref.intercept_)
+    np.testing.assert_allclose(m.decision_function(X),            # typed CSR scoring
+                               np.asarray(X @ np.ascontiguousarray(ref.coef_)).ravel()
+                               + ref.intercept_, rtol=1e-13, atol=1e-15)
