@@ -5,11 +5,18 @@ CPU time; A and B are interleaved and the minimum of ``--repeat`` runs is kept, 
 figures hold on a shared machine. Three tables:
 
 1. **Whole-array fit** (``OAUCM(lam).fit``) at the (n, p) of ``--sizes``, beside
-   scikit-learn's ``SGDClassifier(loss="hinge").partial_fit`` on the same array: instances
-   per second and their ratio; the achieved GFLOP/s of one OAUC-M step (counted as 3 p^2
-   flops: a symmetric matrix-vector product, 2 p^2, and a rank-one update of a triangle,
-   p^2) and its fraction of the one-thread float64 ``numpy.dot`` rate of two 1000 x 1000
-   matrices measured in the same run (the machine's practical peak).
+   scikit-learn's ``SGDClassifier(loss="hinge", shuffle=False).partial_fit`` on the same
+   array, a new model per call: SGD visits the rows in the order given, as OAUC-M does
+   (its default ``shuffle=True`` permutes them inside the call, extra work in another
+   order; that figure is printed only as a labelled extra). Instances per second and the
+   ratio to the in-order SGD; then the bounds of the machine measured in the same run: the
+   achieved GFLOP/s of one OAUC-M step (counted as 3 p^2 flops: a symmetric matrix-vector
+   product, 2 p^2, and a rank-one update of a triangle, p^2) as a fraction of the
+   one-thread float64 ``numpy.dot`` rate of two 1000 x 1000 matrices (the practical flop
+   peak), and the rate as a fraction of the DRAM bound of reading each row once (8 p bytes
+   at the bandwidth of a one-thread copy of 64 MiB, read plus written bytes; the state's
+   own traffic is not counted, so this bound is loose once the (2, p, p) scatter leaves
+   the caches). The same DRAM bound is printed for the in-order SGD.
 2. **Typed kernel against the NumPy reference** on a prefix of the same data.
 3. **Memory of partial_fit** at the largest p: peak bytes numpy allocates during one call
    (tracemalloc), beside the model's own state.
@@ -38,6 +45,15 @@ def dgemm_gflops(repeat=3, n=1000):
     return 2.0 * n ** 3 / sec / 1e9
 
 
+def copy_gbs(repeat=3, mib=64):
+    """Bytes moved (read + written) per second by one-thread copies of ``mib`` MiB."""
+    src = np.ones(mib * 2 ** 20 // 8)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)                                  # touch the pages first
+    sec = min(cpu_time(lambda: np.copyto(dst, src)) for _ in range(repeat))
+    return 2.0 * src.nbytes / sec / 1e9
+
+
 def data(n, p, seed=0, ir=1.0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, p)) / np.sqrt(p)
@@ -46,19 +62,30 @@ def data(n, p, seed=0, ir=1.0):
     return X, y
 
 
-def fit_table(sizes, repeat, peak):
+def fit_table(sizes, repeat, peak, bandwidth):
     print("\n## Whole-array fit, one thread (process CPU time, min of interleaved runs)\n")
-    print("| n | p | OAUCM.fit inst/s | SGD hinge inst/s | OAUCM / SGD | GFLOP/s | of dgemm |")
-    print("|---|---|---|---|---|---|---|")
+    print("SGD = SGDClassifier(loss='hinge', alpha=1e-4, shuffle=False).partial_fit on the same "
+          "rows in the same order, a new model per call; 'shuffled' is the default "
+          "shuffle=True (rows permuted inside the call), an extra only. DRAM bound: 8 p bytes "
+          f"per row at {bandwidth:.1f} GB/s.\n")
+    print("| n | p | OAUCM.fit inst/s | SGD in order inst/s | OAUCM / SGD in order | GFLOP/s "
+          "| of dgemm | OAUCM of DRAM bound | SGD of DRAM bound | extra: SGD shuffled inst/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n, p in sizes:
         X, y = data(n, p)
         model = OAUCM(lam=0.01)
-        sgd = SGDClassifier(loss="hinge", alpha=1e-4)
-        t_m, t_s = interleaved_min([lambda: model.fit(X, y),
-                                    lambda: sgd.partial_fit(X, y, classes=[0, 1])], repeat)
+
+        def sgd(shuffle):
+            est = SGDClassifier(loss="hinge", alpha=1e-4, shuffle=shuffle, random_state=0)
+            return lambda: est.partial_fit(X, y, classes=[0, 1])
+
+        runs = [lambda: model.fit(X, y), lambda: sgd(False)(), lambda: sgd(True)()]
+        t_m, t_s, t_sh = interleaved_min(runs, repeat)
         gflops = 3.0 * p * p * n / t_m / 1e9
-        print(f"| {n} | {p} | {n / t_m:,.0f} | {n / t_s:,.0f} | {t_s / t_m:.2f}x | "
-              f"{gflops:.2f} | {gflops / peak:.1%} |")
+        bound = bandwidth * 1e9 / (8.0 * p)              # rows/s when reading X is the limit
+        print(f"| {n} | {p} | {n / t_m:,.0f} | {n / t_s:,.0f} | {t_s / t_m:.3g}x | "
+              f"{gflops:.2f} | {gflops / peak:.1%} | {n / t_m / bound:.1%} | "
+              f"{n / t_s / bound:.1%} | {n / t_sh:,.0f} |")
 
 
 def reference_table(sizes, repeat, ref_rows):
@@ -105,8 +132,10 @@ def main(argv=None):
         ap.error(f"--sizes must look like 200000x20,2000x2000; got {args.sizes!r}")
     with threadpool_limits(limits=1):
         peak = dgemm_gflops()
-        print(f"one-thread float64 dgemm (1000 x 1000): {peak:.1f} GFLOP/s")
-        fit_table(sizes, args.repeat, peak)
+        bandwidth = copy_gbs()
+        print(f"one-thread float64 dgemm (1000 x 1000): {peak:.1f} GFLOP/s; one-thread copy "
+              f"of 64 MiB: {bandwidth:.1f} GB/s (read + written)")
+        fit_table(sizes, args.repeat, peak, bandwidth)
         reference_table([s for s in sizes if s[1] <= 500], args.repeat, args.ref_rows)
         memory_table(max(p for _, p in sizes))
 

@@ -13,6 +13,7 @@ from ._core._calibration import platt_steps
 __all__ = ["FTRLAUC"]
 
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
+_NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
 
 
 class FTRLAUC(BaseOnlineAUC):
@@ -54,7 +55,9 @@ class FTRLAUC(BaseOnlineAUC):
         ``predict`` only (AUC ignores it). No per-class feature sums are kept, so the
         state is three arrays of n_features.
     z_, sq_grad_ : ndarray of shape (n_features,)
-        FTRL state: accumulated linear term and sum of squared gradients.
+        FTRL state: accumulated linear term and sum of squared gradients. ``coef_``,
+        ``z_`` and ``sq_grad_`` are the three columns of one (n_features, 3) array (strided
+        views), so that a round reads and writes one cache line per stored entry.
     mean_scores_ : ndarray of shape (2,)
         Running mean of the scores each class received on arrival (b, a).
     counts_ : ndarray of shape (2,)
@@ -67,6 +70,12 @@ class FTRLAUC(BaseOnlineAUC):
     The mean scores a and b are running averages of the scores instances received on
     arrival (the lazy estimate that keeps the round O(k)), and the score of a round uses
     the weights left by the previous one. See :mod:`sosl._core._ftrl_ref`.
+
+    A call on a fitted model updates the arrays in place and copies nothing of size
+    n_features: the typed pass checks every value it writes and keeps an undo log of the
+    entries it overwrites (O(k) per row), so a batch that overflows is rolled back and
+    reported with the model unchanged. A batch with more stored entries than there are
+    features runs on one copy of the state instead (the log would be the larger).
 
     References
     ----------
@@ -108,43 +117,77 @@ class FTRLAUC(BaseOnlineAUC):
         self.random_state = random_state
 
     def _init_state(self, n_features):
+        wzn = np.zeros((n_features, 3))     # one row per coordinate: (w, z, n) in one line
         return {
-            "coef_": np.zeros(n_features),
-            "z_": np.zeros(n_features),
-            "sq_grad_": np.zeros(n_features),
+            "coef_": wzn[:, 0],
+            "z_": wzn[:, 1],
+            "sq_grad_": wzn[:, 2],
             "counts_": np.zeros(2, dtype=np.int64),
             "mean_scores_": np.zeros(2),
         }
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
-        # it and the transaction restores the previous attributes. On CSR rows the pass
-        # changes the p-vectors only at the columns the rows touch: save just those.
+        # it and the transaction restores the previous attributes. Otherwise the pass runs
+        # on the live arrays and guards them itself (see _play: an undo log of the entries
+        # it writes, O(k) per row, or a pass on a new copy when the batch holds more
+        # entries than there are columns). So the base has no entry of the p-vectors to
+        # save, hence the empty index arrays: no np.unique of the columns, no gather.
         if self.t_ == 0:
             return ()
-        if not sp.issparse(X):
-            return self._state_names
-        cols = np.unique(X.indices)
-        return {"coef_": cols, "z_": cols, "sq_grad_": cols, "counts_": None,
-                "mean_scores_": None}
+        return {"coef_": _NO_ENTRY, "z_": _NO_ENTRY, "sq_grad_": _NO_ENTRY}
+
+    @staticmethod
+    def _wzn(state):
+        """The (p, 3) array whose columns are the state's coef_, z_, sq_grad_, or None."""
+        w = state["coef_"]
+        wzn = w.base
+        return wzn if _ftrl.columns_of(wzn, w, state["z_"], state["sq_grad_"]) else None
+
+    def _play(self, state, X, s, order):
+        """The kernel on canonical CSR rows; returns the position in ``order`` of the row
+        that made the state non-finite (-1 if none), after which the state is as before.
+
+        On a fitted model the pass keeps an undo log of the entries it writes (at most as
+        many as there are columns, so the log is never larger than the state); a longer
+        batch, or a state whose three p-vectors are not the columns of one array (after a
+        copy or unpickling), runs on a new (p, 3) copy, which replaces them in ``state``
+        only: the arrays it came from are not written. The kernel itself puts the class
+        counts and the mean scores back.
+        """
+        wzn = self._wzn(state)
+        fitted = state["t_"] > 0
+        undo = None
+        if wzn is None or (fitted and X.nnz > wzn.shape[0]):
+            wzn = np.column_stack((state["coef_"], state["z_"], state["sq_grad_"]))
+            state["coef_"], state["z_"], state["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
+        elif fitted:
+            undo = np.empty((X.nnz, 3))
+        state["t_"], bad = _ftrl.ftrl_pass(
+            X.data, X.indices, X.indptr, s, order, wzn, state["counts_"],
+            state["mean_scores_"], state["t_"], float(self.l1), float(self.l2),
+            float(self.beta), float(self.gamma), undo)
+        return bad
 
     def _run_pass(self, state, X, s, order):
         X = _canonical_csr(X)
-        state["t_"] = _ftrl.ftrl_pass(
-            X.data, X.indices, X.indptr, s, order, state["coef_"], state["z_"],
-            state["sq_grad_"], state["counts_"], state["mean_scores_"],
-            state["t_"], float(self.l1), float(self.l2), float(self.beta), float(self.gamma))
+        bad = self._play(state, X, s, order)
+        if bad >= 0:
+            raise FloatingPointError(
+                f"{type(self).__name__}: the state became non-finite during the pass, at "
+                f"row {int(order[bad])} of the batch (the step size is probably too large "
+                "for this data; try a smaller gamma, or scale the features). The model was "
+                "left unchanged.")
 
     # -- one CSR row at a time: the pass in place on the live state --------------------------
     def _learn_one_in_place(self, x, s):
         """One canonical CSR row on the live state, O(k) for its k stored entries.
 
-        The round writes the weights, z and the squared gradients only at the row's
-        columns, and the class counts and mean scores: those are saved first and restored
-        if anything came out non-finite, and False is returned so that the general path
-        reports the problem on the unchanged model. The pre-score for the Platt scaling,
-        the pass and the checks are those of the general path: the result equals
-        ``partial_fit`` on the row bit for bit.
+        The kernel guards the round itself (its undo log restores the row's columns, the
+        class counts and the mean scores if anything came out non-finite); False is then
+        returned so that the general path reports the problem on the unchanged model. The
+        pre-score for the Platt scaling and the pass are those of the general path: the
+        result equals ``partial_fit`` on the row bit for bit.
         """
         if not (sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
                 and x.data.dtype == np.float64 and x.indices.dtype == np.int32
@@ -156,24 +199,23 @@ class FTRLAUC(BaseOnlineAUC):
         if not _finite_array(f):
             return False
         d = self.__dict__
-        cols = x.indices
-        w, z, nsq, N, score = (d["coef_"], d["z_"], d["sq_grad_"], d["counts_"],
-                               d["mean_scores_"])
-        saved = (w[cols], z[cols], nsq[cols], N.copy(), score.copy(), d["t_"])
-        ok = False
-        try:
-            self._run_pass(d, x, np.array([s]), _ONE_ROW)   # x is canonical: no copy
-            ok = (_finite_array(w[cols]) and _finite_array(z[cols])
-                  and _finite_array(nsq[cols]) and _finite_array(score))
-        finally:
-            if not ok:
-                w[cols], z[cols], nsq[cols], N[:], score[:] = saved[:5]
-                d["t_"] = saved[5]
-        if not ok:
+        if self._wzn(d) is None:                 # _play would replace the arrays: not here
+            return False
+        sign = np.array([s])
+        if self._play(d, x, sign, _ONE_ROW) >= 0:
             return False
         d["n_seen_"] += 1
-        platt_steps(f, np.array([s]), d["calibration_"])
+        platt_steps(f, sign, d["calibration_"])
         return True
+
+    def __setstate__(self, state):
+        # pickling stores coef_, z_ and sq_grad_ as three arrays: put them back into one
+        # (p, 3) array at load time (O(p), as the load itself), not in the first call
+        super().__setstate__(state)
+        d = self.__dict__
+        if "z_" in d and self._wzn(d) is None:
+            wzn = np.column_stack((d["coef_"], d["z_"], d["sq_grad_"]))
+            d["coef_"], d["z_"], d["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
 
     @property
     def intercept_(self):
@@ -183,4 +225,9 @@ class FTRLAUC(BaseOnlineAUC):
         return float(-0.5 * (self.mean_scores_[0] + self.mean_scores_[1]))
 
     def _decision(self, X):
+        if (sp.issparse(X) and X.format == "csr" and X.indices.dtype == np.int32
+                and X.indptr.dtype == np.int32):
+            wzn = self._wzn(self.__dict__)
+            if wzn is not None:                  # typed, O(nnz): the weights are strided
+                return _ftrl.ftrl_scores(X.data, X.indices, X.indptr, wzn, self.intercept_)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

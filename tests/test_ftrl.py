@@ -32,10 +32,20 @@ def _reference(X, s, order, params, pass_fn=ref.ftrl_pass):
     return pass_fn(X, s, order, *_args(st), 0, *params), st
 
 
+def _kernel(X, st, order, s, params, t0=0, undo=None):
+    """The typed pass on CSR ``X`` and the state dict ``st`` (w, z, nsq as the columns of
+    one (p, 3) array, as the kernel takes them; written back into ``st``)."""
+    wzn = np.column_stack((st["w"], st["z"], st["nsq"]))
+    t, bad = _ftrl.ftrl_pass(X.data, X.indices, X.indptr, s, order, wzn, st["N"],
+                             st["score"], t0, *params, undo)
+    st["w"][:], st["z"][:], st["nsq"][:] = wzn.T
+    return t, bad
+
+
 def _core(X, s, order, params):
-    Xc = sp.csr_matrix(X)
     st = _state(X.shape[1])
-    t = _ftrl.ftrl_pass(Xc.data, Xc.indices, Xc.indptr, s, order, *_args(st), 0, *params)
+    t, bad = _kernel(sp.csr_matrix(X), st, order, s, params)
+    assert bad == -1
     return t, st
 
 
@@ -109,7 +119,7 @@ def test_round_touches_only_the_rows_support():
     st["w"][:] = ref.ftrl_weights(st["z"], st["nsq"], 0.0, 0.0, 1.0, 0.1)
     before = {k: v.copy() for k, v in st.items()}
     order = np.arange(50, dtype=np.intp)
-    _ftrl.ftrl_pass(X.data, X.indices, X.indptr, s, order, *_args(st), 0, 0.0, 0.0, 1.0, 0.1)
+    _kernel(X, st, order, s, (0.0, 0.0, 1.0, 0.1))
     untouched = np.setdiff1d(np.arange(400), X.indices)
     for key in ("w", "z", "nsq"):
         np.testing.assert_array_equal(st[key][untouched], before[key][untouched])

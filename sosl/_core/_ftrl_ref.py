@@ -29,6 +29,9 @@ Conventions (where this departs from the paper's description)
   keeps the round O(k); ``p`` counts the current instance too. The score of round t uses
   the weights w_t of (F5) after round t-1 (kept current on every touched coordinate).
 * Before the first instance of the other class ``p`` is 0 or 1, so ``c = 0`` (no step).
+* The typed core evaluates (F5) in the equal form ``(sign(z_i) l1 - z_i) gamma /
+  (sqrt(n_i) + beta + gamma l2)`` (one division) and (F3) with ``1/gamma`` precomputed:
+  the two agree to rounding.
 
 Symbols
 -------
