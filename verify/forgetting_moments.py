@@ -32,6 +32,8 @@ prefix of 1..30 rows:
   ``means_`` and ``covariances_`` against the closed form, each scaled by
   max(1, its largest entry), <= 1e-12;
 * step (identity): max_t ||coef_ - w_{t+1}||_inf / max(1, ||w_{t+1}||_inf) <= 1e-12;
+* the one-row path (identity, OAUC-M): one model fed by ``partial_fit`` one row at a time
+  (the typed stepper of ``learn_one``), moments and step after every row, 1e-12;
 * beta = 1: ``OAUCM(forgetting=1.0)`` against the same direct computation at beta = 1
   (weights, moments and step; identity, 1e-12); and (derivation) the closed form at
   beta = 1 against the paper's recursions (15)-(18) run on the same prefixes in exact
@@ -118,11 +120,20 @@ def paper_recursions(X, y):
     return out
 
 
-def library_prefixes(Xf, yf, lam, eta, loss, beta):
-    """(coef_, weights_, means_, covariances_) of ``fit`` on every prefix."""
+def library_prefixes(Xf, yf, lam, eta, loss, beta, one_row=False):
+    """(coef_, weights_, means_, covariances_, counts_) of ``fit`` on every prefix, or, with
+    ``one_row``, after each ``partial_fit`` of one row on one model (the one-row path)."""
     from sosl import OAUCM, OAUCS
     Est = OAUCM if loss == "m" else OAUCS
     out = []
+    if one_row:
+        m = Est(lam=lam, eta=eta, forgetting=beta)
+        yy = np.where(yf > 0, 1, 0)
+        for k in range(Xf.shape[0]):
+            m.partial_fit(Xf[k:k + 1], yy[k:k + 1], classes=[0, 1])
+            out.append((m.coef_.copy(), m.weights_.copy(), m.means_.copy(),
+                        m.covariances_.copy(), m.counts_.copy()))
+        return out
     for k in range(1, Xf.shape[0] + 1):
         yk = np.where(yf[:k] > 0, 1, 0)
         m = Est(lam=lam, eta=eta, forgetting=beta)
@@ -193,6 +204,13 @@ def run(profile, seed, out_dir):
             atol=TOL, sizes=sizes, seed=seed, headline=loss == "m")))
         if loss != "m":
             continue
+        one = library_prefixes(Xf, yf, lam_f, eta_f, loss, bf, one_row=True)
+        e_one = max(errors(one, direct(X, y, lam, eta, loss, beta)))
+        recs.append(R.emit(R.identity(
+            f"Forgetting: one-row path [{name.split(',')[0]}]",
+            f"partial_fit one row at a time: moments and step (scaled) <= {TOL:g}", e_one, 0.0,
+            atol=TOL, sizes=sizes, seed=seed,
+            note="the typed one-row stepper (learn_one), not the batch pass")))
         for label, kw in (("no forgetting (beta := 1)", {"beta_override": sp.Integer(1)}),
                           ("forgetting applied twice to Sigma", {"cov_power": 2})):
             dct = direct(X, y, lam, eta, loss, kw.get("beta_override", beta),

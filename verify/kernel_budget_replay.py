@@ -40,7 +40,9 @@ budgets N+ = 3, N- = 5, the library learner (``sosl.OKAUCM`` / ``sosl.OKAUCS``,
 must hold the same support vectors after every round (same stream indices in each buffer)
 with the same weights: max_t max_i |alpha_lib - alpha_replay| / max(1, max |alpha_replay|)
 <= 1e-10 (identity; a different set of support vectors counts as an infinite error). Run
-for OKAUC-M with the optimal r and with r = argmin |k|, and for OKAUC-S (constant step).
+for OKAUC-M with the optimal r and with r = argmin |k|, and for OKAUC-S (constant step);
+and, for OKAUC-M with the optimal r, ``fit`` on the whole stream at once, on dense and on
+CSR rows (the batch pass and the sparse-slot pass), against the replay's final state.
 The rows report how many removals and eq. (28) transfers the stream exercised (onto x_t
 and onto an older vector); fewer than 5 transfers of each kind is an error of the check
 itself. Negative controls (must FAIL the same identity against OKAUC-M, optimal r): the
@@ -171,6 +173,24 @@ def library_states(X, y, lam, *, loss="m", eta=None, rule="optimal",
     return out
 
 
+def library_final(X, y, lam, *, sparse=False, budgets=(BUDGET_POS, BUDGET_NEG), gamma=GAMMA):
+    """The buffers of ``OKAUCM(...).fit`` on the whole stream (one batch), dense or CSR rows."""
+    import scipy.sparse as sp
+
+    from sosl import OKAUCM
+    model = OKAUCM(lam=lam, gamma=gamma, budget=tuple(budgets))
+    model.fit(sp.csr_matrix(X) if sparse else X, np.where(y > 0, 1, 0))
+    index = {X[i].tobytes(): i for i in range(X.shape[0])}
+    sv = model.support_vectors_
+    sv = sv.toarray() if sp.issparse(sv) else sv
+    n0 = int(model.n_support_[0])
+    st = {-1: {}, 1: {}}
+    for q in range(sv.shape[0]):
+        st[-1 if q < n0 else 1][index[np.ascontiguousarray(sv[q]).tobytes()]] = \
+            model.dual_coef_[q]
+    return st
+
+
 def max_error(lib, rep):
     """max over rounds of max_i |alpha_lib - alpha_rep| / max(1, max |alpha_rep|)."""
     worst = 0.0
@@ -222,6 +242,14 @@ def run(profile, seed, out_dir):
                  f"{counts['removals']} removals, transfers onto x_t {counts['onto x_t']}, "
                  f"onto an older vector {counts['onto an older vector']}")))
     name, loss, lam, eta, rule = VARIANTS[0]
+    rep_m, _ = replay(X, y, lam, loss=loss, eta=eta, rule=rule)
+    e_batch = max(max_error([library_final(X, y, lam, sparse=sp_)], rep_m[-1:])
+                  for sp_ in (False, True))
+    recs.append(R.emit(R.identity(
+        "Budgeted replay: batch fit, dense and CSR rows",
+        f"OKAUCM fit on the whole stream (dense, then CSR): final support vectors and weights "
+        f"== replay (scaled, <= {TOL:g})", e_batch, 0.0, atol=TOL, sizes=sizes, seed=seed,
+        note="the batch pass and the sparse-slot pass (kernel_pass_csr)")))
     for label, kw in (("Delta of eq. (28) halved", {"delta_factor": 0.5}),
                       ("no transfer (x_j dropped)", {"transfer": False})):
         rep, _ = replay(X, y, lam, loss=loss, eta=eta, rule=rule, **kw)
