@@ -222,7 +222,7 @@ def test_forget_twice_acts_only_under_forgetting():
 @pytest.mark.parametrize("name,run", [
     ("kernel_delta_half", lambda: KB.run("quick", 0, None)),
     ("forget_twice", lambda: FM.run("quick", 0, None)),
-    ("fd_smallest", lambda: SK.check_fd("quick", 0, with_data=False)),
+    ("fd_smallest", lambda: SK._fd_replay_records("small", *_fd_stream(), 4, "", 0)),
 ])
 def test_new_checks_catch_their_mutant(name, run, capsys):
     recs = run()

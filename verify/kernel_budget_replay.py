@@ -129,7 +129,7 @@ def replay(X, y, lam, *, loss="m", eta=None, rule="optimal", budgets=(BUDGET_POS
         own = buf[yt]
         new = [t - 1, x, a_new]
         if len(own) >= cap[yt]:                                      # Algorithm 4, lines 3-8
-            j_idx, xj, aj = own.pop(0)                               # FIFO: the oldest
+            _, xj, aj = own.pop(0)                                   # FIFO: the oldest
             counts["removals"] += 1
             cands = own + [new]                                      # I_t + {t} - {j}
             best, best_res, best_delta = None, math.inf, 0.0
