@@ -192,7 +192,8 @@ def run(profile, seed, out_dir):
         eta = None if eta_q is None else sp.Rational(*eta_q)
         lam_f, eta_f = float(lam), None if eta is None else float(eta)
         lib = library_prefixes(Xf, yf, lam_f, eta_f, loss, bf)
-        e_mom, e_w = errors(lib, direct(X, y, lam, eta, loss, beta))
+        dct = direct(X, y, lam, eta, loss, beta)
+        e_mom, e_w = errors(lib, dct)
         recs.append(R.emit(R.identity(
             f"Forgetting: discounted moments [{name.split(',')[0]}]",
             f"weights_, means_, covariances_ == closed form with weights beta^(n-i) "
@@ -205,17 +206,15 @@ def run(profile, seed, out_dir):
         if loss != "m":
             continue
         one = library_prefixes(Xf, yf, lam_f, eta_f, loss, bf, one_row=True)
-        e_one = max(errors(one, direct(X, y, lam, eta, loss, beta)))
+        e_one = max(errors(one, dct))
         recs.append(R.emit(R.identity(
             f"Forgetting: one-row path [{name.split(',')[0]}]",
             f"partial_fit one row at a time: moments and step (scaled) <= {TOL:g}", e_one, 0.0,
             atol=TOL, sizes=sizes, seed=seed,
             note="the typed one-row stepper (learn_one), not the batch pass")))
-        for label, kw in (("no forgetting (beta := 1)", {"beta_override": sp.Integer(1)}),
-                          ("forgetting applied twice to Sigma", {"cov_power": 2})):
-            dct = direct(X, y, lam, eta, loss, kw.get("beta_override", beta),
-                         cov_power=kw.get("cov_power", 1))
-            e_mom_n, e_w_n = errors(lib, dct)
+        for label, b_neg, power in (("no forgetting (beta := 1)", sp.Integer(1), 1),
+                                    ("forgetting applied twice to Sigma", beta, 2)):
+            e_mom_n, e_w_n = errors(lib, direct(X, y, lam, eta, loss, b_neg, cov_power=power))
             recs.append(R.emit(R.identity(
                 f"Forgetting neg. control: {label}",
                 f"moments and step identities against the library at beta = "
