@@ -5,7 +5,7 @@ import sys
 import time
 
 from ._harness import _select, discover, run_checks
-from ._records import write_report
+from ._records import summary_text, write_report
 
 
 def main(argv=None):
@@ -30,7 +30,7 @@ def main(argv=None):
     report, results = write_report(records, timings, args.out, profile=profile, seed=args.seed,
                                    argv=["python", "-m", "verify"] + argv, wall=wall)
     bad = [r for r in records if not r.ok]
-    print(f"\n{len(records)} rows, {len(bad)} not as expected, wall {wall:.1f} s; "
+    print(f"\n{summary_text(records)}; {len(bad)} not as expected, wall {wall:.1f} s; "
           f"wrote {report} and {results}")
     for r in bad:
         print(f"  NOT AS EXPECTED: [{r.check}] {r.name}: {r.outcome} {r.note[:200]}")

@@ -23,7 +23,9 @@ How to add a check (read this if you write a new verify module)
    ``identity``. State the threshold in the module docstring and in ``statement`` before
    running. Every check returns at least one record with ``negative=True``: a negative
    control that must come out FAIL. The run fails if a positive record FAILs or a
-   negative control PASSes.
+   negative control PASSes. Pass ``evidence="derivation"`` for a row that compares
+   formulas or constants only (a sympy simplification, an identity, a constant read back
+   against its derivation), so that the report counts it apart from the measured checks.
 4. Call :func:`~verify._records.emit` on each record as soon as it is built (prints the
    line), and ``progress`` in loops that take more than a few seconds.
 

@@ -16,6 +16,14 @@ positive bound); a ratio far below 1 on an upper bound shows how loose the bound
 
 A row with ``negative=True`` is a negative control (a wrong constant, a broken assumption,
 a mutated learner) and is as expected only when it FAILs.
+
+Each row also has an ``evidence`` (:data:`EVIDENCES`, :data:`EVIDENCE_LEGEND`):
+``"measured"`` when one side of the claim is produced by running the library (or the
+library's functions) on data, so that a wrong library can make it fail; ``"derivation"``
+when both sides are formulas or constants (a sympy simplification, an identity such as
+H_T <= 1 + ln T, a constant in the code read back against its derivation): such a row
+pins verify's own algebra and constants but cannot fail by measuring the library. The
+report and the summary count the two apart.
 """
 
 from __future__ import annotations
@@ -28,9 +36,18 @@ import time
 from pathlib import Path
 
 __all__ = ["Record", "upper_bound", "lower_bound", "identity", "emit", "progress",
-           "save_figure", "use_agg", "format_line", "write_report", "RATIO_LEGEND", "KINDS"]
+           "save_figure", "use_agg", "format_line", "write_report", "summary_counts",
+           "summary_text", "RATIO_LEGEND", "EVIDENCE_LEGEND", "KINDS", "EVIDENCES"]
 
 KINDS = ("upper bound", "lower bound", "identity")
+EVIDENCES = ("measured", "derivation")
+
+EVIDENCE_LEGEND = (
+    "The `evidence` column: `measured` rows run the library (its estimators, passes or "
+    "loss functions) on data, so a wrong library can make them fail; `derivation` rows "
+    "compare formulas or constants only (sympy simplifications, identities such as "
+    "H_T <= 1 + ln T, a constant in verify's code read back against its derivation): they "
+    "pin verify's own algebra and constants and cannot fail by measuring the library.")
 
 RATIO_LEGEND = (
     "The `ratio` column: for an upper bound (`measured <= bound`) it is measured / bound, "
@@ -64,6 +81,7 @@ class Record:
     check : str           NAME of the module that produced it (set by the runner)
     headline : bool       quoted in the closing note of the report
     figures : list[str]   figure file names (relative to the output directory)
+    evidence : str        ``"measured"`` or ``"derivation"`` (see :data:`EVIDENCE_LEGEND`)
     """
 
     name: str
@@ -80,6 +98,7 @@ class Record:
     check: str = ""
     headline: bool = False
     figures: list = dataclasses.field(default_factory=list)
+    evidence: str = "measured"
 
     @property
     def ok(self):
@@ -115,26 +134,34 @@ def _outcome(holds):
     return "PASS" if bool(holds) else "FAIL"
 
 
+def _evidence(evidence):
+    if evidence not in EVIDENCES:
+        raise ValueError(f"evidence must be one of {EVIDENCES}, got {evidence!r}")
+    return evidence
+
+
 def upper_bound(name, statement, measured, bound, *, sizes="", seed=None, negative=False,
-                note="", headline=False, figures=None):
+                note="", headline=False, figures=None, evidence="measured"):
     """Record the claim ``measured <= bound`` (ratio = measured / bound)."""
     measured, bound = float(measured), float(bound)
     return Record(name, statement, measured, bound, "upper bound", _ratio(measured, bound),
                   sizes, seed, _outcome(measured <= bound), negative, note,
-                  headline=headline, figures=list(figures or []))
+                  headline=headline, figures=list(figures or []),
+                  evidence=_evidence(evidence))
 
 
 def lower_bound(name, statement, measured, bound, *, sizes="", seed=None, negative=False,
-                note="", headline=False, figures=None):
+                note="", headline=False, figures=None, evidence="measured"):
     """Record the claim ``measured >= bound`` (ratio = measured / bound)."""
     measured, bound = float(measured), float(bound)
     return Record(name, statement, measured, bound, "lower bound", _ratio(measured, bound),
                   sizes, seed, _outcome(measured >= bound), negative, note,
-                  headline=headline, figures=list(figures or []))
+                  headline=headline, figures=list(figures or []),
+                  evidence=_evidence(evidence))
 
 
 def identity(name, statement, measured, theory, *, rtol=0.0, atol=0.0, sizes="", seed=None,
-             negative=False, note="", headline=False, figures=None):
+             negative=False, note="", headline=False, figures=None, evidence="measured"):
     """Record ``|measured - theory| <= atol + rtol |theory|``.
 
     The ratio is the error over the allowed error (<= 1 passes).
@@ -145,7 +172,7 @@ def identity(name, statement, measured, theory, *, rtol=0.0, atol=0.0, sizes="",
     holds = err <= allowed and math.isfinite(err)
     return Record(name, statement, measured, theory, "identity", _ratio(err, allowed), sizes,
                   seed, _outcome(holds), negative, note, headline=headline,
-                  figures=list(figures or []))
+                  figures=list(figures or []), evidence=_evidence(evidence))
 
 
 def _fmt(v):
@@ -177,8 +204,32 @@ def format_line(r):
     sizes = f"  {r.sizes}" if r.sizes else ""
     seed = f"  seed {r.seed}" if r.seed is not None else ""
     sym = _SYMBOL.get(r.kind, "vs")
+    ev = "  [derivation]" if r.evidence == "derivation" else ""
     return (f"{r.name:<44s}{sizes}  measured {_fmt(r.measured)} {sym} {_fmt(r.threshold)}"
-            f"  ratio {_fmt(r.ratio)}{seed}  {tag}")
+            f"  ratio {_fmt(r.ratio)}{seed}{ev}  {tag}")
+
+
+def summary_counts(records):
+    """Counts of the rows by evidence and role: a dict with the keys ``rows``,
+    ``measured``, ``measured_negative``, ``derivation``, ``derivation_negative``
+    (positive rows and negative controls apart) and ``errors`` (crashed checks)."""
+    out = {"rows": len(records), "errors": sum(r.outcome == "ERROR" for r in records)}
+    for ev in EVIDENCES:
+        rows = [r for r in records if r.evidence == ev and r.outcome != "ERROR"]
+        out[ev] = sum(not r.negative for r in rows)
+        out[f"{ev}_negative"] = sum(r.negative for r in rows)
+    return out
+
+
+def summary_text(records):
+    """One sentence: how many measured checks and derivations, with their negative controls."""
+    c = summary_counts(records)
+    text = (f"{c['rows']} rows: {c['measured']} measured checks (+ {c['measured_negative']} "
+            f"negative controls) and {c['derivation']} derivations (+ "
+            f"{c['derivation_negative']} negative controls)")
+    if c["errors"]:
+        text += f", {c['errors']} errors"
+    return text
 
 
 _EMITTED = []
@@ -246,6 +297,7 @@ def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=No
     payload = {
         "profile": profile, "seed": seed, "argv": argv, "wall_seconds": wall,
         "timings_seconds": timings, "all_ok": n_fail == 0, "ratio_legend": RATIO_LEGEND,
+        "evidence_legend": EVIDENCE_LEGEND, "counts": summary_counts(records),
         "records": [r.to_dict() for r in records],
     }
     (out_dir / "results.json").write_text(json.dumps(payload, indent=1, default=str))
@@ -254,10 +306,11 @@ def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=No
     lines = ["# sosl verification report", "",
              f"Profile `{profile}`, seed {seed}, wall time "
              f"{'-' if wall is None else f'{wall:.1f} s'}. Command: `{' '.join(argv or [])}`.", "",
-             f"**{verdict}** -- {len(records)} rows, {n_neg} negative controls (each must FAIL).",
-             "", RATIO_LEGEND, "",
-             "| check | claim | sizes | measured | kind | threshold | ratio | seed | outcome |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"**{verdict}** -- {summary_text(records)}; {n_neg} negative controls in all "
+             "(each must FAIL).", "", RATIO_LEGEND, "", EVIDENCE_LEGEND, "",
+             "| check | claim | sizes | measured | kind | threshold | ratio | seed | evidence "
+             "| outcome |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         out = r.outcome
         if r.negative:
@@ -266,7 +319,7 @@ def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=No
             out = f"**{r.outcome}**"
         lines.append("| " + " | ".join(_md_escape(x) for x in (
             r.name, r.statement, r.sizes, _fmt(r.measured), r.kind, _fmt(r.threshold),
-            _fmt(r.ratio), "-" if r.seed is None else r.seed, out)) + " |")
+            _fmt(r.ratio), "-" if r.seed is None else r.seed, r.evidence, out)) + " |")
     lines += ["", "## Notes", ""]
     for r in records:
         if r.note:

@@ -200,12 +200,13 @@ def run(profile, seed, out_dir):
     for label, (is_zero, sz) in res.items():
         recs.append(R.emit(R.identity(
             f"Lemma 2 sympy: {label}", f"simplify(lhs - rhs) == 0 ({label})",
-            sz, 0.0, atol=0.0, seed=seed, sizes="symbolic",
+            sz, 0.0, atol=0.0, seed=seed, sizes="symbolic", evidence="derivation",
             note="symbolic proof, b = 1 - mu = sigma sinh(u)" if is_zero else
             "simplify did not return 0; measured = max residual at random points")))
     recs.append(R.emit(R.identity(
         "Lemma 2 sympy: mutant eq. (9), 2 phi_M", "mutated identity must not simplify to 0",
         mut_size, 0.0, atol=0.0, seed=seed, sizes="symbolic", negative=True,
+        evidence="derivation",
         note="eq. (9) with phi_M doubled; measured = max |residual| at random points")))
     # the symbolic psi_M above is an independent form: compare it with the library's
     recs.extend(agreement_records("Lemma 2", "m", seed, 60 if quick else 400))

@@ -60,7 +60,8 @@ def run(profile, seed, out_dir):
         recs.append(R.emit(R.identity(
             f"Lemma 3 sympy: {label}",
             "gap == manifestly nonnegative fraction (simplify -> 0; measured 1 if not)",
-            0.0 if ok else 1.0, 0.0, atol=0.0, sizes="symbolic", seed=seed)))
+            0.0 if ok else 1.0, 0.0, atol=0.0, sizes="symbolic", seed=seed,
+            evidence="derivation")))
 
     m = 2001 if quick else 20001
     mu = np.concatenate([np.linspace(-5.0, 7.0, m), [1.0]])

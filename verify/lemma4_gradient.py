@@ -196,7 +196,7 @@ def run(profile, seed, out_dir):
         sizes="p=2, random points", seed=seed)))
     recs.append(R.emit(R.upper_bound(
         "Lemma 4 closed-form Hessian vs sympy", "max relative error <= 1e-6", err_hess, 1e-6,
-        sizes="p=2, random points", seed=seed)))
+        sizes="p=2, random points", seed=seed, evidence="derivation")))
 
     # ---- (2) convexity
     min_eig = np.inf

@@ -178,6 +178,7 @@ def run(profile, seed, out_dir):
     records.append(R.emit(R.identity(
         "Theorem 8 constant == 2 C_NORM^2", "(2 sqrt 2 + 1)^2/2 == G^2/2, G = 2 (sqrt 2 + 1/2)",
         C_REGRET, 2.0 * C_NORM ** 2, rtol=1e-12, sizes="constants", seed=seed,
+        evidence="derivation",
         note="derivation as for Theorem 6 (verify.theorem6_constant): B = C/lam, G = 2C")))
 
     # ---- Lemma 7 ------------------------------------------------------------------------

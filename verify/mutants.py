@@ -29,11 +29,23 @@ The mutants
   N - 1 after each update (on whichever layout the state keeps: ``covariances_``, or
   ``scatter_`` with ``scales_``), the first row of a stream skipped; a mutant whose state
   keys the learner does not have is reported as not applicable, never as caught;
+* the compiled learners under forgetting (``_run_pass`` of ``sosl.OAUCM`` and
+  ``sosl.OAUCS`` wrapped): the forgetting factor applied twice to the covariance (the
+  scale of the scatter multiplied by beta once more after each update, as if the kernel's
+  ``scale *= beta`` ran twice); a no-op at beta = 1;
+* routed passes (kind ``routed``): a compiled pass the estimators call through its module
+  (``sosl._core._kernel.kernel_pass``, ``sosl._core._sketch.sketch_pass``) is replaced by
+  its NumPy reference (which agrees with it to ~1e-12; tested) loaded from a copy of the
+  reference's source with one line changed (:func:`patched_reference`): the eq. (28)
+  transfer with its Delta halved (``delta = aj * ratio`` -> ``0.5 * aj * ratio``, every
+  budgeted OKAUC-M/S), and the frequent-directions shrink by the smallest of the 2r
+  eigenvalues instead of the (r+1)-th largest (``lam[r]`` -> ``lam[-1]``, SketchedOAUCM);
 * the NumPy reference ``sosl._core._linear_ref`` (Welford update with a wrong sign):
   verify does not use it, so it must come out unreachable;
 * bound constants: Theorem 6's C = 3 -> 3/sqrt(10) (18 -> 1.8) and C = 2 -> 1 (8 -> 2),
-  Lemma 4's sharpened C = 2 -> 1.9, Theorem 5's smoothness 4 + lam -> 2 + lam, Lemma 7's
-  norm constant divided by 3, Theorem 8's regret constant divided by 10.
+  Lemma 4's sharpened C = 2 -> 1.9, Theorem 5's smoothness 4 + lam -> 2 + lam, Theorem 5's
+  square-root term 2 sqrt(...) -> sqrt(...), Lemma 7's norm constant divided by 3,
+  Theorem 8's regret constant divided by 10.
 """
 
 from __future__ import annotations
@@ -60,8 +72,8 @@ __all__ = ["Mutant", "MUTANTS", "score"]
 class Mutant:
     """One planted error.
 
-    name : short id; what : description; kind : 'loss', 'compiled', 'reference' or
-    'constant'; target : (module, attribute) replaced; make : callable(original) -> the
+    name : short id; what : description; kind : 'loss', 'compiled', 'routed', 'reference'
+    or 'constant'; target : (module, attribute) replaced; make : callable(original) -> the
     mutated object; checks : for constants, the check NAMEs that read it.
     """
 
@@ -249,14 +261,31 @@ def _c_cov_nm1(orig):
     return _per_row(orig, None, post)
 
 
+def _c_forget_twice(orig):
+    def _run_pass(self, state, X, s, order):
+        beta = float(self.forgetting)
+        for i in order:
+            orig(self, state, X, s, np.array([i], dtype=np.asarray(order).dtype))
+            k = 1 if s[i] > 0 else 0
+            if state["counts_"][k] > 1:         # an update that decayed the earlier ones
+                state["scales_"][k] *= beta     # ... decays them once more
+    return _run_pass
+
+
 def applicable(m):
     """'' if the mutant can be applied to this library, else the reason."""
+    if m.kind == "routed":
+        return _routed_applicable(m)
     if m.kind != "compiled":
         return ""
     for Est in _estimators():
         state = Est()._init_state(2)
         state.setdefault("t_", 0)
         missing = [k for k in ("coef_", "counts_") if k not in state]
+        if m.name == "forget_twice":
+            missing += [k for k in ("scales_",) if k not in state]
+            if "forgetting" not in Est().get_params():
+                missing.append("a forgetting parameter")
         if m.name in ("no_cov", "cov_nm1"):
             try:
                 _cov_keys(state)
@@ -275,6 +304,80 @@ def _c_skip_first(orig):
     return _run_pass
 
 
+# --------------------------------------------------------------------------- routed passes
+def patched_reference(module, old, new):
+    """A fresh copy of the reference ``module`` whose source line containing ``old`` has it
+    replaced by ``new`` (``old`` must occur exactly once; ``new=old`` gives the unchanged
+    reference). The copy is not registered in ``sys.modules``."""
+    import importlib.util
+    import types
+    spec = importlib.util.find_spec(module)
+    src = Path(spec.origin).read_text()
+    if src.count(old) != 1:
+        raise LookupError(f"{module}: {old!r} occurs {src.count(old)} times, expected once")
+    mod = types.ModuleType(f"{module}__mutant")
+    mod.__package__ = module.rpartition(".")[0]
+    mod.__file__ = spec.origin
+    exec(compile(src.replace(old, new), spec.origin, "exec"), mod.__dict__)
+    return mod
+
+
+#: routed mutants: (reference module, text of the line, its mutated text)
+_ROUTES = {
+    "kernel_delta_half": ("sosl._core._kernel_ref", "delta = aj * ratio",
+                          "delta = 0.5 * aj * ratio"),
+    "fd_smallest": ("sosl._core._sketch_ref", "delta = max(lam[r], 0.0)",
+                    "delta = max(lam[-1], 0.0)"),
+}
+
+
+def _routed_applicable(m):
+    module, old, _ = _ROUTES[m.name]
+    try:
+        patched_reference(module, old, old)
+    except (LookupError, ImportError) as exc:
+        return str(exc)
+    return ""
+
+
+def kernel_pass_via(ref):
+    """The typed ``_kernel.kernel_pass`` played by the reference module ``ref`` (same
+    signature and state)."""
+    def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, *args):
+        return ref.kernel_pass(np.asarray(X), np.asarray(s), np.asarray(order), SV, alpha, G,
+                               fb, cap, count, head, int(t0), *args)
+    return kernel_pass
+
+
+def sketch_pass_via(ref):
+    """The typed ``_sketch.sketch_pass`` (CSR rows, compact state of capacity >= m) played
+    by the reference module ``ref`` (dense rows), one densified row at a time on views of
+    the first m compact columns."""
+    def sketch_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
+                    delta, t0, lam, eta, schedule, loss, family, r):
+        m, t = int(m), int(t0)
+        data, indices, indptr = np.asarray(data), np.asarray(indices), np.asarray(indptr)
+        s, colmap = np.asarray(s), np.asarray(colmap)
+        views = (w[:m], xbar[:, :m], B[:, :, :m])
+        for i in np.asarray(order):
+            x = np.zeros((1, m))
+            a, b = indptr[i], indptr[i + 1]
+            x[0, colmap[indices[a:b]]] = data[a:b]
+            t = ref.sketch_pass(x, s[i:i + 1], np.zeros(1, dtype=np.intp), *views, nrows, N,
+                                dA[:, :m], dB[:, :m], delta, t, lam, eta, schedule, loss,
+                                family, r)
+        return t
+    return sketch_pass
+
+
+def _routed(name, via):
+    module, old, new = _ROUTES[name]
+
+    def make(orig):
+        return via(patched_reference(module, old, new))
+    return make
+
+
 # --------------------------------------------------------------------------- reference
 def _r_welford(orig):
     def welford_update(x, xbar, Sigma, N):
@@ -290,6 +393,13 @@ def _t5_bound(orig):
     def bound(lam, T, Lstar):
         k = 2.0 + lam
         return 2.0 * k / lam + 2.0 * math.sqrt(k * T * Lstar / lam)
+    return bound
+
+
+def _t5_sqrt(orig):
+    def bound(lam, T, Lstar):
+        k = 4.0 + lam
+        return 2.0 * k / lam + 1.0 * math.sqrt(k * T * Lstar / lam)
     return bound
 
 
@@ -320,6 +430,12 @@ MUTANTS = [
            ("_run_pass",), _c_cov_nm1),
     Mutant("skip_first", "compiled learners: first row of a stream skipped", "compiled",
            ("_run_pass",), _c_skip_first),
+    Mutant("forget_twice", "compiled learners: forgetting factor applied twice to Sigma",
+           "compiled", ("_run_pass",), _c_forget_twice),
+    Mutant("kernel_delta_half", "budgeted kernel pass: eq. (28) Delta halved", "routed",
+           ("sosl._core._kernel", "kernel_pass"), _routed("kernel_delta_half", kernel_pass_via)),
+    Mutant("fd_smallest", "FD shrink by the smallest eigenvalue, not the (r+1)-th", "routed",
+           ("sosl._core._sketch", "sketch_pass"), _routed("fd_smallest", sketch_pass_via)),
     Mutant("ref_welford", "NumPy reference: Welford update with x + xbar", "reference",
            ("sosl._core._linear_ref", "welford_update"), _r_welford),
     Mutant("t6_c18", "Theorem 6: C = 3 -> 3/sqrt(10) (18 -> 1.8)", "constant",
@@ -331,6 +447,8 @@ MUTANTS = [
            ("verify.lemma4_gradient", "C_SHARP"), lambda o: 1.9, ("lemma4", "theorem6c")),
     Mutant("t5_smooth", "Theorem 5: smoothness 4 + lam -> 2 + lam", "constant",
            ("verify.theorem5_oaucs", "bound"), _t5_bound, ("theorem5",)),
+    Mutant("t5_sqrt", "Theorem 5: square-root term 2 sqrt(.) -> sqrt(.)", "constant",
+           ("verify.theorem5_oaucs", "bound"), _t5_sqrt, ("theorem5",)),
     Mutant("l7_norm", "Lemma 7: norm constant / 3", "constant",
            ("verify.lemma7_theorem8_kernel", "C_NORM"), lambda o: o / 3.0, ("kernel",)),
     Mutant("t8_regret", "Theorem 8: regret constant / 10", "constant",
@@ -389,7 +507,7 @@ def baseline(checks, seed, out):
     stack = contextlib.ExitStack()
     with stack:
         for m in MUTANTS:
-            if m.kind in ("loss", "reference"):
+            if m.kind in ("loss", "reference", "routed"):
                 key = m.target
                 if key not in counters:
                     orig = getattr(importlib.import_module(key[0]), key[1])

@@ -47,6 +47,14 @@ Check (thresholds fixed before running)
     ``Sigma^`` (B'B compared with Sigma), and the bound with the Frobenius tail and its
     denominator removed, ``||A'A - B'B||_2 <= sigma_{r+1}^2(A)``: the optimal (Eckart-Young)
     rank-r error, which no rank-r sketch can beat (Weyl), so FD meets it only by accident.
+    The invariant itself (upper bound, per stream): ``||A'A - B'B||_2 <= sum(delta)``
+    (times 1 + 1e-9), with sum(delta) the learner's ``shrinkage_``. And the sketch against
+    an independent replay (:func:`fd_replay`: the rows S1 of class 0 computed here, the
+    2r-row buffer shrunk through its SVD with delta = s_{r+1}^2): identity,
+    ``||B'B - B_rep'B_rep||_2 / ||A'A||_2`` and the relative gap of the two sum(delta)
+    <= 1e-9 (streams with p <= 2000). Negative controls: the replay shrinking by s_r^2
+    (off by one) must FAIL that identity, and, on the dense stream, FD shrinking by the
+    smallest of the 2r eigenvalues must violate the invariant.
 (b) Symbolic (sympy): ``1/4 - (d psi/d sigma)^2 - b^2/(4(b^2 + sigma^2))`` simplifies to 0
     (so the derivative's modulus is <= 1/2), and the derivative at b = 0 equals 1/2.
     Measured on the sketched learner's own rounds (its w, mu, exact s2 and sketched s2^):
@@ -136,6 +144,50 @@ def fd_errors(X, y, r):
     return norm(1.0), ev, N, delta, norm(float(N))
 
 
+def sketch_rows(Xn):
+    """The rows S1 the learner feeds to its sketch: sqrt((N-1)/N) (x_N - xbar_{N-1}), N >= 2
+    (the first row of a class is 0 and is not fed), as a dense array."""
+    import scipy.sparse as sp
+    Xd = Xn.toarray() if sp.issparse(Xn) else np.asarray(Xn, dtype=float)
+    rows = []
+    xbar = np.zeros(Xd.shape[1])
+    for n, x in enumerate(Xd, start=1):
+        if n > 1:
+            rows.append(np.sqrt((n - 1.0) / n) * (x - xbar))
+        xbar = xbar + (x - xbar) / n
+    return np.array(rows).reshape(-1, Xd.shape[1])
+
+
+def fd_replay(A, r, shrink_at="r"):
+    """Frequent directions (Liberty 2013) on the rows of A, from the SVD of the buffer.
+
+    A buffer of 2r rows; when it is full, B = U S V' and every squared singular value is
+    lowered by delta (then clipped at 0), keeping the r leading rows sqrt(s_i^2 - delta) v_i'.
+    ``shrink_at="r"``: delta = s_{r+1}^2, the (r+1)-th largest (the algorithm);
+    ``"r-1"``: delta = s_r^2 (an off-by-one); ``"smallest"``: delta = the smallest s_i^2
+    of the 2r (both negative controls). Returns (B, sum of the deltas).
+    """
+    p = A.shape[1]
+    B = np.zeros((0, p))
+    total = 0.0
+    for z in A:
+        B = np.vstack([B, z])
+        if B.shape[0] == 2 * r:
+            _, sv, Vt = np.linalg.svd(B, full_matrices=False)
+            s2 = np.zeros(2 * r)
+            s2[:sv.shape[0]] = sv * sv                            # descending
+            delta = {"r": s2[r], "r-1": s2[r - 1], "smallest": s2[-1]}[shrink_at]
+            keep = np.sqrt(np.maximum(s2[:r] - delta, 0.0))
+            B = keep[:, None] * Vt[:r]
+            total += delta
+    return B, total
+
+
+def _dense_gram_error(A, B):
+    """||A'A - B'B||_2 for dense A, B (exact eigenvalues)."""
+    return float(np.abs(np.linalg.eigvalsh(A.T @ A - B.T @ B)).max())
+
+
 def _scatter(v, cols, p):
     out = np.zeros(p)
     out[cols] = v
@@ -191,6 +243,14 @@ def check_fd(profile, seed, with_data=True):
             note=f"best k={k_best}; sum(delta)={delta:.4g} (>= error: "
                  f"{delta >= err * (1 - 1e-9)})")))
         records.append(H.emit(H.upper_bound(
+            f"FD invariant ||A'A-B'B||_2 <= sum(delta) [{name}]",
+            "frequent directions: ||A'A - B'B||_2 <= accumulated shrinkage sum(delta) "
+            "(times 1 + 1e-9)", err, delta * (1.0 + 1e-9), sizes=sizes, seed=seed,
+            headline=name == "gaussian decaying",
+            note="sum(delta) read from the learner (shrinkage_[0]); each shrink lowers B'B "
+                 "by at most delta in spectral norm")))
+        records.extend(_fd_replay_records(name, X, y, r, sizes, seed))
+        records.append(H.emit(H.upper_bound(
             f"FD shrink sum <= tail_k/(r+1-k) [{name}]",
             "accumulated shrinkage sum(delta) <= min_k ||A - A_k||_F^2/(r + 1 - k)",
             delta, min(ev[k:].sum() / (r + 1 - k) for k in range(r + 1)), sizes=sizes,
@@ -205,6 +265,48 @@ def check_fd(profile, seed, with_data=True):
             "||A'A - B'B||_2 <= sigma_{r+1}^2(A) (Frobenius tail and its denominator removed)",
             err, ev[r] if ev.size > r else 0.0, sizes=sizes, seed=seed, negative=True)))
     return records
+
+
+def _fd_replay_records(name, X, y, r, sizes, seed, max_p=2000):
+    """The library's sketch against :func:`fd_replay` on the same rows S1 (identity), and,
+    on the first (dense) stream, the invariant for the smallest-eigenvalue shrink (a
+    negative control)."""
+    import scipy.sparse as sp
+    if X.shape[1] > max_p:
+        return []
+    B_lib, cols, _, delta_lib = _class_sketch(X, y, r)
+    p = X.shape[1]
+    Bf = np.zeros((B_lib.shape[0], p))
+    Bf[:, cols] = B_lib
+    A = sketch_rows(X[np.asarray(y) == 0])
+    out = []
+    scale = max(float(np.linalg.norm(A, 2)) ** 2, 1e-300)         # ||A'A||_2
+
+    def gap(shrink_at):
+        Bm, dm = fd_replay(A, r, shrink_at)
+        e = float(np.abs(np.linalg.eigvalsh(Bf.T @ Bf - Bm.T @ Bm)).max()) / scale
+        return max(e, abs(delta_lib - dm) / max(dm, 1e-300))
+
+    e_ok = gap("r")
+    out.append(H.emit(H.identity(
+        f"FD sketch == independent FD replay [{name}]",
+        "||B'B - B_rep'B_rep||_2 / ||A'A||_2 and |sum delta - sum delta_rep| / sum delta_rep "
+        "<= 1e-9 (replay: SVD of the 2r-row buffer, delta = s_(r+1)^2)", e_ok, 0.0,
+        atol=1e-9, sizes=sizes, seed=seed,
+        note="the replay is fed the learner's rows S1 of class 0, computed here")))
+    e_neg = gap("r-1")
+    out.append(H.emit(H.identity(
+        f"NEG FD replay shrinking by s_r^2 [{name}]",
+        "same identity, replay with delta = s_r^2 (off by one)", e_neg, 0.0, atol=1e-9,
+        sizes=sizes, seed=seed, negative=True)))
+    if not sp.issparse(X):
+        Bs, ds = fd_replay(A, r, "smallest")
+        out.append(H.emit(H.upper_bound(
+            f"NEG FD invariant, smallest-eigenvalue shrink [{name}]",
+            "||A'A - B'B||_2 <= sum(delta) (1 + 1e-9) for FD shrinking by the smallest of "
+            "the 2r eigenvalues", _dense_gram_error(A, Bs), ds * (1.0 + 1e-9), sizes=sizes,
+            seed=seed, negative=True)))
+    return out
 
 
 # ------------------------------------------------------------------------------- (b)
@@ -226,14 +328,14 @@ def check_lipschitz_symbolic(seed):
         H.emit(H.identity("psi_M: 1/4 - (dpsi/dsigma)^2 = b^2/(4(b^2+s^2))",
                           "sympy: simplify(1/4 - dpsi^2 - b^2/(4(b^2 + sigma^2))) == 0",
                           float(abs(resid)) if resid.is_number else math.inf, 0.0, atol=0.0,
-                          note=f"residual {resid}; library psi_M matches to "
+                          evidence="derivation", note=f"residual {resid}; library psi_M matches to "
                                f"{np.abs(lib - mine).max():.1e}")),
         H.emit(H.identity("psi_M: dpsi/dsigma at b=0 is 1/2 (tight)",
                           "sympy: d psi_M / d sigma at b = 0 equals 1/2", float(at_kink), 0.5,
-                          atol=0.0)),
+                          atol=0.0, evidence="derivation")),
         H.emit(H.upper_bound("NEG psi_M 1/4-Lipschitz at b=0",
                              "sympy: d psi_M / d sigma at b = 0 <= 1/4", float(at_kink), 0.25,
-                             negative=True)),
+                             negative=True, evidence="derivation")),
     ]
 
 

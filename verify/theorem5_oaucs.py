@@ -28,6 +28,12 @@ comparator) against the symbolic form at 50 digits (scaled error <= 1e-13,
 The smoothness constant k = 4 + lam, read back from the step and from the bound
 (step(lam, T, 0) = 1/(2k), bound(lam, T, 0) = 2k/lam), must equal 4 + lam (identity,
 rtol 1e-12): the bound is loose by about 50x on data, so only this pins the constant.
+The L*-terms vanish at L* = 0, so they are read back at L* in {0.5, 10, 300} (lam in
+{0.1, 1, 3}, T in {100, 1000}): (bound(L*) - bound(0)) / sqrt((4 + lam) T L*/lam) must be
+2 (rtol 1e-12) and ((1/step - k)^2 - k^2) / (k lam T L*) must be 1 (rtol 1e-9) at every
+point (:func:`read_back`); negative control: the bound with the square-root term's 2 -> 1
+must FAIL the first. These read-backs (and the smoothness one) are derivations: they pin
+the constants in this module's code against the theorem, not the library.
 For each stream (breast-cancer, a synthetic imbalanced stream; the first 3000 rows of every
 $SOSL_DATA_DIR dataset in the default profile; all scaled into the unit ball), lam in
 {0.1, 1} and several horizons T: L* is computed by the O(T p) comparator of
@@ -71,6 +77,29 @@ def bound(lam, T, Lstar):
     return 2.0 * k / lam + 2.0 * math.sqrt(k * T * Lstar / lam)
 
 
+def read_back(bound_fn=None, step_fn=None, lams=(0.1, 1.0, 3.0), Ts=(100, 1000),
+              Ls=(0.5, 10.0, 300.0)):
+    """The coefficients of the L*-terms of the bound and of the step, read back from the code.
+
+    With k = SMOOTH + lam (the derivation's smoothness), for every (lam, T, L*) with L* > 0:
+    c_bound = (bound(lam, T, L*) - bound(lam, T, 0)) / sqrt(k T L* / lam), the theorem's 2,
+    and c_step = ((1/step(lam, T, L*) - k)^2 - k^2) / (k lam T L*), the theorem's 1. Read at
+    several L* (and T, lam), a term of another form (not sqrt(T L*)) or another constant
+    gives another value. Returns the values farthest from 2 and from 1.
+    """
+    bound_fn = bound if bound_fn is None else bound_fn
+    step_fn = step if step_fn is None else step_fn
+    cb, cs = [], []
+    for lam in lams:
+        k = SMOOTH + lam
+        for T in Ts:
+            for L in Ls:
+                cb.append((bound_fn(lam, T, L) - bound_fn(lam, T, 0.0))
+                          / math.sqrt(k * T * L / lam))
+                cs.append(((1.0 / step_fn(lam, T, L) - k) ** 2 - k * k) / (k * lam * T * L))
+    return max(cb, key=lambda c: abs(c - 2.0)), max(cs, key=lambda c: abs(c - 1.0))
+
+
 def regret_at(X, s, lam, T):
     """(regret upper estimate, bound, L*, comparator error) at horizon T with the theorem's step."""
     comp = Comparator(X[:T], s[:T], lam, "s", C_HALF)
@@ -111,8 +140,27 @@ def run(profile, seed, out_dir):
     recs.append(R.emit(R.identity(
         "Theorem 5 smoothness constant in step and bound", f"k(lam) - lam == {SMOOTH:g} "
         "(max_x mean_i ||x - x_i||^2 over the unit ball)", k_code, SMOOTH, rtol=1e-12,
-        sizes="lam in {0.1, 1, 3}", seed=seed,
+        sizes="lam in {0.1, 1, 3}", seed=seed, evidence="derivation",
         note="read back from step(lam, T, 0) = 1/(2k) and bound(lam, T, 0) = 2k/lam")))
+    # the L*-terms, read back at L* > 0 (at L* = 0 they vanish)
+    c_bound, c_step = read_back()
+    grid = "lam in {0.1, 1, 3}, T in {100, 1000}, L* in {0.5, 10, 300}"
+    recs.append(R.emit(R.identity(
+        "Theorem 5 bound's sqrt term read back at L* > 0",
+        "(bound(L*) - bound(0)) / sqrt((4+lam) T L*/lam) == 2 at every L*", c_bound, 2.0,
+        rtol=1e-12, sizes=grid, seed=seed, evidence="derivation",
+        note="the value farthest from 2 over the grid")))
+    recs.append(R.emit(R.identity(
+        "Theorem 5 step's root term read back at L* > 0",
+        "((1/eta - k)^2 - k^2) / (k lam T L*) == 1 at every L*, k = 4 + lam", c_step, 1.0,
+        rtol=1e-9, sizes=grid, seed=seed, evidence="derivation",
+        note="the value farthest from 1 over the grid")))
+    c_neg, _ = read_back(bound_fn=lambda lam, T, L: 2.0 * (4.0 + lam) / lam
+                         + math.sqrt((4.0 + lam) * T * L / lam))
+    recs.append(R.emit(R.identity(
+        "Theorem 5 neg. control: sqrt term with 2 -> 1",
+        "same read-back on 2(4+lam)/lam + sqrt((4+lam) T L*/lam) == 2", c_neg, 2.0,
+        rtol=1e-12, sizes=grid, seed=seed, negative=True, evidence="derivation")))
     streams = list(_streams(quick, rng))
     for name, X, y in streams:
         s = labels(y)
@@ -156,5 +204,6 @@ def run(profile, seed, out_dir):
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set(xlabel="T", ylabel="Regret_T / bound", title="Theorem 5 (OAUC-S): regret / bound")
     ax.legend(fontsize=6)
-    recs[4].figures.append(R.save_figure(fig, out_dir, "theorem5_oaucs"))
+    regret_row = next(r for r in recs if r.name == "Theorem 5 OAUC-S: regret/bound")
+    regret_row.figures.append(R.save_figure(fig, out_dir, "theorem5_oaucs"))
     return recs

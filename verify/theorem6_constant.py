@@ -215,11 +215,12 @@ def run(profile, seed, out_dir):
     recs.append(R.emit(R.identity(
         "Theorem 6 sympy: derivation steps", "number of steps not simplifying to 0 == 0",
         len(nonzero), 0, atol=0.0, sizes=f"{len(steps)} steps", seed=seed,
+        evidence="derivation",
         note="steps: " + "; ".join(steps) + (f"; NOT ZERO: {nonzero}" if nonzero else ""))))
     gap = harmonic_log_gap(10 ** 4 if quick else 10 ** 6)
     recs.append(R.emit(R.upper_bound(
         "Theorem 6: H_T <= 1 + ln T", "max_T H_T - (1 + ln T) <= 0", gap, 0.0,
-        sizes=f"T = 1..{10 ** 4 if quick else 10 ** 6}", seed=seed)))
+        sizes=f"T = 1..{10 ** 4 if quick else 10 ** 6}", seed=seed, evidence="derivation")))
     code = code_constants()
     for key, label in (("paper", "18"), ("sharpened", "8"), ("sharper", "2 (C^2/2)")):
         vals = code[key]
@@ -229,12 +230,13 @@ def run(profile, seed, out_dir):
             "max |code constant - derived| <= 1e-12 derived (bound_const, bound columns, "
             "Lemma 4's C)" if key != "sharper" else "SHARPER == C^2/2 at C = 2",
             derived[key] + err, derived[key], rtol=1e-12, sizes=f"{len(vals)} uses",
-            seed=seed, headline=key != "sharper",
+            seed=seed, headline=key != "sharper", evidence="derivation",
             note=f"code values {sorted(set(round(v, 15) for v in vals))}")))
     recs.append(R.emit(R.identity(
         "Theorem 6 neg. control: derivation with G = C", "code's 18 == C^2/2 at C = 3",
         code["paper"][0], derived["no regularizer share (G = C)"], atol=0.0, seed=seed,
-        negative=True, note="forgetting the regularizer's part lam ||w|| <= C of the gradient")))
+        negative=True, evidence="derivation",
+        note="forgetting the regularizer's part lam ||w|| <= C of the gradient")))
 
     # ---- tightness search, proof steps on the found streams
     lams = [2.0] if quick else [0.5, 2.0, 8.0]
