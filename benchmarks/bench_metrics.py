@@ -8,12 +8,23 @@ the bisection reference (:mod:`sosl._core._auc_ref`, O(n) per insertion), river'
 of n pairs with continuous scores. The rolling rows add one ``get()`` per update, as a
 prequential curve does, and check that sosl and river agree on every window.
 
-Part 2, the adapter inside river. ``progressive_val_score``'s test-then-train loop (predict
+Part 2, threshold metrics (partial AUC up to FPR 0.1, average precision), one update and
+one ``get()`` per pair as a prequential curve takes them: ``RollingAUC(w, max_fpr=0.1)`` and
+``RollingAveragePrecision(w)`` (window w), ``StreamingAUC(max_fpr=0.1)`` and
+``StreamingAveragePrecision`` (every pair so far), against scikit-learn recomputing the
+same value from the held pairs (``roc_auc_score(max_fpr=0.1)``, ``average_precision_score``;
+timed on 100 evenly spaced steps of the same stream, where the two values are also
+compared). The scores have two decimals (ties; d ~ 800 distinct values): the streaming
+average precision walks the d distinct scores at each ``get()``. river has no exact
+counterpart of either metric.
+
+Part 3, the adapter inside river. ``progressive_val_score``'s test-then-train loop (predict
 the row, update the metrics, learn the row) over ``make_imbalanced_stream`` (IR 10) with
 ``preprocessing.StandardScaler() | sosl.river.OAUCM(lam=...)`` against the same pipeline
 ending in river's ``linear_model.LogisticRegression()``: river's ROCAUC (its default,
-10-threshold approximation), the exact AUC of the same probabilities (StreamingAUC),
-river's log loss, and rows per CPU second (min of interleaved repeats).
+10-threshold approximation), the exact AUC, partial AUC (FPR <= 0.1) and average precision
+of the same probabilities (``sosl._river_metrics``), river's log loss, and rows per CPU
+second (min of interleaved repeats).
 
 Run: ``python benchmarks/bench_metrics.py [--quick] [--seed S]``.
 """
@@ -25,11 +36,18 @@ import time
 import numpy as np
 from river import linear_model, metrics, preprocessing, stream
 from river import metrics as rm
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 import sosl.river as sr
 from sosl._core import _auc_ref
+from sosl._river_metrics import ExactAveragePrecision, ExactPartialROCAUC, ExactROCAUC
 from sosl.datasets import make_imbalanced_stream
-from sosl.metrics import RollingAUC, StreamingAUC
+from sosl.metrics import (
+    RollingAUC,
+    RollingAveragePrecision,
+    StreamingAUC,
+    StreamingAveragePrecision,
+)
 
 
 def _cpu(fn, *args):
@@ -41,12 +59,12 @@ def _cpu(fn, *args):
 def _streaming(sl, yl):
     m = StreamingAUC()
     for a, b in zip(sl, yl):
-        m.update(a, b)
+        m.update(b, a)
     return m.get()
 
 
 def _many(s, y):
-    return StreamingAUC().update_many(s, y).get()
+    return StreamingAUC().update_many(y, s).get()
 
 
 def _reference(sl, yl):
@@ -66,7 +84,7 @@ def _river_rocauc(s, yl):
 def _rolling(sl, yl, window):
     m, out = RollingAUC(window), np.empty(len(sl))
     for i, (a, b) in enumerate(zip(sl, yl)):
-        m.update(a, b)
+        m.update(b, a)
         out[i] = m.get()
     return out
 
@@ -103,6 +121,53 @@ def part_metrics(sizes, window, seed):
               f"{t_r * us:>13.2f} | {t_w * us:>15.2f} {t_rw * us:>18.2f} {diff:>10.1e}")
 
 
+def _curve(make, yl, sl):
+    m, out = make(), np.empty(len(sl))
+    for i, (a, b) in enumerate(zip(yl, sl)):
+        m.update(a, b)
+        out[i] = m.get()
+    return out
+
+
+def _sklearn_at(fn, y, s, steps, window):
+    out = np.empty(len(steps))
+    for k, i in enumerate(steps):
+        lo = 0 if window is None else max(0, i + 1 - window)
+        out[k] = fn(y[lo:i + 1], s[lo:i + 1])
+    return out
+
+
+def part_threshold(sizes, window, seed):
+    pauc = lambda a, b: roc_auc_score(a, b, max_fpr=0.1)  # noqa: E731
+    rows = [
+        (f"RollingAUC({window}, max_fpr=0.1)", lambda: RollingAUC(window, max_fpr=0.1),
+         pauc, window),
+        (f"RollingAveragePrecision({window})", lambda: RollingAveragePrecision(window),
+         average_precision_score, window),
+        ("StreamingAUC(max_fpr=0.1)", lambda: StreamingAUC(max_fpr=0.1), pauc, None),
+        ("StreamingAveragePrecision()", StreamingAveragePrecision, average_precision_score,
+         None),
+    ]
+    print("\n== threshold metrics: us per update + get() (process CPU), against scikit-learn "
+          "recomputing on the held pairs ==")
+    print(f"{'n':>8} {'metric':36s} {'sosl':>9} {'sklearn':>10} {'sklearn/sosl':>12} "
+          f"{'max |diff|':>10}")
+    for n in sizes:
+        rng = np.random.default_rng(seed)
+        y = rng.random(n) < 0.05
+        s = np.round(rng.normal(size=n) + 1.5 * y, 2)  # ties: two decimals
+        yl, sl = y.tolist(), s.tolist()
+        steps = np.unique(np.linspace(n // 10, n - 1, 100).astype(int))
+        print(f"{n:>8} (stream: {y.sum()} positives, {np.unique(s).shape[0]} distinct scores)")
+        for name, make, fn, win in rows:
+            t_s, curve = _cpu(_curve, make, yl, sl)
+            t_k, want = _cpu(_sklearn_at, fn, y, s, steps, win)
+            us_s, us_k = t_s / n * 1e6, t_k / len(steps) * 1e6
+            diff = np.abs(curve[steps] - want).max()
+            print(f"{n:>8} {name:36s} {us_s:>9.2f} {us_k:>10.1f} {us_k / us_s:>12.0f} "
+                  f"{diff:>10.1e}")
+
+
 def part_river(n, seed, lams, repeats):
 
     p, ir, sep = 20, 10.0, 1.5
@@ -116,14 +181,16 @@ def part_river(n, seed, lams, repeats):
 
     def run(make):
         model = preprocessing.StandardScaler() | make()
-        roc, ll, exact = metrics.ROCAUC(), metrics.LogLoss(), StreamingAUC()
+        roc, ll = metrics.ROCAUC(), metrics.LogLoss()
+        exact = (ExactROCAUC(), ExactPartialROCAUC(max_fpr=0.1), ExactAveragePrecision())
         for x, t in stream.iter_array(X, y):
             proba = model.predict_proba_one(x)
             roc.update(t, proba)
             ll.update(t, proba)
-            exact.update(proba.get(True, 0.0), t)
+            for m in exact:
+                m.update(t, proba)
             model.learn_one(x, t)
-        return roc.get(), exact.get(), ll.get()
+        return (roc.get(), *(m.get() for m in exact), ll.get())
 
     best = {name: np.inf for name in makers}
     result = {}
@@ -134,13 +201,14 @@ def part_river(n, seed, lams, repeats):
             result[name] = out
     base = best["river LogisticRegression()"]
     print(f"{'pipeline: StandardScaler() | ...':32s} {'ROCAUC()':>9} {'exact AUC':>10} "
-          f"{'log loss':>9} {'rows/s':>9} {'time/LR':>8}")
+          f"{'pAUC 0.1':>9} {'AP':>7} {'log loss':>9} {'rows/s':>9} {'time/LR':>8}")
     for name in makers:
-        roc, ex, ll = result[name]
-        print(f"{name:32s} {roc:>9.4f} {ex:>10.4f} {ll:>9.4f} {n / best[name]:>9,.0f} "
-              f"{best[name] / base:>8.2f}")
-    print("(ROCAUC() is river's 10-threshold approximation on the probability; exact AUC is "
-          "the AUC of the same probabilities; time: min of interleaved repeats)")
+        roc, ex, pa, ap, ll = result[name]
+        print(f"{name:32s} {roc:>9.4f} {ex:>10.4f} {pa:>9.4f} {ap:>7.4f} {ll:>9.4f} "
+              f"{n / best[name]:>9,.0f} {best[name] / base:>8.2f}")
+    print("(ROCAUC() is river's 10-threshold approximation on the probability; exact AUC, "
+          "partial AUC (McClish, FPR <= 0.1) and average precision are those of the same "
+          "probabilities; time: min of interleaved repeats, all five metrics included)")
 
 
 def main(argv=None):
@@ -150,9 +218,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         part_metrics([1_000, 10_000], window=500, seed=args.seed)
+        part_threshold([5_000], window=500, seed=args.seed)
         part_river(2_000, args.seed, lams=(0.01, 1.0), repeats=1)
     else:
         part_metrics([10_000, 100_000, 1_000_000], window=1000, seed=args.seed)
+        part_threshold([20_000, 200_000], window=1000, seed=args.seed)
         part_river(10_000, args.seed, lams=(0.01, 0.1, 1.0), repeats=2)
     return 0
 

@@ -451,8 +451,55 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Play the round of ``x`` (label sign ``s``) on the live state of a fitted model,
         bit for bit as the general path would; return False, with the state as it was,
         when ``x`` or the state does not suit it, or the round would fail: the general
-        path then runs (and reports whatever is wrong). Default: never."""
-        return False
+        path then runs (and reports whatever is wrong). Default: the round on copies of
+        the state (``_learn_one_by_copy``) for learners with ``_one_row_by_copy``,
+        otherwise never."""
+        return self._one_row_by_copy and self._learn_one_by_copy(x, s)
+
+    #: True: ``learn_one`` on a fitted model plays a finite float64 row (dense, or a
+    #: canonical one-row CSR matrix for a learner with ``_sparse_input = True``) through
+    #: ``_run_pass`` on copies of the state, without the general path's re-validation and
+    #: whole-object transaction; for learners whose state is small or copied anyway
+    _one_row_by_copy = False
+
+    def _learn_one_by_copy(self, x, s):
+        """The general path's round on one row, with only the work a valid row needs: the
+        pre-score, the pass on copies of every state array, the finiteness check, the
+        commit and the Platt step, in the general path's order (so the same bits)."""
+        d = self.__dict__
+        p = d.get("n_features_in_")
+        if type(x) is np.ndarray:
+            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
+                    and x.flags.c_contiguous and _finite_array(x)):
+                return False
+            X = x.reshape(1, p)
+        elif (self._sparse_input is True and isinstance(x, sp.csr_matrix)
+              and x.shape == (1, p) and x.dtype == np.float64 and x.has_canonical_format
+              and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
+              and _finite_array(x.data)):
+            X = x
+        else:
+            return False
+        state = {}
+        for name in self._state_names:
+            value = d[name]
+            state[name] = value.copy() if isinstance(value, np.ndarray) else value
+        state["t_"] = d["t_"]
+        state["n_seen_"] = d["n_seen_"] + 1
+        state["calibration_"] = d["calibration_"].copy()
+        sign = np.array([s])
+        pre = self._raw_scores(X)
+        try:
+            self._run_pass(state, X, sign, _ONE_ROW)
+        except (FloatingPointError, ValueError, ArithmeticError):
+            return False                         # the general path reports it
+        for value in state.values():
+            if not _all_finite(value):
+                return False
+        d.update(state)
+        if math.isfinite(pre[0]):
+            platt_steps(pre, sign, d["calibration_"])
+        return True
 
     def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order
@@ -816,6 +863,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = bool(self._sparse_input)
         return tags
 
+
+#: the sample order of a one-row pass
+_ONE_ROW = np.zeros(1, dtype=np.intp)
+_ONE_ROW.flags.writeable = False
 
 #: rows of the batch (the last ones of the pass) a fresh model's Platt scaling learns from
 _IN_SAMPLE_ROWS = 10_000

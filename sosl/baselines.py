@@ -58,6 +58,8 @@ class _LinearBaseline(BaseOnlineAUC):
     the ``*_pass_csr`` kernels on them.
     """
 
+    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+
     _parameter_constraints: dict = dict(_COMMON)
     #: state arrays the pass writes in place (the others are replaced after the pass)
     _in_place_names: tuple | None = None
@@ -80,8 +82,7 @@ class _LinearBaseline(BaseOnlineAUC):
                                      "unchanged.") from None
 
     def _decision(self, X):
-        with np.errstate(over="ignore", invalid="ignore"):   # the base refuses non-finite
-            return X @ self.coef_ + self.intercept_
+        return X @ self.coef_ + self.intercept_      # under the base's errstate (_raw_scores)
 
     def score_one(self, x):
         d = self.__dict__

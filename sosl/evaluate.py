@@ -91,8 +91,9 @@ def _check_metrics(metrics):
         if not isinstance(name, str):
             raise TypeError(f"metric names must be strings, got {name!r}")
         if not (callable(getattr(m, "update", None)) and callable(getattr(m, "get", None))):
-            raise TypeError(f"metric {name!r} ({type(m).__name__}) has no update(score, label) "
-                            "and get() methods; use e.g. sosl.metrics.StreamingAUC()")
+            raise TypeError(f"metric {name!r} ({type(m).__name__}) has no "
+                            "update(y_true, y_score) and get() methods; use e.g. "
+                            "sosl.metrics.StreamingAUC()")
     return named
 
 
@@ -122,7 +123,7 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
     y : array-like of shape (n_samples,)
         The labels.
     metrics : dict of str to metric, list of metrics, or None, default=None
-        Objects with ``update(score, label)`` and ``get()``, such as
+        Objects with ``update(y_true, y_score)`` and ``get()``, such as
         :class:`sosl.metrics.StreamingAUC` and :class:`sosl.metrics.RollingAUC`, updated
         in place with the label passed as a positive flag (True for ``classes_[1]``). A
         list is named by class (``"RollingAUC(500)"``). None gives
@@ -223,7 +224,7 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
             scores[i] = score
             flag = bool(y[i] == positive)
             for _, m in metric_items:
-                m.update(score, flag)
+                m.update(flag, score)
         first = None if fitted else classes
         if learn_one is not None:
             learn_one(row, y[i], classes=first)

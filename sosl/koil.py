@@ -174,6 +174,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     (True, True)
     """
 
+    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
     @property

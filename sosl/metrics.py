@@ -1,28 +1,101 @@
-"""Exact AUC (Wilcoxon-Mann-Whitney statistic) with ties counted one half.
+"""Exact ranking metrics for binary scores: AUC, partial AUC, average precision.
 
-* :func:`auc` -- the AUC of a batch of scores, O(n log n).
-* :class:`StreamingAUC` -- the exact AUC of every pair seen, updated in expected O(log n).
-* :class:`RollingAUC` -- the exact AUC of the last ``window`` pairs (prequential AUC),
-  updated in expected O(log window).
+Batch functions, equal to scikit-learn's (ties handled as it does, ``sample_weight`` too):
+
+* :func:`auc` -- ``roc_auc_score``, O(n log n).
+* :func:`partial_auc` -- ``roc_auc_score(max_fpr=...)`` (McClish-standardized), O(n log n).
+* :func:`average_precision` -- ``average_precision_score``, O(n log n).
+
+Streaming metrics, exact after every ``update(y_true, y_score)`` (the argument order of
+river and scikit-learn):
+
+* :class:`StreamingAUC` -- AUC (or partial AUC with ``max_fpr=``) of every pair seen;
+  update in expected O(log n).
+* :class:`RollingAUC` -- the same over the last ``window`` pairs (prequential AUC).
+* :class:`StreamingAveragePrecision`, :class:`RollingAveragePrecision` -- average precision
+  of every pair seen / of the last ``window`` pairs.
 """
 
 import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ._core import _auc
 
-__all__ = ["RollingAUC", "StreamingAUC", "auc"]
+__all__ = ["RollingAUC", "RollingAveragePrecision", "StreamingAUC",
+           "StreamingAveragePrecision", "auc", "average_precision", "partial_auc"]
+
+_ORDER = "the arguments are update(y_true, y_score), as in river and scikit-learn"
 
 
-def auc(y_true, y_score, pos_label=None):
+def _binary_input(y_true, y_score, sample_weight, pos_label, need_negative=True):
+    """Validate a batch; return the positive mask, the scores, the weights (or None)."""
+    y_true = np.asarray(y_true).ravel()
+    y_score = np.asarray(y_score)
+    if y_score.dtype.kind not in "iuf":
+        raise TypeError(f"y_score must hold real numbers, got an array of dtype {y_score.dtype}")
+    y_score = y_score.astype(np.float64, copy=False).ravel()
+    if y_true.shape[0] != y_score.shape[0]:
+        raise ValueError(f"y_true has {y_true.shape[0]} entries but y_score has {y_score.shape[0]}")
+    if not np.isfinite(y_score).all():
+        raise ValueError("y_score contains NaN or infinity")
+    w = None
+    if sample_weight is not None:
+        w = np.asarray(sample_weight)
+        if w.dtype.kind not in "biuf":
+            raise TypeError(f"sample_weight must hold real numbers, got dtype {w.dtype}")
+        w = w.astype(np.float64, copy=False).ravel()
+        if w.shape[0] != y_true.shape[0]:
+            raise ValueError(f"y_true has {y_true.shape[0]} entries but sample_weight has "
+                             f"{w.shape[0]}")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("sample_weight must be finite and non-negative")
+    if pos_label is None:
+        classes = np.unique(y_true)
+        if classes.shape[0] != 2:
+            raise ValueError(f"y_true must hold exactly two classes (or pass pos_label=), got "
+                             f"{classes.tolist()[:5]}")
+        pos_label = classes[1]
+    pos = y_true == pos_label
+    n_pos = pos.sum() if w is None else w[pos].sum()
+    n_neg = (~pos).sum() if w is None else w[~pos].sum()
+    if n_pos <= 0 or (need_negative and n_neg <= 0):
+        what = "positives" if n_pos <= 0 else "negatives"
+        raise ValueError(f"the metric is undefined: y_true holds no {what}"
+                         + (" of non-zero weight" if w is not None else ""))
+    return pos, y_score, w
+
+
+def _groups(pos, score, w):
+    """Weight of the positives (p) and negatives (q) at each distinct score, largest first."""
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    wp = pos[order].astype(np.float64)
+    if w is not None:
+        wp *= w[order]
+        wn = w[order] - wp
+    else:
+        wn = 1.0 - wp
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return np.add.reduceat(wp, starts), np.add.reduceat(wn, starts)
+
+
+def _check_max_fpr(max_fpr):
+    if isinstance(max_fpr, bool) or not isinstance(max_fpr, Real):
+        raise TypeError(f"max_fpr must be a real number in (0, 1], got {max_fpr!r}")
+    if not 0.0 < max_fpr <= 1.0:
+        raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr!r}")
+    return float(max_fpr)
+
+
+def auc(y_true, y_score, *, pos_label=None, sample_weight=None):
     """Area under the ROC curve, exactly, in O(n log n).
 
-    AUC = P(score of a positive > score of a negative) + P(tie) / 2, computed from the
-    mid-ranks of the scores (Mann-Whitney U / (n+ n-)). Equal to
-    ``sklearn.metrics.roc_auc_score`` for binary labels.
+    AUC = P(score of a positive > score of a negative) + P(tie) / 2 over (positive,
+    negative) pairs, each pair weighted by the product of its two sample weights: the
+    Mann-Whitney U / (n+ n-) without weights. Equal to ``sklearn.metrics.roc_auc_score``
+    for binary labels, with or without ``sample_weight``.
 
     Parameters
     ----------
@@ -32,6 +105,8 @@ def auc(y_true, y_score, pos_label=None):
         Scores; larger means more positive.
     pos_label : object, default=None
         The positive label; by default the larger of the two labels.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights; None weighs every pair one.
 
     Returns
     -------
@@ -40,126 +115,285 @@ def auc(y_true, y_score, pos_label=None):
     Raises
     ------
     ValueError
-        If the inputs differ in length, hold non-finite scores, or ``y_true`` does not
-        hold exactly two classes.
+        If the inputs differ in length, hold non-finite scores or negative weights, or
+        ``y_true`` does not hold both classes (with non-zero weight).
 
     Examples
     --------
     >>> auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
+    >>> auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], sample_weight=[1, 0, 1, 1])
+    1.0
     """
-    y_true = np.asarray(y_true).ravel()
-    y_score = np.asarray(y_score, dtype=np.float64).ravel()
-    if y_true.shape[0] != y_score.shape[0]:
-        raise ValueError(f"y_true has {y_true.shape[0]} entries but y_score has {y_score.shape[0]}")
-    if not np.isfinite(y_score).all():
-        raise ValueError("y_score contains NaN or infinity")
-    classes = np.unique(y_true)
-    if pos_label is None:
-        if classes.shape[0] != 2:
-            raise ValueError(f"AUC needs exactly two classes in y_true, got {classes.tolist()[:5]}")
-        pos_label = classes[1]
-    pos = y_true == pos_label
-    n_pos = int(pos.sum())
-    n_neg = y_true.shape[0] - n_pos
-    if n_pos == 0 or n_neg == 0:
-        raise ValueError("AUC is undefined when y_true holds only one class")
-    ranks = rankdata(y_score)  # mid-ranks: a tie contributes one half
-    u = ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0
-    return float(u / (n_pos * n_neg))
+    pos, score, w = _binary_input(y_true, y_score, sample_weight, pos_label)
+    p, q = _groups(pos, score, w)
+    neg_below = q.sum() - np.cumsum(q)
+    u = (p * (neg_below + 0.5 * q)).sum()
+    return float(u / (p.sum() * q.sum()))
+
+
+def partial_auc(y_true, y_score, max_fpr, *, sample_weight=None, pos_label=None):
+    """Standardized area under the ROC curve up to a false-positive rate, in O(n log n).
+
+    The area ``pa`` under the ROC curve (straight segments across tied scores) for
+    false-positive rates in [0, ``max_fpr``], rescaled as McClish proposed so that a random
+    ranking scores 0.5 and a perfect one 1:
+    ``0.5 (1 + (pa - m^2 / 2) / (m - m^2 / 2))`` with m = ``max_fpr``. Equal to
+    ``sklearn.metrics.roc_auc_score(y_true, y_score, max_fpr=m)``. Under heavy imbalance
+    it scores only the top of the ranking, where the few positives must be found.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_score : array-like of shape (n,)
+        Scores; larger means more positive.
+    max_fpr : float in (0, 1]
+        The largest false-positive rate kept; 1 gives the AUC.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    pos_label : object, default=None
+        The positive label; by default the larger of the two labels.
+
+    Returns
+    -------
+    pauc : float
+
+    Raises
+    ------
+    ValueError
+        As :func:`auc`, and if ``max_fpr`` is outside (0, 1].
+
+    References
+    ----------
+    D. K. McClish. Analyzing a portion of the ROC curve. Medical Decision Making 9, 1989.
+
+    Examples
+    --------
+    >>> y, s = [0, 0, 0, 0, 1, 1], [0.1, 0.2, 0.3, 0.9, 0.8, 0.4]
+    >>> round(partial_auc(y, s, max_fpr=0.25), 6)  # area 0 left of the cut: worse than random
+    0.428571
+    >>> partial_auc(y, s, max_fpr=1.0) == auc(y, s)
+    True
+    """
+    m = _check_max_fpr(max_fpr)
+    pos, score, w = _binary_input(y_true, y_score, sample_weight, pos_label)
+    p, q = _groups(pos, score, w)
+    n_pos, n_neg = p.sum(), q.sum()
+    a = np.cumsum(p) - p                               # positives above each group
+    b = np.cumsum(q) - q                               # negatives above each group
+    width = np.clip(m * n_neg - b, 0.0, q)             # the group's negatives left of the cut
+    has_neg = q > 0
+    area2 = (width * (2 * a + p * width / np.where(has_neg, q, 1.0)))[has_neg].sum()
+    pa = area2 / (2.0 * n_pos * n_neg)
+    return float(0.5 * (1 + (pa - m * m / 2) / (m - m * m / 2)))
+
+
+def average_precision(y_true, y_score, *, sample_weight=None, pos_label=None):
+    """Average precision: the precision at each positive's threshold, averaged, O(n log n).
+
+    ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct scores in decreasing order, with
+    R_k and P_k the recall and the precision of the rule ``score >= k``-th score (tied
+    scores enter together). Equal to ``sklearn.metrics.average_precision_score`` (no
+    interpolation), with or without ``sample_weight``. A random ranking scores the
+    positive fraction, so AP shows what AUC hides under heavy imbalance.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_score : array-like of shape (n,)
+        Scores; larger means more positive.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    pos_label : object, default=None
+        The positive label; by default the larger of the two labels. When given, ``y_true``
+        may hold positives only (AP = 1).
+
+    Returns
+    -------
+    ap : float
+
+    Raises
+    ------
+    ValueError
+        If the inputs differ in length, hold non-finite scores or negative weights, or
+        ``y_true`` holds no positive (of non-zero weight).
+
+    Examples
+    --------
+    >>> average_precision([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])  # (1/2) 1 + (1/2) 2/3
+    0.8333333333333333
+    """
+    pos, score, w = _binary_input(y_true, y_score, sample_weight, pos_label,
+                                  need_negative=False)
+    p, q = _groups(pos, score, w)
+    tp, seen = np.cumsum(p), np.cumsum(p + q)
+    has_pos = p > 0
+    return float((p[has_pos] * (tp[has_pos] / seen[has_pos])).sum() / p.sum())
 
 
 def _check_score(score):
     if isinstance(score, bool) or not isinstance(score, Real):
-        raise TypeError(f"score must be a real number, got {score!r} of type "
-                        f"{type(score).__name__}")
+        raise TypeError(f"y_score must be a real number, got {score!r} of type "
+                        f"{type(score).__name__} ({_ORDER})")
     x = float(score)
     if not math.isfinite(x):
-        raise ValueError(f"score must be finite, got {score!r}")
+        raise ValueError(f"y_score must be finite, got {score!r}")
     return x
 
 
-class _AUCMetric:
-    """Shared label handling and reporting of the streaming AUC metrics."""
+def _check_window(window):
+    if isinstance(window, bool) or not isinstance(window, Integral):
+        raise TypeError(f"window must be an integer, got {window!r} of type "
+                        f"{type(window).__name__}")
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    return int(window)
+
+
+def _not_a_flag(label):
+    return ValueError(
+        f"y_true={label!r} is not a class label (True/1 positive, False/0/-1 negative; "
+        f"{_ORDER}); pass pos_label= to name another positive class")
+
+
+class _RankingMetric:
+    """Label handling, validation and caching shared by the streaming metrics.
+
+    A subclass sets ``self._core`` (an ``AUCCounter`` or ``RollingAUCCounter``) and
+    ``_compute()``, the metric of the held pairs read from the core.
+    """
+
+    _rolling = False
 
     def _positive(self, label):
         if label is True or label is False:
             return label if self.pos_label is None else label == self.pos_label
         if np.ndim(label) != 0:
-            raise TypeError(f"label must be a scalar, got an array of shape {np.shape(label)}")
+            raise TypeError(f"y_true must be a scalar label, got an array of shape "
+                            f"{np.shape(label)} ({_ORDER})")
         if self.pos_label is not None:
-            return bool(label == self.pos_label)
+            if label == self.pos_label:
+                return True
+            if isinstance(label, (float, np.floating)) and not float(label).is_integer():
+                raise _not_a_flag(label)
+            return False
         if label == 1:
             return True
         if label == 0 or label == -1:
             return False
-        raise ValueError(
-            f"label {label!r} is not a positive flag (True/1, or False/0/-1 for the negative "
-            "class); pass pos_label= to name the positive class"
-        )
+        raise _not_a_flag(label)
 
-    def update(self, score, label):
-        """Add one (score, label) pair.
+    def update(self, y_true, y_score):
+        """Add one (label, score) pair.
 
         Parameters
         ----------
-        score : float
-            Finite score; larger means more positive.
-        label : object
+        y_true : object
             With ``pos_label=None``, True/1 for a positive and False/0/-1 for a negative;
-            otherwise any label, positive when equal to ``pos_label``.
+            otherwise any label, positive when equal to ``pos_label``. A non-integral float
+            is refused: it is a score passed first.
+        y_score : float
+            Finite score; larger means more positive.
 
         Returns
         -------
         self : object
+
+        Raises
+        ------
+        ValueError, TypeError
+            On a label or score as described above; the metric is left unchanged.
         """
-        if type(score) is not float or score - score != 0.0:  # fast path: a finite float
-            score = _check_score(score)
-        self._core.add(score, self._positive(label))
+        if type(y_score) is not float or y_score - y_score != 0.0:  # fast path: a finite float
+            y_score = _check_score(y_score)
+        positive = self._positive(y_true)
+        self._core.add(y_score, positive)
+        self._value = None
         return self
 
-    def update_many(self, scores, labels):
-        """Add the pairs ``(scores[i], labels[i])`` in order (one vectorized validation).
+    def revert(self, y_true, y_score):
+        """Remove one pair added before (river's ``revert``); expected O(log n).
 
         Parameters
         ----------
-        scores : array-like of shape (n,)
-        labels : array-like of shape (n,)
+        y_true : object
+            The label it was added with.
+        y_score : float
+            The score it was added with.
+
+        Returns
+        -------
+        self : object
+
+        Raises
+        ------
+        ValueError
+            If no such pair is held (the metric is left unchanged).
+        TypeError
+            On a rolling metric, which drops its oldest pair itself.
+        """
+        if self._rolling:
+            raise TypeError(f"{type(self).__name__} drops its oldest pair itself and has no "
+                            "revert; use the streaming metric under river.utils.Rolling")
+        y_score = _check_score(y_score)
+        positive = self._positive(y_true)
+        try:
+            self._core.remove(y_score, positive)
+        except KeyError:
+            raise ValueError(f"no pair (y_true={y_true!r}, y_score={y_score!r}) is held to "
+                             "revert") from None
+        self._value = None
+        return self
+
+    def update_many(self, y_true, y_score):
+        """Add the pairs ``(y_true[i], y_score[i])`` in order (one vectorized validation).
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+        y_score : array-like of shape (n,)
 
         Returns
         -------
         self : object
         """
-        x = np.asarray(scores)
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"scores must be real numbers, got an array of dtype {x.dtype}")
+        x = np.asarray(y_score)
+        if x.dtype.kind not in "iuf":
+            raise TypeError(f"y_score must hold real numbers, got an array of dtype {x.dtype} "
+                            f"({_ORDER})")
         x = np.ascontiguousarray(x, dtype=np.float64).ravel()
-        lab = np.asarray(labels).ravel()
+        lab = np.asarray(y_true).ravel()
         if x.shape[0] != lab.shape[0]:
-            raise ValueError(f"scores has {x.shape[0]} entries but labels has {lab.shape[0]}")
+            raise ValueError(f"y_true has {lab.shape[0]} entries but y_score has {x.shape[0]}")
         if not np.isfinite(x).all():
-            raise ValueError("scores contain NaN or infinity")
+            raise ValueError("y_score contains NaN or infinity")
         if self.pos_label is not None:
             pos = lab == self.pos_label
+            if lab.dtype.kind == "f":
+                bad = ~pos & (lab != np.round(lab))
+                if bad.any():
+                    raise _not_a_flag(lab[bad][0])
         else:
             pos = lab == 1
             bad = ~(pos | (lab == 0) | (lab == -1))
             if bad.any():
-                raise ValueError(
-                    f"label {lab[bad][0]!r} is not a positive flag (True/1, or False/0/-1 for "
-                    "the negative class); pass pos_label= to name the positive class"
-                )
+                raise _not_a_flag(lab[bad][0])
         self._core.add_many(x, np.ascontiguousarray(pos, dtype=np.uint8))
+        self._value = None
         return self
 
     def get(self):
-        """The current AUC; NaN while the held pairs lack one of the two classes.
+        """The current value; NaN while it is undefined (see the class notes).
 
         Returns
         -------
-        auc : float
+        value : float
         """
-        return self._core.get()
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
 
     @property
     def n_pos(self):
@@ -175,8 +409,20 @@ class _AUCMetric:
         return f"{type(self).__name__}: {self.get():.6f}"
 
 
-class StreamingAUC(_AUCMetric):
-    """Exact AUC of every (score, label) pair seen, updated in expected O(log n).
+class _AUCFamily(_RankingMetric):
+    def _init_auc(self, pos_label, max_fpr):
+        self.pos_label = pos_label
+        self.max_fpr = None if max_fpr is None else _check_max_fpr(max_fpr)
+        self._value = None
+
+    def _compute(self):
+        if self.max_fpr is None:
+            return self._core.get()
+        return self._core.partial_auc(self.max_fpr)
+
+
+class StreamingAUC(_AUCFamily):
+    """Exact AUC (or partial AUC) of every (label, score) pair seen; update O(log n).
 
     The AUC is the Wilcoxon-Mann-Whitney statistic: the fraction of (positive, negative)
     pairs ranked correctly, a tie counting one half, exactly as
@@ -192,6 +438,10 @@ class StreamingAUC(_AUCMetric):
         The positive class. None takes labels as a positive flag: True/1 positive,
         False/0/-1 negative (any other label raises ValueError). Otherwise a label is
         positive when it equals ``pos_label`` and negative for every other value.
+    max_fpr : float in (0, 1], default=None
+        If given, ``get()`` is the McClish-standardized partial AUC up to this
+        false-positive rate, equal to ``roc_auc_score(y, s, max_fpr=max_fpr)``
+        (see :func:`partial_auc`).
 
     Attributes
     ----------
@@ -200,8 +450,11 @@ class StreamingAUC(_AUCMetric):
 
     Notes
     -----
-    ``get()`` returns NaN while only one class has been seen: the AUC is undefined there
-    (``roc_auc_score`` raises).
+    ``update`` is an expected O(log d) treap walk (d distinct scores held). ``get()`` is
+    O(1) for the AUC; with ``max_fpr`` it is one expected O(log d) descent (each treap node
+    also keeps the Mann-Whitney statistic of its subtree, which gives the area left of the
+    cut), cached until the next update. ``get()`` returns NaN while only one class has been
+    seen: the AUC is undefined there (``roc_auc_score`` raises).
 
     References
     ----------
@@ -212,29 +465,37 @@ class StreamingAUC(_AUCMetric):
     --------
     >>> from sosl.metrics import StreamingAUC
     >>> m = StreamingAUC()
-    >>> for score, label in [(0.1, 0), (0.4, 0), (0.35, 1), (0.8, 1)]:
-    ...     _ = m.update(score, label)
+    >>> for label, score in [(0, 0.1), (0, 0.4), (1, 0.35), (1, 0.8)]:
+    ...     _ = m.update(label, score)
     >>> m.get()
     0.75
+    >>> m.update(0.9, 1)  # a score passed first is refused  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true=0.9 is not a class label (...update(y_true, y_score)...
     """
 
-    def __init__(self, pos_label=None):
-        self.pos_label = pos_label
+    def __init__(self, pos_label=None, max_fpr=None):
+        self._init_auc(pos_label, max_fpr)
         self._core = _auc.AUCCounter()
 
 
-class RollingAUC(_AUCMetric):
-    """Exact AUC of the last ``window`` (score, label) pairs, updated in O(log window).
+class RollingAUC(_AUCFamily):
+    """Exact AUC (or partial AUC) of the last ``window`` (label, score) pairs; update
+    O(log window).
 
     The prequential AUC of Brzezinski and Stefanowski: the AUC over a sliding window of
     the most recent pairs, which follows a classifier through concept drift. Equal to
-    ``sklearn.metrics.roc_auc_score`` on every window (ties count one half).
+    ``sklearn.metrics.roc_auc_score`` on every window (ties count one half), and with
+    ``max_fpr`` to ``roc_auc_score(max_fpr=max_fpr)``.
 
     Parameters
     ----------
     window : int
         Number of most recent pairs held (>= 1).
     pos_label : object, default=None
+        As in :class:`StreamingAUC`.
+    max_fpr : float in (0, 1], default=None
         As in :class:`StreamingAUC`.
 
     Attributes
@@ -249,7 +510,8 @@ class RollingAUC(_AUCMetric):
     correctly ranked pairs is kept up to date instead: the arriving element adds, and the
     element leaving the window subtracts, its pairs with the opposite class, each counted
     in an expected O(log window) walk of an order-statistics treap, and ``get()`` is O(1).
-    ``get()`` returns NaN while the window holds one class only.
+    With ``max_fpr``, ``get()`` is one expected O(log window) descent (see
+    :class:`StreamingAUC`). ``get()`` returns NaN while the window holds one class only.
 
     References
     ----------
@@ -263,18 +525,97 @@ class RollingAUC(_AUCMetric):
     --------
     >>> from sosl.metrics import RollingAUC
     >>> m = RollingAUC(window=3)
-    >>> for score, label in [(0.9, 1), (0.1, 0), (0.4, 0), (0.35, 1)]:
-    ...     _ = m.update(score, label)
-    >>> m.get()  # the last three pairs: (0.1, 0), (0.4, 0), (0.35, 1)
+    >>> for label, score in [(1, 0.9), (0, 0.1), (0, 0.4), (1, 0.35)]:
+    ...     _ = m.update(label, score)
+    >>> m.get()  # the last three pairs: (0, 0.1), (0, 0.4), (1, 0.35)
     0.5
     """
 
-    def __init__(self, window, pos_label=None):
-        if isinstance(window, bool) or not isinstance(window, Integral):
-            raise TypeError(f"window must be an integer, got {window!r} of type "
-                            f"{type(window).__name__}")
-        if window < 1:
-            raise ValueError(f"window must be >= 1, got {window}")
-        self.window = int(window)
+    _rolling = True
+
+    def __init__(self, window, pos_label=None, max_fpr=None):
+        self.window = _check_window(window)
+        self._init_auc(pos_label, max_fpr)
+        self._core = _auc.RollingAUCCounter(self.window)
+
+
+class StreamingAveragePrecision(_RankingMetric):
+    """Exact average precision of every (label, score) pair seen.
+
+    ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct scores in decreasing order (recall
+    R_k and precision P_k of the rule "score >= the k-th score", tied scores together),
+    equal to ``sklearn.metrics.average_precision_score`` on every prefix.
+
+    Parameters
+    ----------
+    pos_label : object, default=None
+        As in :class:`StreamingAUC`.
+
+    Attributes
+    ----------
+    n_pos, n_neg : int
+        Positives and negatives seen.
+
+    Notes
+    -----
+    The pairs are held in the order-statistics treap of :class:`StreamingAUC`, so
+    ``update`` costs an expected O(log d) (d distinct scores). Average precision does not
+    decompose into per-element terms (one arrival changes the precision at every lower
+    threshold), so ``get()`` walks the d distinct scores once, O(d) in compiled code, and
+    caches the value until the next update. ``get()`` is NaN while no positive has been
+    seen (scikit-learn warns and returns 0 there), and 1 while only positives have.
+
+    Examples
+    --------
+    >>> from sosl.metrics import StreamingAveragePrecision
+    >>> m = StreamingAveragePrecision()
+    >>> for label, score in [(0, 0.1), (0, 0.4), (1, 0.35), (1, 0.8)]:
+    ...     _ = m.update(label, score)
+    >>> m.get()  # precision 1 at 0.8, 2/3 at 0.35
+    0.8333333333333333
+    """
+
+    def __init__(self, pos_label=None):
         self.pos_label = pos_label
+        self._value = None
+        self._core = _auc.AUCCounter()
+
+    def _compute(self):
+        return self._core.average_precision()
+
+
+class RollingAveragePrecision(StreamingAveragePrecision):
+    """Exact average precision of the last ``window`` (label, score) pairs.
+
+    Equal to ``sklearn.metrics.average_precision_score`` on every window. ``update`` is an
+    expected O(log window) (insert the new pair, drop the oldest), ``get()`` O(window)
+    (cached until the next update); see :class:`StreamingAveragePrecision`.
+
+    Parameters
+    ----------
+    window : int
+        Number of most recent pairs held (>= 1).
+    pos_label : object, default=None
+        As in :class:`StreamingAUC`.
+
+    Attributes
+    ----------
+    n_pos, n_neg : int
+        Positives and negatives in the window.
+
+    Examples
+    --------
+    >>> from sosl.metrics import RollingAveragePrecision
+    >>> m = RollingAveragePrecision(window=3)
+    >>> for label, score in [(1, 0.9), (0, 0.1), (0, 0.4), (1, 0.35)]:
+    ...     _ = m.update(label, score)
+    >>> m.get()  # the last three pairs: precision 1/2 at 0.35
+    0.5
+    """
+
+    _rolling = True
+
+    def __init__(self, window, pos_label=None):
+        self.window = _check_window(window)
+        super().__init__(pos_label)
         self._core = _auc.RollingAUCCounter(self.window)

@@ -133,6 +133,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     (True, True)
     """
 
+    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
     _gram_inv = None        # inverse of gram_ kept by the typed pass (None: rebuilt when needed)

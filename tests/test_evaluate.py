@@ -69,6 +69,27 @@ def test_curve_equals_hand_written_test_then_train(seed):
     assert 0.6 < full[-1] < 1.0 and np.ptp(rolling) > 0  # a real, moving curve
 
 
+def test_threshold_metrics_follow_the_same_scores():
+    """Partial AUC and average precision get (y_true, y_score) like the AUC does."""
+    from sklearn.metrics import average_precision_score
+
+    from sosl.metrics import RollingAveragePrecision, StreamingAveragePrecision
+
+    X, y = _data(3)
+    res = prequential(OAUCM(lam=0.05), X, y, every=40, classes=[0, 1],
+                      metrics={"pauc": RollingAUC(80, max_fpr=0.2),
+                               "ap": StreamingAveragePrecision(),
+                               "ap_roll": RollingAveragePrecision(80)})
+    for j, k in enumerate(res.steps):
+        s, lab = res.scores[1:k], y[1:k] == 1
+        assert res["ap"][j] == pytest.approx(average_precision_score(lab, s), abs=1e-12)
+        assert res["ap_roll"][j] == pytest.approx(
+            average_precision_score(lab[-80:], s[-80:]), abs=1e-12)
+        assert res["pauc"][j] == pytest.approx(
+            roc_auc_score(lab[-80:], s[-80:], max_fpr=0.2), abs=1e-12)
+    assert 0.3 < res["ap"][-1] < 1 and np.ptp(res["pauc"]) > 0
+
+
 def test_curve_check_catches_train_then_test():
     """The comparison fails if the rows are learned before being scored (a leak)."""
     X, y = _data(2)

@@ -65,7 +65,7 @@ def _mismatches(metric, s, y, window=None, stop=None):
     """Steps where metric.get() differs from roc_auc_score on the prefix (or the window)."""
     bad, checked = [], 0
     for i in range(s.shape[0]):
-        metric.update(s[i], y[i])
+        metric.update(y[i], s[i])
         lo = 0 if window is None else max(0, i + 1 - window)
         yy, ss = y[lo:i + 1], s[lo:i + 1]
         got = metric.get()
@@ -93,10 +93,10 @@ def test_streaming_auc_equals_sklearn_on_every_prefix(seed, n_levels):
 def test_streaming_auc_is_nan_until_both_classes_are_seen():
     m = StreamingAUC()
     for score in (0.3, 0.1, 0.7):
-        m.update(score, 0)
+        m.update(0, score)
         assert np.isnan(m.get())
     assert (m.n_pos, m.n_neg) == (0, 3)
-    m.update(0.5, 1)
+    m.update(1, 0.5)
     assert m.get() == pytest.approx(2 / 3)
     assert repr(m) == "StreamingAUC: 0.666667"
 
@@ -215,13 +215,13 @@ def test_update_many_equals_update_loop_and_pickle_resumes():
     for make in (StreamingAUC, lambda: RollingAUC(40)):
         one, many = make(), make()
         for x, lab in zip(s[:300], y[:300]):
-            one.update(x, lab)
-        many.update_many(s[:300], y[:300])
+            one.update(lab, x)
+        many.update_many(y[:300], s[:300])
         assert one._core.u2 == many._core.u2 > 0
         resumed = pickle.loads(pickle.dumps(one))
         for x, lab in zip(s[300:], y[300:]):
-            one.update(x, lab)
-            resumed.update(x, lab)
+            one.update(lab, x)
+            resumed.update(lab, x)
             assert resumed._core.u2 == one._core.u2
             assert resumed.get() == one.get()
 
@@ -229,16 +229,16 @@ def test_update_many_equals_update_loop_and_pickle_resumes():
 def test_labels_flags_and_pos_label():
     s, y = _stream(7, 200, 6)
     want = roc_auc_score(y, s)
-    flags = StreamingAUC().update_many(s, y.astype(bool))
-    signs = StreamingAUC().update_many(s, 2 * y - 1)
+    flags = StreamingAUC().update_many(y.astype(bool), s)
+    signs = StreamingAUC().update_many(2 * y - 1, s)
     names = StreamingAUC(pos_label="spam")
     for x, lab in zip(s, np.where(y == 1, "spam", "ham")):
-        names.update(x, lab)
-    swapped = StreamingAUC(pos_label=0).update_many(s, y)
+        names.update(lab, x)
+    swapped = StreamingAUC(pos_label=0).update_many(y, s)
     for m in (flags, signs, names):
         assert m.get() == pytest.approx(want, abs=1e-12)
     assert swapped.get() == pytest.approx(1 - want, abs=1e-12)
-    assert -0.0 == 0.0 and StreamingAUC().update(-0.0, 1).update(0.0, 0).get() == 0.5
+    assert -0.0 == 0.0 and StreamingAUC().update(1, -0.0).update(0, 0.0).get() == 0.5
 
 
 @pytest.mark.parametrize("score,label,err,match", [
@@ -252,13 +252,13 @@ def test_labels_flags_and_pos_label():
 ])
 @pytest.mark.parametrize("make", [StreamingAUC, lambda: RollingAUC(3)])
 def test_bad_updates_raise_and_leave_the_metric_unchanged(make, score, label, err, match):
-    m = make().update(0.2, 0).update(0.6, 1)
+    m = make().update(0, 0.2).update(1, 0.6)
     with pytest.raises(err, match=match):
-        m.update(score, label)
+        m.update(label, score)
     assert (m.n_pos, m.n_neg, m.get()) == (1, 1, 1.0)
     with pytest.raises((ValueError, TypeError)):
-        m.update_many([0.1, score] if not isinstance(score, np.ndarray) else [0.1, 0.2],
-                      [0, label] if not isinstance(label, np.ndarray) else [0, 1, 0])
+        m.update_many([0, label] if not isinstance(label, np.ndarray) else [0, 1, 0],
+                      [0.1, score] if not isinstance(score, np.ndarray) else [0.1, 0.2])
     assert (m.n_pos, m.n_neg, m.get()) == (1, 1, 1.0)
 
 

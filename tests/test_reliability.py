@@ -448,3 +448,71 @@ def test_pickles_carry_the_version_and_warn_on_a_mismatch():
 def test_multiclass_error_points_to_one_vs_rest():
     with pytest.raises(ValueError, match="OneVsRestClassifier"):
         OAUCM().fit(np.eye(3), [0, 1, 2])
+
+
+# -- the one-row round on copies (learners with _one_row_by_copy) ---------------------------
+BY_COPY = [E for E in ESTIMATORS if E._one_row_by_copy]
+
+
+def test_by_copy_learners_are_the_expected_ones():
+    assert {E.__name__ for E in BY_COPY} >= {"Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM",
+                                             "AdaOAM", "KOIL", "POLK"}
+
+
+@pytest.mark.parametrize("Est,sparse", [(E, False) for E in BY_COPY]
+                         + [(E, True) for E in BY_COPY if E._sparse_input is True],
+                         ids=lambda v: v.__name__ if inspect.isclass(v) else
+                         ("csr" if v else "dense"))
+def test_learn_one_by_copy_equals_the_general_path(Est, sparse, monkeypatch):
+    """Dense rows (and canonical CSR rows for the sparse learners) on a fitted model take
+    the round on copies, never the general path, and equal the general one-row
+    partial_fit in every fitted attribute, bit for bit."""
+    from sosl._base import BaseOnlineAUC
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(70, 6)) * (rng.random((70, 6)) < (0.6 if sparse else 1.0))
+    y = (X[:, 0] + 0.3 * rng.normal(size=70) > 0.1).astype(int)
+    rows = [sp.csr_matrix(X[i:i + 1]) for i in range(70)] if sparse else list(X)
+    a = _make(Est).partial_fit(X[:6], y[:6], classes=[0, 1])
+    b = copy.deepcopy(a)
+
+    def no_general(*args):
+        raise AssertionError("the general path ran")
+
+    for i in range(6, 70):
+        monkeypatch.setattr(a, "_learn_one_general", no_general)
+        a.learn_one(rows[i], y[i])
+        monkeypatch.undo()
+        BaseOnlineAUC.partial_fit(b, rows[i] if sparse else X[i:i + 1], y[i:i + 1])
+        assert same_state(fitted_state(a), fitted_state(b)), i
+    assert a.n_seen_ == 70 and not np.array_equal(a.calibration_, [1.0, 1.0])
+
+
+def test_learn_one_by_copy_mutant_is_caught():
+    """The mutant: the round on copies without its Platt step differs from the general
+    path (so the equality above can fail)."""
+    import sosl._base as base
+    from sosl._base import BaseOnlineAUC, platt_steps  # noqa: F401 (the name patched)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    a = sosl.PAI().partial_fit(X[:6], y[:6], classes=[0, 1])
+    b = copy.deepcopy(a)
+    orig = base.platt_steps
+    base.platt_steps = lambda f, s, c: None
+    try:
+        for i in range(6, 30):
+            a.learn_one(X[i], y[i])
+    finally:
+        base.platt_steps = orig
+    for i in range(6, 30):
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
+    assert np.array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.calibration_, b.calibration_)
+
+
+def test_learn_one_by_copy_leaves_a_failing_round_to_the_general_path():
+    m = sosl.PAI(C=1e300).partial_fit(np.eye(3), [0, 1, 0], classes=[0, 1])
+    before = fitted_state(m)
+    with pytest.raises(FloatingPointError):
+        m.learn_one(np.full(3, 1e200), 1)
+    assert same_state(fitted_state(m), before)

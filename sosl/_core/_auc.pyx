@@ -15,7 +15,31 @@ element subtracts the same credit. The counts come from a treap (a binary search
 the distinct scores, heap-ordered on random priorities, so its expected depth is
 O(log n)) whose nodes carry the number of positives and negatives at their score and the
 same two counts summed over their subtree. One update is therefore an expected O(log n)
-walk, and ``get`` is O(1).
+walk (down to count, down again to insert, pulling the aggregates back up), and ``get`` is
+O(1).
+
+The same treap answers the two threshold metrics, which do not decompose into per-element
+credits. Let group g (the distinct scores in decreasing order) hold p_g positives and q_g
+negatives, and A, B the positives and negatives above it.
+
+* Partial AUC up to a false-positive rate m (scikit-learn's ``roc_auc_score(max_fpr=m)``):
+  the ROC curve crosses group g on the straight segment from (B/N, A/P) to
+  ((B+q)/N, (A+p)/P); of it, the part left of the cut L = m N negatives has width
+  w = min(q, L - B) and area ``w (2A + p w / q) / (2 P N)``                   (segment)
+  Summed over the groups wholly left of the cut, these areas are ``U2(top) / (2 P N)``, with
+  U2(top) twice the Mann-Whitney U of the elements in those groups (a negative's positives
+  above it are all among them). Each node also carries ``u2``, that statistic of its
+  subtree, kept by
+
+      u2 = u2(left) + u2(right) + cnt[1] cnt[0]
+           + 2 (cnt[1] sub[0](left) + sub[1](right) cnt[0] + sub[1](right) sub[0](left))  (u2)
+
+  so one descent from the root finds the group the cut crosses and U2 of everything above
+  it, and ``partial_auc`` costs an expected O(log n) like an update. The area ``pa`` is
+  standardized as McClish does: ``(1 + (pa - m^2/2) / (m - m^2/2)) / 2``          (McClish)
+* Average precision (``average_precision_score``): each group with positives adds its
+  recall step times the precision at its threshold, ``AP += (p / P) (A + p) / (A + p + B + q)``
+  (AP), over all groups, so the walk is O(distinct scores).
 
 The NumPy/Python reference with the same methods is :mod:`sosl._core._auc_ref` (sorted
 lists and bisection, O(n) per insertion).
@@ -29,6 +53,9 @@ U2       twice the Mann-Whitney U (ties count 1)      ``StreamingAUC.get() * 2 n
 n[c]     number of held elements of class c           ``n_neg`` (c = 0), ``n_pos`` (c = 1)
 cnt[c]   elements of class c at a node's score        -
 sub[c]   elements of class c in a node's subtree      -
+u2       U2 of a node's subtree                       -
+L        the cut m N, in negatives                    ``max_fpr * n_neg``
+A, B     positives, negatives above a group           -
 =======  ===========================================  ====================================
 """
 
@@ -43,9 +70,16 @@ cdef struct Node:
     double key
     long long cnt[2]
     long long sub[2]
+    long long u2
     int left
     int right
     unsigned long long prio
+
+
+cdef struct Walk:
+    long long a         # A: positives above the current group
+    long long b         # B: negatives above the current group
+    double ap           # sum over groups of p (A + p) / (A + p + B + q)
 
 
 cdef class AUCCounter:
@@ -74,6 +108,7 @@ cdef class AUCCounter:
         self.nodes[0].cnt[1] = 0
         self.nodes[0].sub[0] = 0
         self.nodes[0].sub[1] = 0
+        self.nodes[0].u2 = 0
         self.nodes[0].left = 0
         self.nodes[0].right = 0
         self.nodes[0].prio = 0
@@ -91,8 +126,12 @@ cdef class AUCCounter:
     # -- tree primitives -------------------------------------------------------------------
     cdef inline void _pull(self, int t) noexcept nogil:
         cdef Node* a = &self.nodes[t]
-        a.sub[0] = a.cnt[0] + self.nodes[a.left].sub[0] + self.nodes[a.right].sub[0]
-        a.sub[1] = a.cnt[1] + self.nodes[a.left].sub[1] + self.nodes[a.right].sub[1]
+        cdef Node* lo = &self.nodes[a.left]
+        cdef Node* hi = &self.nodes[a.right]
+        a.sub[0] = a.cnt[0] + lo.sub[0] + hi.sub[0]
+        a.sub[1] = a.cnt[1] + lo.sub[1] + hi.sub[1]
+        a.u2 = (lo.u2 + hi.u2 + a.cnt[1] * a.cnt[0]                                      # u2
+                + 2 * (a.cnt[1] * lo.sub[0] + hi.sub[1] * a.cnt[0] + hi.sub[1] * lo.sub[0]))
 
     cdef void _split(self, int t, double x, int* l, int* r) noexcept nogil:
         """Split subtree t into keys < x (l) and keys > x (r); x is not a key of t."""
@@ -148,6 +187,7 @@ cdef class AUCCounter:
         self.nodes[k].cnt[1] = 0
         self.nodes[k].sub[0] = 0
         self.nodes[k].sub[1] = 0
+        self.nodes[k].u2 = 0
         self.nodes[k].left = 0
         self.nodes[k].right = 0
         self.nodes[k].prio = (z ^ (z >> 31)) | 1ULL
@@ -183,57 +223,75 @@ cdef class AUCCounter:
             return 2 * less[0] + equal[0]                                     # credit +
         return 2 * (self.n[1] - less[1] - equal[1]) + equal[1]                # credit -
 
+    cdef void _bump(self, int t, double x, int c) noexcept nogil:
+        """One more element of class c at the existing key x of subtree t; re-pull the path."""
+        if x < self.nodes[t].key:
+            self._bump(self.nodes[t].left, x, c)
+        elif x > self.nodes[t].key:
+            self._bump(self.nodes[t].right, x, c)
+        else:
+            self.nodes[t].cnt[c] += 1
+        self._pull(t)
+
+    cdef int _place(self, int t, int k) noexcept nogil:
+        """Subtree t with the new node k (a key not in t) put in; returns the subtree's root."""
+        cdef double x = self.nodes[k].key
+        if t == 0:
+            return k
+        if self.nodes[k].prio > self.nodes[t].prio:
+            self._split(t, x, &self.nodes[k].left, &self.nodes[k].right)
+            self._pull(k)
+            return k
+        if x < self.nodes[t].key:
+            self.nodes[t].left = self._place(self.nodes[t].left, k)
+        else:
+            self.nodes[t].right = self._place(self.nodes[t].right, k)
+        self._pull(t)
+        return t
+
+    cdef int _drop(self, int t, double x, int c) noexcept nogil:
+        """One element of class c fewer at the held key x of subtree t (a node left empty is
+        merged away and freed); returns the subtree's new root."""
+        cdef int m
+        if x < self.nodes[t].key:
+            self.nodes[t].left = self._drop(self.nodes[t].left, x, c)
+        elif x > self.nodes[t].key:
+            self.nodes[t].right = self._drop(self.nodes[t].right, x, c)
+        else:
+            self.nodes[t].cnt[c] -= 1
+            if self.nodes[t].cnt[0] == 0 and self.nodes[t].cnt[1] == 0:
+                m = self._merge(self.nodes[t].left, self.nodes[t].right)
+                self.nodes[t].left = self.free_head
+                self.free_head = t
+                return m
+        self._pull(t)
+        return t
+
     cdef int _insert(self, double x, int c) except -1:
         cdef long long less[2]
         cdef long long equal[2]
         cdef int found = self._count(x, less, equal)
-        cdef int t, k
-        cdef int* link
+        cdef int k
         self._u2 += self._credit(c, less, equal)
         self.n[c] += 1
         if found != 0:
-            t = self.root
-            while t != found:
-                self.nodes[t].sub[c] += 1
-                t = self.nodes[t].left if x < self.nodes[t].key else self.nodes[t].right
-            self.nodes[t].cnt[c] += 1
-            self.nodes[t].sub[c] += 1
+            self._bump(self.root, x, c)
             return 0
         k = self._new_node(x)  # may move self.nodes: take no pointer into it before this
-        link = &self.root
-        t = self.root
-        while t != 0 and self.nodes[t].prio > self.nodes[k].prio:
-            self.nodes[t].sub[c] += 1
-            link = &self.nodes[t].left if x < self.nodes[t].key else &self.nodes[t].right
-            t = link[0]
-        self._split(t, x, &self.nodes[k].left, &self.nodes[k].right)
         self.nodes[k].cnt[c] = 1
         self._pull(k)
-        link[0] = k
+        self.root = self._place(self.root, k)
         return 0
 
     cdef int _delete(self, double x, int c) except -1:
         cdef long long less[2]
         cdef long long equal[2]
         cdef int found = self._count(x, less, equal)
-        cdef int t
-        cdef int* link
         if found == 0 or equal[c] == 0:
             raise KeyError(f"no element of class {c} with score {x!r} is held")
         self.n[c] -= 1
         self._u2 -= self._credit(c, less, equal)
-        link = &self.root
-        t = self.root
-        while t != found:
-            self.nodes[t].sub[c] -= 1
-            link = &self.nodes[t].left if x < self.nodes[t].key else &self.nodes[t].right
-            t = link[0]
-        self.nodes[t].cnt[c] -= 1
-        self.nodes[t].sub[c] -= 1
-        if self.nodes[t].cnt[0] == 0 and self.nodes[t].cnt[1] == 0:
-            link[0] = self._merge(self.nodes[t].left, self.nodes[t].right)
-            self.nodes[t].left = self.free_head
-            self.free_head = t
+        self.root = self._drop(self.root, x, c)
         return 0
 
     # -- Python-visible methods ----------------------------------------------------------
@@ -269,6 +327,72 @@ cdef class AUCCounter:
     @property
     def n_neg(self):
         return self.n[0]
+
+    cdef void _walk_ap(self, int t, Walk* st) noexcept nogil:
+        """Every group of subtree t from the largest score down."""
+        cdef long long p
+        if t == 0:
+            return
+        self._walk_ap(self.nodes[t].right, st)
+        p = self.nodes[t].cnt[1]
+        st.a += p
+        st.b += self.nodes[t].cnt[0]
+        if p > 0:
+            st.ap += p * (<double> st.a / <double> (st.a + st.b))            # AP
+        self._walk_ap(self.nodes[t].left, st)
+
+    def partial_auc(self, double max_fpr):
+        """McClish-standardized area under the ROC curve left of ``max_fpr`` in (0, 1] (not
+        checked), or NaN while one class is absent; an expected O(log n) descent."""
+        cdef double m = max_fpr
+        cdef double cut, w, tail2 = 0.0, pa
+        cdef long long a = 0, b = 0, u2 = 0     # A, B and U2 of the elements above subtree t
+        cdef long long a_hi, b_hi, u2_hi, p, q
+        cdef int t = self.root
+        cdef Node* nd
+        cdef Node* hi
+        if self.n[0] == 0 or self.n[1] == 0:
+            return float("nan")
+        cut = m * <double> self.n[0]                                          # L
+        while t != 0:
+            nd = &self.nodes[t]
+            hi = &self.nodes[nd.right]
+            # above t's own key: everything above the subtree, and its right subtree
+            a_hi = a + hi.sub[1]
+            b_hi = b + hi.sub[0]
+            u2_hi = u2 + hi.u2 + 2 * a * hi.sub[0]
+            if b_hi > cut:                      # the cut crosses a group right of t
+                t = nd.right
+                continue
+            p = nd.cnt[1]
+            q = nd.cnt[0]
+            if b_hi + q > cut:                  # the cut crosses t's group
+                w = cut - b_hi
+                tail2 = w * (2.0 * a_hi + p * w / q)                          # segment, cut
+                u2 = u2_hi
+                break
+            a = a_hi + p                        # t's group lies wholly left of the cut
+            b = b_hi + q
+            u2 = u2_hi + p * q + 2 * a_hi * q
+            t = nd.left
+        pa = (<double> u2 + tail2) / (2.0 * <double> self.n[0] * <double> self.n[1])
+        return 0.5 * (1.0 + (pa - 0.5 * m * m) / (m - 0.5 * m * m))          # McClish
+
+    @property
+    def tree_u2(self):
+        """U2 of the whole treap from the node aggregates (equals ``u2``); for tests."""
+        return self.nodes[self.root].u2
+
+    def average_precision(self):
+        """Average precision of the held elements, or NaN with no positive; O(distinct scores)."""
+        cdef Walk st
+        if self.n[1] == 0:
+            return float("nan")
+        st.a = 0
+        st.b = 0
+        st.ap = 0.0
+        self._walk_ap(self.root, &st)
+        return st.ap / <double> self.n[1]
 
     def depth(self):
         """Height of the treap (0 when empty); for tests and benchmarks."""

@@ -1,10 +1,11 @@
 """Reference of the streaming AUC core: sorted lists and bisection, one line per formula.
 
 Same methods as :mod:`sosl._core._auc` (``add``, ``remove``, ``get``, ``u2``, ``n_pos``,
-``n_neg``), so the two can be compared exactly (``u2`` is an integer) after every
-update. The positives and negatives are held in two sorted lists; the counts below and at a
-score come from ``bisect``, and an insertion costs O(n) (list insertion) instead of the
-treap's expected O(log n). See the typed core for the symbols.
+``n_neg``, ``partial_auc``, ``average_precision``), so the two can be compared exactly
+(``u2`` is an integer; the two threshold metrics to rounding) after every update. The
+positives and negatives are held in two sorted lists; the counts below and at a score come
+from ``bisect``, and an insertion costs O(n) (list insertion) instead of the treap's
+expected O(log n). See the typed core for the symbols.
 """
 
 from bisect import bisect_left, bisect_right, insort
@@ -60,6 +61,49 @@ class AUCCounter:
         if self.n_pos == 0 or self.n_neg == 0:
             return float("nan")
         return self.u2 / (2.0 * self.n_neg * self.n_pos)
+
+    def _groups_desc(self):
+        """(p, q): positives and negatives at each distinct held score, largest score first."""
+        for x in sorted(set(self._sorted[0]) | set(self._sorted[1]), reverse=True):
+            yield self._below_and_at(1, x)[1], self._below_and_at(0, x)[1]
+
+    @staticmethod
+    def _segment2(a, p, q, w):
+        """Twice the area (times P N) of the first w of q negatives of a group's ROC segment."""
+        return w * (2 * a + p * w / q)                                        # segment
+
+    @staticmethod
+    def _mcclish(pa, m):
+        return 0.5 * (1 + (pa - m * m / 2) / (m - m * m / 2))                # McClish
+
+    def partial_auc(self, max_fpr):
+        if self.n_pos == 0 or self.n_neg == 0:
+            return float("nan")
+        cut = max_fpr * self.n_neg  # L
+        a = b = 0
+        area2 = 0.0
+        for p, q in self._groups_desc():
+            if b >= cut:
+                break
+            if q > 0:
+                area2 += self._segment2(a, p, q, min(q, cut - b))
+            a, b = a + p, b + q
+        return self._mcclish(area2 / (2.0 * self.n_pos * self.n_neg), max_fpr)
+
+    @staticmethod
+    def _precision(a, b, p, q):
+        """Precision at a group's threshold, A and B counting the groups above it."""
+        return (a + p) / (a + p + b + q)
+
+    def average_precision(self):
+        if self.n_pos == 0:
+            return float("nan")
+        a = b = 0
+        total = 0.0
+        for p, q in self._groups_desc():
+            total += p / self.n_pos * self._precision(a, b, p, q)             # AP
+            a, b = a + p, b + q
+        return total
 
 
 class RollingAUCCounter(AUCCounter):
