@@ -470,31 +470,24 @@ def _save_model_file(path, model, spec, rows):
 # progressive validation
 # ---------------------------------------------------------------------------------------
 class _Progress:
-    """Prequential scores and labels, the streaming AUC and the report lines."""
+    """The prequential figures (streaming AUC and average precision) and the report lines."""
 
     def __init__(self, every, out):
-        from .metrics import StreamingAUC
+        from .metrics import StreamingAUC, StreamingAveragePrecision
 
         self.every = every
         self.out = out
         self.auc = StreamingAUC()
-        self.scores, self.labels = [], []
-        self.rows = 0
+        self.ap = StreamingAveragePrecision()
+        self.rows = self.scored = 0
         self.next_report = every if every else None
         self.start = time.process_time()
         self.header = False
 
-    def add(self, score, label):
-        self.scores.append(score)
-        self.labels.append(label)
-        self.auc.update(score, label)
-
-    def average_precision(self):
-        labels = np.asarray(self.labels)
-        if labels.size == 0 or labels.min() == labels.max():
-            return float("nan")
-        from sklearn.metrics import average_precision_score
-        return float(average_precision_score(labels, np.asarray(self.scores)))
+    def add(self, label, score):
+        self.auc.update(label, score)
+        self.ap.update(label, score)
+        self.scored += 1
 
     def line(self, final=False):
         if self.out is None:
@@ -505,8 +498,8 @@ class _Progress:
             self.header = True
         cpu = time.process_time() - self.start
         rate = self.rows / cpu if cpu > 0 else float("inf")
-        print(f"{self.rows:>10} {len(self.scores):>10} {self.auc.get():>8.4f} "
-              f"{self.average_precision():>8.4f} {cpu:>8.2f} {rate:>10.0f}"
+        print(f"{self.rows:>10} {self.scored:>10} {self.auc.get():>8.4f} "
+              f"{self.ap.get():>8.4f} {cpu:>8.2f} {rate:>10.0f}"
               + ("  (final)" if final else ""), file=self.out)
         self.out.flush()
 
@@ -518,7 +511,7 @@ def _learn_chunk(model, X, y, progress, classes):
     for i in range(X.shape[0]):
         row = X[i:i + 1] if sparse else X[i]
         if fitted:
-            progress.add(model.score_one(row), int(y[i]))
+            progress.add(int(y[i]), model.score_one(row))
             model.learn_one(row, int(y[i]))
         else:
             model.learn_one(row, int(y[i]), classes=classes)
@@ -602,9 +595,9 @@ def _cmd_score(args):
             out = open(args.out, "w", encoding="utf-8")
         except OSError as e:
             raise UsageError(f"{args.out}: cannot write ({e.strerror or e})") from None
-    from .metrics import StreamingAUC
+    from .metrics import StreamingAUC, StreamingAveragePrecision
 
-    auc, rows = StreamingAUC(), 0
+    auc, ap, rows = StreamingAUC(), StreamingAveragePrecision(), 0
     try:
         numbered = _csv_header(*_peek(_lines(stream)), spec)
         for chunk in _chunks(numbered, args.chunk):
@@ -616,7 +609,8 @@ def _cmd_score(args):
             out.write("".join(f"{v:.10g}\n" for v in s))
             known = y >= 0
             if known.any():
-                auc.update_many(s[known], y[known])
+                auc.update_many(y[known], s[known])
+                ap.update_many(y[known], s[known])
             rows += X.shape[0]
     finally:
         if stream is not sys.stdin:
@@ -626,7 +620,8 @@ def _cmd_score(args):
     if not args.quiet:
         msg = f"sosl score: {rows} rows scored"
         if auc.n_pos + auc.n_neg:
-            msg += f", {auc.n_pos + auc.n_neg} labelled: auc {auc.get():.4f}"
+            msg += (f", {auc.n_pos + auc.n_neg} labelled: auc {auc.get():.4f}, average "
+                    f"precision {ap.get():.4f}")
         print(msg, file=sys.stderr)
     return 0
 
