@@ -10,12 +10,16 @@ Timing: process CPU seconds of each command run as a child process (user + syste
 ``resource.getrusage(RUSAGE_CHILDREN)``), the contenders interleaved, min of ``--repeat``
 runs. The start-up of each interpreter and its imports (``import sosl.cli`` /
 ``import vowpalwabbit``, timed the same way) is printed and taken off to give the rows/s of
-the pass itself. VW runs through its Python package (``python -m vowpalwabbit``, the same
-engine as the ``vw`` binary); when it is not importable the script says so and times sosl
-alone. VW is not a dependency of sosl: install it (``pip install vowpalwabbit``) only to
-run this comparison, or point ``--vw-path`` at a directory holding the package.
+the pass itself. Each sosl learner runs twice: row by row (``--block 1``, each message
+scored then learned) and in blocks (``--block 100``: each block scored by the model as it
+stood before it, then learned by one ``partial_fit``; the same final model). VW runs
+through its Python package (``python -m vowpalwabbit``, the same engine as the ``vw``
+binary); when it is not importable the script says so and times sosl alone. VW is not a
+dependency of sosl: install it (``pip install vowpalwabbit``) only to run this comparison,
+or point ``--vw-path`` at a directory holding the package.
 
     python benchmarks/bench_cli.py [--repeat 3] [--bits 18] [--learners FTRLAUC,PAI]
+                                   [--block 100] [--vw-path DIR]
 """
 
 import argparse
@@ -50,6 +54,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bits", type=int, default=18)
     ap.add_argument("--learners", default="FTRLAUC,PAI")
+    ap.add_argument("--block", type=int, default=100,
+                    help="the --block of the second sosl run of each learner")
     ap.add_argument("--vw-path", default=os.environ.get("SOSL_VW_PATH"),
                     help="a directory to put on PYTHONPATH for `import vowpalwabbit`")
     args = ap.parse_args()
@@ -77,10 +83,11 @@ def main():
 
     contenders = {}
     for learner in args.learners.split(","):
-        contenders[f"sosl learn --learner {learner}"] = (
-            [py, "-m", "sosl", "learn", str(src), "--format", "text", "--positive", "spam",
-             "--hash-bits", str(args.bits), "--learner", learner, "--progress", "0",
-             "-f", str(tmp / f"{learner}.joblib")], "sosl")
+        for block in (1, args.block):
+            contenders[f"sosl learn --learner {learner} --block {block}"] = (
+                [py, "-m", "sosl", "learn", str(src), "--format", "text", "--positive", "spam",
+                 "--hash-bits", str(args.bits), "--learner", learner, "--progress", "0",
+                 "--block", str(block), "-f", str(tmp / f"{learner}_{block}.joblib")], "sosl")
     if have_vw:
         contenders["vw --loss_function logistic"] = (
             [py, "-m", "vowpalwabbit", "-d", str(vw_data), "-b", str(args.bits),
@@ -108,7 +115,7 @@ def main():
           f"one pass; process CPU seconds, min of {args.repeat}, interleaved")
     print("start-up CPU (interpreter + imports): "
           + ", ".join(f"{k} {v:.2f} s" for k, v in startup.items()))
-    print(f"{'command':<34} {'cpu_s':>7} {'net_s':>7} {'rows/s':>9} {'net rows/s':>11} "
+    print(f"{'command':<44} {'cpu_s':>7} {'net_s':>7} {'rows/s':>9} {'net rows/s':>11} "
           f"{'prog. AUC':>9} {'prog. AP':>9}")
     for name, (cmd, tool) in contenders.items():
         if tool == "sosl":
@@ -119,7 +126,7 @@ def main():
             auc_v = roc_auc_score(labels[1:], pred[1:])
             ap_v = average_precision_score(labels[1:], pred[1:])
         net = best[name] - startup[tool]
-        print(f"{name:<34} {best[name]:>7.2f} {net:>7.2f} {n / best[name]:>9.0f} "
+        print(f"{name:<44} {best[name]:>7.2f} {net:>7.2f} {n / best[name]:>9.0f} "
               f"{n / net if net > 0 else float('nan'):>11.0f} {auc_v:>9.4f} {ap_v:>9.4f}")
     if not have_vw:
         print("vw: not timed (the vowpalwabbit package is not importable; pip install "

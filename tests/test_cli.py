@@ -263,3 +263,28 @@ def test_python_m_sosl_learns_from_stdin_and_scores(tmp_path):
     proc = _python_m_sosl("learn", tmp_path / "missing.txt")
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"sosl: error: {tmp_path / 'missing.txt'}: no such file"
+
+
+def test_block_mode_learns_the_same_model_and_scores_each_block_before_it(capsys, text_file,
+                                                                           tmp_path):
+    path, lines, labels = text_file
+    for block in (1, 64):
+        code, out, err = _run(capsys, "learn", path, "--positive", "spam", "-b", 12,
+                              "--block", block, "--progress", 0,
+                              "-f", tmp_path / f"b{block}.joblib")
+        assert code == 0, err
+    rows, scored, auc_line, ap_line = _final_row(out)
+    row_by_row, blocks = (joblib.load(tmp_path / f"b{b}.joblib")["model"] for b in (1, 64))
+    np.testing.assert_allclose(blocks.coef_, row_by_row.coef_, rtol=1e-12, atol=1e-15)
+    # by hand: the first row learned alone, then each block scored before it is learned
+    y = (labels == "spam").astype(int)
+    X = HashingVectorizer(n_features=2**12).transform([t.split("\t", 1)[1] for t in lines])
+    model = FTRLAUC()
+    model.learn_one(X[0:1], y[0], classes=[0, 1])
+    scores = []
+    for lo in range(1, 400, 64):
+        scores.extend(model.decision_function(X[lo:lo + 64]))
+        model.partial_fit(X[lo:lo + 64], y[lo:lo + 64])
+    assert (rows, scored) == (400, 399)
+    assert auc_line == pytest.approx(roc_auc_score(y[1:], scores), abs=6e-5)
+    assert ap_line == pytest.approx(average_precision_score(y[1:], scores), abs=6e-5)
