@@ -54,15 +54,21 @@ bench: $(STAMP)
 # the documentation site (Sphinx, numpydoc, sphinx-gallery, MyST; `pip install -e ".[docs]"`),
 # offline, warnings as errors, every cross-reference checked (-n); the gallery runs as it builds
 DOCS_OUT := docs/_build/html
-docs: $(STAMP)
+DOCS_STAMP := $(VENV)/.sosl-docs-deps
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', \
+		'rb'))['project']['optional-dependencies']['docs']))" | xargs $(BIN)/python -m pip install --quiet
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m sphinx -W --keep-going -n -q -b html docs $(DOCS_OUT)
 	@echo "docs: $(DOCS_OUT)/index.html"
 
 # an sdist, then a wheel built from that sdist (both in dist/), and the test of their contents
+# (with the build tools of .venv, no network: setuptools' sdist, pip wheel without isolation)
 wheel: $(STAMP)
-	rm -rf dist && $(BIN)/python -m build --sdist --no-isolation --outdir dist .
-	cd dist && tar xzf sosl-*.tar.gz && cd sosl-*/ && \
-		$(CURDIR)/$(BIN)/python -m build --wheel --no-isolation --outdir $(CURDIR)/dist .
+	rm -rf dist && $(BIN)/python setup.py -q sdist -d dist
+	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist dist/sosl-*.tar.gz
 	SOSL_WHEEL_DIST=$(CURDIR)/dist $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
 
 install: $(STAMP)

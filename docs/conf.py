@@ -133,7 +133,7 @@ _write_api_index()
 # before numpydoc reads the docstring; what the reader sees is unchanged.
 _CODE = re.compile(r"(``.+?``|`[^`]+`)")
 _BAR = re.compile(r"\|")
-_TRAILING = re.compile(r"(?<=\w)_(?=[\s,.;:)\]}]|$)")
+_TRAILING = re.compile(r"(?<=\w)_(?!\w)")
 
 
 def _escape_prose(line):
@@ -158,7 +158,7 @@ def _escape_docstring(app, what, name, obj, options, lines):
         # sosl/_core/_komp_prune.py: a line of the Examples lost its prompt; until the source
         # is fixed, give it back here so the section renders
         if name.endswith("komp_prune") and line == "import numpy as np":
-            lines[i] = ">>> import numpy as np"
+            lines[i] = "    >>> import numpy as np"
 
 
 def setup(app):
