@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sosl-installed
 BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*.pxd sosl/_core/*.h)
 
-.PHONY: test lint checked verify verify-quick bench install clean
+.PHONY: test lint checked verify verify-quick bench install clean docs wheel
 
 # the typed kernels against their NumPy references, once more on a copy of the package
 # compiled with bounds, wraparound and initialization checks (SOSL_BOUNDSCHECK=1)
@@ -51,6 +51,26 @@ bench: $(STAMP)
 		$(BASELINE_PYTHON),@echo "(make bench BASELINE_PYTHON=<an earlier checkout>/.venv/bin/python \
 		also times this build against that one)")
 
+# the documentation site (Sphinx, numpydoc, sphinx-gallery, MyST; `pip install -e ".[docs]"`),
+# offline, warnings as errors, every cross-reference checked (-n); the gallery runs as it builds
+DOCS_OUT := docs/_build/html
+DOCS_STAMP := $(VENV)/.sosl-docs-deps
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', \
+		'rb'))['project']['optional-dependencies']['docs']))" | xargs $(BIN)/python -m pip install --quiet
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m sphinx -W --keep-going -n -q -b html docs $(DOCS_OUT)
+	@echo "docs: $(DOCS_OUT)/index.html"
+
+# an sdist, then a wheel built from that sdist (both in dist/), and the test of their contents
+# (with the build tools of .venv, no network: setuptools' sdist, pip wheel without isolation)
+wheel: $(STAMP)
+	rm -rf dist && $(BIN)/python setup.py -q sdist -d dist
+	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist dist/sosl-*.tar.gz
+	SOSL_WHEEL_DIST=$(CURDIR)/dist $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
+
 install: $(STAMP)
 
 $(BIN)/python:
@@ -62,4 +82,5 @@ $(STAMP): $(BIN)/python $(BUILD_INPUTS)
 	touch $(STAMP)
 
 clean:
-	rm -rf build *.egg-info sosl/_core/*.c sosl/_core/*.so sosl/_core/*.html
+	rm -rf build dist *.egg-info sosl/_core/*.c sosl/_core/*.so sosl/_core/*.html \
+		docs/_build docs/auto_examples docs/api/generated docs/api/index.rst

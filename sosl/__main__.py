@@ -1,0 +1,8 @@
+"""``python -m sosl``: the ``sosl`` command line (:mod:`sosl.cli`)."""
+
+if __name__ == "__main__":
+    import sys
+
+    from sosl.cli import main
+
+    sys.exit(main())
