@@ -10,12 +10,14 @@ printed as one line each on stderr, ``python -m sosl.experiments: warning: ...``
 
 import argparse
 import difflib
+import logging
 import sys
 import warnings
 from pathlib import Path
 
 from .. import datasets as ds
 from ..datasets._loaders import find_dataset
+from ..exceptions import ExperimentWarning
 from .algorithms import ALGORITHMS, GRIDS, REFERENCES
 from .backends import BACKENDS, BackendUnavailable
 from .cache import CacheError
@@ -347,6 +349,12 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
+        # the summary printed at the end holds these lines already
+        warnings.simplefilter("ignore", ExperimentWarning)
+        # progress lines of a redirected run (no terminal): one plain line a minute
+        if not logging.getLogger().handlers:
+            logging.basicConfig(level=logging.INFO, format=f"{PROG}: %(message)s",
+                                stream=sys.stderr)
         try:
             return _run(args)
         except (UsageError, CacheError) as err:

@@ -43,10 +43,12 @@ beside it and so a second source of truth. So the CSV stays, made robust.
 
 import csv
 import json
+import logging
 import os
 import sys
 import threading
 import time
+import warnings
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
@@ -56,6 +58,7 @@ import numpy as np
 
 from .. import datasets as ds
 from ..datasets._loaders import find_dataset
+from ..exceptions import ExperimentWarning
 from .algorithms import (
     ALGORITHMS,
     GRIDS,
@@ -71,6 +74,9 @@ from .algorithms import (
 from .backends import executor
 from .cache import CACHE_NAME, FIELDS, open_cache, read_cache
 from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
+
+#: progress and the run's messages (``run_experiment(log=None)``) go to this logger
+LOGGER = logging.getLogger("sosl.experiments")
 
 __all__ = ["DEFAULT_OUT", "FIELDS", "POSITIVE_TAG", "cached_grids", "check_checksums",
            "cost_table", "get_data", "load_rows", "oracle_ceilings", "paper_table", "report",
@@ -237,20 +243,29 @@ def load_rows(out):
 
 
 class _Progress:
-    """A one-line text progress bar on stderr (no extra dependency)."""
+    """Progress of a batch of tasks: a one-line bar redrawn in place when stderr is a
+    terminal; otherwise (a redirected log) a plain ``logging`` line at most every
+    ``log_every`` seconds and at the end, never carriage-return frames."""
 
-    def __init__(self, total, label, enabled=True, every=1.0):
+    def __init__(self, total, label, enabled=True, every=1.0, log_every=60.0):
         self.total, self.label, self.enabled, self.every = total, label, enabled, every
+        self.log_every = log_every
+        self.tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
         self.done, self.t0, self.last = 0, time.perf_counter(), 0.0
 
     def step(self):
         self.done += 1
         now = time.perf_counter() - self.t0
-        if self.enabled and (now - self.last >= self.every or self.done == self.total):
+        every = self.every if self.tty else self.log_every
+        if self.enabled and (now - self.last >= every or self.done == self.total):
             self.last = now
             frac = self.done / max(self.total, 1)
-            bar = "#" * int(30 * frac)
             eta = now / frac - now if frac > 0 else 0.0
+            if not self.tty:
+                LOGGER.info("%s: %d/%d tasks, %.1f s elapsed, ~%.1f s left", self.label,
+                            self.done, self.total, now, eta)
+                return
+            bar = "#" * int(30 * frac)
             sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} "
                              f"{now:7.1f}s elapsed, ~{eta:7.1f}s left")
             if self.done == self.total:
@@ -293,7 +308,7 @@ def run_specs(algorithms=None, ceilings=False, references=None):
 
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
-                   data_dir=None, progress=True, log=print, max_points=None, scheduler=None,
+                   data_dir=None, progress=True, log=None, max_points=None, scheduler=None,
                    ceilings=False, references=None, verify=True, positive_class=None):
     """Run (or resume) the protocol, write the tables and report what happened.
 
@@ -321,9 +336,11 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         Where the dataset files are (default ``$SOSL_DATA_DIR``, then the cache dir).
     progress : bool
         Show a progress bar on stderr.
-    log : callable
+    log : callable or None
         Where the messages go: grid restrictions, then the run summary (see
         :func:`run_summary`), which is also written to ``<out>/summary_<grid>.md``.
+        None (the default): ``logging.getLogger("sosl.experiments").info``. Each warning
+        line of the summary is also issued as an ``ExperimentWarning``.
     max_points : int or None
         Cap on the grid points searched per algorithm (see
         :func:`~sosl.experiments.grid_points`): None keeps each algorithm's own cap (only
@@ -362,6 +379,8 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     """
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {sorted(GRIDS)}, got {grid!r}")
+    if log is None:
+        log = LOGGER.info
     t0 = time.perf_counter()
     datasets = with_positive_classes(datasets, positive_class)
     specs = run_specs(algorithms, ceilings, references)
@@ -429,6 +448,9 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     summary_path = out / f"summary_{grid}.md"
     summary_path.write_text(text + "\n")
     log(text)
+    for line in text.splitlines():                # the summary's warning lines, as warnings
+        if line.startswith("warning: "):
+            warnings.warn(line[len("warning: "):], ExperimentWarning, stacklevel=2)
     wall = time.perf_counter() - t0
     summary = {"wall_seconds": wall, "task_seconds": dict(task_seconds), "new_rows": len(rows_now),
                "tables": tables + [str(summary_path)], "test_rows": test_rows, "report": recs,
@@ -518,7 +540,7 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
     """
     exps = _exponents(grid)
     lo, hi = exps[0], exps[-1]
-    recs, warnings = [], []
+    recs, notes = [], []
     for d in datasets:
         for a in algorithms:
             spec = spec_of(a)
@@ -555,18 +577,18 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
             for k in (DIVERGED, INVALID, FAILED):
                 if kinds[k]:
                     ex = kinds[k][0]
-                    warnings.append(
+                    notes.append(
                         f"warning: {d} {a}: {len(kinds[k])} of {len(cv)} inner-CV tasks {k} at "
                         f"{rec[f'{k}_points']} grid points, scored 0 in the selection (e.g. "
                         f"{_fmt_params(ex['params'])}: {ex['error'][:120]})")
             if refit_bad:
-                warnings.append(f"warning: {d} {a}: {len(refit_bad)} of {len(tests)} refits of "
+                notes.append(f"warning: {d} {a}: {len(refit_bad)} of {len(tests)} refits of "
                                 f"the selected point failed and score 0 "
                                 f"({refit_bad[0]['error'][:120]})")
             for name, (n_lo, n_hi) in edges.items():
                 for n_edge, where, e in ((n_lo, "lower", lo), (n_hi, "upper", hi)):
                     if n_edge:
-                        warnings.append(
+                        notes.append(
                             f"warning: {d} {a}: {name} selected at the {where} grid edge 2^{e} "
                             f"in {n_edge} of {len(tests)} runs; the best value may lie outside "
                             "the grid")
@@ -587,7 +609,7 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
               "invalid = hyper-parameters the learner rejects; failed = any other error "
               "(each scores AUC 0 in the selection; counts of inner-CV tasks, one per run and "
               "grid point, with the distinct grid points concerned)."]
-    lines += [""] + warnings if warnings else ["", "no divergence, failure or edge selection"]
+    lines += [""] + notes if notes else ["", "no divergence, failure or edge selection"]
     return "\n".join(lines), recs
 
 
