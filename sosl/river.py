@@ -13,12 +13,14 @@ Each public learner of sosl has a twin here with the same name and hyper-paramet
 The adapter does three things around the wrapped sosl estimator (``estimator_``):
 
 * **Dict rows to the learner's row type.** A learner that reads CSR rows in its typed
-  pass (FTRLAUC, SketchedOAUCM, the linear baselines but AdaOAM, and the kernel learners,
-  which then keep their support vectors sparse) receives each row as a one-row canonical
-  ``scipy.sparse.csr_matrix`` (sorted unique int32 indices, float64 values), built
-  directly from the dict: O(keys) work, never a p-long vector. OAUCM, OAUCS and AdaOAM
-  keep p x p matrices and take dense rows in their fast one-row path; they receive a
-  dense vector of their small dimension.
+  pass (FTRLAUC, SketchedOAUCM, every linear baseline except AdaOAM, and the kernel
+  learners, which then keep their support vectors sparse) receives each row as a one-row
+  canonical ``scipy.sparse.csr_matrix`` (sorted unique int32 indices, float64 values),
+  built directly from the dict: O(keys) work, never a p-long vector. OAUCM, OAUCS and
+  AdaOAM keep p x p matrices and take dense rows in their fast one-row path; they
+  receive a dense vector of their small dimension. A ``predict_proba_one`` followed by
+  the ``learn_one`` of an equal dict (river's progressive validation predicts a row, then
+  learns it) makes the row once, when it was hashed from ``str`` keys.
 * **Keys to columns, any new key accepted** (as river's own linear models accept them).
   The column of a key comes from, in this order:
 
@@ -61,10 +63,11 @@ The adapter does three things around the wrapped sosl estimator (``estimator_``)
   :meth:`sosl.OAUCM.predict_proba`), relabelled. Before the first ``learn_one`` it is
   1/2 for each label.
 
-The adapter's own parameters (``features``, ``n_hash``, ``max_features``,
-``alternate_sign``, ``unknown``, ``classes``) are checked when the adapter is made and
-frozen with the model at the first ``learn_one``; a later change raises ``ValueError``
-(``clone()`` starts over with the new values).
+The learners' ``random_state`` is called ``seed`` here, as river names it (its checks
+seed a model through that name). The adapter's own parameters (``features``, ``n_hash``,
+``max_features``, ``alternate_sign``, ``unknown``, ``classes``) are checked when the
+adapter is made and frozen with the model at the first ``learn_one``; a later change
+raises ``ValueError`` (``clone()`` starts over with the new values).
 
 river is an optional dependency (``pip install sosl[river]``); without it the classes
 raise ImportError when used.
@@ -509,7 +512,6 @@ class SOSLClassifier(_Base):
         self._check_layout()
         if self.estimator_ is None:
             return 0.0
-        self._last = None
         return self.estimator_.score_one(self._row(x, learn=False)[0])
 
     def predict_proba_one(self, x, **kwargs):
