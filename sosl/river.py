@@ -44,9 +44,9 @@ The adapter does three things around the wrapped sosl estimator (``estimator_``)
   model has learned nothing about it). Absent keys and zero values are zeros, as river's
   sparse dicts mean.
 
-  The defaults follow each learner's cost per row. Learners whose state and round are
-  O(stored values) of the row (FTRLAUC, OAM, SketchedOAUCM and the kernel learners)
-  hash into 2**20 columns. Perceptron, PA-I, OL-UBAUC and SOLAM hash into 2**16: their
+  The defaults follow each learner's cost per row. The learners whose one-row call does
+  no O(p) work (FTRLAUC, OAM, SketchedOAUCM and the kernel learners; their state is O(p)
+  at most) hash into 2**20 columns. Perceptron, PA-I, OL-UBAUC and SOLAM hash into 2**16: their
   one-row call still does O(p) work (a copy of the weights), so 2**20 would cost about
   1 ms per row (8 ms for SOLAM). OAUCM, OAUCS and AdaOAM keep p x p matrices (16 p^2
   bytes; O(p^2) per row), so a large p is out of the question: they use the growing
@@ -66,8 +66,8 @@ The adapter does three things around the wrapped sosl estimator (``estimator_``)
 The learners' ``random_state`` is called ``seed`` here, as river names it (its checks
 seed a model through that name). The adapter's own parameters (``features``, ``n_hash``,
 ``max_features``, ``alternate_sign``, ``unknown``, ``classes``) are checked when the
-adapter is made and frozen with the model at the first ``learn_one``; a later change
-raises ``ValueError`` (``clone()`` starts over with the new values).
+adapter is made and at the first ``learn_one``, and frozen with the model then; a later
+change raises ``ValueError`` (``clone()`` starts over with the new values).
 
 river is an optional dependency (``pip install sosl[river]``); without it the classes
 raise ImportError when used.
@@ -308,13 +308,13 @@ class SOSLClassifier(_Base):
 
     def _current_layout(self):
         return (self.features, self.n_hash, self.max_features, bool(self.alternate_sign),
-                self.unknown)
+                self.unknown, self.classes)
 
     def _check_layout(self):
         if self._layout is not None and self._current_layout() != self._layout:
             raise ValueError(
-                f"{type(self).__name__}: features, n_hash, max_features, alternate_sign or "
-                f"unknown changed since the model started (from {self._layout!r} to "
+                f"{type(self).__name__}: features, n_hash, max_features, alternate_sign, "
+                f"unknown or classes changed since the model started (from {self._layout!r} to "
                 f"{self._current_layout()!r}); the columns were built for the old values. "
                 "Set them back, or clone() the adapter to start over.")
 
@@ -490,7 +490,10 @@ class SOSLClassifier(_Base):
         y : label
             A positive flag, or one of ``classes``.
         """
-        self._check_layout()
+        if self._layout is None:               # the first update: check what an assignment
+            self._check_adapter_params()       # may have changed since __init__
+        else:
+            self._check_layout()
         t = self._target(y)
         last, self._last = self._last, None
         if last is not None and last[0] == x:      # predicted just before: the same row

@@ -374,6 +374,11 @@ def test_bad_rows_and_labels_leave_the_adapter_unchanged(name):
         assert pickle.dumps(ad) == before
     with pytest.raises(ValueError, match="NaN"):
         ad.predict_proba_one({"a": float("nan")})
+    fresh = getattr(sr, name)()
+    fresh.n_hash = 0                                       # checked again at the first update
+    with pytest.raises(ValueError, match="n_hash must be in"):
+        fresh.learn_one({"a": 1.0}, True)
+    assert fresh.estimator_ is None
     ad.n_hash = 8                                          # the layout is frozen
     with pytest.raises(ValueError, match="changed since the model started"):
         ad.learn_one({"a": 1.0}, True)
