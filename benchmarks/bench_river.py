@@ -51,9 +51,10 @@ except ImportError:  # pragma: no cover
 import sosl.river as sr
 
 
-def progressive(model, texts, labels):
-    """Probabilities of the positive label, each predicted before its message is learned."""
-    probs = []
+def progressive(model, texts, labels, probs=None):
+    """Probabilities of the positive label, each predicted before its message is learned
+    (appended to ``probs`` as they come, if given)."""
+    probs = [] if probs is None else probs
     for text, label in zip(texts, labels):
         probs.append(model.predict_proba_one(text).get(True, 0.0))
         model.learn_one(text, label)
@@ -166,7 +167,7 @@ def all_learners(texts, labels):
         probs = []
 
         def fn(model=model, probs=probs):
-            probs.extend(progressive(model, texts, labels))
+            progressive(model, texts, labels, probs)
         try:
             sec = cpu_time(fn)
         except ValueError as exc:
