@@ -171,7 +171,7 @@ def all_learners(texts, labels):
         try:
             sec = cpu_time(fn)
         except ValueError as exc:
-            print(f"| {name} | refused at message {len(probs) + 1}: {str(exc)[:90]}... | |")
+            print(f"| {name} | refused at message {len(probs)}: {str(exc)[:90]}... | |")
             continue
         print(f"| {name} | {sec:.2f} | {roc_auc_score(labels, probs):.4f} |")
 
