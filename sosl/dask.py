@@ -190,8 +190,11 @@ def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state)
         t0 = 0 if prev is None else prev["t"]
         w = np.zeros(p) if w0 is None else w0
         est = _state.from_state(_state.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
-        est.partial_fit(X, y)
-        calib = _in_sample_calibration(est, X, _signs(y, template.classes))
+        if X.shape[0] == 0:                 # an empty block plays no round
+            calib = np.array([1.0, 1.0])
+        else:
+            est.partial_fit(X, y)
+            calib = _in_sample_calibration(est, X, _signs(y, template.classes))
         est.calibration_ = calib
         out = {"t": int(est.t_), "coef": est.coef_.copy(), "calibration": calib,
                "max_abs": float(est.max_abs_),

@@ -112,6 +112,11 @@ def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs):
     assert np.allclose(e.covariances_, mom.scatter / mom.weights[:, None, None], rtol=1e-12,
                        atol=1e-13)
     assert est.block_rows_ == [400, 1500, 400, 800]
+    # an empty block plays no round and does not count in the mix
+    with_empty = Parallel(OAUCM(lam=0.01), n_epochs=n_epochs, moments=moments).fit(
+        [b[0] for b in blocks] + [X[:0]], [b[1] for b in blocks] + [y[:0]])
+    assert with_empty.estimator_.t_ == e.t_
+    assert np.allclose(with_empty.estimator_.coef_, e.coef_, rtol=1e-12, atol=1e-14)
     # mutant: the plain average of the block weights is a different model
     plain = np.mean(ws, axis=0)
     assert np.abs(plain - e.coef_).max() > 1e-3 * scale
