@@ -8,16 +8,17 @@
    order (contiguous blocks of the file) and a seeded shuffle of the training rows (then
    the sequential pass runs over the shuffled rows too). lam is chosen once per dataset
    and order, for the sequential pass, on a validation split (a seeded 20% of the
-   training rows; the pass runs over the rest in order) from {1e-4, 1e-3, 1e-2, 1e-1},
+   training rows; the pass runs over the rest in order) from {1e-4, ..., 1},
    and used by every method. Data: a synthetic stream
-   (``sosl.datasets.make_imbalanced_stream``), magic04 (``$SOSL_DATA_DIR``) and w8a
-   (``$SOSL_DATA_DIR/highdim``, sparse blocks); 30% of the rows (seeded) are the test set.
-2. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (16 blocks),
+   (``sosl.datasets.make_imbalanced_stream``), magic04 (``$SOSL_DATA_DIR``), w8a
+   and sms_spam hashed to 512 columns (``$SOSL_DATA_DIR/highdim``, sparse blocks); 30% of
+   the rows (seeded) are the test set.
+2. **Bytes per merge** (the pickled class moments, 2p^2 + 3p + 3 numbers that matter) at
+   p = 50, 500, 2000.
+3. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (16 blocks),
    persisted, then fitted on a ``LocalCluster`` of 1 and of 2 single-threaded worker
    processes (interleaved, min of ``--repeats``): wall time and the thread CPU seconds of
    the tasks, beside the in-memory sequential pass over the same rows (process CPU time).
-3. **Bytes per merge** (the pickled class moments, 2p^2 + 3p + 3 numbers that matter) at
-   p = 50, 500, 2000.
 4. **Projection** to 16-256 workers from the measured per-row task cost and the merge size,
    under the network model printed with it.
 
@@ -37,7 +38,7 @@ from sosl import datasets as ds
 from sosl import state as S
 from sosl.metrics import auc
 
-LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
+LAMS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 
 def _datasets(n_synth):
@@ -54,6 +55,13 @@ def _datasets(n_synth):
         yield "w8a", X, y
     except (ds.DatasetError, OSError) as err:
         print(f"w8a: skipped ({type(err).__name__})")
+    try:
+        texts, y = ds.load_sms_spam()
+        # hashed to 512 columns: the dense learner keeps 2 x 512 x 512 moments
+        X = ds.vectorize_texts(texts, "hashing", n_features=512)
+        yield "sms_spam", X, y
+    except (ds.DatasetError, OSError) as err:
+        print(f"sms_spam: skipped ({type(err).__name__})")
 
 
 def _score(est, X, y):
@@ -108,7 +116,7 @@ def speed(args):
 
     from sosl.dask import Parallel
     n, p, nb = args.rows, 50, 16
-    print(f"\n== 2. Speed: {n:,} x {p} dask array in {nb} blocks, OAUCM(lam=1e-3), 1 epoch")
+    print(f"\n== 3. Speed: {n:,} x {p} dask array in {nb} blocks, OAUCM(lam=1e-3), 1 epoch")
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared with other jobs)")
     rs = da.random.RandomState(0)
     Xd = rs.normal(size=(n, p), chunks=(n // nb, p))
@@ -171,7 +179,7 @@ def speed(args):
 
 
 def merge_bytes():
-    print("\n== 3. Bytes per merge (pickled class moments; 2p^2 + 3p + 3 numbers that matter)")
+    print("\n== 2. Bytes per merge (pickled class moments; 2p^2 + 3p + 3 numbers that matter)")
     print(f"{'p':>6s} {'2p^2+3p+3':>12s} {'x 8 bytes':>12s} {'pickled moments':>16s} "
           f"{'w message':>10s}")
     out = {}

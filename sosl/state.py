@@ -304,29 +304,33 @@ def moments_of_rows(X, s, forgetting=1.0) -> Moments:
     R = 0.0
     if X.shape[0]:
         R = float(abs(X).max()) if sp.issparse(X) else float(np.abs(X).max())
+    step = max(1, (1 << 18) // max(p, 1))           # ~2 MB of rows at a time: in cache
     for k, sign in ((0, -1.0), (1, 1.0)):
-        rows = np.flatnonzero(s == sign)
-        n = rows.shape[0]
+        mask = s == sign
+        n = int(np.count_nonzero(mask))
         if n == 0:
             continue
         if forgetting == 1.0:
             wts = None
+            vec = mask.astype(np.float64)
             W = float(n)
         else:
-            wts = forgetting ** np.arange(n - 1, -1, -1, dtype=np.float64)
+            wts = np.zeros(mask.shape[0])
+            wts[mask] = forgetting ** np.arange(n - 1, -1, -1, dtype=np.float64)
+            vec = wts
             W = float(wts.sum())
-        Xk = X[rows]
-        mean = (np.asarray(Xk.sum(axis=0)).ravel() if wts is None
-                else np.asarray(Xk.T @ wts).ravel()) / W
+        mean = np.asarray(X.T @ vec).ravel() / W
         M = np.zeros((p, p), order="F")
-        step = max(1, (1 << 20) // max(p, 1))
-        for a in range(0, n, step):
-            D = Xk[a:a + step]
-            D = (D.toarray() if sp.issparse(D) else np.asarray(D)) - mean
+        for a in range(0, X.shape[0], step):
+            rows = mask[a:a + step]
+            if not rows.any():
+                continue
+            D = X[a:a + step][rows]
+            D = (D.toarray() if sp.issparse(D) else D) - mean
             if wts is not None:
-                D *= np.sqrt(wts[a:a + step])[:, None]
-            # D'D through BLAS dsyrk on D' (F-ordered view of C-ordered D): the upper
-            # triangle only, half the work of a product
+                D *= np.sqrt(wts[a:a + step][rows])[:, None]
+            # D'D through BLAS dsyrk on D' (the F-ordered view of the C-ordered D): the
+            # upper triangle only, half the work of a product
             M = dsyrk(1.0, D.T, beta=1.0, c=M, trans=0, lower=0, overwrite_c=1)
         U = np.triu(M)
         out.counts[k] = n

@@ -64,14 +64,14 @@ def test_one_block_is_the_sequential_pass_bit_for_bit(p, sparse):
     assert not np.array_equal(sh.coef_, seq.coef_)
 
 
-def _simulate(blocks, lam, n_epochs=1, moments="global"):
+def _simulate(blocks, lam, n_epochs=1, moments="global", beta=1.0):
     """The documented algorithm, written out with sosl.state on the client: each block's
     pass starts from the exact moments of the other blocks' rows (moments of their
     concatenated rows), the merged w, and the block's own step count."""
     p = blocks[0][0].shape[1]
     Xall = np.vstack([b[0] for b in blocks])
     yall = np.concatenate([b[1] for b in blocks])
-    template = S.get_state(OAUCM(lam=lam).fit(Xall[:2], np.array([0, 1])))
+    template = S.get_state(OAUCM(lam=lam, forgetting=beta).fit(Xall[:2], np.array([0, 1])))
     w, ts = np.zeros(p), [0] * len(blocks)
     for _ in range(n_epochs):
         ws = []
@@ -80,7 +80,7 @@ def _simulate(blocks, lam, n_epochs=1, moments="global"):
             if moments == "global" and rest:
                 Xo = np.vstack([blocks[i][0] for i in rest])
                 so = np.concatenate([np.where(blocks[i][1] == 1, 1.0, -1.0) for i in rest])
-                mom = S.moments_of_rows(Xo, so)
+                mom = S.moments_of_rows(Xo, so, beta)
             else:
                 mom = S.empty_moments(p)
             est = S.from_state(S.linear_state(template, mom, w, ts[j], ts[j], [1.0, 1.0]))
@@ -88,32 +88,36 @@ def _simulate(blocks, lam, n_epochs=1, moments="global"):
             ws.append(est.coef_.copy())
             ts[j] = est.t_
         w = sum(t * wj for t, wj in zip(ts, ws)) / sum(ts)
-    return w, ws, ts, S.moments_of_rows(Xall, np.where(yall == 1, 1.0, -1.0))
+    return w, ws, ts, S.moments_of_rows(Xall, np.where(yall == 1, 1.0, -1.0), beta)
 
 
-@pytest.mark.parametrize("moments", ["global", "local"])
-@pytest.mark.parametrize("n_epochs", [1, 2])
-def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs):
+@pytest.mark.parametrize("moments,n_epochs,beta", [
+    ("global", 1, 1.0), ("global", 2, 1.0), ("local", 1, 1.0), ("local", 2, 1.0),
+    ("global", 2, 0.995)])
+def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs, beta):
     X, y = _data(1, n=3100, p=5)
     cuts = [400, 1900, 2300]                              # unequal blocks
     blocks = [(X[i], y[i]) for i in np.split(np.arange(3100), cuts)]
-    w, ws, ts, mom = _simulate(blocks, 0.01, n_epochs, moments)
+    w, ws, ts, mom = _simulate(blocks, 0.01, n_epochs, moments, beta)
     with distributed.Client(clusters[1]):
         chunks = tuple(np.diff([0] + cuts + [3100]).tolist())
         Xd = da.from_array(X, chunks=(chunks, 5))
         yd = da.from_array(y, chunks=(chunks,))
-        est = Parallel(OAUCM(lam=0.01), n_epochs=n_epochs, moments=moments).fit(Xd, yd)
+        est = Parallel(OAUCM(lam=0.01, forgetting=beta), n_epochs=n_epochs,
+                       moments=moments).fit(Xd, yd)
     e = est.estimator_
     scale = np.abs(w).max()
     assert scale > 1e-2
     assert np.abs(e.coef_ - w).max() < 1e-11 * scale
     assert e.t_ == sum(ts) == n_epochs * 3100
     assert np.array_equal(e.counts_, mom.counts)
+    assert np.allclose(e.weights_, mom.weights, rtol=1e-12, atol=0)
     assert np.allclose(e.covariances_, mom.scatter / mom.weights[:, None, None], rtol=1e-12,
                        atol=1e-13)
     assert est.block_rows_ == [400, 1500, 400, 800]
     # an empty block plays no round and does not count in the mix
-    with_empty = Parallel(OAUCM(lam=0.01), n_epochs=n_epochs, moments=moments).fit(
+    with_empty = Parallel(OAUCM(lam=0.01, forgetting=beta), n_epochs=n_epochs,
+                          moments=moments).fit(
         [b[0] for b in blocks] + [X[:0]], [b[1] for b in blocks] + [y[:0]])
     assert with_empty.estimator_.t_ == e.t_
     assert np.allclose(with_empty.estimator_.coef_, e.coef_, rtol=1e-12, atol=1e-14)
