@@ -84,16 +84,26 @@ def _one_blas_thread():
 
 # -- tasks (module level: picklable for distributed workers) --------------------------------
 def _as_block(X, j):
-    """A block as float64 C-contiguous ndarray or canonical CSR; pandas frames densified."""
+    """A block as float64 C-contiguous ndarray or canonical CSR; pandas frames densified.
+
+    Arrays that arrive from another worker can sit at an address that is not a multiple
+    of 8 (``flags.aligned`` False); OpenBLAS then takes another path and rounds
+    differently, so such blocks are copied: the result must not depend on where a block
+    was computed (measured: a dgemv on a deserialized block differed in the last bits).
+    """
     from ._base import _canonical_csr
     if sp.issparse(X):
         X = _canonical_csr(X)
+        if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
+            X = X.copy()
         if X.nnz and not np.isfinite(X.data).all():
             raise ValueError(f"block {j}: X contains NaN or infinity")
         return X
     if hasattr(X, "to_numpy"):
         X = X.to_numpy(dtype=np.float64)
     X = np.ascontiguousarray(X, dtype=np.float64)
+    if not X.flags.aligned:
+        X = X.copy()
     if X.ndim != 2:
         raise ValueError(f"block {j}: X must be 2-D, got shape {X.shape}")
     if X.size and not np.isfinite(X).all():

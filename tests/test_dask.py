@@ -226,3 +226,26 @@ def test_other_learners_merge_independent_block_fits(make):
     assert np.abs(want.coef_).max() > 1e-3
     with pytest.raises(ValueError, match="local"):
         Parallel(make()).fit([X], [y])
+
+
+def _misaligned(A):
+    """A copy of A at an address that is not a multiple of 8 (as a block deserialized from
+    another worker can be)."""
+    buf = np.zeros(A.nbytes + 16, dtype=np.uint8)
+    start = (-buf.ctypes.data) % 8 + 3
+    B = buf[start:start + A.nbytes].view(A.dtype).reshape(A.shape)
+    B[...] = A
+    assert not B.flags.aligned
+    return B
+
+
+def test_blocks_at_odd_addresses_give_the_same_bits():
+    X, y = _data(7, n=4000, p=40)
+    Xm = _misaligned(X)
+    a = Parallel(OAUCM(lam=0.01)).fit([X[:2500], X[2500:]], [y[:2500], y[2500:]]).estimator_
+    b = Parallel(OAUCM(lam=0.01)).fit([Xm[:2500], Xm[2500:]], [y[:2500], y[2500:]]).estimator_
+    _all_equal(a, b)
+    c = S.moments_of_rows(_misaligned(X[:2500]), np.where(y[:2500] == 1, 1.0, -1.0))
+    assert np.allclose(c.scatter, S.moments_of_rows(X[:2500], np.where(y[:2500] == 1, 1.0,
+                                                                      -1.0)).scatter,
+                       rtol=1e-12, atol=1e-10)
