@@ -92,6 +92,7 @@ def _as_block(X, j):
     was computed (measured: a dgemv on a deserialized block differed in the last bits).
     """
     from ._base import _canonical_csr
+    from ._core._linear import finite_max_abs
     if sp.issparse(X):
         X = _canonical_csr(X)
         if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
@@ -106,7 +107,8 @@ def _as_block(X, j):
         X = X.copy()
     if X.ndim != 2:
         raise ValueError(f"block {j}: X must be 2-D, got shape {X.shape}")
-    if X.size and not np.isfinite(X).all():
+    R = finite_max_abs(X)
+    if R != R:                                          # NaN: some value is not finite
         raise ValueError(f"block {j}: X contains NaN or infinity")
     return X
 

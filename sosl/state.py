@@ -299,43 +299,59 @@ def moments_of_rows(X, s, forgetting=1.0) -> Moments:
     """
     import scipy.sparse as sp
     from scipy.linalg.blas import dsyrk
+
+    from ._core._linear import finite_max_abs
     p = X.shape[1]
     out = empty_moments(p)
+    sparse = sp.issparse(X)
     R = 0.0
     if X.shape[0]:
-        R = float(abs(X).max()) if sp.issparse(X) else float(np.abs(X).max())
-    step = max(1, (1 << 18) // max(p, 1))           # ~2 MB of rows at a time: in cache
-    for k, sign in ((0, -1.0), (1, 1.0)):
+        if sparse:
+            R = float(abs(X).max())
+        elif X.dtype == np.float64 and X.flags.c_contiguous:
+            R = float(finite_max_abs(X))            # one pass, no temporary
+        else:
+            R = float(np.abs(X).max())
+    masks, wts, Ws = [], [], []
+    for sign in (-1.0, 1.0):
         mask = s == sign
         n = int(np.count_nonzero(mask))
-        if n == 0:
-            continue
-        if forgetting == 1.0:
-            wts = None
-            vec = mask.astype(np.float64)
-            W = float(n)
+        if forgetting == 1.0 or n == 0:
+            wt = mask.astype(np.float64)
         else:
-            wts = np.zeros(mask.shape[0])
-            wts[mask] = forgetting ** np.arange(n - 1, -1, -1, dtype=np.float64)
-            vec = wts
-            W = float(wts.sum())
-        mean = np.asarray(X.T @ vec).ravel() / W
-        M = np.zeros((p, p), order="F")
-        for a in range(0, X.shape[0], step):
-            rows = mask[a:a + step]
+            wt = np.zeros(mask.shape[0])
+            wt[mask] = forgetting ** np.arange(n - 1, -1, -1, dtype=np.float64)
+        masks.append(mask)
+        wts.append(wt)
+        Ws.append(float(n) if forgetting == 1.0 else float(wt.sum()))
+    # both class means in one read of X (a product with the n x 2 weight matrix)
+    sums = np.asarray(X.T @ np.column_stack(wts))
+    means = [sums[:, k] / Ws[k] if Ws[k] > 0 else np.zeros(p) for k in range(2)]
+    Ms = [np.zeros((p, p), order="F") for _ in range(2)]
+    step = max(1, (1 << 18) // max(p, 1))           # ~2 MB of rows at a time: in cache
+    for a in range(0, X.shape[0], step):
+        chunk = X[a:a + step]
+        if sparse:
+            chunk = chunk.toarray()
+        for k in range(2):
+            rows = masks[k][a:a + step]
             if not rows.any():
                 continue
-            D = X[a:a + step][rows]
-            D = (D.toarray() if sp.issparse(D) else D) - mean
-            if wts is not None:
-                D *= np.sqrt(wts[a:a + step][rows])[:, None]
+            D = np.compress(rows, chunk, axis=0)    # a copy (faster than chunk[rows])
+            D -= means[k]
+            if forgetting != 1.0:
+                D *= np.sqrt(wts[k][a:a + step][rows])[:, None]
             # D'D through BLAS dsyrk on D' (the F-ordered view of the C-ordered D): the
             # upper triangle only, half the work of a product
-            M = dsyrk(1.0, D.T, beta=1.0, c=M, trans=0, lower=0, overwrite_c=1)
-        U = np.triu(M)
+            Ms[k] = dsyrk(1.0, D.T, beta=1.0, c=Ms[k], trans=0, lower=0, overwrite_c=1)
+    for k in range(2):
+        n = int(np.count_nonzero(masks[k]))
+        if n == 0:
+            continue
+        U = np.triu(Ms[k])
         out.counts[k] = n
-        out.weights[k] = W
-        out.means[k] = mean
+        out.weights[k] = Ws[k]
+        out.means[k] = means[k]
         out.scatter[k] = U + np.triu(U, 1).T
     return out._replace(max_abs=R)
 
