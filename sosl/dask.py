@@ -35,8 +35,9 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
 
 ``moments="local"``: each block's pass starts from empty moments (it sees only its own
 rows); the merged model still gets the exact global moments. Measured in
-``benchmarks/bench_distributed.py``: worse when positives are spread thin over many
-blocks, and never better.
+``benchmarks/bench_distributed.py``: 0.12-0.15 AUC below the sequential pass on w8a at
+K = 64 (1,479 positives spread thin), where global moments stay within 0.004; on data with
+many rows per block the two are within 0.001-0.01.
 
 The result depends on the blocks (their number, sizes and order), the seed, and nothing
 else: the trees are fixed by the block count, so 1 or 20 workers give the same bits.
