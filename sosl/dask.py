@@ -1,0 +1,555 @@
+"""Data-parallel fits on Dask: :class:`Parallel` (needs the ``dask`` extra).
+
+``Parallel(estimator).fit(X, y)`` trains one sosl learner on a dask array (or dask
+dataframe, or a list of blocks) whose row blocks live on different workers, and returns a
+plain fitted estimator as ``estimator_`` that scores, pickles and goes on streaming with
+``partial_fit``. ``dask_ml.wrappers.Incremental`` calls ``partial_fit`` block after block,
+so a second worker adds nothing; here every block is played at the same time.
+
+The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
+--------------------------------------------------------------
+1. **Moments.** Each block computes the exact class moments of its rows (count, weight,
+   mean, scatter; :func:`sosl.state.moments_of_rows`). A fixed balanced tree of Chan merges
+   (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
+   ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
+   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block.
+2. **One pass per block, started from those moments.** Block ``j`` plays its rows (in the
+   given order, or shuffled with a seed of its own) on a learner whose class moments start
+   as the moments of the other blocks, whose weights start at the current ``w`` (0 in the
+   first epoch) and whose step counter is the block's own (0 in the first epoch). So every
+   row of block j is played as if it were among the last rows of the stream, after all
+   the other blocks' rows had updated the moments; at the end of the pass the block's
+   moments are those of all the rows. With one block there are no other blocks and the
+   fit is the sequential pass, bit for bit.
+3. **The t-weighted merge of w** (a tree of sums ``(sum t_j, sum t_j w_j)``): with the step
+   ``1/(lam t)``, ``lam T w_{T+1} = -(sum of past gradients)``, so the model of the summed
+   gradients is ``w = sum_j t_j w_j / sum_j t_j`` (see :mod:`sosl.state`). The merged model's
+   moments are the exact global moments (each row counted once), ``t_`` is the total
+   number of rounds played and its Platt scaling combines the blocks' (each learned as a
+   fresh fit learns its own: in-sample, on the last 10,000 rows of the block's pass).
+4. **Epochs** (``n_epochs > 1``, iterative parameter mixing): each block starts again from
+   the merged ``w`` and the moments of the other blocks, *continuing its own step count*
+   (a global step counter, every block restarting at the merged ``t``, makes each epoch's
+   steps K times too small and stalls; a reset to 0 discards the merged ``w`` in one
+   step). The identity of step 3 then holds for all the rounds of all epochs.
+
+``moments="local"``: each block's pass starts from empty moments (it sees only its own
+rows); the merged model still gets the exact global moments. Measured in
+``benchmarks/bench_distributed.py``: 0.12-0.15 AUC below the sequential pass on w8a at
+K = 64 (1,479 positives spread thin), where global moments stay within 0.004; on data with
+many rows per block the two are within 0.001-0.01.
+
+The result depends on the blocks (their number, sizes and order), the seed, and nothing
+else: the trees are fixed by the block count, so 1 or 20 workers give the same bits.
+
+Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
+``moments="local"`` and one epoch: one independent fit per block, then
+:func:`sosl.state.merge` (frequent-directions merge of the sketches; FTRL's per-coordinate
+rule). Learners without a merge (:mod:`sosl.state`) are refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from . import state as _state
+
+__all__ = ["Parallel"]
+
+_IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base)
+_LINEAR = ("OAUCM", "OAUCS")
+_INDEPENDENT = ("SketchedOAUCM", "FTRLAUC")
+
+
+def _dask():
+    try:
+        import dask
+    except ImportError as exc:                          # pragma: no cover - extra missing
+        raise ImportError("sosl.dask needs dask: pip install 'sosl[dask]'") from exc
+    return dask
+
+
+def _one_blas_thread():
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+# -- tasks (module level: picklable for distributed workers) --------------------------------
+def _as_block(X, j):
+    """A block as float64 C-contiguous ndarray or canonical CSR; pandas frames densified.
+
+    Arrays that arrive from another worker can sit at an address that is not a multiple
+    of 8 (``flags.aligned`` False); OpenBLAS then takes another path and rounds
+    differently, so such blocks are copied: the result must not depend on where a block
+    was computed (measured: a dgemv on a deserialized block differed in the last bits).
+    """
+    from ._base import _canonical_csr
+    from ._core._linear import finite_max_abs
+    if sp.issparse(X):
+        X = _canonical_csr(X)
+        if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
+            X = X.copy()
+        if X.nnz and not np.isfinite(X.data).all():
+            raise ValueError(f"block {j}: X contains NaN or infinity")
+        return X
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy(dtype=np.float64)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if not X.flags.aligned:
+        X = X.copy()
+    if X.ndim != 2:
+        raise ValueError(f"block {j}: X must be 2-D, got shape {X.shape}")
+    R = finite_max_abs(X)
+    if R != R:                                          # NaN: some value is not finite
+        raise ValueError(f"block {j}: X contains NaN or infinity")
+    return X
+
+
+def _as_labels(y, j):
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"block {j}: y must be 1-D, got shape {y.shape}")
+    return y
+
+
+def _label_scan(y, j):
+    y = _as_labels(y, j)
+    return np.unique(y), y.shape[0]
+
+
+def _permutation(entropy, epoch, j, n):
+    return np.random.default_rng([entropy, epoch, j]).permutation(n)
+
+
+def _ordered(X, y, entropy, epoch, j):
+    if entropy is None:
+        return X, y
+    perm = _permutation(entropy, epoch, j, X.shape[0])
+    return X[perm], y[perm]
+
+
+def _signs(y, classes):
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def _summary(X, y, classes, beta, entropy, epoch, j):
+    """(moments of the block's rows in pass order, meta): the map step of the moments."""
+    t0 = time.thread_time()
+    with _one_blas_thread():
+        X = _as_block(X, j)
+        y = _as_labels(y, j)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
+        X, y = _ordered(X, y, entropy, epoch, j)
+        mom = _state.moments_of_rows(X, _signs(y, classes), beta)
+    meta = {"block": j, "rows": X.shape[0], "p": X.shape[1],
+            "kind": "sparse" if sp.issparse(X) else "dense", "cpu": time.thread_time() - t0}
+    return mom, meta
+
+
+def _meta_of(summary):
+    return summary[1]
+
+
+def _moments_of(summary):
+    return summary[0]
+
+
+def _merge_op(a, b, beta):
+    return _state.merge_moments(a, b, beta)
+
+
+def _in_sample_calibration(est, X, s):
+    """[A, H] learned as a fresh fit learns it: from the scores of the final model on the
+    last ``_IN_SAMPLE_ROWS`` rows of the pass, in pass order (``sosl._base``)."""
+    from ._core._calibration import platt_steps
+    if X.shape[0] > _IN_SAMPLE_ROWS:
+        X, s = X[-_IN_SAMPLE_ROWS:], s[-_IN_SAMPLE_ROWS:]
+    f = est._raw_scores(X)
+    calib = np.array([1.0, 1.0])
+    if f.shape[0] > 1:
+        keep = np.isfinite(f)
+        if not keep.all():
+            f, s = f[keep], s[keep]
+        f, s = np.ascontiguousarray(f), np.ascontiguousarray(s)
+    elif not np.isfinite(f[0]):
+        return calib
+    platt_steps(f, s, calib)
+    return calib
+
+
+def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state):
+    """One pass of block j from the given prior moments, weights and own step count."""
+    t_start = time.thread_time()
+    with _one_blas_thread():
+        X = _as_block(X, j)
+        y = _as_labels(y, j)
+        X, y = _ordered(X, y, entropy, epoch, j)
+        p = X.shape[1]
+        moments = _state.empty_moments(p) if others is None else others
+        t0 = 0 if prev is None else prev["t"]
+        w = np.zeros(p) if w0 is None else w0
+        est = _state.from_state(_state.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
+        if X.shape[0] == 0:                 # an empty block plays no round
+            calib = np.array([1.0, 1.0])
+        else:
+            est.partial_fit(X, y)
+            calib = _in_sample_calibration(est, X, _signs(y, template.classes))
+        est.calibration_ = calib
+        out = {"t": int(est.t_), "coef": est.coef_.copy(), "calibration": calib,
+               "max_abs": float(est.max_abs_),
+               "state": _state.get_state(est) if keep_state else None}
+    out["cpu"] = time.thread_time() - t_start
+    return out
+
+
+def _mix_leaf(res):
+    c = res["calibration"]
+    return (res["t"], res["t"] * res["coef"], c[1], c[1] * c[0], 1, res["cpu"])
+
+
+def _mix_add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _independent_fit(template_est, X, y, classes, entropy, j):
+    t_start = time.thread_time()
+    with _one_blas_thread():
+        X = _as_block(X, j)
+        y = _as_labels(y, j)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
+        X, y = _ordered(X, y, entropy, 0, j)
+        est = clone(template_est).partial_fit(X, y, classes=classes)
+        st = _state.get_state(est)
+    return st, {"block": j, "rows": X.shape[0], "p": X.shape[1],
+                "kind": "sparse" if sp.issparse(X) else "dense",
+                "cpu": time.thread_time() - t_start}
+
+
+# -- input ------------------------------------------------------------------------------------
+def _split(X, y):
+    """Lists of row blocks of X and y (delayed objects or in-memory blocks)."""
+    dask = _dask()
+    if isinstance(X, (list, tuple)):
+        if not isinstance(y, (list, tuple)) or len(X) != len(y):
+            raise ValueError("a list of X blocks needs a list of y blocks of the same length")
+        return list(X), list(y)
+    if dask.is_dask_collection(X) and hasattr(X, "npartitions") and hasattr(X, "columns"):
+        Xs = list(X.to_delayed())                       # a dask dataframe: its partitions
+        if not (dask.is_dask_collection(y) and hasattr(y, "to_delayed")):
+            raise TypeError("with a dask dataframe X, y must be a dask series or array")
+        ys = list(np.ravel(y.to_delayed()))
+    elif dask.is_dask_collection(X) and hasattr(X, "chunks"):
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D dask array, got {X.ndim} dimension(s)")
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})                      # whole rows per block
+        Xs = list(X.to_delayed()[:, 0])
+        if dask.is_dask_collection(y) and hasattr(y, "chunks"):
+            if y.ndim != 1:
+                raise ValueError(f"y must be 1-D, got {y.ndim} dimensions")
+            known = not any(np.isnan(c) for c in X.chunks[0] + y.chunks[0])
+            if known and y.chunks[0] != X.chunks[0]:
+                if y.shape[0] != X.shape[0]:
+                    raise ValueError(f"X has {X.shape[0]} rows, y {y.shape[0]}")
+                y = y.rechunk((X.chunks[0],))
+            ys = list(y.to_delayed())
+        elif dask.is_dask_collection(y):
+            ys = list(np.ravel(y.to_delayed()))
+        else:
+            y = np.asarray(y)
+            bounds = np.cumsum((0,) + X.chunks[0])
+            if np.isnan(bounds).any() or y.shape[0] != bounds[-1]:
+                raise ValueError("y in memory needs X with known block sizes and as many rows")
+            bounds = bounds.astype(np.int64)
+            ys = [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    elif dask.is_dask_collection(X):
+        raise TypeError(f"X must be a dask array or dask dataframe, got {type(X).__name__}")
+    else:
+        Xs, ys = [X], [y]                               # in memory: one block
+    if len(Xs) != len(ys):
+        raise ValueError(f"X has {len(Xs)} blocks, y {len(ys)}: give them the same row blocks")
+    if not Xs:
+        raise ValueError("X has no blocks")
+    return Xs, ys
+
+
+class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Data-parallel fit of a sosl learner on Dask: one pass per block, merged exactly.
+
+    See the module docstring for what the fit does. ``fit`` returns the wrapper; the
+    merged plain estimator is ``estimator_``, to which ``decision_function``, ``predict``,
+    ``predict_proba`` and ``predict_log_proba`` delegate (block by block, lazily, for a dask
+    array). ``to_estimator()`` returns a copy of it to go on streaming.
+
+    Parameters
+    ----------
+    estimator : sosl estimator
+        The learner and its hyper-parameters: :class:`sosl.OAUCM` or :class:`sosl.OAUCS`
+        (any step; the summed-gradient identity holds for ``eta=None``, a constant step
+        uses the same t-weighted mix as parameter mixing), or
+        :class:`sosl.SketchedOAUCM` / :class:`sosl.FTRLAUC` (``moments="local"``, one
+        epoch). Its own ``shuffle`` must be False (use this wrapper's).
+    n_epochs : int, default=1
+        Passes over the data (iterative parameter mixing; each block continues its own
+        step count).
+    moments : {"global", "local"}, default="global"
+        Start each block's pass from the exact moments of the other blocks, or from none.
+    shuffle : bool, default=False
+        Visit the rows of each block in a random order (a seed per block and epoch drawn
+        from ``random_state``); off: the rows of each block in their given order.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffling.
+
+    Attributes
+    ----------
+    estimator_ : sosl estimator
+        The merged model, a plain fitted sosl estimator.
+    classes_ : ndarray of shape (2,)
+        Sorted labels, as ``fit`` of the learner gives them.
+    n_features_in_ : int
+    block_rows_ : list of int
+        Rows of each block.
+    task_cpu_seconds_ : dict
+        Thread CPU seconds spent in the tasks: ``"moments"`` and ``"passes"`` (sums over
+        blocks and epochs), for benchmarks.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from sosl import OAUCM
+    >>> from sosl.dask import Parallel
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(4000, 5)); y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
+    >>> model = Parallel(OAUCM(lam=1e-3)).fit(da.from_array(X, chunks=(1000, 5)),
+    ...                                        da.from_array(y, chunks=1000))
+    >>> model.estimator_.t_, model.estimator_.counts_.sum()
+    (4000, np.int64(4000))
+    """
+
+    def __init__(self, estimator, n_epochs=1, moments="global", shuffle=False,
+                 random_state=None):
+        self.estimator = estimator
+        self.n_epochs = n_epochs
+        self.moments = moments
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    # -- checks ---------------------------------------------------------------------------
+    def _check(self):
+        from ._base import BaseOnlineAUC
+        est = self.estimator
+        if not isinstance(est, BaseOnlineAUC):
+            raise TypeError(f"estimator must be a sosl learner, got {type(est).__name__}")
+        name = type(est).__name__
+        if name not in _LINEAR + _INDEPENDENT:
+            raise TypeError(f"{name} has no mergeable state (see sosl.state); Parallel fits "
+                            f"{', '.join(_LINEAR + _INDEPENDENT)}")
+        if not (isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
+                and self.n_epochs >= 1):
+            raise ValueError(f"n_epochs must be an integer >= 1, got {self.n_epochs!r}")
+        if self.moments not in ("global", "local"):
+            raise ValueError(f"moments must be 'global' or 'local', got {self.moments!r}")
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise ValueError(f"shuffle must be a boolean, got {self.shuffle!r}")
+        if getattr(est, "shuffle", False):
+            raise ValueError("the estimator's own shuffle=True is not used by Parallel: set it "
+                             "to False and pass shuffle=True (and random_state) to Parallel")
+        if name in _INDEPENDENT and (self.moments != "local" or self.n_epochs != 1):
+            raise ValueError(f"{name} is fitted with moments='local' and n_epochs=1 (one "
+                             "independent fit per block, then sosl.state.merge)")
+        template = clone(est)
+        template._check_hyper(fitted=False)             # bad hyper-parameters fail here
+        return template
+
+    # -- fit ------------------------------------------------------------------------------
+    def fit(self, X, y, classes=None):
+        """Fit on the row blocks of ``X`` (dask array/dataframe, or a list of blocks).
+
+        Parameters
+        ----------
+        X : dask array, dask dataframe, list of arrays, or one array
+            Rows; dense or scipy.sparse blocks (all of one kind). A dask array chunked
+            along the columns is rechunked to whole rows. An in-memory array is one block.
+        y : dask array / series (same row blocks), list of arrays, or array
+            Labels, two distinct values over all blocks.
+        classes : array-like of shape (2,), optional
+            ``[negative, positive]``; default: the sorted labels found.
+
+        Returns
+        -------
+        self : Parallel
+        """
+        dask = _dask()
+        from dask import delayed
+        template_est = self._check()
+        Xs, ys = _split(X, y)
+        K = len(Xs)
+        scan = dask.compute(*[delayed(_label_scan)(yb, j) for j, yb in enumerate(ys)])
+        found = np.unique(np.concatenate([u for u, _ in scan]))
+        if found.shape[0] != 2:
+            raise ValueError(f"the labels over all {K} blocks are {found.tolist()[:5]}: a "
+                             "binary learner needs exactly two classes (a class missing from "
+                             "every block cannot be learned)")
+        if classes is None:
+            classes = found
+        else:
+            classes = np.asarray(classes)
+            if classes.shape != (2,) or set(classes.tolist()) != set(found.tolist()):
+                raise ValueError(f"classes={classes.tolist()} differ from the labels found "
+                                 f"{found.tolist()}")
+        entropy = None
+        if self.shuffle:
+            rs = self.random_state
+            entropy = (int(rs) if isinstance(rs, Integral) and not isinstance(rs, bool)
+                       else int(check_random_state(rs).randint(2**31 - 1)))
+        name = type(template_est).__name__
+        cpu = {"moments": 0.0, "passes": 0.0}
+        if name in _INDEPENDENT:
+            fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
+        else:
+            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu)
+        est, rows = fitted
+        # everything computed: commit (a failure above leaves the wrapper as it was)
+        self.estimator_ = est
+        self.classes_ = est.classes_
+        self.n_features_in_ = est.n_features_in_
+        self.block_rows_ = rows
+        self.task_cpu_seconds_ = cpu
+        return self
+
+    @staticmethod
+    def _check_metas(metas):
+        ps = sorted({m["p"] for m in metas})
+        if len(ps) > 1:
+            by = {p: [m["block"] for m in metas if m["p"] == p][:5] for p in ps}
+            raise ValueError(f"blocks of different numbers of features: {by} (features: "
+                             "blocks); every block needs the same columns")
+        kinds = sorted({m["kind"] for m in metas})
+        if len(kinds) > 1:
+            by = {k: [m["block"] for m in metas if m["kind"] == k][:5] for k in kinds}
+            raise ValueError(f"mixed dense and sparse blocks: {by}; convert them to one kind")
+        return ps[0]
+
+    def _fit_independent(self, template_est, Xs, ys, classes, entropy, cpu):
+        dask = _dask()
+        from dask import delayed
+        out = dask.compute(*[delayed(_independent_fit)(template_est, Xb, yb, classes, entropy,
+                                                       j)
+                             for j, (Xb, yb) in enumerate(zip(Xs, ys))])
+        metas = [m for _, m in out]
+        self._check_metas(metas)
+        cpu["passes"] = sum(m["cpu"] for m in metas)
+        return _state.from_state(_state.merge([s for s, _ in out])), [m["rows"] for m in metas]
+
+    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu):
+        dask = _dask()
+        from dask import delayed
+        K = len(Xs)
+        beta = float(getattr(template_est, "forgetting", 1.0))
+        template = _state.LearnerState(
+            learner=type(template_est).__name__,
+            params=copy.deepcopy(template_est.get_params(deep=False)), classes=classes,
+            n_features=0, layout=template_est._layout(), arrays={}, t=0, n_seen=0,
+            calibration=np.array([1.0, 1.0]))
+        order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
+
+        def op(a, b):
+            return delayed(_merge_op, pure=True)(a, b, beta)
+
+        def moments_round(epoch):
+            summ = dask.persist(*[delayed(_summary)(Xb, yb, classes, beta, order_moments,
+                                                    epoch, j)
+                                  for j, (Xb, yb) in enumerate(zip(Xs, ys))])
+            metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
+            p = self._check_metas(metas)
+            cpu["moments"] += sum(m["cpu"] for m in metas)
+            leaves = [delayed(_moments_of)(s) for s in summ]
+            total, others = _state.tree_exclusive(leaves, op, None)
+            if self.moments == "local":
+                others = [None] * K
+            return p, [m["rows"] for m in metas], total, others
+
+        p, rows, total, others = moments_round(0)
+        template = dataclasses.replace(template, n_features=p)
+        results = [None] * K
+        w0 = None
+        for epoch in range(self.n_epochs):
+            if epoch and beta < 1.0 and entropy is not None:
+                p, rows, total, others = moments_round(epoch)
+            w_in = None if w0 is None else delayed(w0)
+            results = dask.persist(*[
+                delayed(_block_pass)(template, Xb, yb, others[j], w_in, results[j], entropy,
+                                     epoch, j, K == 1)
+                for j, (Xb, yb) in enumerate(zip(Xs, ys))])
+            T, S, sumH, sumHA, n, c = dask.compute(
+                _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
+                                   lambda a, b: delayed(_mix_add)(a, b)))[0]
+            cpu["passes"] += c
+            if K == 1:                                  # no mixing: the pass's own bits
+                w0 = dask.compute(results[0])[0]["coef"]
+            else:
+                w0 = S / T if T > 0 else S / n
+        if K == 1:
+            res = dask.compute(results[0])[0]
+            st = res["state"]
+            est = _state.from_state(st)
+            return est, rows
+        moments = dask.compute(total)[0]
+        H = sumH - (K - 1)
+        calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
+        st = _state.linear_state(template, moments, w0, T, T, calib)
+        return _state.from_state(st), rows
+
+    # -- delegation -----------------------------------------------------------------------
+    def to_estimator(self):
+        """A copy of the merged plain estimator (to go on streaming with ``partial_fit``)."""
+        check_is_fitted(self, "estimator_")
+        return copy.deepcopy(self.estimator_)
+
+    def _apply(self, method, X, two_columns=False):
+        check_is_fitted(self, "estimator_")
+        fn = getattr(self.estimator_, method)
+        dask = _dask()
+        if dask.is_dask_collection(X) and hasattr(X, "chunks"):
+            if len(X.chunks[1]) > 1:
+                X = X.rechunk({1: -1})
+            if two_columns:
+                return X.map_blocks(fn, chunks=(X.chunks[0], (2,)), dtype=float)
+            return X.map_blocks(fn, drop_axis=1, dtype=None if method == "predict" else float,
+                                meta=np.empty(0, dtype=self.classes_.dtype
+                                              if method == "predict" else float))
+        if dask.is_dask_collection(X):
+            X = X.to_dask_array(lengths=True)
+            return self._apply(method, X, two_columns)
+        return fn(X)
+
+    def decision_function(self, X):
+        """``estimator_.decision_function`` (block by block for a dask array)."""
+        return self._apply("decision_function", X)
+
+    def predict(self, X):
+        """``estimator_.predict`` (block by block for a dask array)."""
+        return self._apply("predict", X)
+
+    def predict_proba(self, X):
+        """``estimator_.predict_proba`` (block by block for a dask array)."""
+        return self._apply("predict_proba", X, two_columns=True)
+
+    def predict_log_proba(self, X):
+        """``estimator_.predict_log_proba`` (block by block for a dask array)."""
+        return self._apply("predict_log_proba", X, two_columns=True)

@@ -1,0 +1,743 @@
+"""Mergeable learner state: a versioned snapshot of a fitted learner, and exact merges.
+
+A fitted sosl learner is its hyper-parameters plus a handful of arrays. This module takes
+them out (:func:`get_state`), puts them back into a normal fitted estimator
+(:func:`from_state`: it scores, pickles and keeps learning with ``partial_fit`` exactly as
+the original would) and combines the states of models trained on different shards of the
+data (:func:`merge`), so that training can be spread over machines (see :mod:`sosl.dask`).
+
+What merges, and by which rule
+------------------------------
+================  ==========================================================================
+learner           merge
+================  ==========================================================================
+OAUCM, OAUCS      Class moments: exact (Chan et al.'s parallel update of count, mean and
+                  scatter; with ``forgetting < 1`` the weighted moments, in the order the
+                  states are given). Weights: the t-weighted average (below).
+SketchedOAUCM     Class means and counts exact; each class's frequent-directions sketch by
+                  stack and shrink (see :func:`merge_sketches` for the error bound);
+                  weights t-weighted.
+FTRLAUC           Squared-gradient sums added; weights averaged per coordinate with the
+                  FTRL curvature ``sqrt(n_i)`` as weight (see :func:`merge` Notes).
+others            Not mergeable: the kernel learners (OKAUCM, OKAUCS, KOIL, POLK) keep a
+                  budgeted buffer of support vectors whose merge is a budget policy, not an
+                  identity; the first-order baselines (Perceptron, PAI, OAM, OLUBAUC, SOLAM,
+                  AdaOAM) keep buffers or step schedules with no summed-gradient identity.
+                  :func:`get_state`/:func:`from_state` work for every learner.
+================  ==========================================================================
+
+**Why the t-weighted average.** With the step ``eta_t = 1/(lam t)`` of OAUC-M (Theorem 6),
+the update ``w_{t+1} = w_t - eta_t (lam w_t + g_t)`` gives ``t w_{t+1} = (t - 1) w_t - g_t /
+lam``, hence after T rounds
+
+    lam T w_{T+1} = -(g_1 + ... + g_T),
+
+whatever the starting point (the first round's factor ``t - 1 = 0`` erases it). A model whose
+gradient sum is the sum of the shards' gradient sums, trained for ``T = sum_k T_k`` rounds, is
+therefore ``w = sum_k T_k w_k / sum_k T_k``: the t-weighted average, not the plain one (which
+differs as soon as the shards differ in size). With a constant step (OAUC-M_c, OAUC-S by
+default) there is no such identity; the same t-weighted average is then the parameter-mixing
+rule of Zinkevich et al. (2010), a heuristic, not an identity.
+
+**The merged model** has ``t_ = sum_k t_k``, so a ``partial_fit`` after the merge continues
+with the step ``1/(lam (T + 1))`` of a model that played all T rounds. Its Platt scaling
+``[A, H]`` is the combination of the shards' Laplace approximations around a shared prior
+``A = 1, H = 1`` counted once: ``H = sum_k H_k - (K - 1)``,
+``A = (sum_k H_k A_k - (K - 1)) / H``.
+
+Merging one state returns it unchanged (bit for bit).
+
+The state size of OAUC-M/OAUC-S at p features is ``2 p^2 + 3 p + 3`` numbers that matter
+(two scatters, two means, w, two counts, t); :func:`state_nbytes` counts the bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["LearnerState", "STATE_VERSION", "get_state", "from_state", "merge",
+           "Moments", "linear_moments", "moments_of_rows", "merge_moments", "empty_moments",
+           "merge_sketches", "state_nbytes"]
+
+#: version of the :class:`LearnerState` layout; :func:`from_state` refuses other versions
+STATE_VERSION = 1
+
+#: hyper-parameters that do not change the meaning of a fitted state (ignored by ``merge``)
+_FREE_PARAMS = frozenset({"shuffle", "random_state", "max_memory"})
+#: learners whose state arrays have the shapes of a fresh state, whatever they saw
+_FIXED_SHAPES = frozenset({"OAUCM", "OAUCS", "FTRLAUC"})
+#: arrays whose last axis is a capacity that may differ between two states of one learner
+_GROWABLE = {"SketchedOAUCM": frozenset({"weights_", "compact_means_", "sketches_",
+                                         "scatter_diag_", "sketch_diag_"})}
+
+
+@dataclass(frozen=True, eq=False)
+class LearnerState:
+    """A fitted learner's state, detached from the estimator (picklable, versioned).
+
+    Attributes
+    ----------
+    learner : str
+        Class name of the learner (one of sosl's public estimators).
+    params : dict
+        Its hyper-parameters (``get_params(deep=False)``).
+    classes : ndarray of shape (2,)
+        ``classes_``; ``classes[1]`` is the positive class.
+    n_features : int
+        ``n_features_in_``.
+    layout : dict
+        The frozen layout (``_layout_``) the arrays were built for.
+    arrays : dict
+        The learner's state arrays by attribute name (its ``_state_names``), in the
+        learner's own representation (e.g. the scaled scatter of OAUC-M), copied.
+    t : int
+        Rounds played (``t_``).
+    n_seen : int
+        Instances seen (``n_seen_``).
+    calibration : ndarray of shape (2,)
+        The Platt scaling state ``[A, H]``.
+    feature_names : ndarray or None
+        ``feature_names_in_`` when the model was fitted on a DataFrame.
+    version : int
+        :data:`STATE_VERSION` of the writer.
+    """
+
+    learner: str
+    params: dict
+    classes: np.ndarray
+    n_features: int
+    layout: dict
+    arrays: dict
+    t: int
+    n_seen: int
+    calibration: np.ndarray
+    feature_names: Any = None
+    version: int = field(default=STATE_VERSION)
+
+
+def _learners():
+    import sosl
+
+    from ._base import BaseOnlineAUC
+    found = {}
+    for name in sosl.__all__:
+        obj = getattr(sosl, name)
+        if isinstance(obj, type) and issubclass(obj, BaseOnlineAUC):
+            found[name] = obj
+    return found
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+def get_state(est) -> LearnerState:
+    """The state of a fitted sosl learner, copied into a :class:`LearnerState`.
+
+    Parameters
+    ----------
+    est : fitted sosl estimator
+
+    Returns
+    -------
+    state : LearnerState
+    """
+    from ._base import BaseOnlineAUC
+    if not isinstance(est, BaseOnlineAUC):
+        raise TypeError(f"get_state takes a sosl learner, got {type(est).__name__}")
+    if "classes_" not in est.__dict__:
+        raise ValueError(f"this {type(est).__name__} is not fitted yet: nothing to export")
+    name = type(est).__name__
+    if name not in _learners():
+        raise TypeError(f"{name} is not one of sosl's public learners; its state cannot be "
+                        "restored by name")
+    d = est.__dict__
+    return LearnerState(
+        learner=name,
+        params=copy.deepcopy(est.get_params(deep=False)),
+        classes=np.asarray(d["classes_"]).copy(),
+        n_features=int(d["n_features_in_"]),
+        layout=copy.deepcopy(d["_layout_"]),
+        arrays={n: _copy(getattr(est, n)) for n in est._state_names},
+        t=int(d["t_"]),
+        n_seen=int(d["n_seen_"]),
+        calibration=np.array(d["calibration_"], dtype=np.float64),
+        feature_names=_copy(d.get("feature_names_in_")),
+    )
+
+
+def from_state(state: LearnerState, cls=None):
+    """A fitted estimator holding ``state`` (arrays copied), ready to score and learn.
+
+    Parameters
+    ----------
+    state : LearnerState
+    cls : class, optional
+        If given, the state must be of this learner (``OAUCM.from_state`` passes itself).
+
+    Returns
+    -------
+    est : fitted sosl estimator, equal to the one ``state`` was taken from: the same
+        scores, and ``partial_fit`` continues bit for bit as the original would.
+    """
+    from ._base import _same
+    if not isinstance(state, LearnerState):
+        raise TypeError(f"from_state takes a LearnerState, got {type(state).__name__}")
+    if state.version != STATE_VERSION:
+        raise ValueError(f"state version {state.version} is not supported by this sosl "
+                         f"(it reads version {STATE_VERSION})")
+    learners = _learners()
+    if state.learner not in learners:
+        raise ValueError(f"unknown learner {state.learner!r} in the state")
+    klass = learners[state.learner]
+    if cls is not None and klass is not cls:
+        raise TypeError(f"the state is of {state.learner}, not {cls.__name__}")
+    est = klass(**copy.deepcopy(state.params))
+    est._check_hyper(fitted=False)
+    p = int(state.n_features)
+    classes = np.asarray(state.classes)
+    if p < 1 or classes.shape != (2,) or classes[0] == classes[1]:
+        raise ValueError("the state needs n_features >= 1 and two distinct classes")
+    est._start(p, classes.copy())
+    if not all(_same(v, est._layout_.get(k)) for k, v in state.layout.items()) \
+            or set(state.layout) != set(est._layout_):
+        raise ValueError(f"the state's layout {state.layout} does not match its parameters "
+                         f"(which give {est._layout_})")
+    growable = _GROWABLE.get(state.learner, frozenset())
+    values = {}
+    for name in est._state_names:
+        if name not in state.arrays:
+            raise ValueError(f"the state of {state.learner} lacks the array {name!r}")
+        fresh, value = getattr(est, name), state.arrays[name]
+        if isinstance(fresh, np.ndarray):
+            if not isinstance(value, np.ndarray):
+                shape_ok = False
+            elif name in growable:
+                shape_ok = value.shape[:-1] == fresh.shape[:-1]
+            elif state.learner in _FIXED_SHAPES:
+                shape_ok = value.shape == fresh.shape
+            else:                          # buffers that grow: the learner checks them
+                shape_ok = True
+            if not isinstance(value, np.ndarray) or value.dtype != fresh.dtype \
+                    or value.ndim != fresh.ndim or not shape_ok:
+                raise ValueError(
+                    f"state array {name!r}: expected {fresh.dtype} of shape {fresh.shape}, "
+                    f"got {getattr(value, 'dtype', type(value).__name__)} of shape "
+                    f"{getattr(value, 'shape', None)}")
+            if value.dtype.kind == "f" and not np.isfinite(value).all():
+                raise ValueError(f"state array {name!r} contains NaN or infinity")
+            value = np.ascontiguousarray(value).copy()
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"state value {name!r} is not finite")
+        else:
+            value = _copy(value)
+        values[name] = value
+    calib = np.array(state.calibration, dtype=np.float64)
+    if calib.shape != (2,) or not np.isfinite(calib).all() or calib[1] <= 0:
+        raise ValueError("the state's calibration must be a finite [A, H] with H > 0")
+    if int(state.t) < 0 or int(state.n_seen) < 0:
+        raise ValueError("the state's t and n_seen must be >= 0")
+    for name, value in values.items():
+        setattr(est, name, value)
+    est.t_ = int(state.t)
+    est.n_seen_ = int(state.n_seen)
+    est.calibration_ = calib
+    est.n_features_in_ = p
+    if state.feature_names is not None:
+        est.feature_names_in_ = np.asarray(state.feature_names, dtype=object).copy()
+    return est
+
+
+def state_nbytes(state: LearnerState) -> int:
+    """Bytes of the arrays of a state (what a merge sends, less pickling overhead)."""
+    return int(sum(v.nbytes if isinstance(v, np.ndarray) else 8 for v in state.arrays.values())
+               + state.calibration.nbytes + 16)
+
+
+# -- class moments (OAUC-M / OAUC-S) -------------------------------------------------------
+class Moments(NamedTuple):
+    """Exact class moments: per class k, the count, the (forgetting-) weight, the mean and
+    the scatter ``M_k = W_k Sigma_k`` (full symmetric), and the largest |x| seen."""
+
+    counts: np.ndarray      # (2,) int64
+    weights: np.ndarray     # (2,) float
+    means: np.ndarray       # (2, p)
+    scatter: np.ndarray     # (2, p, p)
+    max_abs: float
+
+
+def empty_moments(p: int) -> Moments:
+    """The moments of no rows."""
+    return Moments(np.zeros(2, dtype=np.int64), np.zeros(2), np.zeros((2, p)),
+                   np.zeros((2, p, p)), 0.0)
+
+
+def linear_moments(state: LearnerState) -> Moments:
+    """The moments held by an OAUC-M/OAUC-S state (from the kernel's scaled scatter:
+    ``M_k = scales[k] * C_k``, upper triangle mirrored)."""
+    a = state.arrays
+    C = a["scatter_"]
+    M = np.triu(C) + np.transpose(np.triu(C, 1), (0, 2, 1))
+    M *= np.asarray(a["scales_"])[:, None, None]
+    return Moments(a["counts_"].copy(), a["weights_"].copy(), a["means_"].copy(), M,
+                   float(a["max_abs_"]))
+
+
+def moments_of_rows(X, s, forgetting=1.0) -> Moments:
+    """Exact class moments of rows ``X`` (dense or CSR) with label signs ``s``, in row order.
+
+    With forgetting ``beta < 1`` the i-th of the n rows of a class has weight
+    ``beta^(n - 1 - i)`` (the last has weight 1), as in the learners' moment update.
+    Two-pass centered sums (no cancellation), densified in blocks of rows for CSR.
+    """
+    import scipy.sparse as sp
+    from scipy.linalg.blas import dsyrk
+
+    from ._core._linear import finite_max_abs
+    p = X.shape[1]
+    out = empty_moments(p)
+    sparse = sp.issparse(X)
+    R = 0.0
+    if X.shape[0]:
+        if sparse:
+            R = float(abs(X).max())
+        elif X.dtype == np.float64 and X.flags.c_contiguous:
+            R = float(finite_max_abs(X))            # one pass, no temporary
+        else:
+            R = float(np.abs(X).max())
+    masks, wts, Ws = [], [], []
+    for sign in (-1.0, 1.0):
+        mask = s == sign
+        n = int(np.count_nonzero(mask))
+        if forgetting == 1.0 or n == 0:
+            wt = mask.astype(np.float64)
+        else:
+            wt = np.zeros(mask.shape[0])
+            wt[mask] = forgetting ** np.arange(n - 1, -1, -1, dtype=np.float64)
+        masks.append(mask)
+        wts.append(wt)
+        Ws.append(float(n) if forgetting == 1.0 else float(wt.sum()))
+    # both class means in one read of X (a product with the n x 2 weight matrix)
+    sums = np.asarray(X.T @ np.column_stack(wts))
+    means = [sums[:, k] / Ws[k] if Ws[k] > 0 else np.zeros(p) for k in range(2)]
+    Ms = [np.zeros((p, p), order="F") for _ in range(2)]
+    step = max(1, (1 << 18) // max(p, 1))           # ~2 MB of rows at a time: in cache
+    for a in range(0, X.shape[0], step):
+        chunk = X[a:a + step]
+        if sparse:
+            chunk = chunk.toarray()
+        for k in range(2):
+            rows = masks[k][a:a + step]
+            if not rows.any():
+                continue
+            D = np.compress(rows, chunk, axis=0)    # a copy (faster than chunk[rows])
+            D -= means[k]
+            if forgetting != 1.0:
+                D *= np.sqrt(wts[k][a:a + step][rows])[:, None]
+            # D'D through BLAS dsyrk on D' (the F-ordered view of the C-ordered D): the
+            # upper triangle only, half the work of a product
+            Ms[k] = dsyrk(1.0, D.T, beta=1.0, c=Ms[k], trans=0, lower=0, overwrite_c=1)
+    for k in range(2):
+        n = int(np.count_nonzero(masks[k]))
+        if n == 0:
+            continue
+        U = np.triu(Ms[k])
+        out.counts[k] = n
+        out.weights[k] = Ws[k]
+        out.means[k] = means[k]
+        out.scatter[k] = U + np.triu(U, 1).T
+    return out._replace(max_abs=R)
+
+
+def merge_moments(a: Moments, b: Moments, forgetting=1.0) -> Moments:
+    """Moments of the rows of ``a`` followed by those of ``b`` (Chan et al.'s update).
+
+    Per class, with ``d = beta^(n_b)`` the decay the rows of b apply to those of a:
+    ``W = d W_a + W_b``, ``xbar = xbar_a + (W_b / W)(xbar_b - xbar_a)``,
+    ``M = d M_a + M_b + (d W_a W_b / W)(xbar_b - xbar_a)(xbar_b - xbar_a)'``. Exact in exact
+    arithmetic (with ``beta = 1`` the order does not matter); a side without rows of a class
+    gives the other side's moments of that class unchanged (bit for bit).
+    """
+    counts = a.counts + b.counts
+    weights = np.empty(2)
+    means = np.empty_like(a.means)
+    scatter = np.empty_like(a.scatter)
+    for k in range(2):
+        d = 1.0 if forgetting == 1.0 else forgetting ** int(b.counts[k])
+        Wa, Wb = d * a.weights[k], b.weights[k]
+        if b.counts[k] == 0:
+            weights[k], means[k], scatter[k] = a.weights[k], a.means[k], a.scatter[k]
+        elif a.counts[k] == 0 or Wa == 0.0:
+            weights[k], means[k], scatter[k] = Wb, b.means[k], b.scatter[k]
+        else:
+            W = Wa + Wb
+            delta = b.means[k] - a.means[k]
+            weights[k] = W
+            means[k] = a.means[k] + (Wb / W) * delta
+            scatter[k] = (a.scatter[k] if d == 1.0 else d * a.scatter[k]) + b.scatter[k] \
+                + (Wa * Wb / W) * np.outer(delta, delta)
+    return Moments(counts, weights, means, scatter, max(a.max_abs, b.max_abs))
+
+
+def tree_reduce(items, op):
+    """Combine ``items`` pairwise, adjacent pairs first (a fixed balanced tree): the same
+    tree, hence the same rounding, whoever evaluates it. ``op(left, right)``."""
+    items = list(items)
+    while len(items) > 1:
+        nxt = [op(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+    return items[0]
+
+
+def tree_exclusive(items, op, empty):
+    """For each item, the combination of all the *other* items in order (those on its left,
+    then those on its right), by an up-sweep of :func:`tree_reduce`'s tree and a down-sweep
+    that hands each node the combination of what lies to its left and to its right:
+    ``O(K)`` applications of ``op`` in ``O(log K)`` depth, and ``op`` is never applied to
+    the neutral element ``empty`` (which an item with no others receives as it is).
+
+    Returns (total, [others_0, ..., others_{K-1}]).
+    """
+    levels = [list(items)]
+    while len(levels[-1]) > 1:
+        cur = levels[-1]
+        nxt = [op(cur[i], cur[i + 1]) for i in range(0, len(cur) - 1, 2)]
+        if len(cur) % 2:
+            nxt.append(cur[-1])
+        levels.append(nxt)
+
+    def join(a, b):                                   # None: nothing on that side
+        return b if a is None else (a if b is None else op(a, b))
+
+    left, right = [None], [None]                      # what lies left/right of each node
+    for depth in range(len(levels) - 2, -1, -1):
+        cur = levels[depth]
+        nl, nr = [], []
+        for i in range(len(cur)):
+            pl, pr = left[i // 2], right[i // 2]
+            if i % 2 == 0 and i + 1 < len(cur):       # a left child: its sibling is right
+                nl.append(pl)
+                nr.append(join(cur[i + 1], pr))
+            elif i % 2 == 1:                          # a right child: its sibling is left
+                nl.append(join(pl, cur[i - 1]))
+                nr.append(pr)
+            else:                                     # an unpaired last node
+                nl.append(pl)
+                nr.append(pr)
+        left, right = nl, nr
+    others = [join(a, b) for a, b in zip(left, right)]
+    return levels[-1][0], [empty if o is None else o for o in others]
+
+
+def linear_state(template: LearnerState, moments: Moments, coef, t, n_seen, calibration):
+    """An OAUC-M/OAUC-S state with the given moments (scale 1, full scatter), weights and
+    counters, and the rest (parameters, classes, layout) of ``template``."""
+    arrays = {
+        "coef_": np.array(coef, dtype=np.float64),
+        "means_": moments.means.copy(),
+        "scatter_": moments.scatter.copy(),
+        "scales_": np.ones(2),
+        "weights_": moments.weights.copy(),
+        "counts_": moments.counts.astype(np.int64),
+        "max_abs_": float(moments.max_abs),
+    }
+    return LearnerState(template.learner, copy.deepcopy(template.params),
+                        template.classes.copy(), template.n_features,
+                        copy.deepcopy(template.layout), arrays, int(t), int(n_seen),
+                        np.array(calibration, dtype=np.float64), _copy(template.feature_names))
+
+
+def merge_calibration(calibrations):
+    """``[A, H]`` of independent shard posteriors around the shared prior [1, 1] (counted
+    once): ``H = sum H_k - (K - 1)``, ``A = (sum H_k A_k - (K - 1)) / H`` (A >= 1e-12)."""
+    c = np.asarray(calibrations, dtype=np.float64).reshape(-1, 2)
+    if c.shape[0] == 1:
+        return c[0].copy()
+    K = c.shape[0]
+    H = float(c[:, 1].sum()) - (K - 1)
+    A = (float(c[:, 1] @ c[:, 0]) - (K - 1)) / H
+    return np.array([max(A, 1e-12), H])
+
+
+def _mix_weights(ws, weights):
+    """``sum_k weights_k ws_k / sum_k weights_k`` (uniform when every weight is 0)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    total = float(weights.sum())
+    if total == 0.0:
+        weights, total = np.ones_like(weights), float(weights.shape[0])
+    acc = np.zeros_like(ws[0])
+    for wk, ck in zip(ws, weights):
+        acc += ck * wk
+    return acc / total
+
+
+def _check_compatible(states):
+    if not states:
+        raise ValueError("merge needs at least one state")
+    for i, st in enumerate(states):
+        if not isinstance(st, LearnerState):
+            raise TypeError(f"states[{i}] is a {type(st).__name__}, not a LearnerState")
+        if st.version != STATE_VERSION:
+            raise ValueError(f"states[{i}] has version {st.version}; this sosl merges "
+                             f"version {STATE_VERSION}")
+    first = states[0]
+    key = {k: v for k, v in first.params.items() if k not in _FREE_PARAMS}
+    for i, st in enumerate(states[1:], 1):
+        if st.learner != first.learner:
+            raise ValueError(f"states[{i}] is of {st.learner}, states[0] of {first.learner}: "
+                             "only states of one learner merge")
+        if st.n_features != first.n_features:
+            raise ValueError(f"states[{i}] has {st.n_features} features, states[0] "
+                             f"{first.n_features}")
+        if st.classes.tolist() != first.classes.tolist():
+            raise ValueError(f"states[{i}] has classes {st.classes.tolist()}, states[0] "
+                             f"{first.classes.tolist()} (same labels in the same order needed)")
+        other = {k: v for k, v in st.params.items() if k not in _FREE_PARAMS}
+        if other != key:
+            diff = sorted(k for k in set(key) | set(other) if key.get(k) != other.get(k))
+            raise ValueError(f"states[{i}] differs from states[0] in {diff}: only states of "
+                             "the same hyper-parameters merge")
+    for i, st in enumerate(states):
+        for name, v in st.arrays.items():
+            if (isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.isfinite(v).all()) \
+                    or (isinstance(v, float) and not math.isfinite(v)):
+                raise ValueError(f"states[{i}].arrays[{name!r}] contains NaN or infinity")
+
+
+def merge(states, weights=None) -> LearnerState:
+    """Merge the states of models trained on shards into the state of one model.
+
+    Parameters
+    ----------
+    states : sequence of LearnerState
+        States of one learner with the same hyper-parameters (``shuffle``,
+        ``random_state`` and ``max_memory`` aside), classes and number of features. Their
+        order is the order of the shards' rows (it matters only with ``forgetting < 1``).
+    weights : array-like of shape (K,), optional
+        Mixing weights of the weight vectors. Default: the round counts ``t`` of the
+        states, the exact summed-gradient rule of the ``1/(lam t)`` step (module
+        docstring); other weights depart from it. The moments are always merged exactly.
+
+    Returns
+    -------
+    state : LearnerState
+        Turn it into an estimator with :func:`from_state`. The inputs are not modified;
+        a ValueError/TypeError (incompatible or non-finite states) leaves nothing behind.
+
+    Notes
+    -----
+    **FTRL-AUC** keeps per coordinate i the FTRL-Proximal sums ``z_i`` and ``n_i`` (squared
+    gradients) and ``w_i = F5(z_i, n_i)``. The merge adds the squared-gradient sums (the
+    per-coordinate learning rate then continues as if one learner had seen every gradient)
+    and averages the weights per coordinate with weights ``sqrt(n_{k,i})``, the curvature
+    ``sigma_{1:t} = sqrt(n_i)/gamma`` FTRL-Proximal itself gives its estimate of
+    coordinate i: a coordinate seen by one shard only keeps that shard's weight, and K
+    identical states merge into that state's weights (adding the z's instead would scale
+    shared coordinates by up to sqrt(K) against rare ones). z is then set so that (F5)
+    returns the merged weight (inverted exactly where w != 0; clipped into [-l1, l1] where
+    w = 0). The class mean scores are merged as count-weighted means.
+    """
+    states = list(states)
+    _check_compatible(states)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(states),) or not np.isfinite(weights).all() \
+                or (weights < 0).any():
+            raise ValueError(f"weights must be {len(states)} finite numbers >= 0, got "
+                             f"{weights.tolist()}")
+    if len(states) == 1:
+        st = states[0]
+        return LearnerState(st.learner, copy.deepcopy(st.params), st.classes.copy(),
+                            st.n_features, copy.deepcopy(st.layout),
+                            {k: _copy(v) for k, v in st.arrays.items()}, st.t, st.n_seen,
+                            st.calibration.copy(), _copy(st.feature_names))
+    name = states[0].learner
+    if name == "FTRLAUC":
+        if weights is not None:
+            raise ValueError("FTRL-AUC merges its weights per coordinate (see Notes); "
+                             "weights= does not apply to it")
+        return _merge_ftrl(states)
+    if weights is None:
+        weights = np.array([st.t for st in states], dtype=np.float64)
+    if name in ("OAUCM", "OAUCS"):
+        return _merge_linear(states, weights)
+    if name == "SketchedOAUCM":
+        return _merge_sketched(states, weights)
+    raise TypeError(f"{name} is not mergeable: see sosl.state for the learners that are "
+                    "and why the others are not")
+
+
+def _merge_linear(states, weights):
+    beta = float(states[0].params.get("forgetting", 1.0))
+    moments = tree_reduce([linear_moments(st) for st in states],
+                          lambda a, b: merge_moments(a, b, beta))
+    coef = _mix_weights([st.arrays["coef_"] for st in states], weights)
+    return linear_state(states[0], moments, coef, sum(st.t for st in states),
+                        sum(st.n_seen for st in states),
+                        merge_calibration([st.calibration for st in states]))
+
+
+# -- frequent-directions sketches (SketchedOAUCM) --------------------------------------------
+def _fd_shrink(C, r):
+    """Shrink the rows of C (n x m, n > r) to r rows (S3-S4 of ``_sketch_ref``); return
+    (B, delta) with delta the (r+1)-th largest eigenvalue of C C'."""
+    lam, U = np.linalg.eigh(C @ C.T)
+    lam, U = lam[::-1], U[:, ::-1]
+    delta = max(float(lam[r]), 0.0)
+    keep = lam[:r] > delta
+    f = np.zeros(r)
+    f[keep] = np.sqrt((lam[:r][keep] - delta) / lam[:r][keep])
+    return (f[:, None] * U[:, :r].T) @ C, delta
+
+
+def merge_sketches(Ba, Bb, z, r):
+    """Frequent-directions merge of two class sketches: stack ``Ba``, ``Bb`` and the mean
+    correction row ``z``, then shrink to ``r`` rows if the stack holds ``2 r`` or more.
+
+    Returns (B, delta), ``delta`` the shrink applied (0 if none).
+
+    Error bound. Let ``A_a``, ``A_b`` be the rows the two sketches summarize, with
+    ``A_a'A_a - Ba'Ba`` PSD of spectral norm at most ``D_a`` (their accumulated shrinkage),
+    likewise ``D_b``, and ``||A_a||_F^2 - ||Ba||_F^2 >= (r + 1) D_a`` (true of every FD
+    sketch: each shrink by ``delta`` removes at least ``(r + 1) delta`` of squared
+    Frobenius mass, since at least r + 1 eigenvalues of the Gram are >= delta). Chan's
+    update says the merged centered scatter is ``A'A = A_a'A_a + A_b'A_b + z z'``, ``z =
+    sqrt(W_a W_b / W) (xbar_a - xbar_b)``. Stacking ``C = [Ba; Bb; z]`` gives
+    ``C'C = Ba'Ba + Bb'Bb + z z'``; the shrink of C to B removes a PSD matrix of spectral
+    norm ``<= delta`` and at least ``(r + 1) delta`` of Frobenius mass. Hence, with
+    ``D = D_a + D_b + delta``: ``0 <= A'A - B'B`` (a sum of three PSD terms),
+    ``||A'A - B'B||_2 <= D`` (triangle inequality) and ``||A||_F^2 - ||B||_F^2 >= (r + 1)
+    D``. For any k <= r and the top-k right singular vectors v_i of A,
+    ``||B||_F^2 >= sum_i ||B v_i||^2 >= sum_i (||A v_i||^2 - D) = ||A_k||_F^2 - k D``, so
+    ``(r + 1) D <= ||A||_F^2 - ||A_k||_F^2 + k D``, i.e.
+
+        ||A'A - B'B||_2 <= D <= ||A - A_k||_F^2 / (r + 1 - k),
+
+    the guarantee of one sketch over all the rows, at the same size: FD is a mergeable
+    summary (Agarwal et al., 2012; Ghashami et al., 2016). The merged state's
+    ``shrinkage_`` is D.
+    """
+    rows = [Ba, Bb] + ([z[None, :]] if z is not None else [])
+    C = np.vstack(rows)
+    if C.shape[0] < 2 * r:
+        return C, 0.0
+    return _fd_shrink(C, r)
+
+
+def _merge_sketched(states, weights):
+    first = states[0]
+    r = int(first.layout["rank"])
+    p = first.n_features
+    # a common compact numbering: columns in order of first appearance across the states
+    cmap = np.full(p, -1, dtype=np.int64)
+    m = 0
+    locs = []
+    for st in states:
+        c = st.arrays["column_map_"]
+        seen = np.flatnonzero(c >= 0)
+        seen = seen[np.argsort(c[seen], kind="stable")]     # the state's own order
+        new = seen[cmap[seen] < 0]
+        cmap[new] = np.arange(m, m + new.shape[0])
+        m += new.shape[0]
+        locs.append((seen, c[seen]))
+
+    def expand(st, name, idx):
+        seen, local = idx
+        v = st.arrays[name]
+        out = np.zeros(v.shape[:-1] + (m,))
+        out[..., cmap[seen]] = v[..., local]
+        return out
+
+    cap = max(1, m)
+    w_all = [expand(st, "weights_", lc)[:m] for st, lc in zip(states, locs)]
+    coef = _mix_weights(w_all, weights)
+    counts = np.zeros(2, dtype=np.int64)
+    means = np.zeros((2, m))
+    dA = np.zeros((2, m))
+    shrink = np.zeros(2)
+    Bs = [np.zeros((0, m)), np.zeros((0, m))]
+    for st, lc in zip(states, locs):
+        mu_b = expand(st, "compact_means_", lc)
+        dA_b = expand(st, "scatter_diag_", lc)
+        Sk = expand(st, "sketches_", lc)
+        for k in range(2):
+            nb = int(st.arrays["counts_"][k])
+            if nb == 0:
+                continue
+            Bb = Sk[k, :int(st.arrays["sketch_rows_"][k])]
+            na = int(counts[k])
+            if na == 0:
+                Bs[k], means[k], dA[k] = Bb.copy(), mu_b[k], dA_b[k]
+                shrink[k] = float(st.arrays["shrinkage_"][k])
+                counts[k] = nb
+                continue
+            n = na + nb
+            delta = mu_b[k] - means[k]
+            z = math.sqrt(na * nb / n) * delta
+            Bs[k], d = merge_sketches(Bs[k], Bb, z, r)
+            shrink[k] += float(st.arrays["shrinkage_"][k]) + d
+            dA[k] = dA[k] + dA_b[k] + z * z
+            means[k] = means[k] + (nb / n) * delta
+            counts[k] = n
+    sketches = np.zeros((2, 2 * r, cap))
+    dB = np.zeros((2, cap))
+    rows = np.zeros(2, dtype=np.int64)
+    for k in range(2):
+        nr = Bs[k].shape[0]
+        sketches[k, :nr, :m] = Bs[k]
+        rows[k] = nr
+        dB[k, :m] = np.einsum("ij,ij->j", Bs[k], Bs[k])
+
+    def pad(v):
+        out = np.zeros(v.shape[:-1] + (cap,))
+        out[..., :m] = v
+        return out
+
+    arrays = {"weights_": pad(coef), "compact_means_": pad(means), "sketches_": sketches,
+              "sketch_rows_": rows, "counts_": counts, "scatter_diag_": pad(dA),
+              "sketch_diag_": dB, "shrinkage_": shrink, "column_map_": cmap, "n_active_": int(m)}
+    return LearnerState(first.learner, copy.deepcopy(first.params), first.classes.copy(), p,
+                        copy.deepcopy(first.layout), arrays, sum(st.t for st in states),
+                        sum(st.n_seen for st in states),
+                        merge_calibration([st.calibration for st in states]),
+                        _copy(first.feature_names))
+
+
+# -- FTRL-AUC ----------------------------------------------------------------------------------
+def _merge_ftrl(states):
+    from ._core._ftrl_ref import ftrl_weights
+    first = states[0]
+    prm = first.params
+    l1, l2 = float(prm["l1"]), float(prm["l2"])
+    beta, gamma = float(prm["beta"]), float(prm["gamma"])
+    nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
+    roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
+    total = roots.sum(axis=0)
+    W = np.array([st.arrays["coef_"] for st in states])
+    safe = np.where(total > 0, total, 1.0)
+    w = np.where(total > 0, (roots * W).sum(axis=0) / safe, 0.0)
+    D = (beta + np.sqrt(nsq)) / gamma + l2
+    z = np.where(w != 0, -(w * D) - np.sign(w) * l1,
+                 np.clip(np.sum([st.arrays["z_"] for st in states], axis=0), -l1, l1))
+    counts = np.sum([st.arrays["counts_"] for st in states], axis=0).astype(np.int64)
+    scores = np.zeros(2)
+    for k in range(2):
+        if counts[k]:
+            scores[k] = sum(float(st.arrays["counts_"][k]) * st.arrays["mean_scores_"][k]
+                            for st in states) / float(counts[k])
+    arrays = {"coef_": ftrl_weights(z, nsq, l1, l2, beta, gamma), "z_": z, "sq_grad_": nsq,
+              "counts_": counts, "mean_scores_": scores}
+    return LearnerState(first.learner, copy.deepcopy(first.params), first.classes.copy(),
+                        first.n_features, copy.deepcopy(first.layout), arrays,
+                        sum(st.t for st in states), sum(st.n_seen for st in states),
+                        merge_calibration([st.calibration for st in states]),
+                        _copy(first.feature_names))

@@ -1,0 +1,251 @@
+"""sosl.dask.Parallel on a local dask.distributed cluster (127.0.0.1, threads)."""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from sosl import FTRLAUC, OAUCM, OAUCS, SketchedOAUCM  # noqa: E402
+from sosl import state as S  # noqa: E402
+from sosl.dask import Parallel  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clusters():
+    kw = dict(processes=False, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
+              dashboard_address="127.0.0.1:0")
+    with distributed.LocalCluster(n_workers=1, **kw) as one, \
+            distributed.LocalCluster(n_workers=2, **kw) as two:
+        yield one, two
+
+
+def _data(seed, n=3000, p=6, pos=0.25):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    score = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
+    y = (score > np.quantile(score, 1 - pos)).astype(int)
+    return X, y
+
+
+def _dask(X, y, chunks):
+    return da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=chunks)
+
+
+def _all_equal(a, b):
+    for name in a._state_names + ("t_", "n_seen_", "calibration_", "classes_"):
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+
+
+def test_importing_sosl_does_not_import_dask():
+    code = "import sys, sosl, sosl.state; assert 'dask' not in sys.modules, 'dask imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("p", [5, 40])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_one_block_is_the_sequential_pass_bit_for_bit(p, sparse):
+    X, y = _data(0, n=2500, p=p)
+    if sparse:
+        X[np.abs(X) < 0.8] = 0.0
+    Xin = sp.csr_matrix(X) if sparse else X
+    seq = OAUCM(lam=0.01).fit(Xin, y)
+    par = Parallel(OAUCM(lam=0.01)).fit([Xin], [y]).estimator_
+    _all_equal(par, seq)
+    # shuffled: the sequential pass over the block's permuted rows (and not the plain one)
+    sh = Parallel(OAUCM(lam=0.01), shuffle=True, random_state=3).fit([Xin], [y]).estimator_
+    perm = np.random.default_rng([3, 0, 0]).permutation(X.shape[0])
+    _all_equal(sh, OAUCM(lam=0.01).fit(Xin[perm], y[perm]))
+    assert not np.array_equal(sh.coef_, seq.coef_)
+
+
+def _simulate(blocks, lam, n_epochs=1, moments="global", beta=1.0):
+    """The documented algorithm, written out with sosl.state on the client: each block's
+    pass starts from the exact moments of the other blocks' rows (moments of their
+    concatenated rows), the merged w, and the block's own step count."""
+    p = blocks[0][0].shape[1]
+    Xall = np.vstack([b[0] for b in blocks])
+    yall = np.concatenate([b[1] for b in blocks])
+    template = S.get_state(OAUCM(lam=lam, forgetting=beta).fit(Xall[:2], np.array([0, 1])))
+    w, ts = np.zeros(p), [0] * len(blocks)
+    for _ in range(n_epochs):
+        ws = []
+        for j, (Xb, yb) in enumerate(blocks):
+            rest = [i for i in range(len(blocks)) if i != j]
+            if moments == "global" and rest:
+                Xo = np.vstack([blocks[i][0] for i in rest])
+                so = np.concatenate([np.where(blocks[i][1] == 1, 1.0, -1.0) for i in rest])
+                mom = S.moments_of_rows(Xo, so, beta)
+            else:
+                mom = S.empty_moments(p)
+            est = S.from_state(S.linear_state(template, mom, w, ts[j], ts[j], [1.0, 1.0]))
+            est.partial_fit(Xb, yb)
+            ws.append(est.coef_.copy())
+            ts[j] = est.t_
+        w = sum(t * wj for t, wj in zip(ts, ws)) / sum(ts)
+    return w, ws, ts, S.moments_of_rows(Xall, np.where(yall == 1, 1.0, -1.0), beta)
+
+
+@pytest.mark.parametrize("moments,n_epochs,beta", [
+    ("global", 1, 1.0), ("global", 2, 1.0), ("local", 1, 1.0), ("local", 2, 1.0),
+    ("global", 2, 0.995)])
+def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs, beta):
+    X, y = _data(1, n=3100, p=5)
+    cuts = [400, 1900, 2300]                              # unequal blocks
+    blocks = [(X[i], y[i]) for i in np.split(np.arange(3100), cuts)]
+    w, ws, ts, mom = _simulate(blocks, 0.01, n_epochs, moments, beta)
+    with distributed.Client(clusters[1]):
+        chunks = tuple(np.diff([0] + cuts + [3100]).tolist())
+        Xd = da.from_array(X, chunks=(chunks, 5))
+        yd = da.from_array(y, chunks=(chunks,))
+        est = Parallel(OAUCM(lam=0.01, forgetting=beta), n_epochs=n_epochs,
+                       moments=moments).fit(Xd, yd)
+    e = est.estimator_
+    scale = np.abs(w).max()
+    assert scale > 1e-2
+    assert np.abs(e.coef_ - w).max() < 1e-11 * scale
+    assert e.t_ == sum(ts) == n_epochs * 3100
+    assert np.array_equal(e.counts_, mom.counts)
+    assert np.allclose(e.weights_, mom.weights, rtol=1e-12, atol=0)
+    assert np.allclose(e.covariances_, mom.scatter / mom.weights[:, None, None], rtol=1e-12,
+                       atol=1e-13)
+    assert est.block_rows_ == [400, 1500, 400, 800]
+    # an empty block plays no round and does not count in the mix
+    with_empty = Parallel(OAUCM(lam=0.01, forgetting=beta), n_epochs=n_epochs,
+                          moments=moments).fit(
+        [b[0] for b in blocks] + [X[:0]], [b[1] for b in blocks] + [y[:0]])
+    assert with_empty.estimator_.t_ == e.t_
+    assert np.allclose(with_empty.estimator_.coef_, e.coef_, rtol=1e-12, atol=1e-14)
+    # mutant: the plain average of the block weights is a different model
+    plain = np.mean(ws, axis=0)
+    assert np.abs(plain - e.coef_).max() > 1e-3 * scale
+
+
+def test_result_does_not_depend_on_the_workers(clusters):
+    X, y = _data(2, n=2400, p=36)
+    Xd, yd = _dask(X, y, 500)
+    fits = []
+    for cluster in clusters:
+        with distributed.Client(cluster):
+            fits.append(Parallel(OAUCM(lam=0.01), n_epochs=2, shuffle=True,
+                                 random_state=0).fit(Xd, yd).estimator_)
+    fits.append(Parallel(OAUCM(lam=0.01), n_epochs=2, shuffle=True,   # no cluster: threads
+                         random_state=0).fit(Xd, yd).estimator_)
+    _all_equal(fits[0], fits[1])
+    _all_equal(fits[0], fits[2])
+    other = Parallel(OAUCM(lam=0.01), n_epochs=2, shuffle=True, random_state=1).fit(Xd, yd)
+    assert not np.array_equal(other.estimator_.coef_, fits[0].coef_)   # the seed matters
+
+
+def test_sparse_dask_blocks_equal_dense_blocks():
+    X, y = _data(3, n=2000, p=8)
+    X[np.abs(X) < 1.0] = 0.0
+    Xd, yd = _dask(X, y, 500)
+    Xs = Xd.map_blocks(sp.csr_matrix, dtype=float, meta=sp.csr_matrix((0, 0)))
+    dense = Parallel(OAUCS(lam=0.01, eta=0.01)).fit(Xd, yd).estimator_
+    sparse = Parallel(OAUCS(lam=0.01, eta=0.01)).fit(Xs, yd).estimator_
+    assert np.allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-14)
+    assert np.abs(dense.coef_).max() > 1e-3
+
+
+def test_bad_input_is_refused_and_nothing_is_half_merged(clusters):
+    X, y = _data(4, n=1200, p=5)
+    wrapper = Parallel(OAUCM(lam=0.01))
+    with distributed.Client(clusters[1]):
+        wrapper.fit(*_dask(X, y, 300))
+        before = wrapper.estimator_
+        coef = before.coef_.copy()
+        Xnan = X.copy()
+        Xnan[700, 2] = np.nan
+        cases = [
+            (([X[:600], np.hstack([X[600:], X[600:, :1]])], [y[:600], y[600:]]),
+             "different numbers of features"),
+            (([X[:600], sp.csr_matrix(X[600:])], [y[:600], y[600:]]), "mixed dense and sparse"),
+            (_dask(X, np.ones(1200, dtype=int), 300), "exactly two classes"),
+            (_dask(Xnan, y, 300), "NaN or infinity"),
+            (([X[:600], X[600:]], [y[:600]]), "same length"),
+            (([X[:600]], [y[:500]]), "rows"),
+        ]
+        for (Xb, yb), msg in cases:
+            with pytest.raises(ValueError, match=msg):
+                wrapper.fit(Xb, yb)
+            assert wrapper.estimator_ is before and np.array_equal(before.coef_, coef)
+    with pytest.raises(ValueError, match="shuffle"):
+        Parallel(OAUCM(shuffle=True)).fit([X], [y])
+    with pytest.raises(ValueError, match="n_epochs"):
+        Parallel(OAUCM(), n_epochs=0).fit([X], [y])
+    with pytest.raises(ValueError, match="moments"):
+        Parallel(OAUCM(), moments="exact").fit([X], [y])
+    with pytest.raises(TypeError, match="mergeable"):
+        Parallel(__import__("sosl").OKAUCM()).fit([X], [y])
+    with pytest.raises(ValueError, match="lam"):
+        Parallel(OAUCM(lam=0.0)).fit([X], [y])
+
+
+def test_merged_model_pickles_continues_and_delegates(clusters):
+    X, y = _data(5, n=3000, p=6)
+    with distributed.Client(clusters[1]):
+        Xd, yd = _dask(X[:2000], y[:2000], 500)
+        wrapper = Parallel(OAUCM(lam=0.01)).fit(Xd, yd)
+        lazy = wrapper.decision_function(da.from_array(X, chunks=(700, 6)))
+        assert np.array_equal(lazy.compute(), wrapper.estimator_.decision_function(X))
+        proba = wrapper.predict_proba(da.from_array(X, chunks=(700, 6))).compute()
+        assert np.array_equal(proba, wrapper.estimator_.predict_proba(X))
+        assert np.array_equal(wrapper.predict(X), wrapper.estimator_.predict(X))
+    est = wrapper.to_estimator()
+    again = pickle.loads(pickle.dumps(wrapper)).estimator_
+    est.partial_fit(X[2000:], y[2000:])
+    again.partial_fit(X[2000:], y[2000:])
+    _all_equal(est, again)
+    # like a model that saw the 2000 rows itself, given the merged weights
+    seq = S.get_state(OAUCM(lam=0.01).fit(X[:2000], y[:2000]))
+    seq.arrays["coef_"][:] = wrapper.estimator_.coef_
+    seq = S.from_state(seq)
+    seq.partial_fit(X[2000:], y[2000:])
+    assert est.t_ == seq.t_ == 3000
+    assert np.allclose(est.coef_, seq.coef_, rtol=1e-10, atol=1e-12)
+    assert np.allclose(est.covariances_, seq.covariances_, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("make", [lambda: SketchedOAUCM(lam=0.01, rank=4),
+                                  lambda: FTRLAUC(gamma=0.3)])
+def test_other_learners_merge_independent_block_fits(make):
+    X, y = _data(6, n=1600, p=12)
+    X[np.abs(X) < 0.7] = 0.0
+    X = sp.csr_matrix(X)
+    idx = np.split(np.arange(1600), [500, 1100])
+    states = [S.get_state(make().fit(X[i], y[i])) for i in idx]
+    want = S.from_state(S.merge(states))
+    got = Parallel(make(), moments="local").fit([X[i] for i in idx], [y[i] for i in idx])
+    assert np.array_equal(got.estimator_.coef_, want.coef_)
+    assert np.abs(want.coef_).max() > 1e-3
+    with pytest.raises(ValueError, match="local"):
+        Parallel(make()).fit([X], [y])
+
+
+def _misaligned(A):
+    """A copy of A at an address that is not a multiple of 8 (as a block deserialized from
+    another worker can be)."""
+    buf = np.zeros(A.nbytes + 16, dtype=np.uint8)
+    start = (-buf.ctypes.data) % 8 + 3
+    B = buf[start:start + A.nbytes].view(A.dtype).reshape(A.shape)
+    B[...] = A
+    assert not B.flags.aligned
+    return B
+
+
+def test_blocks_at_odd_addresses_give_the_same_bits():
+    X, y = _data(7, n=4000, p=40)
+    Xm = _misaligned(X)
+    a = Parallel(OAUCM(lam=0.01)).fit([X[:2500], X[2500:]], [y[:2500], y[2500:]]).estimator_
+    b = Parallel(OAUCM(lam=0.01)).fit([Xm[:2500], Xm[2500:]], [y[:2500], y[2500:]]).estimator_
+    _all_equal(a, b)
+    c = S.moments_of_rows(_misaligned(X[:2500]), np.where(y[:2500] == 1, 1.0, -1.0))
+    assert np.allclose(c.scatter, S.moments_of_rows(X[:2500], np.where(y[:2500] == 1, 1.0,
+                                                                      -1.0)).scatter,
+                       rtol=1e-12, atol=1e-10)
