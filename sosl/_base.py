@@ -571,7 +571,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight=None):
         self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
-        sw = self._check_weights(sample_weight, X.shape[0])
+        sw = self._check_weights(sample_weight, X.shape[0], fresh=True)
         pair = _two_numbers(y)
         if pair is not None:                # the common case, without sorting y
             classes, pos = pair
@@ -597,7 +597,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             self._recheck_hyper()
         X, y = self._validate_Xy(X, y, reset=first)
-        sw = self._check_weights(sample_weight, X.shape[0])
+        sw = self._check_weights(sample_weight, X.shape[0], fresh=first)
         if first:
             if classes is None:
                 classes = np.unique(y)
@@ -748,10 +748,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     #: weight 0 are left out before the pass)
     _weighted = False
 
-    def _check_weights(self, sample_weight, n):
+    def _check_weights(self, sample_weight, n, fresh=False):
         """The validated weights as a float64 array, or None when they are all 1 (the
         unweighted pass, bit for bit). Refuses negative or non-finite weights, a wrong
-        length, and, for a learner without a weighted form, weights other than 0 and 1."""
+        length, all-zero weights on a call that starts a model (``fresh``: nothing to
+        learn from; a fitted model takes them as a no-op), and, for a learner without a
+        weighted form, weights other than 0 and 1."""
         if sample_weight is None:
             return None
         if np.isscalar(sample_weight) and not isinstance(sample_weight, (str, bytes)):
@@ -767,6 +769,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                                  f"expected ({n},), one weight per row")
         if not (np.isfinite(sw).all() and (sw >= 0).all()):
             raise ValueError("sample_weight must be finite and non-negative")
+        if fresh and not (sw > 0).any():
+            raise ValueError("Sample weights must contain at least one non-zero number: a "
+                             "model cannot start from rows that are all left out.")
         if (sw == 1.0).all():
             return None
         if not self._weighted and not ((sw == 0.0) | (sw == 1.0)).all():
@@ -941,6 +946,29 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 "for this model's weights; scale the features)."
             )
         return scores
+
+    # -- state for merging and moving models (see sosl.state) ------------------------------
+    def get_state(self):
+        """The fitted state as a versioned, picklable :class:`sosl.state.LearnerState`."""
+        from .state import get_state
+        with _model_lock(self.__dict__):
+            return get_state(self)
+
+    @classmethod
+    def from_state(cls, state):
+        """A fitted estimator of this class holding ``state`` (see :mod:`sosl.state`)."""
+        from .state import from_state
+        return from_state(state, cls=cls)
+
+    @classmethod
+    def merge(cls, models, weights=None):
+        """One fitted model from ``models`` (fitted estimators or their states) trained on
+        shards of one stream: exact merges of the class moments and the t-weighted
+        weights (see :func:`sosl.state.merge`, which names the learners that merge and
+        why the others cannot)."""
+        from .state import LearnerState, from_state, get_state, merge
+        states = [m if isinstance(m, LearnerState) else get_state(m) for m in models]
+        return from_state(merge(states, weights=weights), cls=cls)
 
     def __getstate__(self):
         state = dict(super().__getstate__())     # object's may be the live __dict__

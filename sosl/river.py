@@ -87,10 +87,11 @@ try:
 except ImportError:  # pragma: no cover - exercised only without river
     _river_base = None
 
-__all__ = ["SOSLClassifier"]
+__all__ = ["SOSLClassifier", "ExactAveragePrecision", "ExactPartialROCAUC", "ExactROCAUC"]
 
-# river metric wrappers (sosl._river_metrics) are to be re-exported here, next to the
-# classifiers, once that module exists.
+# river metrics (exact ROC AUC, partial AUC, average precision), next to the classifiers
+if _river_base is not None:
+    from ._river_metrics import ExactAveragePrecision, ExactPartialROCAUC, ExactROCAUC
 
 _Base = _river_base.Classifier if _river_base is not None else object
 _ADAPTER_PARAMS = ("features", "n_hash", "max_features", "alternate_sign", "unknown",

@@ -193,3 +193,18 @@ def test_weights_work_through_scikit_learn_meta_estimators():
     scores = cross_val_score(OAUCM(), X, y, scoring="roc_auc", cv=3,
                              params={"sample_weight": np.where(y == 1, 2.0, 1.0)})
     assert scores.shape == (3,) and np.all(scores > 0.6)
+
+
+@pytest.mark.parametrize("Est", [OAUCM, sosl.PAI], ids=lambda E: E.__name__)
+def test_all_zero_weights_cannot_start_a_model(Est):
+    X, y = _data(n=20)
+    for call in (lambda m: m.fit(X, y, sample_weight=np.zeros(20)),
+                 lambda m: m.partial_fit(X, y, classes=[0, 1], sample_weight=np.zeros(20))):
+        m = Est()
+        with pytest.raises(ValueError, match="non-zero"):
+            call(m)
+        assert not hasattr(m, "classes_")
+    m = Est().fit(X, y)
+    before = fitted_state(m)
+    m.partial_fit(X, y, sample_weight=np.zeros(20))             # a fitted model: no-op
+    assert same_state(fitted_state(m), before)

@@ -357,3 +357,24 @@ def test_state_nbytes_formula():
     p = 50
     assert S.state_nbytes(st) >= 8 * (2 * p * p + 3 * p + 3)
     assert S.state_nbytes(st) <= 8 * (2 * p * p + 3 * p + 3) + 128
+
+
+def test_estimator_methods_are_the_state_functions():
+    """``get_state``/``from_state``/``merge`` on the estimators call sosl.state."""
+    import numpy as np
+
+    from sosl import OAUCM, PAI
+    from sosl.state import get_state, merge
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0.2).astype(int)
+    a, b = OAUCM().fit(X[:150], y[:150]), OAUCM().fit(X[150:], y[150:])
+    m = OAUCM.merge([a, b])
+    ref = merge([get_state(a), get_state(b)])
+    assert np.array_equal(m.coef_, ref.arrays["coef_"])
+    assert m.t_ == 300 and m.n_seen_ == 300
+    c = OAUCM.from_state(a.get_state())
+    assert np.array_equal(c.decision_function(X), a.decision_function(X))
+    import pytest
+    with pytest.raises(TypeError):
+        PAI.merge([PAI().fit(X, y), PAI().fit(X, y)])
