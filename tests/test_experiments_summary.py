@@ -151,6 +151,32 @@ def test_report_gives_three_spreads_and_a_legend(tmp_path):
     assert float(rec["auc_sem"]) == round(std / np.sqrt(20), 2)
     assert float(rec["ratio_std_runs"]) == round(std / 1.14, 2)   # the paper's std: 1.14
     md = (tmp_path / "table2_t.md").read_text()
-    assert "`!` after `d`: |d| exceeds *our* std over the runs" in md
-    assert "not the paper's std" in md and "`/ -`" in md
+    assert "`!` after `d`: |d| exceeds two standard errors of the difference" in md
+    assert "`v` after the paper's value" in md and "`/ -`" in md
     assert "| fourclass | OAUC-M | 20 |" in md and "Median ratio to the paper's std" in md
+
+
+def test_marks_go_both_ways(tmp_path):
+    """`!` compares the gap with the standard errors of both means (not our std over
+    runs), and `v` marks a paper value far *below* ours (beyond the paper's std plus our
+    standard error); the mutant rule of the old legend (|d| > our std) would miss the
+    first cell."""
+    rng = np.random.default_rng(3)
+    # fourclass OAUC-M: the paper has 83.30 +- 1.14; ours near 81.8 with a wide spread
+    wide = 0.818 + 0.03 * rng.standard_normal(20)
+    # diabetes OAUC-M: the paper has 83.25 +- 0.92; ours near 88 with a narrow spread
+    high = 0.88 + 0.002 * rng.standard_normal(20)
+    rows = [{"dataset": d, "algorithm": "OAUC-M", "auc": a, "run": i, "protocol": "4x5/5"}
+            for d, v in (("fourclass", wide), ("diabetes", high)) for i, a in enumerate(v)]
+    ex.report(rows, tmp_path, suffix="_t")
+    with open(tmp_path / "table2_t.csv", newline="") as f:
+        recs = {r["dataset"]: r for r in csv.DictReader(f)}
+    four, dia = recs["fourclass"], recs["diabetes"]
+    d4, s4, se4 = float(four["diff"]), float(four["auc_std"]), float(four["auc_sem"])
+    assert abs(d4) < s4                              # the old rule: not flagged
+    assert four["flagged"] == "True"                 # the gap beats 2 s.e. of both means
+    assert abs(d4) > 2 * np.hypot(se4, 1.14 / np.sqrt(20))
+    assert four["paper_far_below"] == "False"
+    assert dia["paper_far_below"] == "True" and float(dia["diff"]) > 0.92
+    md = (tmp_path / "table2_t.md").read_text()
+    assert "83.25 ± 0.92v (" in md and "83.30 ± 1.14 (" in md

@@ -654,6 +654,10 @@ STD_KINDS = (("auc_std", "std over runs"),
              ("auc_sem", "standard error"))
 
 
+#: runs behind each of the paper's cells (4 repetitions x 5 folds), for its standard error
+PAPER_RUNS = 20
+
+
 def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
     lines = [
         "Legend:",
@@ -661,8 +665,13 @@ def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
         "and `s`, the sample std (ddof 1) over those runs;",
         "- `paper ± s`: the mean and std the paper reports;",
         "- `(d)`: ours - paper, in AUC points;",
-        "- `!` after `d`: |d| exceeds *our* std over the runs (the `s` after ours, not the "
-        "paper's std);",
+        "- `!` after `d`: |d| exceeds two standard errors of the difference of the two "
+        "means, 2 sqrt(se_ours^2 + se_paper^2), with se_ours = our std / sqrt(runs) and "
+        f"se_paper = the paper's std / sqrt({PAPER_RUNS}) (its 4 x 5 runs): the gap is "
+        "larger than the run-to-run noise of both means explains;",
+        "- `v` after the paper's value: the paper's mean lies *below* ours by more than the "
+        "paper's std plus our standard error (a cell where the paper under-reports what "
+        "this protocol reaches);",
         "- `/ -`: the paper has no value for the cell (an extra baseline or a batch "
         "reference).",
     ]
@@ -756,6 +765,15 @@ def _reachability(recs, grid):
                  f"{_n(len(under), 'cell')} ({tight} of them with the paper's mean above the "
                  "ceiling, by less than the paper's std); ours is within the paper's std of the "
                  f"paper's mean on {len(reached)} of them.")
+    below = [r for r in recs if r.get("paper_far_below")]
+    if below:
+        lines.append(f"- Far below ours (`v`): {_n(len(below), 'paper cell')} lie below our "
+                     "mean by more than the paper's std plus our standard error: " + "; ".join(
+                         f"{r['dataset']} {r['algorithm']} (paper {r['paper_mean']:.2f}, ours "
+                         f"{r['auc_mean']:.2f})" for r in below) + ".")
+    else:
+        lines.append("- Far below ours (`v`): none (no paper mean lies below ours by more "
+                     "than the paper's std plus our standard error).")
     lines.append(f"- Selection cost (ceiling - ours): median {np.median(gaps):.2f}, largest "
                  f"{max(gaps):.2f} AUC points over the {_n(len(capped), 'cell')}.")
     refs = [r for r in recs if r["algorithm"] in REFERENCES]
@@ -848,7 +866,12 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                              "auc_sem": round(sem, 2),
                              "paper_mean": pm, "paper_std": ps,
                              "diff": None if diff is None else round(diff, 2),
-                             "flagged": bool(diff is not None and abs(diff) > std),
+                             # two standard errors of the difference of the two means
+                             "flagged": bool(diff is not None and abs(diff) > 2.0 * np.hypot(
+                                 sem, ps / np.sqrt(PAPER_RUNS))),
+                             # the paper far below ours: beyond its std plus our s.e.
+                             "paper_far_below": bool(diff is not None
+                                                     and diff > ps + sem),
                              "ratio_std_runs": _ratio(std, ps),
                              "ratio_std_means": _ratio(std_parts, ps),
                              "ratio_sem": _ratio(sem, ps),
@@ -878,7 +901,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                     cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / -")
                 else:
                     mark = "!" if r["flagged"] else ""
-                    up = "^" if r["above_ceiling"] else ""
+                    up = ("^" if r["above_ceiling"] else "") + (
+                        "v" if r["paper_far_below"] else "")
                     cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / "
                                  f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}{up} "
                                  f"({r['diff']:+.2f}{mark})")
