@@ -30,6 +30,14 @@ def _one_blas_thread():
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
 _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
+#: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
+_UNCAPPED = 2 ** 62
+#: the column arrays (one entry per distinct column seen) and the slot arrays (one per
+#: tracked column), each grown along its last axis
+_COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_rounds_",
+                  "untracked_sums_")
+_SLOT_ARRAYS = ("weights_", "compact_means_", "sketches_", "scatter_diag_", "sketch_diag_",
+                "slot_columns_")
 
 
 class SketchedOAUCM(BaseOnlineAUC):
@@ -70,6 +78,13 @@ class SketchedOAUCM(BaseOnlineAUC):
         data sets (fd_diag ahead by 0.002 on w8a, fd ahead by less than 0.001 on the text
         and Dorothea data, all within one fold standard deviation); fd_diag is the default
         for its exact per-feature variances at the same cost.
+    max_columns : int or None, default=1024
+        K, the most columns the sketch covers (its *tracked* set: the columns stored in the
+        most rows, with hysteresis, see Notes). The other columns seen keep their exact
+        variance only (a diagonal covariance) and cost O(1) on the rounds where they hold
+        a value, so a round costs O(r K + nnz) amortised instead of O(r m). None: no cap
+        (every column is tracked, cost O(r m)). With K at least the number of distinct
+        columns seen the learner is the uncapped one, operation for operation.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -86,20 +101,42 @@ class SketchedOAUCM(BaseOnlineAUC):
     counts_ : ndarray of shape (2,)
         Instances seen per class.
     sketches_ : ndarray of shape (2, 2 rank, capacity)
-        The sketches ``B`` in compact coordinates (rows ``sketch_rows_[c]`` in use).
+        The sketches ``B`` over the tracked columns, in slot order (rows
+        ``sketch_rows_[c]`` and slots ``n_slots_`` in use; ``slot_columns_[k]`` is the
+        compact column held by slot k).
     shrinkage_ : ndarray of shape (2,)
         Sum of the shrinks per class, an upper bound on ``||N Sigma - B'B||_2``.
     column_map_ : ndarray of shape (n_features,)
         Compact index of each original column (-1 if it never held a stored value).
     n_active_ : int
         Number of distinct columns seen (m).
+    n_slots_ : int
+        Number of tracked columns (<= ``max_columns``).
+    column_counts_ : ndarray of shape (capacity,)
+        Rows holding a value, per compact column (the tracked set's criterion).
     t_, n_seen_, classes_, n_features_in_
         As in :class:`sosl.OAUCM`.
 
     Notes
     -----
     Columns are renumbered by first appearance and the state lives in compact coordinates;
-    this is exact (a column never seen keeps mean, sketch column and weight at 0). A
+    this is exact (a column never seen keeps mean, sketch column and weight at 0).
+
+    *The cap* (``max_columns = K``). Columns take free slots in order of first appearance;
+    once the K slots are full, an untracked column whose row count exceeds twice the
+    smallest count in the tracked set takes that column's slot (the first such slot on a
+    tie). The exact counts cost one integer per column seen, which the learner keeps
+    anyway (weights, raw sums), so no approximate heavy-hitter summary is needed; the
+    factor 2 keeps the set from churning at its boundary. A column leaving its slot keeps
+    its mean, its exact scatter and its weight and loses its sketch coordinates (its column
+    of ``B`` is zeroed); one entering a slot starts with zero sketch coordinates and its
+    exact scatter in the diagonal term, so every column's own variance stays exact
+    (``fd_diag``) and covariances are learnt only between tracked columns, from their entry
+    on. An untracked column takes its full gradient step on the rounds where it holds a
+    value and only the ``lam`` shrink on the others (applied lazily); the other terms of
+    those rounds (``-d_mu y xbar_j``, ``2 d_s2 Sigma_jj w_j``, small for a rare column) are
+    dropped. Its contributions to ``mu`` and ``s2`` are exact, through running sums. The
+    cost of the cap in AUC is measured in ``benchmarks/bench_sketch_vocab.py``. A
     shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). A
     one-row call (``learn_one``) saves, for the case it fails, only the sketch rows it can
     write (the row it appends to each class's sketch, or a whole class's sketch when that
@@ -136,19 +173,23 @@ class SketchedOAUCM(BaseOnlineAUC):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"m", "s"})],
         "sketch": [StrOptions({"fd", "fd_diag"})],
+        "max_columns": [Interval(Integral, 1, None, closed="left"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
     _state_names = ("weights_", "compact_means_", "sketches_", "sketch_rows_", "counts_",
-                    "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_")
+                    "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_",
+                    "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + ("untracked_moments_",
+                                                                    "untracked_step_")
 
-    def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag", shuffle=False,
-                 random_state=None):
+    def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag",
+                 max_columns=1024, shuffle=False, random_state=None):
         self.lam = lam
         self.eta = eta
         self.rank = rank
         self.loss = loss
         self.sketch = sketch
+        self.max_columns = max_columns
         self.shuffle = shuffle
         self.random_state = random_state
 
@@ -160,37 +201,57 @@ class SketchedOAUCM(BaseOnlineAUC):
     def _layout(self):
         return {"rank": int(self.rank), "loss": _LOSSES[self.loss],
                 "sketch": _FAMILIES[self.sketch],
+                "max_columns": None if self.max_columns is None else int(self.max_columns),
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
                                 else Schedule.STEP_CONSTANT)}
 
     def _init_state(self, n_features):
         r = int(self.rank)
         cap = max(1, min(n_features, 64))
+        kcap = cap if self.max_columns is None else min(cap, int(self.max_columns))
         return {
-            "weights_": np.zeros(cap),
-            "compact_means_": np.zeros((2, cap)),
-            "sketches_": np.zeros((2, 2 * r, cap)),
+            "weights_": np.zeros(kcap),
+            "compact_means_": np.zeros((2, kcap)),
+            "sketches_": np.zeros((2, 2 * r, kcap)),
             "sketch_rows_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
-            "scatter_diag_": np.zeros((2, cap)),
-            "sketch_diag_": np.zeros((2, cap)),
+            "scatter_diag_": np.zeros((2, kcap)),
+            "sketch_diag_": np.zeros((2, kcap)),
             "shrinkage_": np.zeros(2),
             "column_map_": np.full(n_features, -1, dtype=np.int64),
             "n_active_": 0,
+            "slot_columns_": np.full(kcap, -1, dtype=np.int64),
+            "n_slots_": 0,
+            "column_counts_": np.zeros(cap, dtype=np.int64),
+            "column_slots_": np.full(cap, -1, dtype=np.int64),
+            "untracked_weights_": np.zeros(cap),
+            "untracked_rounds_": np.zeros(cap, dtype=np.int64),
+            "untracked_sums_": np.zeros((2, 2, cap)),
+            "untracked_moments_": np.zeros((3, 2)),
+            "untracked_step_": np.array([0.0 if self.eta is None else float(self.eta),
+                                         float(self.lam)]),
         }
 
     @staticmethod
-    def _grow(state, m):
-        """Enlarge the compact arrays (last axis) to hold m columns, doubling the capacity."""
-        cap = state["weights_"].shape[0]
+    def _grow_arrays(state, names, m, limit):
+        """Enlarge the arrays ``names`` (last axis) to hold m entries, doubling the capacity
+        up to ``limit``; new entries are 0 (-1 for the slot/column maps)."""
+        cap = state[names[0]].shape[-1]
         if m <= cap:
             return
-        new = min(max(m, 2 * cap), state["column_map_"].shape[0])
-        for name in ("weights_", "compact_means_", "sketches_", "scatter_diag_", "sketch_diag_"):
+        new = min(max(m, 2 * cap), limit)
+        for name in names:
             old = state[name]
-            grown = np.zeros(old.shape[:-1] + (new,))
+            grown = np.full(old.shape[:-1] + (new,), -1 if name in (
+                "slot_columns_", "column_slots_") else 0, dtype=old.dtype)
             grown[..., :cap] = old
             state[name] = grown
+
+    def _grow(self, state, m):
+        p = state["column_map_"].shape[0]
+        self._grow_arrays(state, _COLUMN_ARRAYS, m, p)
+        k = m if self._layout_["max_columns"] is None else min(m, self._layout_["max_columns"])
+        self._grow_arrays(state, _SLOT_ARRAYS, k, p)
 
     def _run_pass(self, state, X, s, order):
         layout = self._layout_
@@ -201,13 +262,39 @@ class SketchedOAUCM(BaseOnlineAUC):
         state["n_active_"] = int(m)
         schedule = layout["schedule"]
         eta = 0.0 if self.eta is None else float(self.eta)
+        step = np.array([eta, float(self.lam)])
+        if not np.array_equal(step, state["untracked_step_"]):
+            self._refresh_lazy_weights(state, m, schedule)
+            state["untracked_step_"] = step
+        K = _UNCAPPED if layout["max_columns"] is None else layout["max_columns"]
+        nslots = np.array([state["n_slots_"]], dtype=np.int64)
         with _one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
                 state["weights_"], state["compact_means_"], state["sketches_"],
                 state["sketch_rows_"], state["counts_"], state["scatter_diag_"],
                 state["sketch_diag_"], state["shrinkage_"], state["t_"], float(self.lam), eta,
-                schedule, layout["loss"], layout["sketch"], layout["rank"])
+                schedule, layout["loss"], layout["sketch"], layout["rank"], K,
+                state["slot_columns_"], nslots, state["column_counts_"],
+                state["column_slots_"], state["untracked_weights_"],
+                state["untracked_rounds_"], state["untracked_sums_"],
+                state["untracked_moments_"])
+        state["n_slots_"] = int(nslots[0])
+
+    @staticmethod
+    def _refresh_lazy_weights(state, m, schedule):
+        """Bring every lazy (untracked) weight up to round ``t_`` with the (eta, lam) it was
+        stored under, before a new pair applies (O(m), on a change of the step only)."""
+        fresh = np.empty(m)
+        _sketch.current_weights(np.arange(m, dtype=np.int64), state["column_slots_"],
+                                state["weights_"], state["untracked_weights_"],
+                                state["untracked_rounds_"], state["t_"],
+                                schedule, *state["untracked_step_"], fresh)
+        untracked = state["column_slots_"][:m] < 0
+        state["untracked_weights_"] = state["untracked_weights_"].copy()
+        state["untracked_weights_"][:m][untracked] = fresh[untracked]
+        state["untracked_rounds_"] = state["untracked_rounds_"].copy()
+        state["untracked_rounds_"][:m][untracked] = state["t_"]
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
@@ -216,12 +303,16 @@ class SketchedOAUCM(BaseOnlineAUC):
         # other compact arrays are O(m) per class and copied, except the sketches
         # (O(r m)) in a one-row call, which saves only the sketch rows that call can
         # change (see _sketch_rows_at_stake).
+        # A capped model whose slots are all taken may also zero slot columns of the
+        # sketches (a promotion), which no row list covers: it copies them (O(r K), the
+        # order of the round's own cost).
         if self.t_ == 0:
             return ()
         backup = dict.fromkeys(self._state_names)
         if sp.issparse(X):
             backup["column_map_"] = np.unique(X.indices)
-        if X.shape[0] == 1:
+        K = self._layout_["max_columns"]
+        if X.shape[0] == 1 and (K is None or self.n_slots_ < K):
             backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
 
@@ -238,6 +329,25 @@ class SketchedOAUCM(BaseOnlineAUC):
             rows.append(at_stake)
         return np.concatenate(cls), np.concatenate(rows)
 
+    def _weights_of(self, c):
+        """Current weights of the compact columns ``c`` (tracked: the slot's weight;
+        untracked: the lazy weight brought up to round ``t_``)."""
+        out = np.empty(c.shape[0])
+        eta, lam = self.untracked_step_
+        _sketch.current_weights(np.ascontiguousarray(c, dtype=np.int64), self.column_slots_,
+                                self.weights_, self.untracked_weights_,
+                                self.untracked_rounds_, self.t_, self._layout_["schedule"],
+                                float(eta), float(lam), out)
+        return out
+
+    def _compact(self, tracked, untracked):
+        """A compact-coordinate vector (last axis m) from its slot and untracked parts."""
+        m = self.n_active_
+        out = np.array(untracked[..., :m], dtype=float)
+        k = self.n_slots_
+        out[..., self.slot_columns_[:k]] = tracked[..., :k]
+        return out
+
     def _scatter(self, v):
         """Original-coordinate copy of a compact vector (zeros for unseen columns)."""
         cmap = self.column_map_
@@ -250,20 +360,25 @@ class SketchedOAUCM(BaseOnlineAUC):
     def coef_(self):
         """Weights in the original feature coordinates."""
         check_is_fitted(self, "weights_")
-        return self._scatter(self.weights_)
+        return self._scatter(self._weights_of(np.arange(self.n_active_)))
 
     @property
     def means_(self):
         """Class means in the original feature coordinates (row k for ``classes_[k]``)."""
         check_is_fitted(self, "compact_means_")
-        return self._scatter(self.compact_means_)
+        n = np.maximum(self.counts_, 1)[:, None]
+        return self._scatter(self._compact(self.compact_means_, self.untracked_sums_[0] / n))
 
     @property
     def intercept_(self):
         """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both seen)."""
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        return float(-0.5 * self.weights_ @ (self.compact_means_[0] + self.compact_means_[1]))
+        k = self.n_slots_
+        P = self.untracked_moments_[0]       # sum over the untracked columns of w S1 (= N w.xbar)
+        return float(-0.5 * (self.weights_[:k] @ (self.compact_means_[0, :k]
+                                                  + self.compact_means_[1, :k])
+                             + P[0] / self.counts_[0] + P[1] / self.counts_[1]))
 
     def _decision(self, X):
         # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
@@ -273,9 +388,9 @@ class SketchedOAUCM(BaseOnlineAUC):
             c = cmap[X.indices]
             seen = c >= 0
             rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            f = np.bincount(rows[seen], X.data[seen] * self.weights_[c[seen]],
+            f = np.bincount(rows[seen], X.data[seen] * self._weights_of(c[seen]),
                             minlength=X.shape[0])
         else:
             cols = np.flatnonzero(cmap >= 0)
-            f = X[:, cols] @ self.weights_[cmap[cols]]
+            f = X[:, cols] @ self._weights_of(cmap[cols])
         return f + self.intercept_

@@ -40,15 +40,38 @@ def _reference(X, s, order, lam, eta, schedule, loss, family, r, pass_fn=ref.ske
     return t, st
 
 
-def _core(X, s, order, lam, eta, schedule, loss, family, r, spare=3):
-    """Typed pass on the CSR form, state mapped back to original coordinates."""
+UNCAPPED = 2 ** 62
+
+
+def _kernel_state(m, r, kcap):
+    """Kernel state: slot arrays of capacity kcap, column arrays of capacity m."""
+    st = _state(kcap, r)
+    st.update(col=np.full(kcap, -1, dtype=np.int64), kt=np.zeros(1, dtype=np.int64),
+              cnt=np.zeros(m, dtype=np.int64), slot=np.full(m, -1, dtype=np.int64),
+              uw=np.zeros(m), ut=np.zeros(m, dtype=np.int64), S=np.zeros((2, 2, m)),
+              PQ=np.zeros((3, 2)))
+    return st
+
+
+def _kernel(X, s, order, lam, eta, schedule, loss, family, r, K=UNCAPPED, spare=3):
+    """Typed pass on the CSR form; the raw kernel state (compact columns) and the map."""
     Xc = sp.csr_matrix(X)
-    p = X.shape[1]
-    cmap = np.full(p, -1, dtype=np.int64)
+    cmap = np.full(X.shape[1], -1, dtype=np.int64)
     m = _sketch.assign_columns(Xc.indptr, Xc.indices, order, cmap, 0)
-    st = _state(max(m + spare, 1), r)
+    st = _kernel_state(max(m + spare, 1), r, max(min(m, K) + spare, 1))
     t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, *_args(st), 0,
-                            lam, eta, schedule, loss, family, r)
+                            lam, eta, schedule, loss, family, r, K, st["col"], st["kt"],
+                            st["cnt"], st["slot"], st["uw"], st["ut"], st["S"], st["PQ"])
+    return t, st, cmap, m
+
+
+def _core(X, s, order, lam, eta, schedule, loss, family, r, spare=3):
+    """Typed pass on the CSR form, state mapped back to original coordinates (uncapped:
+    slot k holds compact column k)."""
+    t, st, cmap, m = _kernel(X, s, order, lam, eta, schedule, loss, family, r, spare=spare)
+    np.testing.assert_array_equal(st["slot"][:m], np.arange(m))
+    assert st["kt"][0] == m and not st["PQ"].any()
+    p = X.shape[1]
     out = _state(p, r)
     seen = cmap >= 0
     for key in ("w", "xbar", "B", "dA", "dB"):

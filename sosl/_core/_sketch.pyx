@@ -19,18 +19,44 @@ step, and a shrink (every ``r`` rows of a class) ``4 r^2 m`` (``dsyrk`` Gram, LA
 ``dsyevd`` of the ``2r x 2r`` Gram, ``dgemm`` for the new rows), i.e. ``O(r m)`` amortised
 per round with m the number of distinct features seen, never ``O(p)`` or ``O(p^2)``.
 Memory is ``O(r m)`` floats plus one integer per original column.
+
+Bounded sketch
+--------------
+With at most ``K`` tracked columns (``max_columns``; reference
+:func:`sosl._core._sketch_ref.capped_pass`, tags (C1)-(C4)) the dense arrays (weights,
+means, sketch rows, diagonals) are indexed by *slot*: ``slot_col[k]`` is the compact column
+held by slot k and ``col_slot[j]`` the slot of compact column j (-1: untracked). Columns take
+free slots in order of first appearance, so with K at least the number of columns seen slot
+k is compact column k and the pass is the uncapped one, operation for operation. An
+untracked column keeps raw sums and a lazy weight and costs O(1) on the rounds where it is
+stored and nothing on the others, so a round costs O(r K + nnz) plus a scan of the K slot
+counts on the rounds where a column may be promoted.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport pow, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd
 
-from sosl._core._codes cimport FAMILY_FD_DIAG
+from sosl._core._codes cimport FAMILY_FD_DIAG, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
+
+
+cdef enum:
+    PROMOTE = 2       # sosl._core._sketch_ref.PROMOTE (the hysteresis of a promotion)
+
+
+cdef inline double decay(long long a, long long b, int schedule, double eta,
+                         double lam) noexcept nogil:
+    """prod_{s=a+1}^{b} (1 - eta_s lam): the shrink of rounds a+1..b of a lazy weight."""
+    if b == a:
+        return 1.0
+    if schedule == STEP_CONSTANT:
+        return pow(1.0 - eta * lam, <double> (b - a))
+    return <double> a / <double> b
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,
@@ -46,6 +72,21 @@ def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize
                     colmap[j] = m
                     m += 1
     return m
+
+
+def current_weights(const long long[::1] c, const long long[::1] col_slot,
+                    const double[::1] w, const double[::1] uw, const long long[::1] ut,
+                    long long t, int schedule, double eta, double lam, double[::1] out):
+    """Weights after round t of the compact columns ``c`` into ``out``: a tracked column's
+    slot weight, an untracked one's lazy weight times :func:`decay` since it was stored."""
+    cdef Py_ssize_t q, j
+    with nogil:
+        for q in range(c.shape[0]):
+            j = c[q]
+            if col_slot[j] >= 0:
+                out[q] = w[col_slot[j]]
+            else:
+                out[q] = uw[j] * decay(ut[j], t, schedule, eta, lam)
 
 
 cdef double shrink(double* B, int r, int m, int cap, double* gram, double* evals,
@@ -81,33 +122,41 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
                 long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
                 double[::1] delta, long long t0, double lam, double eta, int schedule,
-                int loss, int family, int r):
+                int loss, int family, int r, long long K, long long[::1] slot_col,
+                long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
+                double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ):
     """Run the sketched learner over the CSR rows ``order``; update the state in place.
 
-    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`);
-    the state arrays have a capacity ``cap >= m`` (last axis). Returns the round counter
-    after the pass. See :func:`sosl._core._sketch_ref.sketch_pass` for the parameters (the
-    reference takes dense rows in original coordinates).
+    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`).
+    The slot arrays (``w, xbar, B, dA, dB, slot_col``, last axis) have a capacity of at
+    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, uw, ut, S``) at least
+    ``m``; ``nslots[0]`` is the number of slots in use. Returns the round counter after the
+    pass. See :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference
+    takes dense rows in original coordinates).
     """
     cdef int cap = <int> w.shape[0]
-    cdef int mi = <int> m
     cdef int n2 = 2 * r
     cdef int nlwork = 1 + 6 * n2 + 2 * n2 * n2
     cdef int niwork = 3 + 5 * n2
     cdef Py_ssize_t nq = order.shape[0]
-    cdef Py_ssize_t q, i, k, j, d
-    cdef long long t = t0
-    cdef int own, opp, nr, inc = 1
+    cdef Py_ssize_t q, i, k, j, d, sl, kmin, nu, u
+    cdef long long t = t0, cmin = 0, kt = nslots[0], maxnnz = 1
+    cdef int own, opp, nr, inc = 1, mi, c
     cdef bint has_opp
     cdef double y, eta_t, mu, s2, d_mu = 0.0, d_s2 = 0.0, n, f, zj, invn, one = 1.0, zero = 0.0
+    cdef double rho, v, vn, xj, s1o, s2o, gj, mu_u, dp0, dp1, dq20, dq21, dq10, dq11, s1n, s2n
     cdef double* Bc
     cdef double* row
     cdef char* tr = b"T"
     cdef char* nt = b"N"
+    for q in range(nq):
+        i = order[q]
+        if indptr[i + 1] - indptr[i] > maxnnz:
+            maxnnz = indptr[i + 1] - indptr[i]
     cdef size_t ncap = <size_t> cap, nr2 = <size_t> n2
     cdef double* xd = <double*> malloc((4 * ncap + nr2 + nr2 * nr2 + nr2 + nr2 * <size_t> r
-                                        + <size_t> r * ncap + <size_t> nlwork)
-                                       * sizeof(double))
+                                        + <size_t> r * ncap + <size_t> nlwork
+                                        + <size_t> maxnnz) * sizeof(double))
     cdef int* iwork = <int*> malloc(niwork * sizeof(int))
     if xd == NULL or iwork == NULL:
         free(xd)
@@ -122,16 +171,52 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     cdef double* uf = evals + n2
     cdef double* tmp = uf + n2 * r
     cdef double* lwork = tmp + <size_t> r * ncap
+    cdef double* uv = lwork + nlwork
     memset(xd, 0, cap * sizeof(double))
     try:
         with nogil:
             for q in range(nq):
                 i = order[q]
+                # (C1): counts, free slots, promotion of a frequent untracked column
+                for k in range(indptr[i], indptr[i + 1]):
+                    j = colmap[indices[k]]
+                    cnt[j] += 1
+                    if col_slot[j] >= 0:
+                        continue
+                    if kt < K:
+                        track(j, kt, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw, ut,
+                              S, PQ, n2, schedule, eta, lam)
+                        kt += 1
+                        continue
+                    if cnt[j] <= PROMOTE * cmin:        # cmin <= the least count: no
+                        continue
+                    kmin = 0
+                    for sl in range(1, kt):
+                        if cnt[slot_col[sl]] < cnt[slot_col[kmin]]:
+                            kmin = sl
+                    cmin = cnt[slot_col[kmin]]
+                    if cnt[j] > PROMOTE * cmin:
+                        untrack(kmin, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw, ut,
+                                S, PQ, n2)
+                        track(j, kmin, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw,
+                              ut, S, PQ, n2, schedule, eta, lam)
                 t += 1
+                mi = <int> kt
                 y = s[i]
                 eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
+                rho = 1.0 - eta_t * lam
+                nu = 0
+                mu_u = 0.0
                 for k in range(indptr[i], indptr[i + 1]):
-                    xd[colmap[indices[k]]] += data[k]
+                    j = colmap[indices[k]]
+                    sl = col_slot[j]
+                    if sl >= 0:
+                        xd[sl] += data[k]
+                    else:
+                        v = uw[j] * decay(ut[j], t - 1, schedule, eta, lam)
+                        uv[nu] = v
+                        nu += 1
+                        mu_u += v * data[k]
                 has_opp = N[opp] > 0
                 if has_opp:
                     mu = 0.0
@@ -140,7 +225,7 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                         mu += w[j] * a[j]
                     nr = <int> nrows[opp]
                     invn = 1.0 / <double> N[opp]
-                    if nr > 0:
+                    if nr > 0 and mi > 0:
                         Bc = &B[opp, 0, 0]
                         dgemv(tr, &mi, &nr, &one, Bc, &cap, &w[0], &inc, &zero, Bw, &inc)
                         dgemv(nt, &mi, &nr, &invn, Bc, &cap, Bw, &inc, &zero, Sw, &inc)  # (S2)
@@ -154,6 +239,11 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                     s2 = 0.0
                     for j in range(mi):
                         s2 += w[j] * Sw[j]
+                    n = <double> N[opp]
+                    mu += y * (mu_u - PQ[0, opp] / n)                     # (C2)
+                    f = PQ[1, opp] - PQ[2, opp] / n
+                    if f > 0.0:
+                        s2 += f / n                                       # (C3)
                     loss_grad(loss, mu, s2, &d_mu, &d_s2)                 # eq. (13)/(14)
                 # add x to its own class: (S1), eq. (15)/(17), shrink (S3)-(S4)
                 N[own] += 1
@@ -171,8 +261,9 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                         dB[own, j] += zj * zj
                     nrows[own] += 1
                     if nrows[own] == n2:
-                        delta[own] += shrink(&B[own, 0, 0], r, mi, cap, gram, evals, uf, tmp,
-                                             lwork, nlwork, iwork, niwork)
+                        if mi > 0:
+                            delta[own] += shrink(&B[own, 0, 0], r, mi, cap, gram, evals, uf,
+                                                 tmp, lwork, nlwork, iwork, niwork)
                         nrows[own] = r
                         for j in range(mi):
                             dB[own, j] = 0.0
@@ -186,9 +277,130 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 else:
                     for j in range(mi):
                         w[j] -= eta_t * (lam * w[j])
-                for k in range(indptr[i], indptr[i + 1]):
-                    xd[colmap[indices[k]]] = 0.0
+                # the untracked columns of x: (C4), raw sums, lazy weights, P and Q
+                if nu > 0:
+                    dp0 = dp1 = dq20 = dq21 = dq10 = dq11 = 0.0
+                    u = 0
+                    invn = 1.0 / <double> N[opp] if has_opp else 0.0
+                    for k in range(indptr[i], indptr[i + 1]):
+                        j = colmap[indices[k]]
+                        if col_slot[j] >= 0:
+                            xd[col_slot[j]] = 0.0
+                            continue
+                        v = uv[u]
+                        u += 1
+                        xj = data[k]
+                        gj = lam * v
+                        if has_opp:
+                            n = <double> N[opp]
+                            s1o = S[0, opp, j]
+                            s2o = S[1, opp, j] - s1o * s1o / n
+                            if s2o < 0.0:
+                                s2o = 0.0
+                            gj = gj + d_mu * y * (xj - s1o / n) + 2.0 * d_s2 * (s2o / n) * v
+                        vn = v - eta_t * gj
+                        for c in range(2):
+                            s1o = S[0, c, j]
+                            s2o = S[1, c, j]
+                            if c == own:
+                                s1n = s1o + xj
+                                s2n = s2o + xj * xj
+                                S[0, c, j] = s1n
+                                S[1, c, j] = s2n
+                            else:
+                                s1n = s1o
+                                s2n = s2o
+                            if c == 0:
+                                dp0 += s1n * vn - rho * (s1o * v)
+                                dq20 += s2n * vn * vn - rho * rho * (s2o * v * v)
+                                dq10 += s1n * s1n * vn * vn - rho * rho * (s1o * s1o * v * v)
+                            else:
+                                dp1 += s1n * vn - rho * (s1o * v)
+                                dq21 += s2n * vn * vn - rho * rho * (s2o * v * v)
+                                dq11 += s1n * s1n * vn * vn - rho * rho * (s1o * s1o * v * v)
+                        uw[j] = vn
+                        ut[j] = t
+                    PQ[0, 0] = rho * PQ[0, 0] + dp0
+                    PQ[0, 1] = rho * PQ[0, 1] + dp1
+                    PQ[1, 0] = rho * rho * PQ[1, 0] + dq20
+                    PQ[1, 1] = rho * rho * PQ[1, 1] + dq21
+                    PQ[2, 0] = rho * rho * PQ[2, 0] + dq10
+                    PQ[2, 1] = rho * rho * PQ[2, 1] + dq11
+                else:
+                    for c in range(3):
+                        PQ[c, 0] *= rho if c == 0 else rho * rho
+                        PQ[c, 1] *= rho if c == 0 else rho * rho
+                    for k in range(indptr[i], indptr[i + 1]):
+                        xd[col_slot[colmap[indices[k]]]] = 0.0
     finally:
         free(xd)
         free(iwork)
+    nslots[0] = kt
     return t
+
+
+cdef void untrack(Py_ssize_t k, long long t, long long[::1] N, double[::1] w,
+                  double[:, ::1] xbar, double[:, :, ::1] B, double[:, ::1] dA,
+                  double[:, ::1] dB, long long[::1] slot_col, long long[::1] col_slot,
+                  double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ,
+                  int n2) noexcept nogil:
+    """The column of slot k leaves it after round t: mean, scatter and weight kept (raw
+    sums, lazy weight), its sketch coordinates dropped. Reference ``_untrack``."""
+    cdef Py_ssize_t j = slot_col[k], d
+    cdef int c
+    cdef double v = w[k], s1, s2, nc
+    uw[j] = v
+    ut[j] = t
+    for c in range(2):
+        nc = <double> N[c]
+        s1 = nc * xbar[c, k]                                     # S1 = N xbar
+        s2 = dA[c, k] + nc * xbar[c, k] * xbar[c, k]             # S2 = scatter + N xbar^2
+        S[0, c, j] = s1
+        S[1, c, j] = s2
+        PQ[0, c] += v * s1
+        PQ[1, c] += v * v * s2
+        PQ[2, c] += v * v * s1 * s1
+        xbar[c, k] = 0.0
+        dA[c, k] = 0.0
+        dB[c, k] = 0.0
+        for d in range(n2):
+            B[c, d, k] = 0.0
+    w[k] = 0.0
+    col_slot[j] = -1
+    slot_col[k] = -1
+
+
+cdef void track(Py_ssize_t j, Py_ssize_t k, long long t, long long[::1] N, double[::1] w,
+                double[:, ::1] xbar, double[:, :, ::1] B, double[:, ::1] dA,
+                double[:, ::1] dB, long long[::1] slot_col, long long[::1] col_slot,
+                double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ,
+                int n2, int schedule, double eta, double lam) noexcept nogil:
+    """Compact column j enters slot k after round t with zero sketch coordinates, its mean
+    S1/N and its exact scatter S2 - S1^2/N. Reference ``_track``."""
+    cdef int c
+    cdef Py_ssize_t d
+    cdef double v = uw[j] * decay(ut[j], t, schedule, eta, lam), s1, s2, nc
+    for c in range(2):
+        s1 = S[0, c, j]
+        s2 = S[1, c, j]
+        PQ[0, c] -= v * s1
+        PQ[1, c] -= v * v * s2
+        PQ[2, c] -= v * v * s1 * s1
+        xbar[c, k] = 0.0
+        dA[c, k] = 0.0
+        if N[c] > 0:
+            nc = <double> N[c]
+            xbar[c, k] = s1 / nc
+            dA[c, k] = s2 - s1 * s1 / nc
+            if dA[c, k] < 0.0:
+                dA[c, k] = 0.0
+        dB[c, k] = 0.0
+        for d in range(n2):
+            B[c, d, k] = 0.0
+        S[0, c, j] = 0.0
+        S[1, c, j] = 0.0
+    w[k] = v
+    uw[j] = 0.0
+    ut[j] = 0
+    slot_col[k] = j
+    col_slot[j] = k
