@@ -34,7 +34,7 @@ _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
 _UNCAPPED = 2 ** 62
 #: the column arrays (one entry per distinct column seen) and the slot arrays (one per
 #: tracked column), each grown along its last axis
-_COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_rounds_",
+_COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_epochs_",
                   "untracked_sums_")
 _SLOT_ARRAYS = ("weights_", "compact_means_", "sketches_", "scatter_diag_", "sketch_diag_",
                 "slot_columns_")
@@ -179,8 +179,8 @@ class SketchedOAUCM(BaseOnlineAUC):
     }
     _state_names = ("weights_", "compact_means_", "sketches_", "sketch_rows_", "counts_",
                     "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_",
-                    "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + ("untracked_moments_",
-                                                                    "untracked_step_")
+                    "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + (
+                    "untracked_lin_", "untracked_quad_", "untracked_scale_", "untracked_epoch_")
 
     def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag",
                  max_columns=1024, shuffle=False, random_state=None):
@@ -225,11 +225,12 @@ class SketchedOAUCM(BaseOnlineAUC):
             "column_counts_": np.zeros(cap, dtype=np.int64),
             "column_slots_": np.full(cap, -1, dtype=np.int64),
             "untracked_weights_": np.zeros(cap),
-            "untracked_rounds_": np.zeros(cap, dtype=np.int64),
+            "untracked_epochs_": np.zeros(cap, dtype=np.int64),
             "untracked_sums_": np.zeros((2, 2, cap)),
-            "untracked_moments_": np.zeros((3, 2)),
-            "untracked_step_": np.array([0.0 if self.eta is None else float(self.eta),
-                                         float(self.lam)]),
+            "untracked_lin_": np.zeros((2, 3)),
+            "untracked_quad_": np.zeros((4, 3, 3)),
+            "untracked_scale_": np.array([1.0, 0.0, 0.0]),
+            "untracked_epoch_": 0,
         }
 
     @staticmethod
@@ -262,12 +263,9 @@ class SketchedOAUCM(BaseOnlineAUC):
         state["n_active_"] = int(m)
         schedule = layout["schedule"]
         eta = 0.0 if self.eta is None else float(self.eta)
-        step = np.array([eta, float(self.lam)])
-        if not np.array_equal(step, state["untracked_step_"]):
-            self._refresh_lazy_weights(state, m, schedule)
-            state["untracked_step_"] = step
         K = _UNCAPPED if layout["max_columns"] is None else layout["max_columns"]
         nslots = np.array([state["n_slots_"]], dtype=np.int64)
+        epoch = np.array([state["untracked_epoch_"]], dtype=np.int64)
         with _one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
@@ -277,24 +275,10 @@ class SketchedOAUCM(BaseOnlineAUC):
                 schedule, layout["loss"], layout["sketch"], layout["rank"], K,
                 state["slot_columns_"], nslots, state["column_counts_"],
                 state["column_slots_"], state["untracked_weights_"],
-                state["untracked_rounds_"], state["untracked_sums_"],
-                state["untracked_moments_"])
+                state["untracked_epochs_"], state["untracked_sums_"], state["untracked_lin_"],
+                state["untracked_quad_"], state["untracked_scale_"], epoch)
         state["n_slots_"] = int(nslots[0])
-
-    @staticmethod
-    def _refresh_lazy_weights(state, m, schedule):
-        """Bring every lazy (untracked) weight up to round ``t_`` with the (eta, lam) it was
-        stored under, before a new pair applies (O(m), on a change of the step only)."""
-        fresh = np.empty(m)
-        _sketch.current_weights(np.arange(m, dtype=np.int64), state["column_slots_"],
-                                state["weights_"], state["untracked_weights_"],
-                                state["untracked_rounds_"], state["t_"],
-                                schedule, *state["untracked_step_"], fresh)
-        untracked = state["column_slots_"][:m] < 0
-        state["untracked_weights_"] = state["untracked_weights_"].copy()
-        state["untracked_weights_"][:m][untracked] = fresh[untracked]
-        state["untracked_rounds_"] = state["untracked_rounds_"].copy()
-        state["untracked_rounds_"][:m][untracked] = state["t_"]
+        state["untracked_epoch_"] = int(epoch[0])
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
@@ -333,11 +317,10 @@ class SketchedOAUCM(BaseOnlineAUC):
         """Current weights of the compact columns ``c`` (tracked: the slot's weight;
         untracked: the lazy weight brought up to round ``t_``)."""
         out = np.empty(c.shape[0])
-        eta, lam = self.untracked_step_
         _sketch.current_weights(np.ascontiguousarray(c, dtype=np.int64), self.column_slots_,
                                 self.weights_, self.untracked_weights_,
-                                self.untracked_rounds_, self.t_, self._layout_["schedule"],
-                                float(eta), float(lam), out)
+                                self.untracked_epochs_, self.untracked_sums_,
+                                self.untracked_scale_, self.untracked_epoch_, out)
         return out
 
     def _compact(self, tracked, untracked):
@@ -375,7 +358,9 @@ class SketchedOAUCM(BaseOnlineAUC):
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
         k = self.n_slots_
-        P = self.untracked_moments_[0]       # sum over the untracked columns of w S1 (= N w.xbar)
+        R, H0, H1 = self.untracked_scale_
+        # sum over the untracked columns of w S1_c (= N_c w.xbar_c there), eq. (C3)
+        P = R * (self.untracked_lin_ @ np.array([1.0, H0, H1]))
         return float(-0.5 * (self.weights_[:k] @ (self.compact_means_[0, :k]
                                                   + self.compact_means_[1, :k])
                              + P[0] / self.counts_[0] + P[1] / self.counts_[1]))

@@ -48,8 +48,9 @@ def _kernel_state(m, r, kcap):
     st = _state(kcap, r)
     st.update(col=np.full(kcap, -1, dtype=np.int64), kt=np.zeros(1, dtype=np.int64),
               cnt=np.zeros(m, dtype=np.int64), slot=np.full(m, -1, dtype=np.int64),
-              uw=np.zeros(m), ut=np.zeros(m, dtype=np.int64), S=np.zeros((2, 2, m)),
-              PQ=np.zeros((3, 2)))
+              W=np.zeros(m), ep=np.zeros(m, dtype=np.int64), S=np.zeros((2, 2, m)),
+              Pv=np.zeros((2, 3)), Qm=np.zeros((4, 3, 3)), RH=np.array([1.0, 0.0, 0.0]),
+              epoch=np.zeros(1, dtype=np.int64))
     return st
 
 
@@ -61,7 +62,8 @@ def _kernel(X, s, order, lam, eta, schedule, loss, family, r, K=UNCAPPED, spare=
     st = _kernel_state(max(m + spare, 1), r, max(min(m, K) + spare, 1))
     t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, *_args(st), 0,
                             lam, eta, schedule, loss, family, r, K, st["col"], st["kt"],
-                            st["cnt"], st["slot"], st["uw"], st["ut"], st["S"], st["PQ"])
+                            st["cnt"], st["slot"], st["W"], st["ep"], st["S"], st["Pv"],
+                            st["Qm"], st["RH"], st["epoch"])
     return t, st, cmap, m
 
 
@@ -70,7 +72,7 @@ def _core(X, s, order, lam, eta, schedule, loss, family, r, spare=3):
     slot k holds compact column k)."""
     t, st, cmap, m = _kernel(X, s, order, lam, eta, schedule, loss, family, r, spare=spare)
     np.testing.assert_array_equal(st["slot"][:m], np.arange(m))
-    assert st["kt"][0] == m and not st["PQ"].any()
+    assert st["kt"][0] == m and not st["Pv"].any() and not st["Qm"].any()
     p = X.shape[1]
     out = _state(p, r)
     seen = cmap >= 0

@@ -17,9 +17,12 @@ from sosl.sketch import SketchedOAUCM
 LOSS_M, LOSS_S = int(Loss.LOSS_M), int(Loss.LOSS_S)
 INV, CONST = int(Schedule.STEP_INV_LAM_T), int(Schedule.STEP_CONSTANT)
 CONFIGS = [(0.1, 0.0, INV, LOSS_M), (0.01, 0.05, CONST, LOSS_M), (0.01, 0.02, CONST, LOSS_S)]
+# lazy-weight edge cases: rho = 1 - eta lam = 0 (a new epoch every round) and rho = 0.05
+# (the scale leaves [1e-100, 1e100] within ~80 rounds and is folded into the weights)
+EDGE_CONFIGS = [(1.0, 1.0, CONST, LOSS_M), (0.5, 1.9, CONST, LOSS_M)]
 FAMILIES = [ref.FAMILY_FD, ref.FAMILY_FD_DIAG]
 SLOT_KEYS = ("w", "xbar", "dA", "dB")
-COLUMN_KEYS = ("cnt", "slot", "uw", "ut", "S")
+COLUMN_KEYS = ("cnt", "slot", "W", "ep", "S")
 
 
 def _fitted(model):
@@ -52,15 +55,15 @@ def _kernel_run(X, s, order, lam, eta, schedule, loss, family, r, K):
     t = _sketch.sketch_pass(
         Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, st["w"], st["xbar"], st["B"],
         st["nrows"], st["N"], st["dA"], st["dB"], st["delta"], 0, lam, eta, schedule, loss,
-        family, r, K, st["col"], st["kt"], st["cnt"], st["slot"], st["uw"], st["ut"],
-        st["S"], st["PQ"])
+        family, r, K, st["col"], st["kt"], st["cnt"], st["slot"], st["W"], st["ep"],
+        st["S"], st["Pv"], st["Qm"], st["RH"], st["epoch"])
     for key in SLOT_KEYS:
         assert not st[key][..., min(m, K):].any()                  # spare slots untouched
     orig = np.empty(m, dtype=np.int64)
     seen = cmap >= 0
     orig[cmap[seen]] = np.flatnonzero(seen)
     out = ref.capped_state(p, r, min(m, K) + 2)
-    for key in SLOT_KEYS + ("B", "nrows", "N", "delta", "kt", "PQ"):
+    for key in SLOT_KEYS + ("B", "nrows", "N", "delta", "kt", "Pv", "Qm", "RH", "epoch"):
         out[key] = st[key]
     out["col"] = np.where(st["col"] >= 0, orig[np.maximum(st["col"], 0)], -1)
     for key in COLUMN_KEYS:
@@ -74,10 +77,27 @@ def _ref_run(X, s, order, lam, eta, schedule, loss, family, r, K, kcap):
     return t, st
 
 
+def _weights(st):
+    """Current weight of every column (tracked: slot weight; untracked: lazy weight)."""
+    w = np.array([ref.weight_of(j, st) for j in range(st["cnt"].shape[0])])
+    w[st["col"][:st["kt"][0]]] = st["w"][:st["kt"][0]]
+    return w
+
+
 def _compare(c, r_, rtol=1e-12):
-    for key in SLOT_KEYS + ("delta", "PQ", "uw", "S"):
+    for key in SLOT_KEYS + ("delta", "S", "RH"):
         np.testing.assert_allclose(c[key], r_[key], rtol=rtol, atol=1e-13, err_msg=key)
-    for key in ("nrows", "N", "col", "kt", "cnt", "slot", "ut"):
+    # the lazy bases W and the sums Pv, Qm are compared through what they define: the
+    # current weights, and P, Q at the current (R, H)
+    np.testing.assert_allclose(_weights(c), _weights(r_), rtol=rtol, atol=1e-13, err_msg="w")
+    h = np.r_[1.0, r_["RH"][1:]]
+    for st in (c, r_):
+        st["P"] = st["RH"][0] * (st["Pv"] @ h)
+        st["Q"] = st["RH"][0] ** 2 * np.einsum("a,cab,b->c", h, st["Qm"], h)
+    for key in ("P", "Q"):
+        scale = max(np.abs(r_[key]).max(), 1e-300)
+        np.testing.assert_allclose(c[key], r_[key], rtol=rtol, atol=1e-12 * scale, err_msg=key)
+    for key in ("nrows", "N", "col", "kt", "cnt", "slot", "epoch"):
         np.testing.assert_array_equal(c[key], r_[key], err_msg=key)
     for k in (0, 1):
         np.testing.assert_allclose(c["B"][k].T @ c["B"][k], r_["B"][k].T @ r_["B"][k],
@@ -85,7 +105,7 @@ def _compare(c, r_, rtol=1e-12):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("lam,eta,schedule,loss", CONFIGS)
+@pytest.mark.parametrize("lam,eta,schedule,loss", CONFIGS + EDGE_CONFIGS)
 @pytest.mark.parametrize("K", [1, 5])
 def test_core_equals_reference_with_promotions(K, lam, eta, schedule, loss, family):
     X, s = _stream()
@@ -99,16 +119,20 @@ def test_core_equals_reference_with_promotions(K, lam, eta, schedule, loss, fami
     # the cap was at work: slots full, untracked columns with weights and sums, a tracked
     # set that is not the first-come one (promotions happened), shrinks
     assert rr["kt"][0] == K and (rr["slot"] < 0).sum() > 5
-    assert np.abs(rr["uw"]).max() > 1e-3 and np.abs(rr["PQ"]).max() > 1e-6
+    assert np.abs(_weights(rr)[rr["slot"] < 0]).max() > 1e-3 and np.abs(rr["P"]).max() > 1e-6
+    if (lam, eta) == EDGE_CONFIGS[0][:2]:
+        assert rr["epoch"][0] > 100                                    # a new epoch per round
+    if (lam, eta) == EDGE_CONFIGS[1][:2]:      # 0.05^260 underflows: rescaled, no epoch
+        assert rr["epoch"][0] == 0 and 1e-100 <= abs(rr["RH"][0]) <= 1e100
     first_come = [j for j in dict.fromkeys(np.flatnonzero(X[order].any(axis=0)))][:K]
     assert set(rr["col"][:K]) != set(first_come)
     assert (rr["delta"] > 0).any() or K == 1
 
 
-def _mutant_untrack(k, t, st):
+def _mutant_untrack(k, st):
     """_untrack that forgets the scatter of the leaving column (S2 = N xbar^2 only)."""
     st["dA"][:, k] = 0.0
-    _ORIGINAL_UNTRACK(k, t, st)
+    _ORIGINAL_UNTRACK(k, st)
 
 
 _ORIGINAL_UNTRACK = ref._untrack
@@ -146,7 +170,7 @@ def test_reference_cap_covering_the_data_is_the_uncapped_reference(lam, eta, sch
                     full["N"], full["dA"], full["dB"], full["delta"], 0, lam, eta, schedule,
                     loss, family, r)
     col = st["col"]
-    assert st["kt"][0] == m and (col >= 0).all() and not st["PQ"].any()
+    assert st["kt"][0] == m and (col >= 0).all() and not st["Pv"].any()
     for key in ("w", "xbar", "dA", "dB"):
         np.testing.assert_allclose(st[key], full[key][..., col], rtol=1e-12, atol=1e-14,
                                    err_msg=key)
@@ -174,7 +198,7 @@ def test_cap_covering_the_data_equals_uncapped_and_exact(loss):
         capped = SketchedOAUCM(lam=0.1, eta=eta, rank=rank, loss=loss, max_columns=m).fit(X, y)
         free = SketchedOAUCM(lam=0.1, eta=eta, rank=rank, loss=loss,
                              max_columns=None).fit(X, y)
-        assert capped.n_slots_ == m and not capped.untracked_moments_.any()
+        assert capped.n_slots_ == m and not capped.untracked_quad_.any()
         np.testing.assert_array_equal(capped.coef_, free.coef_)
         np.testing.assert_array_equal(capped.decision_function(X), free.decision_function(X))
     from sosl import OAUCS
@@ -196,8 +220,8 @@ def test_estimator_equals_reference_under_the_cap():
     st = ref.capped_state(X.shape[1], r, K)
     t = ref.capped_pass(X.toarray(), s, np.arange(X.shape[0], dtype=np.intp), st, 0, 0.01,
                         0.05, CONST, LOSS_M, ref.FAMILY_FD_DIAG, r, K)
-    w = np.array([ref.decay(a, t, CONST, 0.05, 0.01) for a in st["ut"]]) * st["uw"]
-    w[st["col"]] = st["w"]
+    assert t == X.shape[0]
+    w = _weights(st)
     mean = st["S"][0] / st["N"][:, None]
     mean[:, st["col"]] = st["xbar"]
     assert model.n_slots_ == K and (st["slot"] < 0).sum() > 10
@@ -246,35 +270,26 @@ def test_failed_one_row_call_in_a_full_capped_model_leaves_it_unchanged():
 
 
 @pytest.mark.parametrize("eta,new", [(0.1, dict(eta=0.3)), (None, dict(lam=0.02))])
-def test_step_change_brings_lazy_weights_up_to_date(eta, new, monkeypatch):
-    """A new step applies from the next round on: the lazy weights stored under the old
-    (eta, lam) are first brought up to date with it. One round later an untracked weight
-    untouched by that round has shrunk by exactly that round's factor; a mutant that skips
-    the refresh (and so decays the whole gap at the new rate) is caught."""
+def test_step_change_mid_stream_equals_the_reference(eta, new):
+    """The lazy weights keep the shrink they were given (the scale R is state, not a formula
+    in t): a new step between two calls applies from the next round on, as in two
+    reference passes with the two steps."""
     X, y = _sparse_data()
-    kw = dict(rank=2, lam=0.05, eta=eta, max_columns=4)
-
-    def run():
-        model = SketchedOAUCM(**kw).fit(X[:80], y[:80])
-        old = model.coef_
-        model.set_params(**new).partial_fit(X[80:81], y[80:81])
-        return model, old
-    model, old = run()
-    untouched = np.flatnonzero((model.column_map_ >= 0) & (old != 0.0))
-    untouched = np.setdiff1d(untouched, X[80].indices)
-    slot = model.column_slots_[model.column_map_[untouched]]
-    untouched = untouched[slot < 0]
-    assert untouched.size > 5
-    lam = new.get("lam", 0.05)
-    factor = 1.0 - new["eta"] * lam if "eta" in new else 1.0 - 1.0 / 81   # 1 - eta_81 lam
-    np.testing.assert_allclose(model.coef_[untouched], old[untouched] * factor, rtol=1e-12)
-    monkeypatch.setattr(SketchedOAUCM, "_refresh_lazy_weights",
-                        staticmethod(lambda state, m, schedule: None))
-    mutant, _ = run()
-    if eta is None:       # 1/(lam t) decays as a/t whatever lam is: nothing to refresh
-        np.testing.assert_allclose(mutant.coef_, model.coef_, rtol=1e-12, atol=1e-15)
-    else:
-        assert not np.allclose(mutant.coef_[untouched], old[untouched] * factor, rtol=1e-6)
+    s = np.where(y == 1, 1.0, -1.0)
+    lam0 = 0.05
+    model = SketchedOAUCM(rank=2, lam=lam0, eta=eta, max_columns=4).fit(X[:80], y[:80])
+    model.set_params(**new).partial_fit(X[80:], y[80:])
+    sched = INV if eta is None else CONST
+    st = ref.capped_state(X.shape[1], 2, 4)
+    Xd = np.asarray(X.toarray())
+    t = ref.capped_pass(Xd, s, np.arange(80, dtype=np.intp), st, 0, lam0, eta or 0.0, sched,
+                        LOSS_M, ref.FAMILY_FD_DIAG, 2, 4)
+    ref.capped_pass(Xd, s, np.arange(80, X.shape[0], dtype=np.intp), st, t,
+                    new.get("lam", lam0), new.get("eta", eta or 0.0), sched, LOSS_M,
+                    ref.FAMILY_FD_DIAG, 2, 4)
+    w = _weights(st)
+    assert (st["slot"] < 0).sum() > 10 and np.abs(w).max() > 1e-3
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-12, atol=1e-14)
 
 
 def test_max_columns_frozen_and_validated():

@@ -33,7 +33,7 @@ stored and nothing on the others, so a round costs O(r K + nnz) plus a scan of t
 counts on the rounds where a column may be promoted.
 """
 
-from libc.math cimport pow, sqrt
+from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
@@ -48,15 +48,7 @@ from sosl._core._moments cimport round_prologue
 cdef enum:
     PROMOTE = 2       # sosl._core._sketch_ref.PROMOTE (the hysteresis of a promotion)
 
-
-cdef inline double decay(long long a, long long b, int schedule, double eta,
-                         double lam) noexcept nogil:
-    """prod_{s=a+1}^{b} (1 - eta_s lam): the shrink of rounds a+1..b of a lazy weight."""
-    if b == a:
-        return 1.0
-    if schedule == STEP_CONSTANT:
-        return pow(1.0 - eta * lam, <double> (b - a))
-    return <double> a / <double> b
+cdef double RESCALE = 1e100     # sosl._core._sketch_ref.RESCALE
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,
@@ -75,10 +67,11 @@ def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize
 
 
 def current_weights(const long long[::1] c, const long long[::1] col_slot,
-                    const double[::1] w, const double[::1] uw, const long long[::1] ut,
-                    long long t, int schedule, double eta, double lam, double[::1] out):
-    """Weights after round t of the compact columns ``c`` into ``out``: a tracked column's
-    slot weight, an untracked one's lazy weight times :func:`decay` since it was stored."""
+                    const double[::1] w, const double[::1] W, const long long[::1] ep,
+                    const double[:, :, ::1] S, const double[::1] RH, long long epoch,
+                    double[::1] out):
+    """Current weights of the compact columns ``c`` into ``out``: a tracked column's slot
+    weight, an untracked one's lazy weight R (W + S1_0 H_0 + S1_1 H_1) (C2)."""
     cdef Py_ssize_t q, j
     with nogil:
         for q in range(c.shape[0]):
@@ -86,7 +79,60 @@ def current_weights(const long long[::1] c, const long long[::1] col_slot,
             if col_slot[j] >= 0:
                 out[q] = w[col_slot[j]]
             else:
-                out[q] = uw[j] * decay(ut[j], t, schedule, eta, lam)
+                out[q] = weight_of(j, W, ep, epoch, S, RH)
+
+
+cdef inline double weight_of(Py_ssize_t j, const double[::1] W, const long long[::1] ep,
+                             long long epoch, const double[:, :, ::1] S,
+                             const double[::1] RH) noexcept nogil:
+    """R (W_j + S1_0j H_0 + S1_1j H_1), W_j counted as 0 outside the current epoch (C2)."""
+    cdef double Wj = W[j] if ep[j] == epoch else 0.0
+    return RH[0] * (Wj + S[0, 0, j] * RH[1] + S[0, 1, j] * RH[2])
+
+
+cdef inline void set_weight(Py_ssize_t j, double v, double[::1] W, long long[::1] ep,
+                            long long epoch, const double[:, :, ::1] S,
+                            const double[::1] RH) noexcept nogil:
+    """Store weight v of untracked column j (after its sums S are final)."""
+    W[j] = v / RH[0] - (S[0, 0, j] * RH[1] + S[0, 1, j] * RH[2])
+    ep[j] = epoch
+
+
+cdef void moments(Py_ssize_t j, double sign, const double[::1] W, const long long[::1] ep,
+                  long long epoch, const double[:, :, ::1] S, double[:, ::1] Pv,
+                  double[:, :, ::1] Qm) noexcept nogil:
+    """Add (sign=1) or remove (-1) column j's terms u S1_c of Pv and u u' T of Qm (C3)."""
+    cdef double u[3]
+    cdef double T[4]
+    cdef int c, a, b
+    u[0] = W[j] if ep[j] == epoch else 0.0
+    u[1] = S[0, 0, j]
+    u[2] = S[0, 1, j]
+    T[0] = S[1, 0, j]
+    T[1] = S[1, 1, j]
+    T[2] = u[1] * u[1]
+    T[3] = u[2] * u[2]
+    for c in range(2):
+        for a in range(3):
+            Pv[c, a] += sign * (u[1 + c] * u[a])
+    for c in range(4):
+        for a in range(3):
+            for b in range(3):
+                Qm[c, a, b] += sign * (T[c] * (u[a] * u[b]))
+
+
+cdef inline double quad(const double[:, :, ::1] Qm, int c, const double[::1] RH) noexcept nogil:
+    """h' Qm_c h, h = (1, H_0, H_1)."""
+    cdef double h[3]
+    cdef double acc = 0.0
+    cdef int a, b
+    h[0] = 1.0
+    h[1] = RH[1]
+    h[2] = RH[2]
+    for a in range(3):
+        for b in range(3):
+            acc += h[a] * Qm[c, a, b] * h[b]
+    return acc
 
 
 cdef double shrink(double* B, int r, int m, int cap, double* gram, double* evals,
@@ -124,12 +170,13 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 double[::1] delta, long long t0, double lam, double eta, int schedule,
                 int loss, int family, int r, long long K, long long[::1] slot_col,
                 long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
-                double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ):
+                double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+                double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_):
     """Run the sketched learner over the CSR rows ``order``; update the state in place.
 
     ``colmap`` must already map every column of the visited rows (:func:`assign_columns`).
     The slot arrays (``w, xbar, B, dA, dB, slot_col``, last axis) have a capacity of at
-    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, uw, ut, S``) at least
+    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, W, ep, S``) at least
     ``m``; ``nslots[0]`` is the number of slots in use. Returns the round counter after the
     pass. See :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference
     takes dense rows in original coordinates).
@@ -140,11 +187,11 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     cdef int niwork = 3 + 5 * n2
     cdef Py_ssize_t nq = order.shape[0]
     cdef Py_ssize_t q, i, k, j, d, sl, kmin, nu, u
-    cdef long long t = t0, cmin = 0, kt = nslots[0], maxnnz = 1
+    cdef long long t = t0, cmin = 0, kt = nslots[0], maxnnz = 1, epoch = epoch_[0]
     cdef int own, opp, nr, inc = 1, mi, c
     cdef bint has_opp
     cdef double y, eta_t, mu, s2, d_mu = 0.0, d_s2 = 0.0, n, f, zj, invn, one = 1.0, zero = 0.0
-    cdef double rho, v, vn, xj, s1o, s2o, gj, mu_u, dp0, dp1, dq20, dq21, dq10, dq11, s1n, s2n
+    cdef double rho, v, xj, s1o, s2o, gj, mu_u, P, Q2, Q1, Rn, nopp = 0.0
     cdef double* Bc
     cdef double* row
     cdef char* tr = b"T"
@@ -177,6 +224,8 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
         with nogil:
             for q in range(nq):
                 i = order[q]
+                if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+                    rescale(m, col_slot, W, ep, epoch, S, Pv, Qm, RH)
                 # (C1): counts, free slots, promotion of a frequent untracked column
                 for k in range(indptr[i], indptr[i + 1]):
                     j = colmap[indices[k]]
@@ -184,8 +233,8 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                     if col_slot[j] >= 0:
                         continue
                     if kt < K:
-                        track(j, kt, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw, ut,
-                              S, PQ, n2, schedule, eta, lam)
+                        track(j, kt, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                              epoch, S, Pv, Qm, RH, n2)
                         kt += 1
                         continue
                     if cnt[j] <= PROMOTE * cmin:        # cmin <= the least count: no
@@ -196,10 +245,10 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                             kmin = sl
                     cmin = cnt[slot_col[kmin]]
                     if cnt[j] > PROMOTE * cmin:
-                        untrack(kmin, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw, ut,
-                                S, PQ, n2)
-                        track(j, kmin, t, N, w, xbar, B, dA, dB, slot_col, col_slot, uw,
-                              ut, S, PQ, n2, schedule, eta, lam)
+                        untrack(kmin, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                                epoch, S, Pv, Qm, RH, n2)
+                        track(j, kmin, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                              epoch, S, Pv, Qm, RH, n2)
                 t += 1
                 mi = <int> kt
                 y = s[i]
@@ -213,7 +262,7 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                     if sl >= 0:
                         xd[sl] += data[k]
                     else:
-                        v = uw[j] * decay(ut[j], t - 1, schedule, eta, lam)
+                        v = weight_of(j, W, ep, epoch, S, RH)
                         uv[nu] = v
                         nu += 1
                         mu_u += v * data[k]
@@ -239,12 +288,20 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                     s2 = 0.0
                     for j in range(mi):
                         s2 += w[j] * Sw[j]
-                    n = <double> N[opp]
-                    mu += y * (mu_u - PQ[0, opp] / n)                     # (C2)
-                    f = PQ[1, opp] - PQ[2, opp] / n
+                    nopp = <double> N[opp]
+                    P = RH[0] * (Pv[opp, 0] + Pv[opp, 1] * RH[1] + Pv[opp, 2] * RH[2])  # (C3)
+                    Q2 = RH[0] * RH[0] * quad(Qm, opp, RH)
+                    Q1 = RH[0] * RH[0] * quad(Qm, 2 + opp, RH)
+                    mu += y * (mu_u - P / nopp)                           # (C4)
+                    f = Q2 - Q1 / nopp
                     if f > 0.0:
-                        s2 += f / n                                       # (C3)
+                        s2 += f / nopp                                    # (C5)
                     loss_grad(loss, mu, s2, &d_mu, &d_s2)                 # eq. (13)/(14)
+                if nu > 0:
+                    for k in range(indptr[i], indptr[i + 1]):
+                        j = colmap[indices[k]]
+                        if col_slot[j] < 0:
+                            moments(j, -1.0, W, ep, epoch, S, Pv, Qm)
                 # add x to its own class: (S1), eq. (15)/(17), shrink (S3)-(S4)
                 N[own] += 1
                 n = <double> N[own]
@@ -277,89 +334,70 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 else:
                     for j in range(mi):
                         w[j] -= eta_t * (lam * w[j])
-                # the untracked columns of x: (C4), raw sums, lazy weights, P and Q
-                if nu > 0:
-                    dp0 = dp1 = dq20 = dq21 = dq10 = dq11 = 0.0
-                    u = 0
-                    invn = 1.0 / <double> N[opp] if has_opp else 0.0
-                    for k in range(indptr[i], indptr[i + 1]):
-                        j = colmap[indices[k]]
-                        if col_slot[j] >= 0:
-                            xd[col_slot[j]] = 0.0
-                            continue
-                        v = uv[u]
-                        u += 1
-                        xj = data[k]
-                        gj = lam * v
-                        if has_opp:
-                            n = <double> N[opp]
-                            s1o = S[0, opp, j]
-                            s2o = S[1, opp, j] - s1o * s1o / n
-                            if s2o < 0.0:
-                                s2o = 0.0
-                            gj = gj + d_mu * y * (xj - s1o / n) + 2.0 * d_s2 * (s2o / n) * v
-                        vn = v - eta_t * gj
-                        for c in range(2):
-                            s1o = S[0, c, j]
-                            s2o = S[1, c, j]
-                            if c == own:
-                                s1n = s1o + xj
-                                s2n = s2o + xj * xj
-                                S[0, c, j] = s1n
-                                S[1, c, j] = s2n
-                            else:
-                                s1n = s1o
-                                s2n = s2o
-                            if c == 0:
-                                dp0 += s1n * vn - rho * (s1o * v)
-                                dq20 += s2n * vn * vn - rho * rho * (s2o * v * v)
-                                dq10 += s1n * s1n * vn * vn - rho * rho * (s1o * s1o * v * v)
-                            else:
-                                dp1 += s1n * vn - rho * (s1o * v)
-                                dq21 += s2n * vn * vn - rho * rho * (s2o * v * v)
-                                dq11 += s1n * s1n * vn * vn - rho * rho * (s1o * s1o * v * v)
-                        uw[j] = vn
-                        ut[j] = t
-                    PQ[0, 0] = rho * PQ[0, 0] + dp0
-                    PQ[0, 1] = rho * PQ[0, 1] + dp1
-                    PQ[1, 0] = rho * rho * PQ[1, 0] + dq20
-                    PQ[1, 1] = rho * rho * PQ[1, 1] + dq21
-                    PQ[2, 0] = rho * rho * PQ[2, 0] + dq10
-                    PQ[2, 1] = rho * rho * PQ[2, 1] + dq11
+                # the lazy weights: scale, epoch, drift (C2); the untracked columns of x (C6)
+                if schedule == STEP_CONSTANT:
+                    Rn = RH[0] * rho
                 else:
-                    for c in range(3):
-                        PQ[c, 0] *= rho if c == 0 else rho * rho
-                        PQ[c, 1] *= rho if c == 0 else rho * rho
-                    for k in range(indptr[i], indptr[i + 1]):
-                        xd[col_slot[colmap[indices[k]]]] = 0.0
+                    Rn = 1.0 / <double> t
+                if Rn == 0.0:                                             # a new epoch
+                    epoch += 1
+                    for c in range(2):
+                        Pv[c, 0] = 0.0
+                    for c in range(4):
+                        for d in range(3):
+                            Qm[c, 0, d] = 0.0
+                            Qm[c, d, 0] = 0.0
+                    RH[1] = 0.0
+                    RH[2] = 0.0
+                    Rn = 1.0
+                RH[0] = Rn
+                if has_opp:
+                    RH[1 + opp] += eta_t * d_mu * y / (nopp * Rn)
+                u = 0
+                for k in range(indptr[i], indptr[i + 1]):
+                    j = colmap[indices[k]]
+                    if col_slot[j] >= 0:
+                        xd[col_slot[j]] = 0.0
+                        continue
+                    v = uv[u]
+                    u += 1
+                    xj = data[k]
+                    gj = lam * v
+                    if has_opp:
+                        s1o = S[0, opp, j]
+                        s2o = S[1, opp, j] - s1o * s1o / nopp
+                        if s2o < 0.0:
+                            s2o = 0.0
+                        gj = gj + d_mu * y * (xj - s1o / nopp) + 2.0 * d_s2 * (s2o / nopp) * v
+                    S[0, own, j] += xj
+                    S[1, own, j] += xj * xj
+                    set_weight(j, v - eta_t * gj, W, ep, epoch, S, RH)
+                    moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
     finally:
         free(xd)
         free(iwork)
     nslots[0] = kt
+    epoch_[0] = epoch
     return t
 
 
-cdef void untrack(Py_ssize_t k, long long t, long long[::1] N, double[::1] w,
-                  double[:, ::1] xbar, double[:, :, ::1] B, double[:, ::1] dA,
-                  double[:, ::1] dB, long long[::1] slot_col, long long[::1] col_slot,
-                  double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ,
-                  int n2) noexcept nogil:
-    """The column of slot k leaves it after round t: mean, scatter and weight kept (raw
-    sums, lazy weight), its sketch coordinates dropped. Reference ``_untrack``."""
+cdef void untrack(Py_ssize_t k, long long[::1] N, double[::1] w, double[:, ::1] xbar,
+                  double[:, :, ::1] B, double[:, ::1] dA, double[:, ::1] dB,
+                  long long[::1] slot_col, long long[::1] col_slot, double[::1] W,
+                  long long[::1] ep, long long epoch, double[:, :, ::1] S, double[:, ::1] Pv,
+                  double[:, :, ::1] Qm, const double[::1] RH, int n2) noexcept nogil:
+    """The column of slot k leaves it: mean, scatter and weight kept (raw sums, lazy
+    weight), its sketch coordinates dropped. Reference ``_untrack``."""
     cdef Py_ssize_t j = slot_col[k], d
     cdef int c
-    cdef double v = w[k], s1, s2, nc
-    uw[j] = v
-    ut[j] = t
+    cdef double nc
     for c in range(2):
         nc = <double> N[c]
-        s1 = nc * xbar[c, k]                                     # S1 = N xbar
-        s2 = dA[c, k] + nc * xbar[c, k] * xbar[c, k]             # S2 = scatter + N xbar^2
-        S[0, c, j] = s1
-        S[1, c, j] = s2
-        PQ[0, c] += v * s1
-        PQ[1, c] += v * v * s2
-        PQ[2, c] += v * v * s1 * s1
+        S[0, c, j] = nc * xbar[c, k]                             # S1 = N xbar
+        S[1, c, j] = dA[c, k] + nc * xbar[c, k] * xbar[c, k]     # S2 = scatter + N xbar^2
+    set_weight(j, w[k], W, ep, epoch, S, RH)
+    moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
+    for c in range(2):
         xbar[c, k] = 0.0
         dA[c, k] = 0.0
         dB[c, k] = 0.0
@@ -370,22 +408,22 @@ cdef void untrack(Py_ssize_t k, long long t, long long[::1] N, double[::1] w,
     slot_col[k] = -1
 
 
-cdef void track(Py_ssize_t j, Py_ssize_t k, long long t, long long[::1] N, double[::1] w,
+cdef void track(Py_ssize_t j, Py_ssize_t k, long long[::1] N, double[::1] w,
                 double[:, ::1] xbar, double[:, :, ::1] B, double[:, ::1] dA,
                 double[:, ::1] dB, long long[::1] slot_col, long long[::1] col_slot,
-                double[::1] uw, long long[::1] ut, double[:, :, ::1] S, double[:, ::1] PQ,
-                int n2, int schedule, double eta, double lam) noexcept nogil:
-    """Compact column j enters slot k after round t with zero sketch coordinates, its mean
-    S1/N and its exact scatter S2 - S1^2/N. Reference ``_track``."""
+                double[::1] W, long long[::1] ep, long long epoch, double[:, :, ::1] S,
+                double[:, ::1] Pv, double[:, :, ::1] Qm, const double[::1] RH,
+                int n2) noexcept nogil:
+    """Compact column j enters slot k with zero sketch coordinates, its mean S1/N and its
+    exact scatter S2 - S1^2/N. Reference ``_track``."""
     cdef int c
     cdef Py_ssize_t d
-    cdef double v = uw[j] * decay(ut[j], t, schedule, eta, lam), s1, s2, nc
+    cdef double s1, s2, nc
+    w[k] = weight_of(j, W, ep, epoch, S, RH)
+    moments(j, -1.0, W, ep, epoch, S, Pv, Qm)
     for c in range(2):
         s1 = S[0, c, j]
         s2 = S[1, c, j]
-        PQ[0, c] -= v * s1
-        PQ[1, c] -= v * v * s2
-        PQ[2, c] -= v * v * s1 * s1
         xbar[c, k] = 0.0
         dA[c, k] = 0.0
         if N[c] > 0:
@@ -399,8 +437,32 @@ cdef void track(Py_ssize_t j, Py_ssize_t k, long long t, long long[::1] N, doubl
             B[c, d, k] = 0.0
         S[0, c, j] = 0.0
         S[1, c, j] = 0.0
-    w[k] = v
-    uw[j] = 0.0
-    ut[j] = 0
+    W[j] = 0.0
     slot_col[k] = j
     col_slot[j] = k
+
+
+cdef void rescale(long long m, const long long[::1] col_slot, double[::1] W,
+                  long long[::1] ep, long long epoch, const double[:, :, ::1] S,
+                  double[:, ::1] Pv, double[:, :, ::1] Qm, double[::1] RH) noexcept nogil:
+    """Fold the scale and drift into the W's of the untracked columns < m (R = 1, H = 0)
+    and rebuild Pv, Qm. Reference ``_rescale``."""
+    cdef Py_ssize_t j
+    cdef int c, a, b
+    for j in range(m):
+        if col_slot[j] < 0:
+            W[j] = weight_of(j, W, ep, epoch, S, RH)
+            ep[j] = epoch
+    RH[0] = 1.0
+    RH[1] = 0.0
+    RH[2] = 0.0
+    for c in range(2):
+        for a in range(3):
+            Pv[c, a] = 0.0
+    for c in range(4):
+        for a in range(3):
+            for b in range(3):
+                Qm[c, a, b] = 0.0
+    for j in range(m):
+        if col_slot[j] < 0:
+            moments(j, 1.0, W, ep, epoch, S, Pv, Qm)

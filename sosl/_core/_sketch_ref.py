@@ -53,12 +53,14 @@ delta      running sum of the shrinks (S3)             ``shrinkage_``
 r          sketch rank (2 r rows before a shrink)      ``rank``
 K          tracked columns (slots) at most             ``max_columns``
 cnt        rows holding a value, per column            ``column_counts_``
-uw, ut     lazy weight of an untracked column and      ``untracked_weights_``,
-           the round it was last brought up to date    ``untracked_rounds_``
+W, ep      lazy weight base of an untracked column,    ``untracked_weights_``,
+           and the epoch it belongs to                 ``untracked_epochs_``
 S          raw sums sum x, sum x^2 per class of an     ``untracked_sums_``
            untracked column
-PQ         sum w S1, sum w^2 S2, sum w^2 S1^2 per      ``untracked_moments_``
-           class over the untracked columns
+R, H       scale and drift accumulators of the lazy    ``untracked_scale_``
+           weights: w_j = R (W_j + S1_0j H_0 + S1_1j H_1)
+Pv, Qm     sums over the untracked columns of u S1_c   ``untracked_lin_``,
+           and u u' T (u = (W, S1_0, S1_1))            ``untracked_quad_``
 =========  ==========================================  ==============================
 
 Bounded sketch (``max_columns = K``)
@@ -68,33 +70,46 @@ other column seen is *untracked* and has an exact diagonal variance only, so tha
 Sigma ~ blockdiag(sketch on the tracked set, diag on the rest) and a round costs
 O(r K + nnz) instead of O(r m). The tracked arrays (``w, xbar, B, dA, dB``) are indexed by
 slot (``col[k]`` is the column in slot k); an untracked column j keeps its raw sums
-``S1 = sum x_j``, ``S2 = sum x_j^2`` per class (so that xbar_j = S1/N and its scatter
-S2 - S1^2/N need no update on the rounds where x_j = 0) and a lazy weight.
+``S1 = sum x_j``, ``S2 = sum x_j^2`` per class (xbar_j = S1/N and its scatter S2 - S1^2/N
+need no update on the rounds where x_j = 0) and a lazy weight.
 
     cnt_j += 1 for every stored x_j                                             (C1)
     j untracked, a slot free            -> j takes the next slot
     j untracked, cnt_j > PROMOTE cnt_min -> j takes the slot of the least-counted
                                            tracked column (the first such slot)
 
-Leaving a slot, a column keeps its mean and its exact scatter (S1 = N xbar,
-S2 = dA + N xbar^2) and its weight, and loses its sketch coordinates (its column of every
-class's B is set to 0, which only drops rows and columns of B'B: the residual
-A'A - B'B restricted to the other columns is unchanged). Entering a slot it starts with
-zero sketch coordinates, xbar = S1/N and dA = S2 - S1^2/N: its variance is still exact
-(through the diagonal term of ``fd_diag``) and its covariances with the others are learnt
-from then on. The round, with U the untracked columns of x:
+Leaving a slot, a column keeps its mean and exact scatter (S1 = N xbar, S2 = dA + N xbar^2)
+and its weight, and loses its sketch coordinates (its column of every class's B is set to
+0, which only drops a row and a column of B'B). Entering a slot it starts with zero
+sketch coordinates, xbar = S1/N and dA = S2 - S1^2/N: its variance stays exact (through
+the diagonal term of ``fd_diag``) and its covariances with the other tracked columns are
+learnt from then on.
 
-    mu = w_T.a_T + y (v_U.x_U - P_opp / N_opp)                                  (C2)
-    s2 = w_T' Sigma_T w_T + (Q2_opp - Q1_opp / N_opp) / N_opp                   (C3)
-    g_j = lam v_j + d_mu y (x_j - S1_j/N) + 2 d_s2 D_j v_j,  j in U,
-          D_j = (S2_j - S1_j^2/N) / N  (the opposite class)                     (C4)
+On a round where x_j = 0 the gradient step of an untracked weight is
 
-where ``v_j = uw_j prod_{s=ut_j+1}^{t-1} (1 - eta_s lam)`` is the untracked weight brought up
-to date (:func:`decay`). An untracked weight moves by its full gradient (C4) on the rounds
-where x_j is stored and only by the shrink ``1 - eta_t lam`` on the others: the terms
-``-d_mu y xbar_j`` and ``2 d_s2 D_j w_j`` of the rounds where x_j = 0 are dropped. That, and
-the block-diagonal covariance, are the approximations of the cap; with K at least the
-number of columns seen every column is tracked, U is empty, P = Q = 0, and
+    w_j <- rho_t w_j + eta_t d_mu y S1_opp,j / N_opp - 2 eta_t d_s2 D_j w_j
+    (rho_t = 1 - eta_t lam)
+
+The first two terms are applied exactly and lazily: with a scale R (R_t = 1/t for the step
+1/(lam t), R_t = R_{t-1} rho_t for a constant step) and drift accumulators
+H_c += eta_t d_mu y / (N_c R_t) (c the opposite class), ``w_j = R (W_j + S1_0j H_0 + S1_1j
+H_1)`` holds between the rounds where x_j is stored, since S1 is constant there        (C2)
+The third (the column's own variance, times 2 d_s2 eta_t, small for a rare column) is
+applied only on the rounds where x_j is stored: that, and the block-diagonal covariance,
+are the approximations of the cap. With u_j = (W_j, S1_0j, S1_1j), h = (1, H_0, H_1):
+
+    P_c = sum_U w_j S1_cj = R h.Pv_c,          Pv_c = sum_U u_j S1_cj           (C3)
+    Q_T = sum_U w_j^2 T_j = R^2 h' Qm_T h,     Qm_T = sum_U u_j u_j' T_j
+    mu = w_T.a_T + y (v_X.x_X - P_opp / N_opp)                                 (C4)
+    s2 = w_T' Sigma_T w_T + (Q_{S2,opp} - Q_{S1^2,opp} / N_opp) / N_opp          (C5)
+    g_j = lam v_j + d_mu y (x_j - S1_opp,j / N) + 2 d_s2 D_j v_j, j stored      (C6)
+
+with T in (S2_0, S2_1, S1_0^2, S1_1^2) and D_j = (S2 - S1^2/N)/N of the opposite class;
+Pv and Qm change only where a column is stored, enters or leaves. A round where R would
+become 0 (rho_t = 0) starts a new *epoch*: every W counts as 0 from then on (columns carry
+the epoch of their W), R = 1, H = 0, and the W-parts of Pv, Qm are cleared; a scale outside
+[1e-100, 1e100] is folded into the W's (O(m), once in many rounds). With K at least the
+number of columns seen every column is tracked, U is empty, Pv = Qm = 0, and
 :func:`capped_pass` is :func:`sketch_pass`.
 """
 
@@ -105,7 +120,7 @@ from ._losses_ref import loss_grad
 from ._moments_ref import round_prologue
 
 __all__ = ["FAMILY_FD", "FAMILY_FD_DIAG", "PROMOTE", "shrink", "add_row", "sketch_moments",
-           "sketch_pass", "decay", "capped_state", "capped_pass"]
+           "sketch_pass", "RESCALE", "capped_state", "weight_of", "capped_pass"]
 
 FAMILY_FD = int(SketchFamily.FAMILY_FD)
 FAMILY_FD_DIAG = int(SketchFamily.FAMILY_FD_DIAG)
@@ -202,13 +217,8 @@ def sketch_pass(X, s, order, w, xbar, B, nrows, N, dA, dB, delta, t0, lam, eta, 
     return t
 
 
-def decay(a, b, schedule, eta, lam):
-    """prod_{s=a+1}^{b} (1 - eta_s lam): the shrink of rounds a+1..b (lazy weights)."""
-    if b == a:
-        return 1.0
-    if schedule == STEP_CONSTANT:
-        return (1.0 - eta * lam) ** (b - a)                       # constant step
-    return a / b                                                   # prod (1 - 1/s) telescopes
+#: a scale of the lazy weights outside [1 / RESCALE, RESCALE] is folded into them
+RESCALE = 1e100
 
 
 def capped_state(p, r, K):
@@ -218,37 +228,74 @@ def capped_state(p, r, K):
                 dA=np.zeros((2, K)), dB=np.zeros((2, K)), delta=np.zeros(2),
                 col=np.full(K, -1, dtype=np.int64), kt=np.zeros(1, dtype=np.int64),
                 cnt=np.zeros(p, dtype=np.int64), slot=np.full(p, -1, dtype=np.int64),
-                uw=np.zeros(p), ut=np.zeros(p, dtype=np.int64), S=np.zeros((2, 2, p)),
-                PQ=np.zeros((3, 2)))
+                W=np.zeros(p), ep=np.zeros(p, dtype=np.int64), S=np.zeros((2, 2, p)),
+                Pv=np.zeros((2, 3)), Qm=np.zeros((4, 3, 3)), RH=np.array([1.0, 0.0, 0.0]),
+                epoch=np.zeros(1, dtype=np.int64))
 
 
-def _untrack(k, t, st):
-    """Column col[k] leaves slot k after round t: keeps mean, scatter and weight (lazy)."""
+def _u(j, st):
+    """u_j = (W_j, S1_0j, S1_1j), W_j counted as 0 outside the current epoch."""
+    W = st["W"][j] if st["ep"][j] == st["epoch"][0] else 0.0
+    return np.array([W, st["S"][0, 0, j], st["S"][0, 1, j]])
+
+
+def _moments(j, st, sign):
+    """Add (sign=1) or remove (-1) column j's terms of Pv and Qm (C3)."""
+    u, S1, S2 = _u(j, st), st["S"][0, :, j], st["S"][1, :, j]
+    T = np.r_[S2, S1 * S1]                                         # S2_0, S2_1, S1_0^2, S1_1^2
+    st["Pv"] += sign * S1[:, None] * u
+    st["Qm"] += sign * T[:, None, None] * np.outer(u, u)
+
+
+def weight_of(j, st):
+    """Current weight of untracked column j: R (W_j + S1_0j H_0 + S1_1j H_1) (C2)."""
+    R, h = st["RH"][0], np.r_[1.0, st["RH"][1:]]
+    return R * float(_u(j, st) @ h)
+
+
+def _set_weight(j, v, st):
+    """Store weight v of untracked column j (after its sums S are final)."""
+    R, H = st["RH"][0], st["RH"][1:]
+    st["W"][j] = v / R - st["S"][0, :, j] @ H
+    st["ep"][j] = st["epoch"][0]
+
+
+def _untrack(k, st):
+    """Column col[k] leaves slot k: keeps mean, scatter and weight (lazy)."""
     j, N = st["col"][k], st["N"]
-    st["uw"][j], st["ut"][j] = st["w"][k], t
     st["S"][0, :, j] = N * st["xbar"][:, k]                        # S1 = N xbar
     st["S"][1, :, j] = st["dA"][:, k] + N * st["xbar"][:, k] ** 2   # S2 = scatter + N xbar^2
-    v, S1, S2 = st["uw"][j], st["S"][0, :, j], st["S"][1, :, j]
-    st["PQ"] += np.array([v * S1, v * v * S2, v * v * S1 * S1])
+    _set_weight(j, st["w"][k], st)
+    _moments(j, st, 1.0)
     st["slot"][j], st["col"][k] = -1, -1
     for name in ("w", "xbar", "dA", "dB"):
         st[name][..., k] = 0.0
     st["B"][:, :, k] = 0.0                                         # sketch coordinates dropped
 
 
-def _track(j, k, t, st, schedule, eta, lam):
-    """Column j enters slot k after round t, with zero sketch coordinates."""
+def _track(j, k, st):
+    """Column j enters slot k, with zero sketch coordinates."""
     N, S1, S2 = st["N"], st["S"][0, :, j], st["S"][1, :, j]
-    v = st["uw"][j] * decay(st["ut"][j], t, schedule, eta, lam)
-    st["PQ"] -= np.array([v * S1, v * v * S2, v * v * S1 * S1])
-    st["w"][k] = v
+    st["w"][k] = weight_of(j, st)
+    _moments(j, st, -1.0)
     for c in (0, 1):
         if N[c] > 0:
             st["xbar"][c, k] = S1[c] / N[c]                         # xbar = S1 / N
             st["dA"][c, k] = max(S2[c] - S1[c] * S1[c] / N[c], 0.0)  # exact scatter
     st["col"][k], st["slot"][j] = j, k
     st["S"][:, :, j] = 0.0
-    st["uw"][j], st["ut"][j] = 0.0, 0
+    st["W"][j] = 0.0
+
+
+def _rescale(st, m):
+    """Fold the scale and drift into the W's of the untracked columns < m: R = 1, H = 0."""
+    U = [j for j in range(m) if st["slot"][j] < 0]
+    v = [weight_of(j, st) for j in U]
+    st["RH"][:] = (1.0, 0.0, 0.0)
+    st["Pv"][:], st["Qm"][:] = 0.0, 0.0
+    for j, vj in zip(U, v):
+        st["W"][j], st["ep"][j] = vj, st["epoch"][0]
+        _moments(j, st, 1.0)
 
 
 def capped_pass(X, s, order, st, t0, lam, eta, schedule, loss, family, r, K):
@@ -259,8 +306,11 @@ def capped_pass(X, s, order, st, t0, lam, eta, schedule, loss, family, r, K):
     the state in one dict, and ``K`` the number of slots.
     """
     t = t0
+    p = X.shape[1]
     for i in order:
         x, y = X[i], s[i]
+        if not 1.0 / RESCALE <= abs(st["RH"][0]) <= RESCALE:
+            _rescale(st, p)
         nz = np.flatnonzero(x)
         for j in nz:                                                            # (C1)
             st["cnt"][j] += 1
@@ -268,47 +318,57 @@ def capped_pass(X, s, order, st, t0, lam, eta, schedule, loss, family, r, K):
                 continue
             kt = int(st["kt"][0])
             if kt < K:
-                _track(j, kt, t, st, schedule, eta, lam)
+                _track(j, kt, st)
                 st["kt"][0] += 1
                 continue
             k = int(np.argmin(st["cnt"][st["col"][:kt]]))
             if st["cnt"][j] > PROMOTE * st["cnt"][st["col"][k]]:
-                _untrack(k, t, st)
-                _track(j, k, t, st, schedule, eta, lam)
+                _untrack(k, st)
+                _track(j, k, st)
         t += 1
         own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)             # eq. (12) step
         rho = 1.0 - eta_t * lam
         kt = int(st["kt"][0])
         xs = x[st["col"][:kt]]                                                  # tracked x
         U = nz[st["slot"][nz] < 0]                                              # untracked
-        v = st["uw"][U] * np.array([decay(a, t - 1, schedule, eta, lam) for a in st["ut"][U]])
+        v = np.array([weight_of(j, st) for j in U])
         w, xbar = st["w"][:kt], st["xbar"][:, :kt]
         B, dA, dB = st["B"][:, :, :kt], st["dA"][:, :kt], st["dB"][:, :kt]
         g = lam * w
         gU = lam * v
-        if st["N"][opp] > 0:
+        has_opp = st["N"][opp] > 0
+        if has_opp:
             n = float(st["N"][opp])
-            S1, S2 = st["S"][0, opp, U], st["S"][1, opp, U]
-            P, Q2, Q1 = st["PQ"][:, opp]
+            R, h = st["RH"][0], np.r_[1.0, st["RH"][1:]]
+            P = R * float(st["Pv"][opp] @ h)                                    # (C3)
+            Q2 = R * R * float(h @ st["Qm"][opp] @ h)
+            Q1 = R * R * float(h @ st["Qm"][2 + opp] @ h)
             a = y * (xs - xbar[opp])                                            # a = y (x - xbar)
             Sw, s2 = sketch_moments(w, opp, B, st["nrows"], st["N"], dA, dB, family)
-            mu = float(w @ a) + y * (float(v @ x[U]) - P / n)                   # (C2)
-            s2 = s2 + max(Q2 - Q1 / n, 0.0) / n                                 # (C3)
+            mu = float(w @ a) + y * (float(v @ x[U]) - P / n)                   # (C4)
+            s2 = s2 + max(Q2 - Q1 / n, 0.0) / n                                 # (C5)
             _, d_mu, d_s2 = loss_grad(loss, mu, s2)                             # eq. (13)/(14)
             g = g + d_mu * a + 2.0 * d_s2 * Sw                                  # chain rule
+            S1, S2 = st["S"][0, opp, U], st["S"][1, opp, U]
             D = np.maximum(S2 - S1 * S1 / n, 0.0) / n
-            gU = gU + d_mu * y * (x[U] - S1 / n) + 2.0 * d_s2 * D * v           # (C4)
+            gU = gU + d_mu * y * (x[U] - S1 / n) + 2.0 * d_s2 * D * v           # (C6)
+        for j in U:
+            _moments(j, st, -1.0)
         add_row(xs, own, xbar, B, st["nrows"], st["N"], dA, dB, st["delta"], r)  # (S1)-(S4)
-        S_old = st["S"][:, :, U].copy()
+        w -= eta_t * g                                                          # eq. (12)
+        R = 1.0 / t if schedule != STEP_CONSTANT else st["RH"][0] * rho         # (C2) scale
+        if R == 0.0:                                                            # a new epoch
+            st["epoch"][0] += 1
+            st["Pv"][:, 0] = 0.0
+            st["Qm"][:, 0, :], st["Qm"][:, :, 0] = 0.0, 0.0
+            st["RH"][1:] = 0.0
+            R = 1.0
+        st["RH"][0] = R
+        if has_opp:
+            st["RH"][1 + opp] += eta_t * d_mu * y / (n * R)                     # (C2) drift
         st["S"][0, own, U] += x[U]                                              # raw sums
         st["S"][1, own, U] += x[U] ** 2
-        w -= eta_t * g                                                          # eq. (12)
-        v_new = v - eta_t * gU                                                  # eq. (12), U
-        S_new = st["S"][:, :, U]
-        st["PQ"][0] = rho * st["PQ"][0] + S_new[0] @ v_new - rho * (S_old[0] @ v)
-        st["PQ"][1] = rho * rho * st["PQ"][1] + S_new[1] @ v_new ** 2 \
-            - rho * rho * (S_old[1] @ v ** 2)
-        st["PQ"][2] = rho * rho * st["PQ"][2] + (S_new[0] ** 2) @ v_new ** 2 \
-            - rho * rho * ((S_old[0] ** 2) @ v ** 2)
-        st["uw"][U], st["ut"][U] = v_new, t
+        for j, vj in zip(U, v - eta_t * gU):                                    # eq. (12), U
+            _set_weight(j, vj, st)
+            _moments(j, st, 1.0)
     return t
