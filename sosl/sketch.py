@@ -44,8 +44,9 @@ class SketchedOAUCM(BaseOnlineAUC):
     """OAUC-M (or OAUC-S) with frequent-directions sketches of the class covariances.
 
     The round of :class:`sosl.OAUCM`, with each class covariance replaced by a rank-r
-    sketch, so that memory is O(r m) and a round costs O(r m) amortised for m distinct
-    features seen so far, instead of O(p^2). With ``mu = y_t w.(x_t - xbar_t)`` and
+    sketch over at most K tracked columns (the most frequent; ``max_columns``) and an
+    exact diagonal elsewhere, so that memory is O(r K + m) and a round costs O(r K + nnz)
+    amortised for m distinct features seen so far, instead of O(p^2). With ``mu = y_t w.(x_t - xbar_t)`` and
     ``s2 = w' Sigma_t w``, the loss of round t is
 
         L_t(w) = lam/2 ||w||^2 + psi(mu, s2),   Sigma_t ~ B'B / N  (+ a diagonal),
@@ -78,13 +79,19 @@ class SketchedOAUCM(BaseOnlineAUC):
         data sets (fd_diag ahead by 0.002 on w8a, fd ahead by less than 0.001 on the text
         and Dorothea data, all within one fold standard deviation); fd_diag is the default
         for its exact per-feature variances at the same cost.
-    max_columns : int or None, default=1024
+    max_columns : int, "auto" or None, default="auto"
         K, the most columns the sketch covers (its *tracked* set: the columns stored in the
         most rows, with hysteresis, see Notes). The other columns seen keep their exact
         variance only (a diagonal covariance) and cost O(1) on the rounds where they hold
-        a value, so a round costs O(r K + nnz) amortised instead of O(r m). None: no cap
-        (every column is tracked, cost O(r m)). With K at least the number of distinct
-        columns seen the learner is the uncapped one, operation for operation.
+        a value, so a round costs O(r K + nnz) amortised instead of O(r m). ``"auto"``:
+        ``8 * rank``. A round's sketch work is about ``7 r K`` flops (two products with
+        the up to 2r sketch rows, and the shrink's ``4 r^2 K`` every r rows) on top of a
+        fixed ``~72 r^2`` (the ``2r x 2r`` eigenproblem every r rows); at ``K = 8 r`` the two
+        are of one order, so a smaller K saves little time (measured at r = 32 on the
+        Davidson tweets: 11.5 us/row at K = 1, 17.7 at K = 64, 20.0 at K = 256), while a
+        larger one costs in proportion. None: no cap (every column is tracked, cost
+        O(r m)). With K at least the number of distinct columns seen the learner is the
+        uncapped one, operation for operation.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -133,10 +140,13 @@ class SketchedOAUCM(BaseOnlineAUC):
     exact scatter in the diagonal term, so every column's own variance stays exact
     (``fd_diag``) and covariances are learnt only between tracked columns, from their entry
     on. An untracked column takes its full gradient step on the rounds where it holds a
-    value and only the ``lam`` shrink on the others (applied lazily); the other terms of
-    those rounds (``-d_mu y xbar_j``, ``2 d_s2 Sigma_jj w_j``, small for a rare column) are
-    dropped. Its contributions to ``mu`` and ``s2`` are exact, through running sums. The
-    cost of the cap in AUC is measured in ``benchmarks/bench_sketch_vocab.py``. A
+    value; on the others its weight moves by the ``lam`` shrink and the centering term
+    ``eta_t d_mu y xbar_j`` (applied exactly and lazily, through a global scale and two
+    drift sums), and only the term ``2 eta_t d_s2 Sigma_jj w_j`` of those rounds (its own
+    variance, small for a rare column) is dropped. Its contributions to ``mu`` and ``s2``
+    are exact, through running sums (see :mod:`sosl._core._sketch_ref`, (C1)-(C6)). The
+    cost of the cap in AUC is measured in ``benchmarks/bench_sketch_vocab.py`` (within
+    0.002 of the uncapped sketch, or above it, on SMS spam and the Davidson tweets). A
     shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). A
     one-row call (``learn_one``) saves, for the case it fails, only the sketch rows it can
     write (the row it appends to each class's sketch, or a whole class's sketch when that
@@ -173,7 +183,8 @@ class SketchedOAUCM(BaseOnlineAUC):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"m", "s"})],
         "sketch": [StrOptions({"fd", "fd_diag"})],
-        "max_columns": [Interval(Integral, 1, None, closed="left"), None],
+        "max_columns": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                        None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
@@ -183,7 +194,7 @@ class SketchedOAUCM(BaseOnlineAUC):
                     "untracked_lin_", "untracked_quad_", "untracked_scale_", "untracked_epoch_")
 
     def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag",
-                 max_columns=1024, shuffle=False, random_state=None):
+                 max_columns="auto", shuffle=False, random_state=None):
         self.lam = lam
         self.eta = eta
         self.rank = rank
@@ -201,14 +212,21 @@ class SketchedOAUCM(BaseOnlineAUC):
     def _layout(self):
         return {"rank": int(self.rank), "loss": _LOSSES[self.loss],
                 "sketch": _FAMILIES[self.sketch],
-                "max_columns": None if self.max_columns is None else int(self.max_columns),
+                "max_columns": self._max_columns(),
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
                                 else Schedule.STEP_CONSTANT)}
+
+    def _max_columns(self):
+        """K as an int (``"auto"``: 8 rank), or None for no cap."""
+        if self.max_columns is None:
+            return None
+        return 8 * int(self.rank) if self.max_columns == "auto" else int(self.max_columns)
 
     def _init_state(self, n_features):
         r = int(self.rank)
         cap = max(1, min(n_features, 64))
-        kcap = cap if self.max_columns is None else min(cap, int(self.max_columns))
+        K = self._max_columns()
+        kcap = cap if K is None else min(cap, K)
         return {
             "weights_": np.zeros(kcap),
             "compact_means_": np.zeros((2, kcap)),

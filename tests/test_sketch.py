@@ -313,8 +313,8 @@ def test_failed_one_row_call_restores_the_sketch_rows_it_wrote():
     exactly as one that never saw them."""
     X, y = _data()
     r = 3
-    model = SketchedOAUCM(rank=r, lam=0.01, eta=0.05).partial_fit(X[:20], y[:20],
-                                                                 classes=[0, 1])
+    model = SketchedOAUCM(rank=r, lam=0.01, eta=0.05, max_columns=None).partial_fit(
+        X[:20], y[:20], classes=[0, 1])
     twin = pickle.loads(pickle.dumps(model))
     saved = model._backup_names(X[20])["sketches_"]
     assert isinstance(saved, tuple) and saved[0].shape[0] <= 2 * r + 1

@@ -322,3 +322,13 @@ def test_state_is_bounded_by_the_cap_not_the_columns_seen():
     assert model.n_active_ > 1500 and model.sketches_.shape[-1] <= 16
     assert set(model.column_map_[head]) <= set(model.slot_columns_)   # the heavy hitters
     assert auc(y, model.decision_function(X)) > 0.85
+
+
+def test_auto_cap_is_eight_times_the_rank():
+    X, y = _sparse_data(n=400, p=200)
+    model = SketchedOAUCM(rank=2).fit(X, y)
+    assert model._layout_["max_columns"] == 16 and model.n_slots_ == 16
+    assert model.n_active_ > 16 and model.sketches_.shape[-1] == 16
+    same = SketchedOAUCM(rank=2, max_columns=16).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, same.coef_)
+    model.set_params(max_columns=16).partial_fit(X[:5], y[:5])      # the same layout
