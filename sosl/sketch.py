@@ -7,14 +7,16 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _sketch
+from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule
-from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
+from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG, PROMOTE, RESCALE
 
 __all__ = ["SketchedOAUCM"]
 
 _CONTROLLER = []
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 
 def _one_blas_thread():
@@ -46,8 +48,8 @@ class SketchedOAUCM(BaseOnlineAUC):
     The round of :class:`sosl.OAUCM`, with each class covariance replaced by a rank-r
     sketch over at most K tracked columns (the most frequent; ``max_columns``) and an
     exact diagonal elsewhere, so that memory is O(r K + m) and a round costs O(r K + nnz)
-    amortised for m distinct features seen so far, instead of O(p^2). With ``mu = y_t w.(x_t - xbar_t)`` and
-    ``s2 = w' Sigma_t w``, the loss of round t is
+    amortised for m distinct features seen so far, instead of O(p^2). With
+    ``mu = y_t w.(x_t - xbar_t)`` and ``s2 = w' Sigma_t w``, the loss of round t is
 
         L_t(w) = lam/2 ||w||^2 + psi(mu, s2),   Sigma_t ~ B'B / N  (+ a diagonal),
 
@@ -317,6 +319,92 @@ class SketchedOAUCM(BaseOnlineAUC):
         if X.shape[0] == 1 and (K is None or self.n_slots_ < K):
             backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
+
+    def _learn_one_in_place(self, x, s):
+        """One canonical CSR row of a capped model on the live state, O(r K + nnz).
+
+        The round writes the slot arrays (O(r K): weights, means, diagonals, and of the
+        sketches the rows :meth:`_sketch_rows_at_stake` names, or all of them when the row
+        may promote a column), the column arrays at the row's columns and at the tracked
+        ones (a column leaving its slot), the class counts and the small sums: those are
+        saved first and restored if anything came out non-finite, and False is returned so
+        that the general path reports the problem on the unchanged model. A round that
+        would fold the lazy scale into every weight (O(m), rare) or an uncapped model
+        (whose state is O(r m) anyway) takes the general path too. The pre-score for the
+        Platt scaling, the pass and the checks are those of the general path: the result
+        equals ``partial_fit`` on the row bit for bit.
+        """
+        d = self.__dict__
+        K = d["_layout_"]["max_columns"]
+        if K is None or not (
+                sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
+                and x.data.dtype == np.float64 and x.indices.dtype == np.int32
+                and x.indptr.dtype == np.int32 and x.has_canonical_format
+                and _finite_array(x.data)):
+            return False
+        if not 1.0 / RESCALE <= abs(d["untracked_scale_"][0]) <= RESCALE:
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = self._decision(x)
+        if not _finite_array(f):
+            return False
+        kt = d["n_slots_"]
+        c = d["column_map_"][x.indices]
+        cnt = d["column_counts_"]
+        tracked = d["slot_columns_"][:kt]
+        untracked = c < 0
+        untracked[~untracked] = d["column_slots_"][c[~untracked]] < 0
+        may_promote = kt == K and untracked.any() and bool(
+            (np.where(c[untracked] >= 0, cnt[np.maximum(c[untracked], 0)], 0) + 1).max()
+            > PROMOTE * cnt[tracked].min())
+        slot_names = ("weights_", "compact_means_", "scatter_diag_", "sketch_diag_",
+                      "slot_columns_")
+        refs = {name: d[name] for name in slot_names + _COLUMN_ARRAYS + ("sketches_",)}
+        # the row's columns, the tracked ones (one may leave its slot) and the compact
+        # indices the row's new columns will take (inside the capacity, else grown)
+        m0, cap = d["n_active_"], d["column_counts_"].shape[0]
+        cols = np.union1d(np.union1d(c[c >= 0], tracked),
+                          np.arange(m0, min(m0 + int((c < 0).sum()), cap)))
+        saved_cols = {name: refs[name][..., cols].copy() for name in _COLUMN_ARRAYS}
+        saved_slots = {name: refs[name].copy() for name in slot_names}
+        at_stake = (slice(None),) if may_promote else self._sketch_rows_at_stake()
+        saved_B = refs["sketches_"][at_stake].copy()
+        small = ("sketch_rows_", "counts_", "shrinkage_", "untracked_lin_", "untracked_quad_",
+                 "untracked_scale_")
+        saved_small = {name: d[name].copy() for name in small}
+        saved_scalars = {name: d[name] for name in ("t_", "n_active_", "n_slots_",
+                                                     "untracked_epoch_")}
+        cmap = d["column_map_"]
+        saved_cmap = cmap[x.indices].copy()
+        ok = False
+        try:
+            self._run_pass(d, x, np.array([float(s)]), _ONE_ROW)   # x is canonical
+            grown = any(d[name] is not refs[name] for name in refs)
+            ok = (all(_finite_array(d[name]) for name in slot_names[:4])
+                  and _finite_array(d["sketches_"][at_stake])
+                  and all(_finite_array(d[name]) for name in small)
+                  and all(_finite_array(d[name][..., cols]) for name in
+                          ("untracked_weights_", "untracked_sums_"))
+                  and (not grown or all(_finite_array(d[name]) for name in
+                                        ("untracked_weights_", "untracked_sums_"))))
+        finally:
+            if not ok:
+                for name, ref in refs.items():
+                    d[name] = ref
+                for name, value in saved_cols.items():
+                    refs[name][..., cols] = value
+                for name, value in saved_slots.items():
+                    refs[name][...] = value
+                refs["sketches_"][at_stake] = saved_B
+                for name, value in saved_small.items():
+                    d[name][...] = value
+                d.update(saved_scalars)
+                cmap[x.indices] = saved_cmap
+        if not ok:
+            return False
+        d["n_seen_"] += 1
+        platt_steps(f, np.array([float(s)]), d["calibration_"])
+        return True
 
     def _sketch_rows_at_stake(self):
         """(class, row) indices of ``sketches_`` one round may write, whatever its label:

@@ -332,3 +332,71 @@ def test_auto_cap_is_eight_times_the_rank():
     same = SketchedOAUCM(rank=2, max_columns=16).fit(X, y)
     np.testing.assert_array_equal(model.coef_, same.coef_)
     model.set_params(max_columns=16).partial_fit(X[:5], y[:5])      # the same layout
+
+
+def _spy_general_path(monkeypatch):
+    calls = []
+    original = SketchedOAUCM._learn_validated
+    monkeypatch.setattr(SketchedOAUCM, "_learn_validated",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    return calls
+
+
+def test_typed_one_row_path_equals_partial_fit_bit_for_bit(monkeypatch):
+    """A capped model's learn_one plays the round on the live state (the general path is
+    not taken) and equals a one-row partial_fit in every fitted array, through promotions,
+    shrinks, new columns and capacity growth."""
+    X, y = _sparse_data(n=220, p=60)
+    kw = dict(rank=2, lam=0.01, eta=0.1, max_columns=5)
+    a = SketchedOAUCM(**kw).partial_fit(X[:3], y[:3], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    calls = _spy_general_path(monkeypatch)
+    slots_seen = set()
+    for i in range(3, 220):
+        b.learn_one(X[i], y[i])
+        slots_seen.add(tuple(b.slot_columns_[:b.n_slots_]))
+    assert calls == []                                     # the typed path took every row
+    for i in range(3, 220):
+        a.partial_fit(X[i], y[i:i + 1])
+    assert len(calls) == 217 and len(slots_seen) > 3        # the tracked set changed
+    fa, fb = _fitted(a), _fitted(b)
+    assert fa.keys() == fb.keys()
+    for key, value in fa.items():
+        np.testing.assert_array_equal(fb[key], value, err_msg=key)
+    np.testing.assert_array_equal(b.predict_proba(X), a.predict_proba(X))
+
+
+def test_typed_one_row_path_restores_what_it_wrote_on_failure(monkeypatch):
+    """Rows whose round overflows, at every fill level of the sketches (shrinks and
+    promotions at stake): the typed path restores every array and hands over to the
+    general path, which raises; the model then goes on as one that never saw them."""
+    X, y = _sparse_data(n=220, p=60)
+    model = SketchedOAUCM(rank=2, lam=0.01, eta=0.05, max_columns=5).fit(X[:40], y[:40])
+    twin = pickle.loads(pickle.dumps(model))
+    in_place = []
+    original = SketchedOAUCM._learn_one_in_place
+    monkeypatch.setattr(SketchedOAUCM, "_learn_one_in_place",
+                        lambda self, x, s: in_place.append(original(self, x, s)) or in_place[-1])
+    for i in range(40, 60):
+        before = _fitted(model)
+        big = X[i] * 1e200 + sp.csr_matrix(np.full((1, X.shape[1]), 1e200))
+        with pytest.raises(FloatingPointError, match="non-finite"):
+            model.learn_one(big, y[i])
+        assert in_place[-1] is False
+        for key, value in before.items():
+            np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
+        model.learn_one(X[i], y[i])
+        twin.learn_one(X[i], y[i])
+        assert in_place[-1] is True
+    for key, value in _fitted(twin).items():
+        np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
+    # a mutant that saves no sketch row is caught: the failed call leaves a written row
+    model._sketch_rows_at_stake = lambda: (np.zeros(0, np.intp), np.zeros(0, np.intp))
+    before = model.sketches_.copy()
+    seen = np.flatnonzero(model.column_map_ >= 0)
+    held = seen[model.column_slots_[model.column_map_[seen]] >= 0]     # tracked: no promotion
+    big = sp.csr_matrix((np.full(held.size, 1e200), (np.zeros(held.size, int), held)),
+                        shape=(1, X.shape[1]))
+    with pytest.raises(FloatingPointError):
+        model.learn_one(big, 1)
+    assert not np.array_equal(model.sketches_, before)
