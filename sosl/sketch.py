@@ -1,5 +1,6 @@
 """Sketched second-order online AUC learner for sparse, high-dimensional data: SketchedOAUCM."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,15 +20,31 @@ _CONTROLLER = []
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 
-def _one_blas_thread():
-    """Context limiting BLAS to one thread: the sketch products are skinny (m x 2r)
+class _OneBlasThread:
+    """Context limiting BLAS to one thread: the sketch products are skinny (K x 2r)
     matrix-vector products, for which OpenBLAS threads cost more than they save (measured
-    6x to 9x slower per round on two cores). The controller is built once (about 4 us per
-    use afterwards)."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    6x to 9x slower per round on two cores). The BLAS libraries are looked up once; a use
+    then costs about 5 us (threadpoolctl's general ``limit`` about 13 us), which matters
+    for one-row calls."""
+
+    def __enter__(self):
+        if not _CONTROLLER:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.extend(ThreadpoolController().select(user_api="blas").lib_controllers)
+        self._old = [lib.num_threads for lib in _CONTROLLER]
+        for lib in _CONTROLLER:
+            lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, old in zip(_CONTROLLER, self._old):
+            lib.set_num_threads(old)
+        return False
+
+
+def _one_blas_thread():
+    """A fresh :class:`_OneBlasThread` context."""
+    return _OneBlasThread()
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
@@ -328,83 +345,99 @@ class SketchedOAUCM(BaseOnlineAUC):
         may promote a column), the column arrays at the row's columns and at the tracked
         ones (a column leaving its slot), the class counts and the small sums: those are
         saved first and restored if anything came out non-finite, and False is returned so
-        that the general path reports the problem on the unchanged model. A round that
-        would fold the lazy scale into every weight (O(m), rare) or an uncapped model
-        (whose state is O(r m) anyway) takes the general path too. The pre-score for the
-        Platt scaling, the pass and the checks are those of the general path: the result
-        equals ``partial_fit`` on the row bit for bit.
+        that the general path reports the problem on the unchanged model. A row that needs
+        more capacity, a round that would fold the lazy scale into every weight (O(m),
+        rare) and an uncapped model (whose state is O(r m) anyway) take the general path
+        too. The pre-score for the Platt scaling, the pass and the checks are those of the
+        general path: the result equals ``partial_fit`` on the row bit for bit.
         """
         d = self.__dict__
-        K = d["_layout_"]["max_columns"]
+        layout = d["_layout_"]
+        K = layout["max_columns"]
         if K is None or not (
                 sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
                 and x.data.dtype == np.float64 and x.indices.dtype == np.int32
                 and x.indptr.dtype == np.int32 and x.has_canonical_format
                 and _finite_array(x.data)):
             return False
-        if not 1.0 / RESCALE <= abs(d["untracked_scale_"][0]) <= RESCALE:
+        RH = d["untracked_scale_"]
+        if not 1.0 / RESCALE <= abs(RH[0]) <= RESCALE:
             return False
+        cmap, cnt, col_slot = d["column_map_"], d["column_counts_"], d["column_slots_"]
+        c = cmap[x.indices]
+        new = c < 0
+        m0, kt = d["n_active_"], d["n_slots_"]
+        nnew = int(new.sum())
+        w = d["weights_"]
+        if m0 + nnew > cnt.shape[0] or (kt < K and kt + nnew > w.shape[0]):
+            return False                                  # the general path grows the state
         with np.errstate(over="ignore", invalid="ignore"):
             f = self._decision(x)
         if not _finite_array(f):
             return False
-        kt = d["n_slots_"]
-        c = d["column_map_"][x.indices]
-        cnt = d["column_counts_"]
         tracked = d["slot_columns_"][:kt]
-        untracked = c < 0
-        untracked[~untracked] = d["column_slots_"][c[~untracked]] < 0
-        may_promote = kt == K and untracked.any() and bool(
-            (np.where(c[untracked] >= 0, cnt[np.maximum(c[untracked], 0)], 0) + 1).max()
-            > PROMOTE * cnt[tracked].min())
-        slot_names = ("weights_", "compact_means_", "scatter_diag_", "sketch_diag_",
-                      "slot_columns_")
-        refs = {name: d[name] for name in slot_names + _COLUMN_ARRAYS + ("sketches_",)}
-        # the row's columns, the tracked ones (one may leave its slot) and the compact
-        # indices the row's new columns will take (inside the capacity, else grown)
-        m0, cap = d["n_active_"], d["column_counts_"].shape[0]
-        cols = np.union1d(np.union1d(c[c >= 0], tracked),
-                          np.arange(m0, min(m0 + int((c < 0).sum()), cap)))
-        saved_cols = {name: refs[name][..., cols].copy() for name in _COLUMN_ARRAYS}
-        saved_slots = {name: refs[name].copy() for name in slot_names}
-        at_stake = (slice(None),) if may_promote else self._sketch_rows_at_stake()
-        saved_B = refs["sketches_"][at_stake].copy()
-        small = ("sketch_rows_", "counts_", "shrinkage_", "untracked_lin_", "untracked_quad_",
-                 "untracked_scale_")
-        saved_small = {name: d[name].copy() for name in small}
-        saved_scalars = {name: d[name] for name in ("t_", "n_active_", "n_slots_",
-                                                     "untracked_epoch_")}
-        cmap = d["column_map_"]
-        saved_cmap = cmap[x.indices].copy()
+        old = c[~new]
+        may_promote = kt == K and bool(
+            (nnew and 1 > PROMOTE * cnt[tracked].min())
+            or (cnt[old][col_slot[old] < 0] + 1 > PROMOTE * cnt[tracked].min()).any())
+        # the row's columns, the tracked ones (one may leave its slot), the compact indices
+        # the new columns take (duplicates are harmless: the same value saved and restored)
+        cols = np.concatenate((old, tracked, np.arange(m0, m0 + nnew)))
+        B = d["sketches_"]
+        at_stake = self._sketch_parts_at_stake(may_promote)
+        xbar, dA, dB, slots = (d["compact_means_"], d["scatter_diag_"], d["sketch_diag_"],
+                               d["slot_columns_"])
+        W, ep, S = d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"]
+        nrows, N, delta, Pv, Qm = (d["sketch_rows_"], d["counts_"], d["shrinkage_"],
+                                   d["untracked_lin_"], d["untracked_quad_"])
+        saved_B = [B[idx].copy() for idx in at_stake]
+        saved = (w.copy(), xbar.copy(), dA.copy(), dB.copy(), slots.copy(), cnt[cols],
+                 col_slot[cols], W[cols], ep[cols], S[..., cols], nrows.copy(), N.copy(),
+                 delta.copy(), Pv.copy(), Qm.copy(), RH.copy(), x.indices, cmap[x.indices])
+        t0, epoch0 = d["t_"], d["untracked_epoch_"]
+        m = _sketch.assign_columns(x.indptr, x.indices, _ONE_ROW, cmap, m0)
+        nslots = np.array([kt], dtype=np.int64)
+        epoch = np.array([epoch0], dtype=np.int64)
+        eta = 0.0 if self.eta is None else float(self.eta)
         ok = False
         try:
-            self._run_pass(d, x, np.array([float(s)]), _ONE_ROW)   # x is canonical
-            grown = any(d[name] is not refs[name] for name in refs)
-            ok = (all(_finite_array(d[name]) for name in slot_names[:4])
-                  and _finite_array(d["sketches_"][at_stake])
-                  and all(_finite_array(d[name]) for name in small)
-                  and all(_finite_array(d[name][..., cols]) for name in
-                          ("untracked_weights_", "untracked_sums_"))
-                  and (not grown or all(_finite_array(d[name]) for name in
-                                        ("untracked_weights_", "untracked_sums_"))))
+            with _OneBlasThread():
+                t = _sketch.sketch_pass(
+                    x.data, x.indices, x.indptr, np.array([float(s)]), _ONE_ROW, cmap, m,
+                    w, xbar, B, nrows, N, dA, dB, delta, t0, float(self.lam), eta,
+                    layout["schedule"], layout["loss"], layout["sketch"], layout["rank"], K,
+                    slots, nslots, cnt, col_slot, W, ep, S, Pv, Qm, RH, epoch)
+            # the small sums in one check: a sum that overflows only sends the row to the
+            # general path, which then succeeds with the same result
+            ok = (_finite_array(w) and _finite_array(xbar) and _finite_array(dA)
+                  and _finite_array(dB) and all(_finite_array(B[idx]) for idx in at_stake)
+                  and _finite_array(W[cols]) and _finite_array(S[..., cols])
+                  and math.isfinite(delta.sum() + Pv.sum() + Qm.sum() + RH.sum()))
         finally:
             if not ok:
-                for name, ref in refs.items():
-                    d[name] = ref
-                for name, value in saved_cols.items():
-                    refs[name][..., cols] = value
-                for name, value in saved_slots.items():
-                    refs[name][...] = value
-                refs["sketches_"][at_stake] = saved_B
-                for name, value in saved_small.items():
-                    d[name][...] = value
-                d.update(saved_scalars)
-                cmap[x.indices] = saved_cmap
+                (w[:], xbar[:], dA[:], dB[:], slots[:], cnt[cols], col_slot[cols], W[cols],
+                 ep[cols], S[..., cols], nrows[:], N[:], delta[:], Pv[:], Qm[:],
+                 RH[:]) = saved[:16]
+                cmap[saved[16]] = saved[17]
+                for idx, value in zip(at_stake, saved_B):
+                    B[idx] = value
         if not ok:
             return False
-        d["n_seen_"] += 1
+        d.update(t_=t, n_active_=int(m), n_slots_=int(nslots[0]),
+                 untracked_epoch_=int(epoch[0]), n_seen_=d["n_seen_"] + 1)
         platt_steps(f, np.array([float(s)]), d["calibration_"])
         return True
+
+    def _sketch_parts_at_stake(self, may_promote):
+        """Index tuples of the parts of ``sketches_`` a one-row round may write: all of it
+        when it may promote a column (the leaving column's coordinates are zeroed), else
+        per class the row it appends, or the whole class when that row fills the sketch
+        (the shrink rewrites it)."""
+        if may_promote:
+            return [(slice(None),)]
+        n2 = 2 * self._layout_["rank"]
+        return [(c, slice(None)) if nr + 1 >= n2 else (c, nr)
+                for c, nr in enumerate(self.sketch_rows_.tolist())]
 
     def _sketch_rows_at_stake(self):
         """(class, row) indices of ``sketches_`` one round may write, whatever its label:
@@ -475,12 +508,12 @@ class SketchedOAUCM(BaseOnlineAUC):
         # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
         cmap = self.column_map_
         if sp.issparse(X):
-            X = X.tocsr()
-            c = cmap[X.indices]
-            seen = c >= 0
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            f = np.bincount(rows[seen], X.data[seen] * self._weights_of(c[seen]),
-                            minlength=X.shape[0])
+            X = _canonical_csr(X)
+            f = np.empty(X.shape[0])
+            _sketch.row_scores(X.data, X.indices, X.indptr, cmap, self.column_slots_,
+                               self.weights_, self.untracked_weights_, self.untracked_epochs_,
+                               self.untracked_sums_, self.untracked_scale_,
+                               self.untracked_epoch_, f)
         else:
             cols = np.flatnonzero(cmap >= 0)
             f = X[:, cols] @ self._weights_of(cmap[cols])

@@ -391,7 +391,7 @@ def test_typed_one_row_path_restores_what_it_wrote_on_failure(monkeypatch):
     for key, value in _fitted(twin).items():
         np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
     # a mutant that saves no sketch row is caught: the failed call leaves a written row
-    model._sketch_rows_at_stake = lambda: (np.zeros(0, np.intp), np.zeros(0, np.intp))
+    model._sketch_parts_at_stake = lambda may_promote: []
     before = model.sketches_.copy()
     seen = np.flatnonzero(model.column_map_ >= 0)
     held = seen[model.column_slots_[model.column_map_[seen]] >= 0]     # tracked: no promotion

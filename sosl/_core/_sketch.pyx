@@ -82,6 +82,28 @@ def current_weights(const long long[::1] c, const long long[::1] col_slot,
                 out[q] = weight_of(j, W, ep, epoch, S, RH)
 
 
+def row_scores(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+               const long long[::1] colmap, const long long[::1] col_slot,
+               const double[::1] w, const double[::1] W, const long long[::1] ep,
+               const double[:, :, ::1] S, const double[::1] RH, long long epoch,
+               double[::1] out):
+    """w.x of every CSR row into ``out`` (columns never seen count 0), in the row's order."""
+    cdef Py_ssize_t i, k, j
+    cdef double acc
+    with nogil:
+        for i in range(out.shape[0]):
+            acc = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = colmap[indices[k]]
+                if j < 0:
+                    continue
+                if col_slot[j] >= 0:
+                    acc += data[k] * w[col_slot[j]]
+                else:
+                    acc += data[k] * weight_of(j, W, ep, epoch, S, RH)
+            out[i] = acc
+
+
 cdef inline double weight_of(Py_ssize_t j, const double[::1] W, const long long[::1] ep,
                              long long epoch, const double[:, :, ::1] S,
                              const double[::1] RH) noexcept nogil:
