@@ -1,6 +1,5 @@
 """Sketched second-order online AUC learner for sparse, high-dimensional data: SketchedOAUCM."""
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,12 +11,14 @@ from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _sketch
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule
-from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG, PROMOTE, RESCALE
+from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
 
 __all__ = ["SketchedOAUCM"]
 
 _CONTROLLER = []
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
+#: whether the one-row path saves the sketch parts it may write (False: the tests' mutant)
+_ONE_ROW_SAVES_SKETCH = [True]
 
 
 class _OneBlasThread:
@@ -340,16 +341,16 @@ class SketchedOAUCM(BaseOnlineAUC):
     def _learn_one_in_place(self, x, s):
         """One canonical CSR row of a capped model on the live state, O(r K + nnz).
 
-        The round writes the slot arrays (O(r K): weights, means, diagonals, and of the
-        sketches the rows :meth:`_sketch_rows_at_stake` names, or all of them when the row
-        may promote a column), the column arrays at the row's columns and at the tracked
-        ones (a column leaving its slot), the class counts and the small sums: those are
-        saved first and restored if anything came out non-finite, and False is returned so
-        that the general path reports the problem on the unchanged model. A row that needs
-        more capacity, a round that would fold the lazy scale into every weight (O(m),
-        rare) and an uncapped model (whose state is O(r m) anyway) take the general path
-        too. The pre-score for the Platt scaling, the pass and the checks are those of the
-        general path: the result equals ``partial_fit`` on the row bit for bit.
+        The typed :func:`sosl._core._sketch.one_row` saves what the round can write (the
+        slot arrays, O(r K); of the sketches the rows the round appends or shrinks, or all
+        of them when the row may promote a column; the column arrays at the row's columns,
+        and at the tracked ones when one may leave its slot; the counts and small sums),
+        plays the round and restores everything if a written value is not finite; False is
+        then returned so that the general path reports the problem on the unchanged model.
+        A row that needs more capacity, a round that would fold the lazy scale into every
+        weight (O(m), rare) and an uncapped model (whose state is O(r m) anyway) take the
+        general path too. The pre-score for the Platt scaling, the pass and the checks are
+        those of the general path: the result equals ``partial_fit`` on the row bit for bit.
         """
         d = self.__dict__
         layout = d["_layout_"]
@@ -360,84 +361,30 @@ class SketchedOAUCM(BaseOnlineAUC):
                 and x.indptr.dtype == np.int32 and x.has_canonical_format
                 and _finite_array(x.data)):
             return False
-        RH = d["untracked_scale_"]
-        if not 1.0 / RESCALE <= abs(RH[0]) <= RESCALE:
-            return False
-        cmap, cnt, col_slot = d["column_map_"], d["column_counts_"], d["column_slots_"]
-        c = cmap[x.indices]
-        new = c < 0
-        m0, kt = d["n_active_"], d["n_slots_"]
-        nnew = int(new.sum())
-        w = d["weights_"]
-        if m0 + nnew > cnt.shape[0] or (kt < K and kt + nnew > w.shape[0]):
-            return False                                  # the general path grows the state
         with np.errstate(over="ignore", invalid="ignore"):
-            f = self._decision(x)
+            f = self._csr_decision(x)
         if not _finite_array(f):
             return False
-        tracked = d["slot_columns_"][:kt]
-        old = c[~new]
-        may_promote = kt == K and bool(
-            (nnew and 1 > PROMOTE * cnt[tracked].min())
-            or (cnt[old][col_slot[old] < 0] + 1 > PROMOTE * cnt[tracked].min()).any())
-        # the row's columns, the tracked ones (one may leave its slot), the compact indices
-        # the new columns take (duplicates are harmless: the same value saved and restored)
-        cols = np.concatenate((old, tracked, np.arange(m0, m0 + nnew)))
-        B = d["sketches_"]
-        at_stake = self._sketch_parts_at_stake(may_promote)
-        xbar, dA, dB, slots = (d["compact_means_"], d["scatter_diag_"], d["sketch_diag_"],
-                               d["slot_columns_"])
-        W, ep, S = d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"]
-        nrows, N, delta, Pv, Qm = (d["sketch_rows_"], d["counts_"], d["shrinkage_"],
-                                   d["untracked_lin_"], d["untracked_quad_"])
-        saved_B = [B[idx].copy() for idx in at_stake]
-        saved = (w.copy(), xbar.copy(), dA.copy(), dB.copy(), slots.copy(), cnt[cols],
-                 col_slot[cols], W[cols], ep[cols], S[..., cols], nrows.copy(), N.copy(),
-                 delta.copy(), Pv.copy(), Qm.copy(), RH.copy(), x.indices, cmap[x.indices])
-        t0, epoch0 = d["t_"], d["untracked_epoch_"]
-        m = _sketch.assign_columns(x.indptr, x.indices, _ONE_ROW, cmap, m0)
-        nslots = np.array([kt], dtype=np.int64)
-        epoch = np.array([epoch0], dtype=np.int64)
-        eta = 0.0 if self.eta is None else float(self.eta)
-        ok = False
-        try:
-            with _OneBlasThread():
-                t = _sketch.sketch_pass(
-                    x.data, x.indices, x.indptr, np.array([float(s)]), _ONE_ROW, cmap, m,
-                    w, xbar, B, nrows, N, dA, dB, delta, t0, float(self.lam), eta,
-                    layout["schedule"], layout["loss"], layout["sketch"], layout["rank"], K,
-                    slots, nslots, cnt, col_slot, W, ep, S, Pv, Qm, RH, epoch)
-            # the small sums in one check: a sum that overflows only sends the row to the
-            # general path, which then succeeds with the same result
-            ok = (_finite_array(w) and _finite_array(xbar) and _finite_array(dA)
-                  and _finite_array(dB) and all(_finite_array(B[idx]) for idx in at_stake)
-                  and _finite_array(W[cols]) and _finite_array(S[..., cols])
-                  and math.isfinite(delta.sum() + Pv.sum() + Qm.sum() + RH.sum()))
-        finally:
-            if not ok:
-                (w[:], xbar[:], dA[:], dB[:], slots[:], cnt[cols], col_slot[cols], W[cols],
-                 ep[cols], S[..., cols], nrows[:], N[:], delta[:], Pv[:], Qm[:],
-                 RH[:]) = saved[:16]
-                cmap[saved[16]] = saved[17]
-                for idx, value in zip(at_stake, saved_B):
-                    B[idx] = value
-        if not ok:
+        sv = np.array([float(s)])
+        nslots = np.array([d["n_slots_"]], dtype=np.int64)
+        epoch = np.array([d["untracked_epoch_"]], dtype=np.int64)
+        with _OneBlasThread():
+            t, m = _sketch.one_row(
+                x.data, x.indices, x.indptr, sv, _ONE_ROW, d["column_map_"], d["n_active_"],
+                d["weights_"], d["compact_means_"], d["sketches_"], d["sketch_rows_"],
+                d["counts_"], d["scatter_diag_"], d["sketch_diag_"], d["shrinkage_"], d["t_"],
+                float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                layout["schedule"], layout["loss"], layout["sketch"], layout["rank"], K,
+                d["slot_columns_"], nslots, d["column_counts_"], d["column_slots_"],
+                d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
+                d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"], epoch,
+                _ONE_ROW_SAVES_SKETCH[0])
+        if t < 0:
             return False
         d.update(t_=t, n_active_=int(m), n_slots_=int(nslots[0]),
                  untracked_epoch_=int(epoch[0]), n_seen_=d["n_seen_"] + 1)
-        platt_steps(f, np.array([float(s)]), d["calibration_"])
+        platt_steps(f, sv, d["calibration_"])
         return True
-
-    def _sketch_parts_at_stake(self, may_promote):
-        """Index tuples of the parts of ``sketches_`` a one-row round may write: all of it
-        when it may promote a column (the leaving column's coordinates are zeroed), else
-        per class the row it appends, or the whole class when that row fills the sketch
-        (the shrink rewrites it)."""
-        if may_promote:
-            return [(slice(None),)]
-        n2 = 2 * self._layout_["rank"]
-        return [(c, slice(None)) if nr + 1 >= n2 else (c, nr)
-                for c, nr in enumerate(self.sketch_rows_.tolist())]
 
     def _sketch_rows_at_stake(self):
         """(class, row) indices of ``sketches_`` one round may write, whatever its label:
@@ -496,25 +443,23 @@ class SketchedOAUCM(BaseOnlineAUC):
         """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both seen)."""
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        k = self.n_slots_
-        R, H0, H1 = self.untracked_scale_
-        # sum over the untracked columns of w S1_c (= N_c w.xbar_c there), eq. (C3)
-        P = R * (self.untracked_lin_ @ np.array([1.0, H0, H1]))
-        return float(-0.5 * (self.weights_[:k] @ (self.compact_means_[0, :k]
-                                                  + self.compact_means_[1, :k])
-                             + P[0] / self.counts_[0] + P[1] / self.counts_[1]))
+        return _sketch.intercept(self.weights_, self.compact_means_, self.n_slots_,
+                                 self.untracked_lin_, self.untracked_scale_, self.counts_)
 
     def _decision(self, X):
         # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
         cmap = self.column_map_
         if sp.issparse(X):
-            X = _canonical_csr(X)
-            f = np.empty(X.shape[0])
-            _sketch.row_scores(X.data, X.indices, X.indptr, cmap, self.column_slots_,
-                               self.weights_, self.untracked_weights_, self.untracked_epochs_,
-                               self.untracked_sums_, self.untracked_scale_,
-                               self.untracked_epoch_, f)
-        else:
-            cols = np.flatnonzero(cmap >= 0)
-            f = X[:, cols] @ self._weights_of(cmap[cols])
+            return self._csr_decision(_canonical_csr(X))
+        cols = np.flatnonzero(cmap >= 0)
+        f = X[:, cols] @ self._weights_of(cmap[cols])
+        return f + self.intercept_
+
+    def _csr_decision(self, X):
+        """Scores of canonical CSR rows (O(nnz), typed)."""
+        f = np.empty(X.shape[0])
+        _sketch.row_scores(X.data, X.indices, X.indptr, self.column_map_, self.column_slots_,
+                           self.weights_, self.untracked_weights_, self.untracked_epochs_,
+                           self.untracked_sums_, self.untracked_scale_, self.untracked_epoch_,
+                           f)
         return f + self.intercept_

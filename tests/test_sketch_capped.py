@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from sosl import OAUCM
+from sosl import sketch as sketch_module
 from sosl._core import _sketch
 from sosl._core import _sketch_ref as ref
 from sosl._core._codes import Loss, Schedule
@@ -391,7 +392,7 @@ def test_typed_one_row_path_restores_what_it_wrote_on_failure(monkeypatch):
     for key, value in _fitted(twin).items():
         np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
     # a mutant that saves no sketch row is caught: the failed call leaves a written row
-    model._sketch_parts_at_stake = lambda may_promote: []
+    monkeypatch.setattr(sketch_module, "_ONE_ROW_SAVES_SKETCH", [False])
     before = model.sketches_.copy()
     seen = np.flatnonzero(model.column_map_ >= 0)
     held = seen[model.column_slots_[model.column_map_[seen]] >= 0]     # tracked: no promotion

@@ -104,6 +104,19 @@ def row_scores(const double[::1] data, const int[::1] indices, const int[::1] in
             out[i] = acc
 
 
+def intercept(const double[::1] w, const double[:, ::1] xbar, long long kt,
+              const double[:, ::1] Pv, const double[::1] RH, const long long[::1] N):
+    """-(w.xbar_0 + w.xbar_1) / 2 over every column: the slots directly, the untracked
+    columns through P_c = R h.Pv_c = N_c w.xbar_c there (C3)."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0, P0, P1
+    for k in range(kt):
+        acc += w[k] * (xbar[0, k] + xbar[1, k])
+    P0 = RH[0] * (Pv[0, 0] + Pv[0, 1] * RH[1] + Pv[0, 2] * RH[2])
+    P1 = RH[0] * (Pv[1, 0] + Pv[1, 1] * RH[1] + Pv[1, 2] * RH[2])
+    return -0.5 * (acc + P0 / <double> N[0] + P1 / <double> N[1])
+
+
 cdef inline double weight_of(Py_ssize_t j, const double[::1] W, const long long[::1] ep,
                              long long epoch, const double[:, :, ::1] S,
                              const double[::1] RH) noexcept nogil:
@@ -203,6 +216,21 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     pass. See :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference
     takes dense rows in original coordinates).
     """
+    return run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
+                    delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
+                    col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+
+
+cdef long long run_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+             const double[::1] s, const Py_ssize_t[::1] order, const long long[::1] colmap,
+             long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+             long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
+             double[::1] delta, long long t0, double lam, double eta, int schedule,
+             int loss, int family, int r, long long K, long long[::1] slot_col,
+             long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
+             double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+             double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_) except? -1:
+    """The pass of :func:`sketch_pass` (shared with :func:`one_row`)."""
     cdef int cap = <int> w.shape[0]
     cdef int n2 = 2 * r
     cdef int nlwork = 1 + 6 * n2 + 2 * n2 * n2
@@ -488,3 +516,185 @@ cdef void rescale(long long m, const long long[::1] col_slot, double[::1] W,
     for j in range(m):
         if col_slot[j] < 0:
             moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
+
+
+cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
+    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else)."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    for k in range(n):
+        acc += a[k] - a[k]
+    return acc == 0.0
+
+
+def one_row(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+            const double[::1] s, const Py_ssize_t[::1] order, long long[::1] colmap,
+            long long m0, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+            long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
+            double[::1] delta, long long t0, double lam, double eta, int schedule, int loss,
+            int family, int r, long long K, long long[::1] slot_col, long long[::1] nslots,
+            long long[::1] cnt, long long[::1] col_slot, double[::1] W, long long[::1] ep,
+            double[:, :, ::1] S, double[:, ::1] Pv, double[:, :, ::1] Qm, double[::1] RH,
+            long long[::1] epoch_, bint save_sketch=True):
+    """One round of a capped model on the live state, transactional: the row ``0`` of the
+    CSR arrays, label sign ``s[0]`` (``order`` is ``[0]``).
+
+    Saves what the round can write (the slot arrays, of the sketches everything when the
+    row may promote a column, else per class the row it appends or the whole class when
+    that row fills it; the column arrays at the row's columns, the new columns' indices
+    and, with a possible promotion, the tracked ones; the column map at the row; the
+    counts and small sums), assigns the row's new columns, plays the round
+    (:func:`sketch_pass`), and restores everything if a written value is not finite.
+    Returns ``(t, m)`` after the round, or ``(-1, m0)`` when the row does not suit (more
+    capacity needed, or a scale to fold into every weight: nothing was written) and
+    ``(-2, m0)`` when the round came out non-finite (the state is as it was).
+    ``save_sketch=False`` leaves the sketches unsaved (a mutant for the tests only).
+    """
+    cdef Py_ssize_t nnz = indptr[1] - indptr[0], k, q, ncols, sl, nB, off
+    cdef long long kt = nslots[0], kcap = w.shape[0], cap = cnt.shape[0], nnew = 0, cmin
+    cdef long long j, m = m0, t = -2
+    cdef int n2 = 2 * r, c
+    cdef bint may_promote = False, ok = False
+    cdef double* bufd = NULL
+    cdef long long* bufi = NULL
+    cdef Py_ssize_t* cols = NULL
+    cdef double* p
+    cdef long long* pi
+    cdef Py_ssize_t rowB[2]
+    cdef Py_ssize_t lenB[2]
+    if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+        return -1, m0
+    for k in range(nnz):
+        if colmap[indices[k]] < 0:
+            nnew += 1
+    if m0 + nnew > cap or (kt < K and kt + nnew > kcap):
+        return -1, m0
+    if kt == K and kt > 0:
+        cmin = cnt[slot_col[0]]
+        for sl in range(1, kt):
+            if cnt[slot_col[sl]] < cmin:
+                cmin = cnt[slot_col[sl]]
+        for k in range(nnz):
+            j = colmap[indices[k]]
+            if j >= 0 and col_slot[j] < 0 and cnt[j] + 1 > PROMOTE * cmin:
+                may_promote = True
+    # the parts of the sketches at stake: (offset, length) in B's flat storage per class
+    if may_promote:
+        rowB[0], lenB[0], rowB[1], lenB[1] = 0, 2 * n2 * kcap, 0, 0
+    else:
+        for c in range(2):
+            if nrows[c] + 1 >= n2:
+                rowB[c], lenB[c] = c * n2 * kcap, n2 * kcap
+            else:
+                rowB[c], lenB[c] = (c * n2 + nrows[c]) * kcap, kcap
+    if not save_sketch:
+        lenB[0] = lenB[1] = 0
+    nB = lenB[0] + lenB[1]
+    ncols = nnz + (kt if may_promote else 0)
+    cols = <Py_ssize_t*> malloc((ncols + 1) * sizeof(Py_ssize_t))
+    bufd = <double*> malloc((7 * kcap + nB + 5 * ncols + 49) * sizeof(double))
+    bufi = <long long*> malloc((kcap + 3 * ncols + nnz + 4) * sizeof(long long))
+    try:
+        if cols == NULL or bufd == NULL or bufi == NULL:
+            raise MemoryError("one_row: no memory to save the state")
+        q = 0
+        for k in range(nnz):                       # new columns take m0, m0 + 1, ... in order
+            j = colmap[indices[k]]
+            if j < 0:
+                j = m
+                m += 1
+            cols[q] = j
+            q += 1
+        if may_promote:
+            for sl in range(kt):
+                cols[q] = slot_col[sl]
+                q += 1
+        m = m0
+        # save
+        p = bufd
+        memcpy(p, &w[0], kcap * sizeof(double))
+        memcpy(p + kcap, &xbar[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 3 * kcap, &dA[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 5 * kcap, &dB[0, 0], 2 * kcap * sizeof(double))
+        p += 7 * kcap
+        for c in range(2):
+            if lenB[c] > 0:
+                memcpy(p, &B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
+                p += lenB[c]
+        for q in range(ncols):
+            j = cols[q]
+            p[0], p[1], p[2], p[3], p[4] = W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j]
+            p += 5
+        p[0], p[1] = delta[0], delta[1]
+        memcpy(p + 2, &Pv[0, 0], 6 * sizeof(double))
+        memcpy(p + 8, &Qm[0, 0, 0], 36 * sizeof(double))
+        memcpy(p + 44, &RH[0], 3 * sizeof(double))
+        pi = bufi
+        memcpy(pi, &slot_col[0], kcap * sizeof(long long))
+        pi += kcap
+        for q in range(ncols):
+            j = cols[q]
+            pi[0], pi[1], pi[2] = cnt[j], col_slot[j], ep[j]
+            pi += 3
+        for k in range(nnz):
+            pi[k] = colmap[indices[k]]
+        pi += nnz
+        pi[0], pi[1], pi[2], pi[3] = nrows[0], nrows[1], N[0], N[1]
+        # assign the new columns (assign_columns), play the round
+        for k in range(nnz):
+            if colmap[indices[k]] < 0:
+                colmap[indices[k]] = m
+                m += 1
+        t = run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
+                     delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
+                     col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+        ok = (finite(&w[0], kcap) and finite(&xbar[0, 0], 2 * kcap)
+              and finite(&dA[0, 0], 2 * kcap) and finite(&dB[0, 0], 2 * kcap)
+              and finite(&delta[0], 2) and finite(&Pv[0, 0], 6)
+              and finite(&Qm[0, 0, 0], 36) and finite(&RH[0], 3))
+        for c in range(2):
+            ok = ok and (lenB[c] == 0 or finite(&B[0, 0, 0] + rowB[c], lenB[c]))
+        for q in range(ncols):
+            j = cols[q]
+            ok = ok and finite(&W[j], 1) and finite(&S[0, 0, j], 1) and finite(&S[0, 1, j], 1) \
+                and finite(&S[1, 0, j], 1) and finite(&S[1, 1, j], 1)
+    finally:
+        if not ok and cols != NULL and bufd != NULL and bufi != NULL:
+            p = bufd
+            memcpy(&w[0], p, kcap * sizeof(double))
+            memcpy(&xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
+            memcpy(&dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
+            p += 7 * kcap
+            for c in range(2):
+                if lenB[c] > 0:
+                    memcpy(&B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
+                    p += lenB[c]
+            for q in range(ncols - 1, -1, -1):     # in reverse: the first save of a
+                j = cols[q]                        # duplicated column is the original
+                off = 5 * q
+                W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j] = (
+                    p[off], p[off + 1], p[off + 2], p[off + 3], p[off + 4])
+            p += 5 * ncols
+            delta[0], delta[1] = p[0], p[1]
+            memcpy(&Pv[0, 0], p + 2, 6 * sizeof(double))
+            memcpy(&Qm[0, 0, 0], p + 8, 36 * sizeof(double))
+            memcpy(&RH[0], p + 44, 3 * sizeof(double))
+            pi = bufi
+            memcpy(&slot_col[0], pi, kcap * sizeof(long long))
+            pi += kcap
+            for q in range(ncols - 1, -1, -1):
+                j = cols[q]
+                off = 3 * q
+                cnt[j], col_slot[j], ep[j] = pi[off], pi[off + 1], pi[off + 2]
+            pi += 3 * ncols
+            for k in range(nnz):
+                colmap[indices[k]] = pi[k]
+            pi += nnz
+            nrows[0], nrows[1], N[0], N[1] = pi[0], pi[1], pi[2], pi[3]
+        free(cols)
+        free(bufd)
+        free(bufi)
+    if not ok:
+        return -2, m0
+    return t, m
