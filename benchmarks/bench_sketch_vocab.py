@@ -15,9 +15,15 @@ to 2^20 columns (HashingVectorizer, L2-normalized rows), after one seeded shuffl
   ``lam=1e-3`` (no tuning: the cap is compared at equal hyper-parameters); SGD keeps its
   defaults.
 
+* **one row at a time**: from a model fitted on the first ``--one-row`` rows, the next
+  ``--one-row`` rows by ``learn_one`` (CSR rows sliced beforehand) against one
+  ``partial_fit`` of the same rows, from the same state (min of ``--repeat``, interleaved);
+  the two models are checked equal.
+
 Targets (fixed before the first run):
   T1  capped r=32 (default K) >= 0.05x SGD hinge rows/s, on both datasets
   T2  capped r=32 (default K) AUC >= uncapped AUC - 0.002, on both datasets
+  T3  capped r=32 learn_one per row <= 5x its partial_fit per-row cost, on both datasets
 
 Run: ``nice -n 10 python benchmarks/bench_sketch_vocab.py [--repeat 3] [--folds 5]
 [--ks 64,128,512,1024,4096] [--datasets sms_spam,davidson_hate]``; ``$SOSL_DATA_DIR``
@@ -26,6 +32,7 @@ Run: ``nice -n 10 python benchmarks/bench_sketch_vocab.py [--repeat 3] [--folds 
 
 import argparse
 import os
+import pickle
 import sys
 
 import numpy as np
@@ -79,7 +86,37 @@ def _fit(label, K, X, y):
     return model.fit(X, y)
 
 
-def run(name, data_dir, ks, repeat, folds, seed):
+def one_row_table(name, X, y, n, repeat):
+    """learn_one per row against partial_fit per row on the same rows, same state."""
+    n = min(n, X.shape[0] // 2)
+    blob = pickle.dumps(SketchedOAUCM(lam=LAM, rank=RANK).fit(X[:n], y[:n]))
+    rows = [X[i] for i in range(n, 2 * n)]
+    labels = y[n:2 * n].tolist()
+    out = {}
+
+    def one():
+        model = pickle.loads(blob)
+        for row, label in zip(rows, labels):
+            model.learn_one(row, label)
+        out["one"] = model
+
+    def batch():
+        model = pickle.loads(blob)
+        model.partial_fit(X[n:2 * n], y[n:2 * n])
+        out["batch"] = model
+    unpickle = interleaved_min([lambda: pickle.loads(blob)], repeat)[0]
+    t_one, t_batch = interleaved_min([one, batch], repeat)
+    np.testing.assert_array_equal(out["one"].coef_, out["batch"].coef_)
+    per_one, per_batch = (t_one - unpickle) / n, (t_batch - unpickle) / n
+    ratio = per_one / per_batch
+    print(f"\n| {name}: {n} rows after {n} | us per row |\n|---|---:|\n"
+          f"| learn_one | {per_one * 1e6:.1f} |\n| partial_fit (one call) | "
+          f"{per_batch * 1e6:.1f} |\n\nT3 {name}: learn_one / partial_fit per row = "
+          f"{ratio:.2f} <= 5  {'PASS' if ratio <= 5 else 'MISS'}  (models equal bit for bit)")
+    return ratio <= 5
+
+
+def run(name, data_dir, ks, repeat, folds, seed, n_one):
     texts, y = _texts(name, data_dir)
     X = ds.vectorize_texts(texts)
     perm = np.random.default_rng(seed).permutation(X.shape[0])
@@ -112,7 +149,8 @@ def run(name, data_dir, ks, repeat, folds, seed):
           f"{'PASS' if t1 else 'MISS'}")
     print(f"T2 {name}: capped AUC - uncapped AUC = {gap:+.4f} >= -{TARGET_AUC_GAP}  "
           f"{'PASS' if t2 else 'MISS'}")
-    return t1 and t2
+    t3 = one_row_table(name, X, y, n_one, repeat) if n_one else True
+    return t1 and t2 and t3
 
 
 def main(argv=None):
@@ -124,6 +162,8 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--one-row", type=int, default=2000,
+                        help="rows of the one-row comparison (0: skip it)")
     args = parser.parse_args(argv)
     try:
         ks = [int(k) for k in args.ks.split(",") if k]
@@ -138,7 +178,7 @@ def main(argv=None):
           "same order")
     ok = True
     for name in args.datasets.split(","):
-        ok &= run(name, data_dir, ks, args.repeat, args.folds, args.seed)
+        ok &= run(name, data_dir, ks, args.repeat, args.folds, args.seed, args.one_row)
     return 0 if ok else 1
 
 
