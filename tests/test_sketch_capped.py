@@ -181,6 +181,15 @@ def test_reference_cap_covering_the_data_is_the_uncapped_reference(lam, eta, sch
         np.testing.assert_allclose(Bc.T @ Bc, Bf.T @ Bf, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(st["delta"], full["delta"], rtol=1e-12)
     assert (full["delta"] > 0).all() and np.abs(full["w"]).max() > 1e-3
+    # negative control: a cap one column short of the data is no longer the uncapped pass
+    short = ref.capped_state(p, r, m - 1)
+    ref.capped_pass(X, s, order, short, 0, lam, eta, schedule, loss, family, r, m - 1)
+    w_short = np.array([ref.weight_of(j, short) for j in range(p)])
+    w_short[short["col"]] = short["w"]
+    w_full = np.zeros(p)
+    w_full[col] = st["w"]
+    assert not np.allclose(w_short, full["w"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(w_full, full["w"], rtol=1e-12, atol=1e-14)
 
 
 def _sparse_data(seed=5, n=150, p=40):
@@ -204,9 +213,9 @@ def test_cap_covering_the_data_equals_uncapped_and_exact(loss):
         np.testing.assert_array_equal(capped.decision_function(X), free.decision_function(X))
     from sosl import OAUCS
     exact = (OAUCM(lam=0.1) if loss == "m" else OAUCS(lam=0.1, eta=eta)).fit(X.toarray(), y)
-    np.testing.assert_allclose(capped.coef_, exact.coef_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(capped.coef_, exact.coef_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(capped.decision_function(X), exact.decision_function(X.toarray()),
-                               rtol=1e-10, atol=1e-12)
+                               rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(capped.means_, exact.means_, rtol=1e-12, atol=1e-14)
     assert np.abs(exact.coef_).max() > 1e-2
 

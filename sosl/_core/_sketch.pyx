@@ -23,14 +23,17 @@ Memory is ``O(r m)`` floats plus one integer per original column.
 Bounded sketch
 --------------
 With at most ``K`` tracked columns (``max_columns``; reference
-:func:`sosl._core._sketch_ref.capped_pass`, tags (C1)-(C4)) the dense arrays (weights,
+:func:`sosl._core._sketch_ref.capped_pass`, tags (C1)-(C6)) the dense arrays (weights,
 means, sketch rows, diagonals) are indexed by *slot*: ``slot_col[k]`` is the compact column
 held by slot k and ``col_slot[j]`` the slot of compact column j (-1: untracked). Columns take
 free slots in order of first appearance, so with K at least the number of columns seen slot
 k is compact column k and the pass is the uncapped one, operation for operation. An
 untracked column keeps raw sums and a lazy weight and costs O(1) on the rounds where it is
-stored and nothing on the others, so a round costs O(r K + nnz) plus a scan of the K slot
-counts on the rounds where a column may be promoted.
+stored and nothing on the others (its weight is ``R (W + S1_0 H_0 + S1_1 H_1)`` with a
+global scale R and drift sums H, (C2)), so a round costs O(r K + nnz) plus a scan of the K
+slot counts on the rounds where a column may be promoted. With no cap, ``m`` above reads
+the number of slots. :func:`one_row` plays one round transactionally for ``learn_one``
+(saves what the round can write, restores it on a non-finite value).
 """
 
 from libc.math cimport fabs, sqrt
