@@ -7,38 +7,67 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _sketch
+from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule
 from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
 
 __all__ = ["SketchedOAUCM"]
 
 _CONTROLLER = []
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
+#: whether the one-row path saves the sketch parts it may write (False: the tests' mutant)
+_ONE_ROW_SAVES_SKETCH = [True]
+
+
+class _OneBlasThread:
+    """Context limiting BLAS to one thread: the sketch products are skinny (K x 2r)
+    matrix-vector products, for which OpenBLAS threads cost more than they save (measured
+    6x to 9x slower per round on two cores). The BLAS libraries are looked up once; a use
+    then costs about 5 us (threadpoolctl's general ``limit`` about 13 us), which matters
+    for one-row calls."""
+
+    def __enter__(self):
+        if not _CONTROLLER:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.extend(ThreadpoolController().select(user_api="blas").lib_controllers)
+        self._old = [lib.num_threads for lib in _CONTROLLER]
+        for lib in _CONTROLLER:
+            lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, old in zip(_CONTROLLER, self._old):
+            lib.set_num_threads(old)
+        return False
 
 
 def _one_blas_thread():
-    """Context limiting BLAS to one thread: the sketch products are skinny (m x 2r)
-    matrix-vector products, for which OpenBLAS threads cost more than they save (measured
-    6x to 9x slower per round on two cores). The controller is built once (about 4 us per
-    use afterwards)."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    """A fresh :class:`_OneBlasThread` context."""
+    return _OneBlasThread()
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
 _FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
+#: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
+_UNCAPPED = 2 ** 62
+#: the column arrays (one entry per distinct column seen) and the slot arrays (one per
+#: tracked column), each grown along its last axis
+_COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_epochs_",
+                  "untracked_sums_")
+_SLOT_ARRAYS = ("weights_", "compact_means_", "sketches_", "scatter_diag_", "sketch_diag_",
+                "slot_columns_")
 
 
 class SketchedOAUCM(BaseOnlineAUC):
     """OAUC-M (or OAUC-S) with frequent-directions sketches of the class covariances.
 
     The round of :class:`sosl.OAUCM`, with each class covariance replaced by a rank-r
-    sketch, so that memory is O(r m) and a round costs O(r m) amortised for m distinct
-    features seen so far, instead of O(p^2). With ``mu = y_t w.(x_t - xbar_t)`` and
-    ``s2 = w' Sigma_t w``, the loss of round t is
+    sketch over at most K tracked columns (the most frequent; ``max_columns``) and an
+    exact diagonal elsewhere, so that memory is O(r K + m) and a round costs O(r K + nnz)
+    amortised for m distinct features seen so far, instead of O(p^2). With
+    ``mu = y_t w.(x_t - xbar_t)`` and ``s2 = w' Sigma_t w``, the loss of round t is
 
         L_t(w) = lam/2 ||w||^2 + psi(mu, s2),   Sigma_t ~ B'B / N  (+ a diagonal),
 
@@ -70,6 +99,19 @@ class SketchedOAUCM(BaseOnlineAUC):
         data sets (fd_diag ahead by 0.002 on w8a, fd ahead by less than 0.001 on the text
         and Dorothea data, all within one fold standard deviation); fd_diag is the default
         for its exact per-feature variances at the same cost.
+    max_columns : int, "auto" or None, default="auto"
+        K, the most columns the sketch covers (its *tracked* set: the columns stored in the
+        most rows, with hysteresis, see Notes). The other columns seen keep their exact
+        variance only (a diagonal covariance) and cost O(1) on the rounds where they hold
+        a value, so a round costs O(r K + nnz) amortised instead of O(r m). ``"auto"``:
+        ``8 * rank``. A round's sketch work is about ``7 r K`` flops (two products with
+        the up to 2r sketch rows, and the shrink's ``4 r^2 K`` every r rows) on top of a
+        fixed ``~72 r^2`` (the ``2r x 2r`` eigenproblem every r rows); at ``K = 8 r`` the two
+        are of one order, so a smaller K saves little time (measured at r = 32 on the
+        Davidson tweets: 11.5 us/row at K = 1, 17.7 at K = 64, 20.0 at K = 256), while a
+        larger one costs in proportion. None: no cap (every column is tracked, cost
+        O(r m)). With K at least the number of distinct columns seen the learner is the
+        uncapped one, operation for operation.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -86,25 +128,63 @@ class SketchedOAUCM(BaseOnlineAUC):
     counts_ : ndarray of shape (2,)
         Instances seen per class.
     sketches_ : ndarray of shape (2, 2 rank, capacity)
-        The sketches ``B`` in compact coordinates (rows ``sketch_rows_[c]`` in use).
+        The sketches ``B`` over the tracked columns, in slot order (rows
+        ``sketch_rows_[c]`` and slots ``n_slots_`` in use; ``slot_columns_[k]`` is the
+        compact column held by slot k).
     shrinkage_ : ndarray of shape (2,)
         Sum of the shrinks per class, an upper bound on ``||N Sigma - B'B||_2``.
     column_map_ : ndarray of shape (n_features,)
         Compact index of each original column (-1 if it never held a stored value).
     n_active_ : int
         Number of distinct columns seen (m).
+    n_slots_ : int
+        Number of tracked columns (<= ``max_columns``).
+    column_counts_ : ndarray of shape (capacity,)
+        Rows holding a value, per compact column (the tracked set's criterion).
+    slot_columns_, column_slots_ : ndarray
+        Compact column of each slot (-1: free), slot of each compact column (-1:
+        untracked).
+    untracked_weights_, untracked_epochs_, untracked_sums_, untracked_scale_, \
+untracked_lin_, untracked_quad_, untracked_epoch_
+        The untracked columns' lazy weights ``w = R (W + S1_0 H_0 + S1_1 H_1)`` (W, its
+        epoch; ``untracked_scale_ = (R, H_0, H_1)``), their raw sums ``S`` (sum x, sum x^2
+        per class) and the sums over them that give ``P`` and ``Q`` (eqs. (C2)-(C5) of
+        :mod:`sosl._core._sketch_ref`).
     t_, n_seen_, classes_, n_features_in_
         As in :class:`sosl.OAUCM`.
 
     Notes
     -----
     Columns are renumbered by first appearance and the state lives in compact coordinates;
-    this is exact (a column never seen keeps mean, sketch column and weight at 0). A
-    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``). A
-    one-row call (``learn_one``) saves, for the case it fails, only the sketch rows it can
-    write (the row it appends to each class's sketch, or a whole class's sketch when that
-    row fills it), the O(m) arrays and the touched entries of ``column_map_``, so its cost
-    is that of the round. The
+    this is exact (a column never seen keeps mean, sketch column and weight at 0).
+
+    *The cap* (``max_columns = K``). Columns take free slots in order of first appearance;
+    once the K slots are full, an untracked column whose row count exceeds twice the
+    smallest count in the tracked set takes that column's slot (the first such slot on a
+    tie). The exact counts cost one integer per column seen, which the learner keeps
+    anyway (weights, raw sums), so no approximate heavy-hitter summary is needed; the
+    factor 2 keeps the set from churning at its boundary. A column leaving its slot keeps
+    its mean, its exact scatter and its weight and loses its sketch coordinates (its column
+    of ``B`` is zeroed); one entering a slot starts with zero sketch coordinates and its
+    exact scatter in the diagonal term, so every column's own variance stays exact
+    (``fd_diag``) and covariances are learnt only between tracked columns, from their entry
+    on. An untracked column takes its full gradient step on the rounds where it holds a
+    value; on the others its weight moves by the ``lam`` shrink and the centering term
+    ``eta_t d_mu y xbar_j`` (applied exactly and lazily, through a global scale and two
+    drift sums), and only the term ``2 eta_t d_s2 Sigma_jj w_j`` of those rounds (its own
+    variance, small for a rare column) is dropped. Its contributions to ``mu`` and ``s2``
+    are exact, through running sums (see :mod:`sosl._core._sketch_ref`, (C1)-(C6)). The
+    cost of the cap in AUC is measured in ``benchmarks/bench_sketch_vocab.py`` (within
+    0.002 of the uncapped sketch, or above it, on SMS spam and the Davidson tweets). A
+    shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``); at
+    r = 32 that is about 0.3 ms every 32 rows of a class, ~10 us per row whatever K is,
+    and the floor of the cost of a round. A one-row call (``learn_one``) of a capped model
+    plays the round in the typed core on the live state, saving first only what the round
+    can write (O(r K + nnz): the slot arrays, the sketch rows it appends or shrinks, or the
+    whole sketches when the row may promote a column, the touched column entries), so its
+    cost is that of the round plus a copy of the same order (measured 2.8x to 3.7x the
+    per-row cost of a batch ``partial_fit`` on SMS spam); an uncapped model saves the
+    sketch rows at stake and copies its O(m) arrays. The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 
@@ -136,19 +216,24 @@ class SketchedOAUCM(BaseOnlineAUC):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"m", "s"})],
         "sketch": [StrOptions({"fd", "fd_diag"})],
+        "max_columns": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                        None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
     _state_names = ("weights_", "compact_means_", "sketches_", "sketch_rows_", "counts_",
-                    "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_")
+                    "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_",
+                    "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + (
+                    "untracked_lin_", "untracked_quad_", "untracked_scale_", "untracked_epoch_")
 
-    def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag", shuffle=False,
-                 random_state=None):
+    def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag",
+                 max_columns="auto", shuffle=False, random_state=None):
         self.lam = lam
         self.eta = eta
         self.rank = rank
         self.loss = loss
         self.sketch = sketch
+        self.max_columns = max_columns
         self.shuffle = shuffle
         self.random_state = random_state
 
@@ -160,37 +245,65 @@ class SketchedOAUCM(BaseOnlineAUC):
     def _layout(self):
         return {"rank": int(self.rank), "loss": _LOSSES[self.loss],
                 "sketch": _FAMILIES[self.sketch],
+                "max_columns": self._max_columns(),
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
                                 else Schedule.STEP_CONSTANT)}
+
+    def _max_columns(self):
+        """K as an int (``"auto"``: 8 rank), or None for no cap."""
+        if self.max_columns is None:
+            return None
+        return 8 * int(self.rank) if self.max_columns == "auto" else int(self.max_columns)
 
     def _init_state(self, n_features):
         r = int(self.rank)
         cap = max(1, min(n_features, 64))
+        K = self._max_columns()
+        kcap = cap if K is None else min(cap, K)
         return {
-            "weights_": np.zeros(cap),
-            "compact_means_": np.zeros((2, cap)),
-            "sketches_": np.zeros((2, 2 * r, cap)),
+            "weights_": np.zeros(kcap),
+            "compact_means_": np.zeros((2, kcap)),
+            "sketches_": np.zeros((2, 2 * r, kcap)),
             "sketch_rows_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
-            "scatter_diag_": np.zeros((2, cap)),
-            "sketch_diag_": np.zeros((2, cap)),
+            "scatter_diag_": np.zeros((2, kcap)),
+            "sketch_diag_": np.zeros((2, kcap)),
             "shrinkage_": np.zeros(2),
             "column_map_": np.full(n_features, -1, dtype=np.int64),
             "n_active_": 0,
+            "slot_columns_": np.full(kcap, -1, dtype=np.int64),
+            "n_slots_": 0,
+            "column_counts_": np.zeros(cap, dtype=np.int64),
+            "column_slots_": np.full(cap, -1, dtype=np.int64),
+            "untracked_weights_": np.zeros(cap),
+            "untracked_epochs_": np.zeros(cap, dtype=np.int64),
+            "untracked_sums_": np.zeros((2, 2, cap)),
+            "untracked_lin_": np.zeros((2, 3)),
+            "untracked_quad_": np.zeros((4, 3, 3)),
+            "untracked_scale_": np.array([1.0, 0.0, 0.0]),
+            "untracked_epoch_": 0,
         }
 
     @staticmethod
-    def _grow(state, m):
-        """Enlarge the compact arrays (last axis) to hold m columns, doubling the capacity."""
-        cap = state["weights_"].shape[0]
+    def _grow_arrays(state, names, m, limit):
+        """Enlarge the arrays ``names`` (last axis) to hold m entries, doubling the capacity
+        up to ``limit``; new entries are 0 (-1 for the slot/column maps)."""
+        cap = state[names[0]].shape[-1]
         if m <= cap:
             return
-        new = min(max(m, 2 * cap), state["column_map_"].shape[0])
-        for name in ("weights_", "compact_means_", "sketches_", "scatter_diag_", "sketch_diag_"):
+        new = min(max(m, 2 * cap), limit)
+        for name in names:
             old = state[name]
-            grown = np.zeros(old.shape[:-1] + (new,))
+            grown = np.full(old.shape[:-1] + (new,), -1 if name in (
+                "slot_columns_", "column_slots_") else 0, dtype=old.dtype)
             grown[..., :cap] = old
             state[name] = grown
+
+    def _grow(self, state, m):
+        p = state["column_map_"].shape[0]
+        self._grow_arrays(state, _COLUMN_ARRAYS, m, p)
+        k = m if self._layout_["max_columns"] is None else min(m, self._layout_["max_columns"])
+        self._grow_arrays(state, _SLOT_ARRAYS, k, p)
 
     def _run_pass(self, state, X, s, order):
         layout = self._layout_
@@ -201,13 +314,22 @@ class SketchedOAUCM(BaseOnlineAUC):
         state["n_active_"] = int(m)
         schedule = layout["schedule"]
         eta = 0.0 if self.eta is None else float(self.eta)
+        K = _UNCAPPED if layout["max_columns"] is None else layout["max_columns"]
+        nslots = np.array([state["n_slots_"]], dtype=np.int64)
+        epoch = np.array([state["untracked_epoch_"]], dtype=np.int64)
         with _one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
                 state["weights_"], state["compact_means_"], state["sketches_"],
                 state["sketch_rows_"], state["counts_"], state["scatter_diag_"],
                 state["sketch_diag_"], state["shrinkage_"], state["t_"], float(self.lam), eta,
-                schedule, layout["loss"], layout["sketch"], layout["rank"])
+                schedule, layout["loss"], layout["sketch"], layout["rank"], K,
+                state["slot_columns_"], nslots, state["column_counts_"],
+                state["column_slots_"], state["untracked_weights_"],
+                state["untracked_epochs_"], state["untracked_sums_"], state["untracked_lin_"],
+                state["untracked_quad_"], state["untracked_scale_"], epoch)
+        state["n_slots_"] = int(nslots[0])
+        state["untracked_epoch_"] = int(epoch[0])
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
@@ -216,14 +338,66 @@ class SketchedOAUCM(BaseOnlineAUC):
         # other compact arrays are O(m) per class and copied, except the sketches
         # (O(r m)) in a one-row call, which saves only the sketch rows that call can
         # change (see _sketch_rows_at_stake).
+        # A capped model whose slots are all taken may also zero slot columns of the
+        # sketches (a promotion), which no row list covers: it copies them (O(r K), the
+        # order of the round's own cost).
         if self.t_ == 0:
             return ()
         backup = dict.fromkeys(self._state_names)
         if sp.issparse(X):
             backup["column_map_"] = np.unique(X.indices)
-        if X.shape[0] == 1:
+        K = self._layout_["max_columns"]
+        if X.shape[0] == 1 and (K is None or self.n_slots_ < K):
             backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
+
+    def _learn_one_in_place(self, x, s):
+        """One canonical CSR row of a capped model on the live state, O(r K + nnz).
+
+        The typed :func:`sosl._core._sketch.one_row` saves what the round can write (the
+        slot arrays, O(r K); of the sketches the rows the round appends or shrinks, or all
+        of them when the row may promote a column; the column arrays at the row's columns,
+        and at the tracked ones when one may leave its slot; the counts and small sums),
+        plays the round and restores everything if a written value is not finite; False is
+        then returned so that the general path reports the problem on the unchanged model.
+        A row that needs more capacity, a round that would fold the lazy scale into every
+        weight (O(m), rare) and an uncapped model (whose state is O(r m) anyway) take the
+        general path too. The pre-score for the Platt scaling, the pass and the checks are
+        those of the general path: the result equals ``partial_fit`` on the row bit for bit.
+        """
+        d = self.__dict__
+        layout = d["_layout_"]
+        K = layout["max_columns"]
+        if K is None or not (
+                sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
+                and x.data.dtype == np.float64 and x.indices.dtype == np.int32
+                and x.indptr.dtype == np.int32 and x.has_canonical_format
+                and _finite_array(x.data)):
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = self._csr_decision(x)
+        if not _finite_array(f):
+            return False
+        sv = np.array([float(s)])
+        nslots = np.array([d["n_slots_"]], dtype=np.int64)
+        epoch = np.array([d["untracked_epoch_"]], dtype=np.int64)
+        with _OneBlasThread():
+            t, m = _sketch.one_row(
+                x.data, x.indices, x.indptr, sv, _ONE_ROW, d["column_map_"], d["n_active_"],
+                d["weights_"], d["compact_means_"], d["sketches_"], d["sketch_rows_"],
+                d["counts_"], d["scatter_diag_"], d["sketch_diag_"], d["shrinkage_"], d["t_"],
+                float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                layout["schedule"], layout["loss"], layout["sketch"], layout["rank"], K,
+                d["slot_columns_"], nslots, d["column_counts_"], d["column_slots_"],
+                d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
+                d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"], epoch,
+                _ONE_ROW_SAVES_SKETCH[0])
+        if t < 0:
+            return False
+        d.update(t_=t, n_active_=int(m), n_slots_=int(nslots[0]),
+                 untracked_epoch_=int(epoch[0]), n_seen_=d["n_seen_"] + 1)
+        platt_steps(f, sv, d["calibration_"])
+        return True
 
     def _sketch_rows_at_stake(self):
         """(class, row) indices of ``sketches_`` one round may write, whatever its label:
@@ -238,6 +412,24 @@ class SketchedOAUCM(BaseOnlineAUC):
             rows.append(at_stake)
         return np.concatenate(cls), np.concatenate(rows)
 
+    def _weights_of(self, c):
+        """Current weights of the compact columns ``c`` (tracked: the slot's weight;
+        untracked: the lazy weight brought up to round ``t_``)."""
+        out = np.empty(c.shape[0])
+        _sketch.current_weights(np.ascontiguousarray(c, dtype=np.int64), self.column_slots_,
+                                self.weights_, self.untracked_weights_,
+                                self.untracked_epochs_, self.untracked_sums_,
+                                self.untracked_scale_, self.untracked_epoch_, out)
+        return out
+
+    def _compact(self, tracked, untracked):
+        """A compact-coordinate vector (last axis m) from its slot and untracked parts."""
+        m = self.n_active_
+        out = np.array(untracked[..., :m], dtype=float)
+        k = self.n_slots_
+        out[..., self.slot_columns_[:k]] = tracked[..., :k]
+        return out
+
     def _scatter(self, v):
         """Original-coordinate copy of a compact vector (zeros for unseen columns)."""
         cmap = self.column_map_
@@ -250,32 +442,37 @@ class SketchedOAUCM(BaseOnlineAUC):
     def coef_(self):
         """Weights in the original feature coordinates."""
         check_is_fitted(self, "weights_")
-        return self._scatter(self.weights_)
+        return self._scatter(self._weights_of(np.arange(self.n_active_)))
 
     @property
     def means_(self):
         """Class means in the original feature coordinates (row k for ``classes_[k]``)."""
         check_is_fitted(self, "compact_means_")
-        return self._scatter(self.compact_means_)
+        n = np.maximum(self.counts_, 1)[:, None]
+        return self._scatter(self._compact(self.compact_means_, self.untracked_sums_[0] / n))
 
     @property
     def intercept_(self):
         """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both seen)."""
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        return float(-0.5 * self.weights_ @ (self.compact_means_[0] + self.compact_means_[1]))
+        return _sketch.intercept(self.weights_, self.compact_means_, self.n_slots_,
+                                 self.untracked_lin_, self.untracked_scale_, self.counts_)
 
     def _decision(self, X):
         # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
         cmap = self.column_map_
         if sp.issparse(X):
-            X = X.tocsr()
-            c = cmap[X.indices]
-            seen = c >= 0
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            f = np.bincount(rows[seen], X.data[seen] * self.weights_[c[seen]],
-                            minlength=X.shape[0])
-        else:
-            cols = np.flatnonzero(cmap >= 0)
-            f = X[:, cols] @ self.weights_[cmap[cols]]
+            return self._csr_decision(_canonical_csr(X))
+        cols = np.flatnonzero(cmap >= 0)
+        f = X[:, cols] @ self._weights_of(cmap[cols])
+        return f + self.intercept_
+
+    def _csr_decision(self, X):
+        """Scores of canonical CSR rows (O(nnz), typed)."""
+        f = np.empty(X.shape[0])
+        _sketch.row_scores(X.data, X.indices, X.indptr, self.column_map_, self.column_slots_,
+                           self.weights_, self.untracked_weights_, self.untracked_epochs_,
+                           self.untracked_sums_, self.untracked_scale_, self.untracked_epoch_,
+                           f)
         return f + self.intercept_

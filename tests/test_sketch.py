@@ -40,15 +40,40 @@ def _reference(X, s, order, lam, eta, schedule, loss, family, r, pass_fn=ref.ske
     return t, st
 
 
-def _core(X, s, order, lam, eta, schedule, loss, family, r, spare=3):
-    """Typed pass on the CSR form, state mapped back to original coordinates."""
+UNCAPPED = 2 ** 62
+
+
+def _kernel_state(m, r, kcap):
+    """Kernel state: slot arrays of capacity kcap, column arrays of capacity m."""
+    st = _state(kcap, r)
+    st.update(col=np.full(kcap, -1, dtype=np.int64), kt=np.zeros(1, dtype=np.int64),
+              cnt=np.zeros(m, dtype=np.int64), slot=np.full(m, -1, dtype=np.int64),
+              W=np.zeros(m), ep=np.zeros(m, dtype=np.int64), S=np.zeros((2, 2, m)),
+              Pv=np.zeros((2, 3)), Qm=np.zeros((4, 3, 3)), RH=np.array([1.0, 0.0, 0.0]),
+              epoch=np.zeros(1, dtype=np.int64))
+    return st
+
+
+def _kernel(X, s, order, lam, eta, schedule, loss, family, r, K=UNCAPPED, spare=3):
+    """Typed pass on the CSR form; the raw kernel state (compact columns) and the map."""
     Xc = sp.csr_matrix(X)
-    p = X.shape[1]
-    cmap = np.full(p, -1, dtype=np.int64)
+    cmap = np.full(X.shape[1], -1, dtype=np.int64)
     m = _sketch.assign_columns(Xc.indptr, Xc.indices, order, cmap, 0)
-    st = _state(max(m + spare, 1), r)
+    st = _kernel_state(max(m + spare, 1), r, max(min(m, K) + spare, 1))
     t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, *_args(st), 0,
-                            lam, eta, schedule, loss, family, r)
+                            lam, eta, schedule, loss, family, r, K, st["col"], st["kt"],
+                            st["cnt"], st["slot"], st["W"], st["ep"], st["S"], st["Pv"],
+                            st["Qm"], st["RH"], st["epoch"])
+    return t, st, cmap, m
+
+
+def _core(X, s, order, lam, eta, schedule, loss, family, r, spare=3):
+    """Typed pass on the CSR form, state mapped back to original coordinates (uncapped:
+    slot k holds compact column k)."""
+    t, st, cmap, m = _kernel(X, s, order, lam, eta, schedule, loss, family, r, spare=spare)
+    np.testing.assert_array_equal(st["slot"][:m], np.arange(m))
+    assert st["kt"][0] == m and not st["Pv"].any() and not st["Qm"].any()
+    p = X.shape[1]
     out = _state(p, r)
     seen = cmap >= 0
     for key in ("w", "xbar", "B", "dA", "dB"):
@@ -288,8 +313,8 @@ def test_failed_one_row_call_restores_the_sketch_rows_it_wrote():
     exactly as one that never saw them."""
     X, y = _data()
     r = 3
-    model = SketchedOAUCM(rank=r, lam=0.01, eta=0.05).partial_fit(X[:20], y[:20],
-                                                                 classes=[0, 1])
+    model = SketchedOAUCM(rank=r, lam=0.01, eta=0.05, max_columns=None).partial_fit(
+        X[:20], y[:20], classes=[0, 1])
     twin = pickle.loads(pickle.dumps(model))
     saved = model._backup_names(X[20])["sketches_"]
     assert isinstance(saved, tuple) and saved[0].shape[0] <= 2 * r + 1

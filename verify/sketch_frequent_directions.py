@@ -92,7 +92,7 @@ RANK_C = 3
 def _class_sketch(X, y, r):
     """Sketch of the negatives (class 0) built by the typed core, and the column map."""
     from sosl.sketch import SketchedOAUCM
-    model = SketchedOAUCM(lam=0.1, rank=r, sketch="fd").fit(X, y)
+    model = SketchedOAUCM(lam=0.1, rank=r, sketch="fd", max_columns=None).fit(X, y)
     nr = int(model.sketch_rows_[0])
     B = model.sketches_[0, :nr, :model.n_active_]
     cmap = model.column_map_

@@ -19,18 +19,39 @@ step, and a shrink (every ``r`` rows of a class) ``4 r^2 m`` (``dsyrk`` Gram, LA
 ``dsyevd`` of the ``2r x 2r`` Gram, ``dgemm`` for the new rows), i.e. ``O(r m)`` amortised
 per round with m the number of distinct features seen, never ``O(p)`` or ``O(p^2)``.
 Memory is ``O(r m)`` floats plus one integer per original column.
+
+Bounded sketch
+--------------
+With at most ``K`` tracked columns (``max_columns``; reference
+:func:`sosl._core._sketch_ref.capped_pass`, tags (C1)-(C6)) the dense arrays (weights,
+means, sketch rows, diagonals) are indexed by *slot*: ``slot_col[k]`` is the compact column
+held by slot k and ``col_slot[j]`` the slot of compact column j (-1: untracked). Columns take
+free slots in order of first appearance, so with K at least the number of columns seen slot
+k is compact column k and the pass is the uncapped one, operation for operation. An
+untracked column keeps raw sums and a lazy weight and costs O(1) on the rounds where it is
+stored and nothing on the others (its weight is ``R (W + S1_0 H_0 + S1_1 H_1)`` with a
+global scale R and drift sums H, (C2)), so a round costs O(r K + nnz) plus a scan of the K
+slot counts on the rounds where a column may be promoted. With no cap, ``m`` above reads
+the number of slots. :func:`one_row` plays one round transactionally for ``learn_one``
+(saves what the round can write, restores it on a non-finite value).
 """
 
-from libc.math cimport sqrt
+from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd
 
-from sosl._core._codes cimport FAMILY_FD_DIAG
+from sosl._core._codes cimport FAMILY_FD_DIAG, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
+
+
+cdef enum:
+    PROMOTE = 2       # sosl._core._sketch_ref.PROMOTE (the hysteresis of a promotion)
+
+cdef double RESCALE = 1e100     # sosl._core._sketch_ref.RESCALE
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,
@@ -46,6 +67,110 @@ def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize
                     colmap[j] = m
                     m += 1
     return m
+
+
+def current_weights(const long long[::1] c, const long long[::1] col_slot,
+                    const double[::1] w, const double[::1] W, const long long[::1] ep,
+                    const double[:, :, ::1] S, const double[::1] RH, long long epoch,
+                    double[::1] out):
+    """Current weights of the compact columns ``c`` into ``out``: a tracked column's slot
+    weight, an untracked one's lazy weight R (W + S1_0 H_0 + S1_1 H_1) (C2)."""
+    cdef Py_ssize_t q, j
+    with nogil:
+        for q in range(c.shape[0]):
+            j = c[q]
+            if col_slot[j] >= 0:
+                out[q] = w[col_slot[j]]
+            else:
+                out[q] = weight_of(j, W, ep, epoch, S, RH)
+
+
+def row_scores(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+               const long long[::1] colmap, const long long[::1] col_slot,
+               const double[::1] w, const double[::1] W, const long long[::1] ep,
+               const double[:, :, ::1] S, const double[::1] RH, long long epoch,
+               double[::1] out):
+    """w.x of every CSR row into ``out`` (columns never seen count 0), in the row's order."""
+    cdef Py_ssize_t i, k, j
+    cdef double acc
+    with nogil:
+        for i in range(out.shape[0]):
+            acc = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = colmap[indices[k]]
+                if j < 0:
+                    continue
+                if col_slot[j] >= 0:
+                    acc += data[k] * w[col_slot[j]]
+                else:
+                    acc += data[k] * weight_of(j, W, ep, epoch, S, RH)
+            out[i] = acc
+
+
+def intercept(const double[::1] w, const double[:, ::1] xbar, long long kt,
+              const double[:, ::1] Pv, const double[::1] RH, const long long[::1] N):
+    """-(w.xbar_0 + w.xbar_1) / 2 over every column: the slots directly, the untracked
+    columns through P_c = R h.Pv_c = N_c w.xbar_c there (C3)."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0, P0, P1
+    for k in range(kt):
+        acc += w[k] * (xbar[0, k] + xbar[1, k])
+    P0 = RH[0] * (Pv[0, 0] + Pv[0, 1] * RH[1] + Pv[0, 2] * RH[2])
+    P1 = RH[0] * (Pv[1, 0] + Pv[1, 1] * RH[1] + Pv[1, 2] * RH[2])
+    return -0.5 * (acc + P0 / <double> N[0] + P1 / <double> N[1])
+
+
+cdef inline double weight_of(Py_ssize_t j, const double[::1] W, const long long[::1] ep,
+                             long long epoch, const double[:, :, ::1] S,
+                             const double[::1] RH) noexcept nogil:
+    """R (W_j + S1_0j H_0 + S1_1j H_1), W_j counted as 0 outside the current epoch (C2)."""
+    cdef double Wj = W[j] if ep[j] == epoch else 0.0
+    return RH[0] * (Wj + S[0, 0, j] * RH[1] + S[0, 1, j] * RH[2])
+
+
+cdef inline void set_weight(Py_ssize_t j, double v, double[::1] W, long long[::1] ep,
+                            long long epoch, const double[:, :, ::1] S,
+                            const double[::1] RH) noexcept nogil:
+    """Store weight v of untracked column j (after its sums S are final)."""
+    W[j] = v / RH[0] - (S[0, 0, j] * RH[1] + S[0, 1, j] * RH[2])
+    ep[j] = epoch
+
+
+cdef void moments(Py_ssize_t j, double sign, const double[::1] W, const long long[::1] ep,
+                  long long epoch, const double[:, :, ::1] S, double[:, ::1] Pv,
+                  double[:, :, ::1] Qm) noexcept nogil:
+    """Add (sign=1) or remove (-1) column j's terms u S1_c of Pv and u u' T of Qm (C3)."""
+    cdef double u[3]
+    cdef double T[4]
+    cdef int c, a, b
+    u[0] = W[j] if ep[j] == epoch else 0.0
+    u[1] = S[0, 0, j]
+    u[2] = S[0, 1, j]
+    T[0] = S[1, 0, j]
+    T[1] = S[1, 1, j]
+    T[2] = u[1] * u[1]
+    T[3] = u[2] * u[2]
+    for c in range(2):
+        for a in range(3):
+            Pv[c, a] += sign * (u[1 + c] * u[a])
+    for c in range(4):
+        for a in range(3):
+            for b in range(3):
+                Qm[c, a, b] += sign * (T[c] * (u[a] * u[b]))
+
+
+cdef inline double quad(const double[:, :, ::1] Qm, int c, const double[::1] RH) noexcept nogil:
+    """h' Qm_c h, h = (1, H_0, H_1)."""
+    cdef double h[3]
+    cdef double acc = 0.0
+    cdef int a, b
+    h[0] = 1.0
+    h[1] = RH[1]
+    h[2] = RH[2]
+    for a in range(3):
+        for b in range(3):
+            acc += h[a] * Qm[c, a, b] * h[b]
+    return acc
 
 
 cdef double shrink(double* B, int r, int m, int cap, double* gram, double* evals,
@@ -81,33 +206,57 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
                 long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
                 double[::1] delta, long long t0, double lam, double eta, int schedule,
-                int loss, int family, int r):
+                int loss, int family, int r, long long K, long long[::1] slot_col,
+                long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
+                double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+                double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_):
     """Run the sketched learner over the CSR rows ``order``; update the state in place.
 
-    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`);
-    the state arrays have a capacity ``cap >= m`` (last axis). Returns the round counter
-    after the pass. See :func:`sosl._core._sketch_ref.sketch_pass` for the parameters (the
-    reference takes dense rows in original coordinates).
+    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`).
+    The slot arrays (``w, xbar, B, dA, dB, slot_col``, last axis) have a capacity of at
+    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, W, ep, S``) at least
+    ``m``; ``nslots[0]`` is the number of slots in use. Returns the round counter after the
+    pass. See :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference
+    takes dense rows in original coordinates).
     """
+    return run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
+                    delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
+                    col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+
+
+cdef long long run_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+             const double[::1] s, const Py_ssize_t[::1] order, const long long[::1] colmap,
+             long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+             long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
+             double[::1] delta, long long t0, double lam, double eta, int schedule,
+             int loss, int family, int r, long long K, long long[::1] slot_col,
+             long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
+             double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+             double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_) except? -1:
+    """The pass of :func:`sketch_pass` (shared with :func:`one_row`)."""
     cdef int cap = <int> w.shape[0]
-    cdef int mi = <int> m
     cdef int n2 = 2 * r
     cdef int nlwork = 1 + 6 * n2 + 2 * n2 * n2
     cdef int niwork = 3 + 5 * n2
     cdef Py_ssize_t nq = order.shape[0]
-    cdef Py_ssize_t q, i, k, j, d
-    cdef long long t = t0
-    cdef int own, opp, nr, inc = 1
+    cdef Py_ssize_t q, i, k, j, d, sl, kmin, nu, u
+    cdef long long t = t0, cmin = 0, kt = nslots[0], maxnnz = 1, epoch = epoch_[0]
+    cdef int own, opp, nr, inc = 1, mi, c
     cdef bint has_opp
     cdef double y, eta_t, mu, s2, d_mu = 0.0, d_s2 = 0.0, n, f, zj, invn, one = 1.0, zero = 0.0
+    cdef double rho, v, xj, s1o, s2o, gj, mu_u, P, Q2, Q1, Rn, nopp = 0.0
     cdef double* Bc
     cdef double* row
     cdef char* tr = b"T"
     cdef char* nt = b"N"
+    for q in range(nq):
+        i = order[q]
+        if indptr[i + 1] - indptr[i] > maxnnz:
+            maxnnz = indptr[i + 1] - indptr[i]
     cdef size_t ncap = <size_t> cap, nr2 = <size_t> n2
     cdef double* xd = <double*> malloc((4 * ncap + nr2 + nr2 * nr2 + nr2 + nr2 * <size_t> r
-                                        + <size_t> r * ncap + <size_t> nlwork)
-                                       * sizeof(double))
+                                        + <size_t> r * ncap + <size_t> nlwork
+                                        + <size_t> maxnnz) * sizeof(double))
     cdef int* iwork = <int*> malloc(niwork * sizeof(int))
     if xd == NULL or iwork == NULL:
         free(xd)
@@ -122,16 +271,54 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     cdef double* uf = evals + n2
     cdef double* tmp = uf + n2 * r
     cdef double* lwork = tmp + <size_t> r * ncap
+    cdef double* uv = lwork + nlwork
     memset(xd, 0, cap * sizeof(double))
     try:
         with nogil:
             for q in range(nq):
                 i = order[q]
+                if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+                    rescale(m, col_slot, W, ep, epoch, S, Pv, Qm, RH)
+                # (C1): counts, free slots, promotion of a frequent untracked column
+                for k in range(indptr[i], indptr[i + 1]):
+                    j = colmap[indices[k]]
+                    cnt[j] += 1
+                    if col_slot[j] >= 0:
+                        continue
+                    if kt < K:
+                        track(j, kt, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                              epoch, S, Pv, Qm, RH, n2)
+                        kt += 1
+                        continue
+                    if cnt[j] <= PROMOTE * cmin:        # cmin <= the least count: no
+                        continue
+                    kmin = 0
+                    for sl in range(1, kt):
+                        if cnt[slot_col[sl]] < cnt[slot_col[kmin]]:
+                            kmin = sl
+                    cmin = cnt[slot_col[kmin]]
+                    if cnt[j] > PROMOTE * cmin:
+                        untrack(kmin, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                                epoch, S, Pv, Qm, RH, n2)
+                        track(j, kmin, N, w, xbar, B, dA, dB, slot_col, col_slot, W, ep,
+                              epoch, S, Pv, Qm, RH, n2)
                 t += 1
+                mi = <int> kt
                 y = s[i]
                 eta_t = round_prologue(y, t, schedule, eta, lam, &own, &opp)
+                rho = 1.0 - eta_t * lam
+                nu = 0
+                mu_u = 0.0
                 for k in range(indptr[i], indptr[i + 1]):
-                    xd[colmap[indices[k]]] += data[k]
+                    j = colmap[indices[k]]
+                    sl = col_slot[j]
+                    if sl >= 0:
+                        xd[sl] += data[k]
+                    else:
+                        v = weight_of(j, W, ep, epoch, S, RH)
+                        uv[nu] = v
+                        nu += 1
+                        mu_u += v * data[k]
                 has_opp = N[opp] > 0
                 if has_opp:
                     mu = 0.0
@@ -140,7 +327,7 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                         mu += w[j] * a[j]
                     nr = <int> nrows[opp]
                     invn = 1.0 / <double> N[opp]
-                    if nr > 0:
+                    if nr > 0 and mi > 0:
                         Bc = &B[opp, 0, 0]
                         dgemv(tr, &mi, &nr, &one, Bc, &cap, &w[0], &inc, &zero, Bw, &inc)
                         dgemv(nt, &mi, &nr, &invn, Bc, &cap, Bw, &inc, &zero, Sw, &inc)  # (S2)
@@ -154,7 +341,20 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                     s2 = 0.0
                     for j in range(mi):
                         s2 += w[j] * Sw[j]
+                    nopp = <double> N[opp]
+                    P = RH[0] * (Pv[opp, 0] + Pv[opp, 1] * RH[1] + Pv[opp, 2] * RH[2])  # (C3)
+                    Q2 = RH[0] * RH[0] * quad(Qm, opp, RH)
+                    Q1 = RH[0] * RH[0] * quad(Qm, 2 + opp, RH)
+                    mu += y * (mu_u - P / nopp)                           # (C4)
+                    f = Q2 - Q1 / nopp
+                    if f > 0.0:
+                        s2 += f / nopp                                    # (C5)
                     loss_grad(loss, mu, s2, &d_mu, &d_s2)                 # eq. (13)/(14)
+                if nu > 0:
+                    for k in range(indptr[i], indptr[i + 1]):
+                        j = colmap[indices[k]]
+                        if col_slot[j] < 0:
+                            moments(j, -1.0, W, ep, epoch, S, Pv, Qm)
                 # add x to its own class: (S1), eq. (15)/(17), shrink (S3)-(S4)
                 N[own] += 1
                 n = <double> N[own]
@@ -171,8 +371,9 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                         dB[own, j] += zj * zj
                     nrows[own] += 1
                     if nrows[own] == n2:
-                        delta[own] += shrink(&B[own, 0, 0], r, mi, cap, gram, evals, uf, tmp,
-                                             lwork, nlwork, iwork, niwork)
+                        if mi > 0:
+                            delta[own] += shrink(&B[own, 0, 0], r, mi, cap, gram, evals, uf,
+                                                 tmp, lwork, nlwork, iwork, niwork)
                         nrows[own] = r
                         for j in range(mi):
                             dB[own, j] = 0.0
@@ -186,9 +387,317 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
                 else:
                     for j in range(mi):
                         w[j] -= eta_t * (lam * w[j])
+                # the lazy weights: scale, epoch, drift (C2); the untracked columns of x (C6)
+                if schedule == STEP_CONSTANT:
+                    Rn = RH[0] * rho
+                else:
+                    Rn = 1.0 / <double> t
+                if Rn == 0.0:                                             # a new epoch
+                    epoch += 1
+                    for c in range(2):
+                        Pv[c, 0] = 0.0
+                    for c in range(4):
+                        for d in range(3):
+                            Qm[c, 0, d] = 0.0
+                            Qm[c, d, 0] = 0.0
+                    RH[1] = 0.0
+                    RH[2] = 0.0
+                    Rn = 1.0
+                RH[0] = Rn
+                if has_opp:
+                    RH[1 + opp] += eta_t * d_mu * y / (nopp * Rn)
+                u = 0
                 for k in range(indptr[i], indptr[i + 1]):
-                    xd[colmap[indices[k]]] = 0.0
+                    j = colmap[indices[k]]
+                    if col_slot[j] >= 0:
+                        xd[col_slot[j]] = 0.0
+                        continue
+                    v = uv[u]
+                    u += 1
+                    xj = data[k]
+                    gj = lam * v
+                    if has_opp:
+                        s1o = S[0, opp, j]
+                        s2o = S[1, opp, j] - s1o * s1o / nopp
+                        if s2o < 0.0:
+                            s2o = 0.0
+                        gj = gj + d_mu * y * (xj - s1o / nopp) + 2.0 * d_s2 * (s2o / nopp) * v
+                    S[0, own, j] += xj
+                    S[1, own, j] += xj * xj
+                    set_weight(j, v - eta_t * gj, W, ep, epoch, S, RH)
+                    moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
     finally:
         free(xd)
         free(iwork)
+    nslots[0] = kt
+    epoch_[0] = epoch
     return t
+
+
+cdef void untrack(Py_ssize_t k, long long[::1] N, double[::1] w, double[:, ::1] xbar,
+                  double[:, :, ::1] B, double[:, ::1] dA, double[:, ::1] dB,
+                  long long[::1] slot_col, long long[::1] col_slot, double[::1] W,
+                  long long[::1] ep, long long epoch, double[:, :, ::1] S, double[:, ::1] Pv,
+                  double[:, :, ::1] Qm, const double[::1] RH, int n2) noexcept nogil:
+    """The column of slot k leaves it: mean, scatter and weight kept (raw sums, lazy
+    weight), its sketch coordinates dropped. Reference ``_untrack``."""
+    cdef Py_ssize_t j = slot_col[k], d
+    cdef int c
+    cdef double nc
+    for c in range(2):
+        nc = <double> N[c]
+        S[0, c, j] = nc * xbar[c, k]                             # S1 = N xbar
+        S[1, c, j] = dA[c, k] + nc * xbar[c, k] * xbar[c, k]     # S2 = scatter + N xbar^2
+    set_weight(j, w[k], W, ep, epoch, S, RH)
+    moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
+    for c in range(2):
+        xbar[c, k] = 0.0
+        dA[c, k] = 0.0
+        dB[c, k] = 0.0
+        for d in range(n2):
+            B[c, d, k] = 0.0
+    w[k] = 0.0
+    col_slot[j] = -1
+    slot_col[k] = -1
+
+
+cdef void track(Py_ssize_t j, Py_ssize_t k, long long[::1] N, double[::1] w,
+                double[:, ::1] xbar, double[:, :, ::1] B, double[:, ::1] dA,
+                double[:, ::1] dB, long long[::1] slot_col, long long[::1] col_slot,
+                double[::1] W, long long[::1] ep, long long epoch, double[:, :, ::1] S,
+                double[:, ::1] Pv, double[:, :, ::1] Qm, const double[::1] RH,
+                int n2) noexcept nogil:
+    """Compact column j enters slot k with zero sketch coordinates, its mean S1/N and its
+    exact scatter S2 - S1^2/N. Reference ``_track``."""
+    cdef int c
+    cdef Py_ssize_t d
+    cdef double s1, s2, nc
+    w[k] = weight_of(j, W, ep, epoch, S, RH)
+    moments(j, -1.0, W, ep, epoch, S, Pv, Qm)
+    for c in range(2):
+        s1 = S[0, c, j]
+        s2 = S[1, c, j]
+        xbar[c, k] = 0.0
+        dA[c, k] = 0.0
+        if N[c] > 0:
+            nc = <double> N[c]
+            xbar[c, k] = s1 / nc
+            dA[c, k] = s2 - s1 * s1 / nc
+            if dA[c, k] < 0.0:
+                dA[c, k] = 0.0
+        dB[c, k] = 0.0
+        for d in range(n2):
+            B[c, d, k] = 0.0
+        S[0, c, j] = 0.0
+        S[1, c, j] = 0.0
+    W[j] = 0.0
+    slot_col[k] = j
+    col_slot[j] = k
+
+
+cdef void rescale(long long m, const long long[::1] col_slot, double[::1] W,
+                  long long[::1] ep, long long epoch, const double[:, :, ::1] S,
+                  double[:, ::1] Pv, double[:, :, ::1] Qm, double[::1] RH) noexcept nogil:
+    """Fold the scale and drift into the W's of the untracked columns < m (R = 1, H = 0)
+    and rebuild Pv, Qm. Reference ``_rescale``."""
+    cdef Py_ssize_t j
+    cdef int c, a, b
+    for j in range(m):
+        if col_slot[j] < 0:
+            W[j] = weight_of(j, W, ep, epoch, S, RH)
+            ep[j] = epoch
+    RH[0] = 1.0
+    RH[1] = 0.0
+    RH[2] = 0.0
+    for c in range(2):
+        for a in range(3):
+            Pv[c, a] = 0.0
+    for c in range(4):
+        for a in range(3):
+            for b in range(3):
+                Qm[c, a, b] = 0.0
+    for j in range(m):
+        if col_slot[j] < 0:
+            moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
+
+
+cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
+    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else)."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    for k in range(n):
+        acc += a[k] - a[k]
+    return acc == 0.0
+
+
+def one_row(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+            const double[::1] s, const Py_ssize_t[::1] order, long long[::1] colmap,
+            long long m0, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+            long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
+            double[::1] delta, long long t0, double lam, double eta, int schedule, int loss,
+            int family, int r, long long K, long long[::1] slot_col, long long[::1] nslots,
+            long long[::1] cnt, long long[::1] col_slot, double[::1] W, long long[::1] ep,
+            double[:, :, ::1] S, double[:, ::1] Pv, double[:, :, ::1] Qm, double[::1] RH,
+            long long[::1] epoch_, bint save_sketch=True):
+    """One round of a capped model on the live state, transactional: the row ``0`` of the
+    CSR arrays, label sign ``s[0]`` (``order`` is ``[0]``).
+
+    Saves what the round can write (the slot arrays, of the sketches everything when the
+    row may promote a column, else per class the row it appends or the whole class when
+    that row fills it; the column arrays at the row's columns, the new columns' indices
+    and, with a possible promotion, the tracked ones; the column map at the row; the
+    counts and small sums), assigns the row's new columns, plays the round
+    (:func:`sketch_pass`), and restores everything if a written value is not finite.
+    Returns ``(t, m)`` after the round, or ``(-1, m0)`` when the row does not suit (more
+    capacity needed, or a scale to fold into every weight: nothing was written) and
+    ``(-2, m0)`` when the round came out non-finite (the state is as it was).
+    ``save_sketch=False`` leaves the sketches unsaved (a mutant for the tests only).
+    """
+    cdef Py_ssize_t nnz = indptr[1] - indptr[0], k, q, ncols, sl, nB, off
+    cdef long long kt = nslots[0], kcap = w.shape[0], cap = cnt.shape[0], nnew = 0, cmin
+    cdef long long j, m = m0, t = -2
+    cdef int n2 = 2 * r, c
+    cdef bint may_promote = False, ok = False
+    cdef double* bufd = NULL
+    cdef long long* bufi = NULL
+    cdef Py_ssize_t* cols = NULL
+    cdef double* p
+    cdef long long* pi
+    cdef Py_ssize_t rowB[2]
+    cdef Py_ssize_t lenB[2]
+    if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+        return -1, m0
+    for k in range(nnz):
+        if colmap[indices[k]] < 0:
+            nnew += 1
+    if m0 + nnew > cap or (kt < K and kt + nnew > kcap):
+        return -1, m0
+    if kt == K and kt > 0:
+        cmin = cnt[slot_col[0]]
+        for sl in range(1, kt):
+            if cnt[slot_col[sl]] < cmin:
+                cmin = cnt[slot_col[sl]]
+        for k in range(nnz):
+            j = colmap[indices[k]]
+            if j >= 0 and col_slot[j] < 0 and cnt[j] + 1 > PROMOTE * cmin:
+                may_promote = True
+    # the parts of the sketches at stake: (offset, length) in B's flat storage per class
+    if may_promote:
+        rowB[0], lenB[0], rowB[1], lenB[1] = 0, 2 * n2 * kcap, 0, 0
+    else:
+        for c in range(2):
+            if nrows[c] + 1 >= n2:
+                rowB[c], lenB[c] = c * n2 * kcap, n2 * kcap
+            else:
+                rowB[c], lenB[c] = (c * n2 + nrows[c]) * kcap, kcap
+    if not save_sketch:
+        lenB[0] = lenB[1] = 0
+    nB = lenB[0] + lenB[1]
+    ncols = nnz + (kt if may_promote else 0)
+    cols = <Py_ssize_t*> malloc((ncols + 1) * sizeof(Py_ssize_t))
+    bufd = <double*> malloc((7 * kcap + nB + 5 * ncols + 49) * sizeof(double))
+    bufi = <long long*> malloc((kcap + 3 * ncols + nnz + 4) * sizeof(long long))
+    try:
+        if cols == NULL or bufd == NULL or bufi == NULL:
+            raise MemoryError("one_row: no memory to save the state")
+        q = 0
+        for k in range(nnz):                       # new columns take m0, m0 + 1, ... in order
+            j = colmap[indices[k]]
+            if j < 0:
+                j = m
+                m += 1
+            cols[q] = j
+            q += 1
+        if may_promote:
+            for sl in range(kt):
+                cols[q] = slot_col[sl]
+                q += 1
+        m = m0
+        # save
+        p = bufd
+        memcpy(p, &w[0], kcap * sizeof(double))
+        memcpy(p + kcap, &xbar[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 3 * kcap, &dA[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 5 * kcap, &dB[0, 0], 2 * kcap * sizeof(double))
+        p += 7 * kcap
+        for c in range(2):
+            if lenB[c] > 0:
+                memcpy(p, &B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
+                p += lenB[c]
+        for q in range(ncols):
+            j = cols[q]
+            p[0], p[1], p[2], p[3], p[4] = W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j]
+            p += 5
+        p[0], p[1] = delta[0], delta[1]
+        memcpy(p + 2, &Pv[0, 0], 6 * sizeof(double))
+        memcpy(p + 8, &Qm[0, 0, 0], 36 * sizeof(double))
+        memcpy(p + 44, &RH[0], 3 * sizeof(double))
+        pi = bufi
+        memcpy(pi, &slot_col[0], kcap * sizeof(long long))
+        pi += kcap
+        for q in range(ncols):
+            j = cols[q]
+            pi[0], pi[1], pi[2] = cnt[j], col_slot[j], ep[j]
+            pi += 3
+        for k in range(nnz):
+            pi[k] = colmap[indices[k]]
+        pi += nnz
+        pi[0], pi[1], pi[2], pi[3] = nrows[0], nrows[1], N[0], N[1]
+        # assign the new columns (assign_columns), play the round
+        for k in range(nnz):
+            if colmap[indices[k]] < 0:
+                colmap[indices[k]] = m
+                m += 1
+        t = run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
+                     delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
+                     col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+        ok = (finite(&w[0], kcap) and finite(&xbar[0, 0], 2 * kcap)
+              and finite(&dA[0, 0], 2 * kcap) and finite(&dB[0, 0], 2 * kcap)
+              and finite(&delta[0], 2) and finite(&Pv[0, 0], 6)
+              and finite(&Qm[0, 0, 0], 36) and finite(&RH[0], 3))
+        for c in range(2):
+            ok = ok and (lenB[c] == 0 or finite(&B[0, 0, 0] + rowB[c], lenB[c]))
+        for q in range(ncols):
+            j = cols[q]
+            ok = ok and finite(&W[j], 1) and finite(&S[0, 0, j], 1) and finite(&S[0, 1, j], 1) \
+                and finite(&S[1, 0, j], 1) and finite(&S[1, 1, j], 1)
+    finally:
+        if not ok and cols != NULL and bufd != NULL and bufi != NULL:
+            p = bufd
+            memcpy(&w[0], p, kcap * sizeof(double))
+            memcpy(&xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
+            memcpy(&dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
+            p += 7 * kcap
+            for c in range(2):
+                if lenB[c] > 0:
+                    memcpy(&B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
+                    p += lenB[c]
+            for q in range(ncols - 1, -1, -1):     # in reverse: the first save of a
+                j = cols[q]                        # duplicated column is the original
+                off = 5 * q
+                W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j] = (
+                    p[off], p[off + 1], p[off + 2], p[off + 3], p[off + 4])
+            p += 5 * ncols
+            delta[0], delta[1] = p[0], p[1]
+            memcpy(&Pv[0, 0], p + 2, 6 * sizeof(double))
+            memcpy(&Qm[0, 0, 0], p + 8, 36 * sizeof(double))
+            memcpy(&RH[0], p + 44, 3 * sizeof(double))
+            pi = bufi
+            memcpy(&slot_col[0], pi, kcap * sizeof(long long))
+            pi += kcap
+            for q in range(ncols - 1, -1, -1):
+                j = cols[q]
+                off = 3 * q
+                cnt[j], col_slot[j], ep[j] = pi[off], pi[off + 1], pi[off + 2]
+            pi += 3 * ncols
+            for k in range(nnz):
+                colmap[indices[k]] = pi[k]
+            pi += nnz
+            nrows[0], nrows[1], N[0], N[1] = pi[0], pi[1], pi[2], pi[3]
+        free(cols)
+        free(bufd)
+        free(bufi)
+    if not ok:
+        return -2, m0
+    return t, m

@@ -24,9 +24,9 @@ What is here
 * Synthetic streams (:mod:`sosl.datasets._synthetic`): :func:`make_imbalanced_stream`,
   :func:`make_drifting_stream` (abrupt or gradual concept drift).
 * Sparse and high-dimensional data (:mod:`sosl.datasets._highdim`): :data:`HIGHDIM_DATASETS`
-  and :func:`load_highdim` (``sms_spam`` as raw text with :func:`vectorize_texts`, ``w8a``
-  and ``dorothea_valid`` as scipy CSR), looked up in the ``highdim/`` folder of the data
-  directory.
+  and :func:`load_highdim` (``sms_spam`` and ``davidson_hate`` as raw text with
+  :func:`vectorize_texts`, ``w8a`` and ``dorothea_valid`` as scipy CSR), looked up in the
+  ``highdim/`` folder of the data directory.
 * Errors (:mod:`sosl.datasets._errors`): everything raised on purpose derives from
   :class:`DatasetError` and from the matching built-in exception.
 
@@ -46,10 +46,12 @@ from ._errors import (
 )
 from ._highdim import (
     find_highdim,
+    load_davidson_hate,
     load_dorothea_valid,
     load_highdim,
     load_sms_spam,
     load_w8a,
+    read_davidson_csv,
     read_sms_tsv,
     read_sparse_binary,
     text_vectorizer,
@@ -68,7 +70,7 @@ __all__ = [
     "scale_features", "sha256sum", "to_unit_ball",
     "HIGHDIM_DATASETS", "HighDimInfo", "find_highdim", "load_highdim", "load_sms_spam",
     "load_w8a", "load_dorothea_valid", "read_sms_tsv", "read_sparse_binary", "text_vectorizer",
-    "vectorize_texts",
+    "vectorize_texts", "load_davidson_hate", "read_davidson_csv",
     "DatasetError", "UnknownDatasetError", "DataDirectoryError", "DatasetNotFoundError",
     "IntegrityError", "UnknownChecksumError", "DownloadError", "UnverifiedDatasetWarning",
     "verify_sha256",

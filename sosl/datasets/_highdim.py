@@ -1,9 +1,13 @@
 """Sparse and high-dimensional datasets, read from their original formats.
 
-Three public datasets are registered (:data:`~sosl.datasets.HIGHDIM_DATASETS`):
+Public datasets registered in :data:`~sosl.datasets.HIGHDIM_DATASETS`:
 
 * ``sms_spam`` -- 5,574 SMS messages, 747 spam; raw text, turned into a sparse matrix by
   :func:`vectorize_texts` (feature hashing into 2^20 columns by default, or TF-IDF).
+* ``davidson_hate`` -- 24,783 tweets (Davidson et al., ICWSM 2017), hate speech (class 0,
+  1,430 tweets) against offensive or neither (IR 16.3); raw text like ``sms_spam``, read
+  from the authors' CSV (a header, quoted fields with newlines) by :func:`read_davidson_csv`.
+  The tweets are openly offensive.
 * ``w8a`` -- 49,749 web pages x 300 binary features, 1,479 positives (svmlight format).
 * ``dorothea_valid`` -- 350 compounds x 100,000 binary features, 34 positives (the NIPS 2003
   sparse-binary format: a line of 1-based column indices per row, labels in another file).
@@ -28,8 +32,8 @@ from ._paths import HIGHDIM_SUBDIR, find_file
 from ._registry import highdim_info_of
 
 __all__ = ["find_highdim", "read_sms_tsv", "read_sparse_binary", "load_sms_spam",
-           "text_vectorizer", "vectorize_texts", "load_w8a", "load_dorothea_valid",
-           "load_highdim"]
+           "read_davidson_csv", "load_davidson_hate", "text_vectorizer", "vectorize_texts",
+           "load_w8a", "load_dorothea_valid", "load_highdim"]
 
 
 def find_highdim(name, data_dir=None):
@@ -147,6 +151,71 @@ def load_sms_spam(data_dir=None, verify=True):
     return texts, (labels == info.positive_label).astype(np.int64)
 
 
+def read_davidson_csv(path):
+    """Read the Davidson et al. CSV: a header, then one tweet per record.
+
+    Fields are parsed by the :mod:`csv` module (tweets hold commas, quotes and newlines
+    inside quoted fields); the columns used are ``class`` (0 hate speech, 1 offensive
+    language, 2 neither) and ``tweet``, found by name in the header.
+
+    Returns
+    -------
+    texts : list of str
+    classes : ndarray of int64, shape (n,), in {0, 1, 2}
+
+    Raises
+    ------
+    IntegrityError
+        (a ValueError) for a header without ``class`` or ``tweet``, a record with another
+        number of fields than the header, or a class outside 0, 1, 2 (naming the record).
+    """
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or "class" not in header or "tweet" not in header:
+            raise IntegrityError(f"{path}: the header must name the columns 'class' and "
+                                 f"'tweet', found {header!r}")
+        ci, ti = header.index("class"), header.index("tweet")
+        texts, classes = [], []
+        for k, record in enumerate(reader, start=1):
+            if len(record) != len(header):
+                raise IntegrityError(f"{path}: record {k} (line {reader.line_num}) has "
+                                     f"{len(record)} fields, the header {len(header)}")
+            if record[ci] not in ("0", "1", "2"):
+                raise IntegrityError(f"{path}: record {k} (line {reader.line_num}) has class "
+                                     f"{record[ci]!r}, not 0, 1 or 2")
+            classes.append(int(record[ci]))
+            texts.append(record[ti])
+    return texts, np.array(classes, dtype=np.int64)
+
+
+def load_davidson_hate(data_dir=None, verify=True):
+    """The Davidson et al. tweets as raw texts and labels (1 = hate speech, class 0).
+
+    Parameters
+    ----------
+    data_dir : str or path-like or None
+        See the module notes; the file is ``davidson_labeled_data.csv``.
+    verify : bool, default=True
+        Check the file's sha256 against the registry first.
+
+    Returns
+    -------
+    texts : list of str, length 24783
+    y : ndarray of shape (24783,), int in {0, 1}; 1,430 ones (hate speech against the
+        offensive and the neither tweets, IR 16.3)
+
+    See Also
+    --------
+    vectorize_texts : the texts as a sparse matrix (hashed to 2^20 columns by default).
+    """
+    info, (path,) = _located("davidson_hate", data_dir, verify)
+    texts, classes = read_davidson_csv(path)
+    return texts, (classes == int(info.positive_label)).astype(np.int64)
+
+
 def text_vectorizer(method="hashing", n_features=2**20, **kwargs):
     """An unfitted scikit-learn vectorizer for :func:`vectorize_texts`.
 
@@ -230,7 +299,8 @@ def load_dorothea_valid(data_dir=None, verify=True):
     return X, (labels == float(info.positive_label)).astype(np.int64)
 
 
-_LOADERS = {"sms_spam": load_sms_spam, "w8a": load_w8a, "dorothea_valid": load_dorothea_valid}
+_LOADERS = {"sms_spam": load_sms_spam, "w8a": load_w8a, "dorothea_valid": load_dorothea_valid,
+            "davidson_hate": load_davidson_hate}
 
 
 def load_highdim(name, data_dir=None, verify=True):
@@ -238,15 +308,15 @@ def load_highdim(name, data_dir=None, verify=True):
 
     Parameters
     ----------
-    name : {"sms_spam", "w8a", "dorothea_valid"}
+    name : {"sms_spam", "davidson_hate", "w8a", "dorothea_valid"}
     data_dir : str or path-like or None
     verify : bool, default=True
         Check every file's sha256 against the registry first.
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix, or list of str for ``sms_spam`` (raw texts; see
-        :func:`vectorize_texts`)
+    X : scipy.sparse.csr_matrix, or list of str for ``sms_spam`` and ``davidson_hate``
+        (raw texts; see :func:`vectorize_texts`)
     y : ndarray of int in {0, 1}
     """
     highdim_info_of(name)
