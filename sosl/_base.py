@@ -31,7 +31,8 @@ samples in the order given. This module holds what they have in common:
   live state (saving first what the round can write, restoring it if anything comes out
   non-finite) and must then equal the general path bit for bit; it returns False, with
   the state as it was, whenever the row or the state does not suit it, and the general
-  path (a one-row ``partial_fit``) runs. OAUC-M/OAUC-S (a typed stepper), OKAUC-M/OKAUC-S
+  path (a one-row ``partial_fit``) runs. OAUC-M/OAUC-S (a typed stepper), the capped
+  SketchedOAUCM, OKAUC-M/OKAUC-S
   (budgeted FIFO buffers, dense rows) and FTRL-AUC (CSR rows) implement it.
 * **The step counter** ``t_``, kept across ``partial_fit`` calls.
 * **One caller at a time.** Every public call (``fit``, ``partial_fit``, the one-row
