@@ -61,8 +61,14 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 		'rb'))['project']['optional-dependencies']['docs']))" | xargs $(BIN)/python -m pip install --quiet
 	touch $(DOCS_STAMP)
 
+# then docs/check_render.py: every internal link and #anchor of the built pages resolves, and
+# the front page and the OAUCM page, rendered in headless Chromium (required: `apt-get install
+# chromium`; DOCS_CHECK=--no-browser checks the links only), show their headings; the
+# screenshots go to docs/_build/screenshots/
+DOCS_CHECK ?=
 docs: $(DOCS_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m sphinx -W --keep-going -n -q -b html docs $(DOCS_OUT)
+	$(BIN)/python docs/check_render.py $(DOCS_OUT) $(DOCS_CHECK)
 	@echo "docs: $(DOCS_OUT)/index.html"
 
 # an sdist, then a wheel built from that sdist (both in dist/), and the test of their contents
