@@ -163,38 +163,6 @@ def _escape_docstring(app, what, name, obj, options, lines):
             lines[i] = _escape_prose(line)
         if stripped.endswith("::"):
             literal = True
-        # sosl/_core/_komp_prune.py: a line of the Examples lost its prompt; until the source
-        # is fixed, give it back here so the section renders
-        if name.endswith("komp_prune") and line == "import numpy as np":
-            lines[i] = "    >>> import numpy as np"
-
-
-# sosl/exceptions.py: the first column of the module docstring's table is narrower than two
-# of its entries (a reST error); until the source is fixed, widen that column here
-def _widen_first_column(lines):
-    border = re.compile(r"^(=+)(  +=+)$")
-    rows = [i for i, ln in enumerate(lines) if border.match(ln)]
-    if len(rows) < 2:
-        return
-    first, last = rows[0], rows[-1]
-    old = len(border.match(lines[first]).group(1))
-    need = max(len(re.split(r"  +", ln, maxsplit=1)[0]) for ln in lines[first:last]
-               if ln.strip() and not border.match(ln) and not ln.startswith(" "))
-    if need <= old:
-        return
-    for i in range(first, last + 1):
-        ln = lines[i]
-        m = border.match(ln)
-        if m:
-            lines[i] = "=" * need + m.group(2)
-        elif ln.strip():
-            lines[i] = ln[:old].ljust(need) + ln[old:] if ln.startswith(" ") else \
-                re.sub(r"^(\S.*?)  +", lambda t: t.group(1).ljust(need) + "  ", ln, count=1)
-
-
-def _fix_module_docstring(app, what, name, obj, options, lines):
-    if what == "module" and name == "sosl.exceptions":
-        _widen_first_column(lines)
 
 
 # a bare :func:`name` in a docstring of a module whose names are documented under another
@@ -216,5 +184,4 @@ def _resolve_bare_name(app, env, node, contnode):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring, priority=100)
-    app.connect("autodoc-process-docstring", _fix_module_docstring, priority=90)
     app.connect("missing-reference", _resolve_bare_name)

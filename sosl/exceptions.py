@@ -1,17 +1,15 @@
 """Warning categories of sosl, in one place (filter them with :mod:`warnings` by class).
 
-===============================  =========================================================
-category                         issued when
-===============================  =========================================================
-:class:`GrowthWarning`           a model's state keeps growing with the stream (POLK's
-                                 dictionary, unbounded kernel buffers)
-:class:`UnscaledInputWarning`    a second-order learner sees features far from unit scale
+===================================  ==============================================================
+category                             issued when
+===================================  ==============================================================
+:class:`GrowthWarning`               a model grows with the stream (POLK, unbounded kernel buffers)
+:class:`UnscaledInputWarning`        a second-order learner sees features far from unit scale
 :class:`InconsistentVersionWarning`  a model pickled by another version of sosl is loaded
 :class:`UnverifiedDatasetWarning`    a dataset file is used without a matching checksum
-:class:`CacheRepairWarning`      the experiments cache was repaired (a torn last line)
-:class:`ExperimentWarning`       the experiments runner found divergent or failed tasks,
-                                 or a selection at a grid edge
-===============================  =========================================================
+:class:`CacheRepairWarning`          the experiments cache was repaired (a torn last line)
+:class:`ExperimentWarning`           the runner found failed tasks or a grid-edge selection
+===================================  ==============================================================
 """
 
 __all__ = ["CacheRepairWarning", "ExperimentWarning", "GrowthWarning",

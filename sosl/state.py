@@ -635,6 +635,11 @@ def merge_sketches(Ba, Bb, z, r):
 
 def _merge_sketched(states, weights):
     first = states[0]
+    if any(st.layout.get("max_columns") is not None for st in states):
+        raise TypeError(
+            "SketchedOAUCM: a sketch bounded to max_columns tracked columns cannot be merged "
+            "(each shard tracks its own column set, and the untracked columns' lazy weights "
+            "have no common scale); fit the shards with max_columns=None to merge them.")
     r = int(first.layout["rank"])
     p = first.n_features
     # a common compact numbering: columns in order of first appearance across the states
@@ -705,6 +710,21 @@ def _merge_sketched(states, weights):
     arrays = {"weights_": pad(coef), "compact_means_": pad(means), "sketches_": sketches,
               "sketch_rows_": rows, "counts_": counts, "scatter_diag_": pad(dA),
               "sketch_diag_": dB, "shrinkage_": shrink, "column_map_": cmap, "n_active_": int(m)}
+    if "slot_columns_" in first.arrays:
+        # uncapped slots: every column tracked, slot k holding compact column k; the column
+        # counts add up; nothing is untracked
+        col_counts = np.zeros(cap, dtype=np.int64)
+        for st, (seen, local) in zip(states, locs):
+            col_counts[cmap[seen]] += st.arrays["column_counts_"][local]
+        slots = np.full(cap, -1, dtype=np.int64)
+        slots[:m] = np.arange(m)
+        arrays.update({
+            "slot_columns_": slots, "n_slots_": int(m), "column_counts_": col_counts,
+            "column_slots_": slots.copy(), "untracked_weights_": np.zeros(cap),
+            "untracked_epochs_": np.zeros(cap, dtype=np.int64),
+            "untracked_sums_": np.zeros((2, 2, cap)),
+            "untracked_lin_": np.zeros((2, 3)), "untracked_quad_": np.zeros((4, 3, 3)),
+            "untracked_scale_": np.array([1.0, 0.0, 0.0]), "untracked_epoch_": 0})
     return LearnerState(first.learner, copy.deepcopy(first.params), first.classes.copy(), p,
                         copy.deepcopy(first.layout), arrays, sum(st.t for st in states),
                         sum(st.n_seen for st in states),

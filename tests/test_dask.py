@@ -212,7 +212,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
     assert np.allclose(est.covariances_, seq.covariances_, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("make", [lambda: SketchedOAUCM(lam=0.01, rank=4),
+@pytest.mark.parametrize("make", [lambda: SketchedOAUCM(lam=0.01, rank=4, max_columns=None),
                                   lambda: FTRLAUC(gamma=0.3)])
 def test_other_learners_merge_independent_block_fits(make):
     X, y = _data(6, n=1600, p=12)

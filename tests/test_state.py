@@ -35,7 +35,7 @@ def _arrays_equal(a, b):
 
 @pytest.mark.parametrize("make", [
     lambda: OAUCM(lam=0.01), lambda: OAUCM(lam=0.01, forgetting=0.97),
-    lambda: OAUCS(lam=0.01, eta=0.01), lambda: SketchedOAUCM(lam=0.01, rank=3),
+    lambda: OAUCS(lam=0.01, eta=0.01), lambda: SketchedOAUCM(lam=0.01, rank=3, max_columns=None),
     lambda: FTRLAUC(gamma=0.3, l1=0.01), lambda: SOLAM()])
 @pytest.mark.parametrize("p", [5, 40])           # 40: the BLAS path of the linear kernel
 def test_round_trip_pickles_and_continues_bit_for_bit(make, p):
@@ -260,7 +260,7 @@ def test_sketch_merge_keeps_the_frequent_directions_bound(sketch):
     X = rng.normal(size=(n, p)) @ L
     X[700:] += 2.0                                    # shards with different means
     y = (X[:, 0] + rng.normal(size=n) > 1.0).astype(int)
-    kw = dict(lam=0.01, rank=r, sketch=sketch)
+    kw = dict(lam=0.01, rank=r, sketch=sketch, max_columns=None)
     parts = _shards(n, [700, 1100])
     models = [SketchedOAUCM(**kw).fit(X[i], y[i]) for i in parts]
     merged = S.merge([S.get_state(m) for m in models])
@@ -304,7 +304,7 @@ def test_merge_sketches_of_few_rows_is_exact():
     rng = np.random.default_rng(10)
     X = rng.normal(size=(12, 5))
     y = np.tile([0, 1], 6)
-    kw = dict(lam=0.01, rank=8)
+    kw = dict(lam=0.01, rank=8, max_columns=None)
     st = S.merge([S.get_state(SketchedOAUCM(**kw).fit(X[:6], y[:6])),
                   S.get_state(SketchedOAUCM(**kw).fit(X[6:], y[6:]))])
     exact = S.moments_of_rows(X, np.where(y == 1, 1.0, -1.0)).scatter
@@ -378,3 +378,19 @@ def test_estimator_methods_are_the_state_functions():
     import pytest
     with pytest.raises(TypeError):
         PAI.merge([PAI().fit(X, y), PAI().fit(X, y)])
+
+
+def test_capped_sketches_refuse_to_merge_and_uncapped_merges_keep_learning():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(400, 20))
+    y = (X[:, 0] > 0.3).astype(int)
+    capped = [SketchedOAUCM(rank=2, max_columns=4).fit(X[i], y[i])
+              for i in (slice(0, 200), slice(200, 400))]
+    with pytest.raises(TypeError, match="max_columns=None"):
+        S.merge([S.get_state(m) for m in capped])
+    free = [SketchedOAUCM(rank=2, max_columns=None).fit(X[i], y[i])
+            for i in (slice(0, 200), slice(200, 400))]
+    est = S.from_state(S.merge([S.get_state(m) for m in free]))
+    est.partial_fit(X[:50], y[:50])
+    assert est.t_ == 450 and np.isfinite(est.decision_function(X)).all()
+    assert est.n_slots_ == 20 and (est.column_counts_[:20] > 0).all()

@@ -189,8 +189,9 @@ def test_routed_passes_equal_the_typed_ones_unless_mutated(name):
         Xs = sp.random(90, 30, density=0.2, random_state=1, format="csr")
 
         def fit():
-            return np.r_[SketchedOAUCM(lam=0.1, rank=3, sketch="fd").fit(X, y).coef_,
-                         SketchedOAUCM(lam=0.1, rank=3).fit(Xs, y).coef_]
+            return np.r_[SketchedOAUCM(lam=0.1, rank=3, sketch="fd",
+                                       max_columns=None).fit(X, y).coef_,
+                         SketchedOAUCM(lam=0.1, rank=3, max_columns=None).fit(Xs, y).coef_]
     ref = fit()
     module, old, new = MU._ROUTES[name]
     orig = getattr(mod, attr)

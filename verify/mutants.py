@@ -354,10 +354,25 @@ def sketch_pass_via(ref):
     by the reference module ``ref`` (dense rows), one densified row at a time on views of
     the first m compact columns."""
     def sketch_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
-                    delta, t0, lam, eta, schedule, loss, family, r):
+                    delta, t0, lam, eta, schedule, loss, family, r, K=None, slot_col=None,
+                    nslots=None, cnt=None, col_slot=None, *untracked):
         m, t = int(m), int(t0)
         data, indices, indptr = np.asarray(data), np.asarray(indices), np.asarray(indptr)
         s, colmap = np.asarray(s), np.asarray(colmap)
+        if K is not None:
+            # the bounded sketch's slots: uncapped (K >= m), every column takes the next
+            # free slot when first seen, which is its compact index; a capped model is not
+            # played by this route
+            if int(K) < m:
+                raise NotImplementedError("the routed sketch pass plays uncapped sketches")
+            kt = int(nslots[0])
+            for i in np.asarray(order):
+                for j in colmap[indices[indptr[i]:indptr[i + 1]]]:
+                    cnt[j] += 1
+                    if col_slot[j] < 0:
+                        slot_col[kt], col_slot[j] = j, kt
+                        kt += 1
+            nslots[0] = kt
         views = (w[:m], xbar[:, :m], B[:, :, :m])
         for i in np.asarray(order):
             x = np.zeros((1, m))

@@ -70,9 +70,7 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
 
     Examples
     --------
-    >>> from numbers import Real
-
-import numpy as np
+    >>> import numpy as np
     >>> K = np.array([[1.0, 0.999], [0.999, 1.0]])     # two nearly identical elements
     >>> kept, w = komp_prune(K, np.array([1.0, 2.0]), 0.1)
     >>> kept.tolist(), np.round(w, 3).tolist()

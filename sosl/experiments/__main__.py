@@ -26,6 +26,7 @@ from .runner import (
     DEFAULT_OUT,
     cached_grids,
     check_checksums,
+    export_record,
     load_rows,
     report_from_cache,
     run_experiment,
@@ -188,6 +189,11 @@ def build_parser():
     p.add_argument("--report-only", action="store_true",
                    help="only rewrite the tables from the rows cached in --out (no computing); "
                         "the cached oracle ceilings and batch references are included")
+    p.add_argument("--export-record", metavar="DIR", default=None,
+                   help="write the result record of the --out cache for --grid into DIR (the "
+                        "test rows and one oracle-ceiling row per run, no inner-CV rows: "
+                        "small enough to commit) and the tables rewritten from it; then "
+                        "--report-only --out DIR rewrites them on any machine")
     return p
 
 
@@ -308,6 +314,17 @@ def _estimate(args, names):
 def _run(args):
     if args.report_only and args.estimate is not None:
         raise UsageError("--estimate and --report-only exclude each other")
+    if args.export_record is not None:
+        if args.report_only or args.estimate is not None:
+            raise UsageError("--export-record excludes --report-only and --estimate")
+        proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
+        paths = export_record(args.out, args.export_record, args.grid, args.seed, proto,
+                              max_points=args.max_points)
+        if not paths:
+            raise UsageError(f"--export-record: no test rows for --grid {args.grid} (protocol "
+                             f"{proto}, seed {args.seed}) in {Path(args.out) / 'rows.csv'}")
+        print("\n".join(paths))
+        return 0
     if args.report_only:
         return _report_only(args)
     if args.scheduler and args.backend not in ("dask", "ray"):

@@ -51,7 +51,7 @@ FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "prot
           "seconds", "cpu_seconds", "error", "pid", "thread")
 
 #: the task kinds a row can record
-KINDS = ("cv", "test", "oracle")
+KINDS = ("cv", "test", "oracle", "ceiling")   # "ceiling": a run's best oracle (a record)
 
 _HEADER = ",".join(FIELDS) + "\n"
 

@@ -479,7 +479,13 @@ def oracle_ceilings(rows, grid, seed=0, protocol="4x5/5", max_points=None):
         (dataset, algorithm) -> {run: best test AUC (a fraction)}.
     """
     points, best, seen = {}, {}, defaultdict(set)
+    out = defaultdict(dict)
     for r in rows:
+        if (r["kind"] == "ceiling" and int(r["seed"]) == int(seed)
+                and r["protocol"] == protocol and r["algorithm"] in _registry()
+                and r["grid"] == grid_label(spec_of(r["algorithm"]), grid, max_points)):
+            out[(r["dataset"], r["algorithm"])][int(r["run"])] = float(r["auc"])
+            continue                              # a record's run oracle, complete already
         if (r["kind"] != "oracle" or int(r["seed"]) != int(seed) or r["protocol"] != protocol
                 or r["algorithm"] not in _registry()):
             continue
@@ -491,7 +497,6 @@ def oracle_ceilings(rows, grid, seed=0, protocol="4x5/5", max_points=None):
         key = (r["dataset"], a, int(r["run"]))
         seen[key].add(r["params"])
         best[key] = max(best.get(key, -np.inf), float(r["auc"]))
-    out = defaultdict(dict)
     for (d, a, run), got in seen.items():
         if len(got) == len(points[a]):
             out[(d, a)][run] = best[(d, a, run)]
@@ -955,6 +960,49 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
     return paths
 
 
+def export_record(out, dest, grid, seed=0, protocol="4x5/5", max_points=None):
+    """Write the result record of ``out``'s cache for ``grid`` into ``dest``, and the tables
+    rewritten from it: ``dest/rows.csv`` holds every ``test`` row (one per cell and run:
+    the selected grid point and its test AUC) and, per run with a complete oracle, one
+    ``ceiling`` row (the best test AUC over the grid), without the inner-CV rows. That is
+    enough for ``--report-only --out dest`` to rewrite every table, and small enough to
+    commit (the inner-CV rows, needed for the run summary and the cost table, stay in the
+    cache).
+
+    Returns
+    -------
+    paths : list of str
+        The record and the tables written.
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    known = _registry()
+    cached = load_rows(out)
+    tests = _unique([r for r in cached if r["kind"] == "test" and r["algorithm"] in known
+                     and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
+                     and r["seed"] == int(seed) and r["protocol"] == protocol])
+    if not tests:
+        return []
+    ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
+    rows = [dict(r) for r in tests]
+    for (d, a), runs in sorted(ceil.items()):
+        for run, auc in sorted(runs.items()):
+            rows.append({**{k: "" for k in FIELDS}, "kind": "ceiling", "dataset": d,
+                         "algorithm": a, "run": run, "params": "{}",
+                         "grid": grid_label(known[a], grid, max_points), "seed": int(seed),
+                         "protocol": protocol, "auc": auc, "seconds": 0.0,
+                         "cpu_seconds": 0.0})
+    record = dest / CACHE_NAME
+    tmp = record.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(FIELDS), lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in FIELDS})
+    os.replace(tmp, record)
+    return [str(record)] + report_from_cache(dest, grid, seed, protocol, max_points=max_points)
+
+
 def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=None,
                       max_points=None):
     """Rewrite the tables of ``out`` from every cached test row of ``grid`` (no computing).
@@ -981,6 +1029,8 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
     rows.sort(key=lambda r: (order.get(split_run_name(r["dataset"])[0], -1), r["dataset"]))
     ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
     paths = report(rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
+    if not any(r["kind"] == "cv" for r in cached):
+        return paths                  # a result record: no inner-CV rows to summarize
     if rows:
         text, _ = run_summary(cached, list(dict.fromkeys(r["dataset"] for r in rows)),
                               [a for a in known if any(r["algorithm"] == a for r in rows)],
