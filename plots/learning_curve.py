@@ -55,7 +55,10 @@ def main(argv=None):
             train, test = train_part(y, args.dataset, 0, kernel=spec.kernel, **proto)
             order = train[np.random.default_rng(run_seed(args.seed, args.dataset, 0, 3))
                           .permutation(train.shape[0])]
-            seen, aucs = learning_curve(spec.make(**best), X[order], y[order], X[test],
+            est = spec.make(**best)
+            if "random_state" in est.get_params():  # e.g. KOIL's reservoir: same seed, same curve
+                est.set_params(random_state=args.seed)
+            seen, aucs = learning_curve(est, X[order], y[order], X[test],
                                         y[test], n_points=16 if args.quick else 80)
             burn = (int(np.ceil(0.1 * seen[-1])) if args.burn_in is None
                     else min(args.burn_in, int(seen[-1]) - 1))
