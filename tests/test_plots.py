@@ -173,3 +173,27 @@ def test_regret_axis_has_no_empty_half(monkeypatch, tmp_path, capsys):
             assert -bottom < 0.1 * top  # the negative side is not a mirror of the positive
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert any("Theorem 6" in t for t in legend), legend
+
+
+def test_learning_curve_is_linear_after_the_burn_in_in_fixed_styles(tmp_path, capsys,
+                                                                     monkeypatch):
+    import matplotlib.colors as mcolors
+
+    from plots import _common as C
+    from plots import learning_curve
+
+    figs = []
+    real_save = learning_curve.save
+    monkeypatch.setattr(learning_curve, "save",
+                        lambda fig, out, stem: (figs.append(fig), real_save(fig, out, stem))[1])
+    learning_curve.main(["--quick", "--out", str(tmp_path), "--burn-in", "30"])
+    axes = figs[0].axes[:2]
+    lines = [ln for ax in axes for ln in ax.get_lines()]
+    assert len(lines) == 4  # Perceptron, OAUC-M, OAUC-S | OKAUC-M
+    for ax in axes:
+        assert ax.get_xscale() == "linear" and "first 30 rows" in ax.get_xlabel()
+    for ln in lines:
+        name = ln.get_label().split(" (")[0]
+        assert min(ln.get_xdata()) >= 30
+        assert mcolors.to_hex(ln.get_color()) == mcolors.to_hex(C.style(name)["color"])
+        assert ln.get_marker() == C.style(name)["marker"]
