@@ -4,9 +4,10 @@ Reads the ``table2_<grid>.csv`` / ``table3_<grid>.csv`` that ``python -m sosl.ex
 writes (:func:`sosl.experiments.report`) in the runner's default result directory
 (``results``) unless ``--results`` names another; without ``--grid`` it takes the grid whose
 tables are there (the most recently written if there are several). Filled markers with
-error bars are ours, hollow markers the published values. ``--quick`` first runs a tiny
-protocol (1 x 2 folds, quick grid, OAUC-M and OAUC-S) on fourclass if ``$SOSL_DATA_DIR``
-has it, else on breast cancer (which has no published value).
+error bars are ours, hollow markers (larger, same shape) the published values; each
+learner has its fixed colour and marker (:data:`plots._common.STYLES`). ``--quick`` first
+runs a tiny protocol (1 x 2 folds, quick grid, OAUC-M and OAUC-S) on fourclass if
+``$SOSL_DATA_DIR`` has it, else on breast cancer (which has no published value).
 """
 
 import csv
@@ -17,7 +18,7 @@ from sosl import datasets as ds
 from sosl.experiments import GRIDS, run_experiment
 from sosl.experiments.runner import DEFAULT_OUT
 
-from ._common import parser, plt, save
+from ._common import LEGEND_FONTSIZE, parser, plt, save, style
 
 
 def _read(results, grid):
@@ -82,15 +83,16 @@ def main(argv=None):
                     if r["paper_mean"] not in ("", "None"):
                         px.append(x)
                         py.append(float(r["paper_mean"]))
-        c = f"C{j % 10}"
-        ax.errorbar(xs, ys, yerr=es, fmt="o", color=c, ms=4, capsize=2, label=f"{a} (ours)")
-        ax.plot(px, py, "o", mfc="none", mec=c, ms=7)
-    ax.plot([], [], "o", mfc="none", mec="k", label="paper (hollow)")
+        st = style(a)
+        ax.errorbar(xs, ys, yerr=es, fmt=st["marker"], color=st["color"], ms=5, capsize=2,
+                    label=f"{a} (ours)")
+        ax.plot(px, py, st["marker"], mfc="none", mec=st["color"], ms=9)
+    ax.plot([], [], "o", mfc="none", mec="k", label="paper (hollow, same marker)")
     ax.set_xticks(range(len(dsets)), dsets, rotation=30, ha="right")
     ax.set_xlim(-0.6, len(dsets) - 0.4)
     ax.set(ylabel="test AUC (%)", title=f"Reproduced vs published AUC ({args.grid} grid)")
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7, ncol=2, loc="lower left")
+    ax.legend(fontsize=LEGEND_FONTSIZE, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22))
     paths = save(fig, args.out, f"auc_comparison_{args.grid}")
     print("\n".join(paths))
     return paths

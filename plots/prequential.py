@@ -1,13 +1,16 @@
 """Prequential AUC over an imbalanced stream whose concept changes at its midpoint.
 
-The stream is :func:`sosl.datasets.make_drifting_stream` (``--drift abrupt`` or
-``gradual``; the direction separating the classes turns by 90 degrees at the midpoint,
-class proportions unchanged). Each learner is run test-then-train by
-:func:`sosl.evaluate.prequential`: OAUC-M, OAUC-M with forgetting (exponentially weighted
-class moments, ``forgetting=0.99``), OAUC-S and the Perceptron. The figure draws the
-rolling AUC of the last ``--window`` predictions (:class:`sosl.metrics.RollingAUC`, the
-prequential AUC) and, dashed, the AUC of all predictions so far
-(:class:`sosl.metrics.StreamingAUC`). ``--quick`` uses a short stream and window.
+The stream is :func:`sosl.datasets.make_drifting_stream` (``--drift abrupt`` or ``gradual``; the
+direction separating the classes turns by 90 degrees at the midpoint, class proportions
+unchanged). Each learner is run test-then-train by :func:`sosl.evaluate.prequential`: OAUC-M,
+OAUC-M with forgetting (exponentially weighted class moments, ``forgetting=0.99``), OAUC-S and
+the Perceptron. The figure draws the rolling AUC of the last ``--window`` predictions
+(:class:`sosl.metrics.RollingAUC`, the prequential AUC) and, dashed, the AUC of all predictions
+so far (:class:`sosl.metrics.StreamingAUC`), each learner in its fixed style
+(:data:`plots._common.STYLES`) with markers at staggered sparse points, so that curves on top of
+each other stay distinguishable (the first learners drawn on top); a learner whose rolling curve
+stays within 0.005 of an earlier one's says so in the legend. ``--quick`` uses a short stream
+and window.
 """
 
 import sys
@@ -19,7 +22,7 @@ from sosl.datasets import make_drifting_stream
 from sosl.evaluate import prequential
 from sosl.metrics import RollingAUC, StreamingAUC
 
-from ._common import parser, plt, save
+from ._common import LEGEND_FONTSIZE, parser, plot_kw, plt, save, style
 
 LEARNERS = {
     "OAUC-M": lambda: OAUCM(lam=0.01),
@@ -48,26 +51,37 @@ def main(argv=None):
     change = n // 2
     every = max(1, n // 300)
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 5.0))
     print(f"stream n={n} p={args.features} IR={args.ir:g} {args.drift} change at {change} "
           f"window={window} seed={args.seed}")
+    drawn, lows = {}, []
     for k, (name, make) in enumerate(LEARNERS.items()):
         res = prequential(make(), X, y, every=every,
                           metrics={"rolling": RollingAUC(window), "all": StreamingAUC()})
-        color = f"C{k}"
-        ax.plot(res.steps, res["rolling"], color=color, lw=1.4,
-                label=f"{name} rolling ({window})")
-        ax.plot(res.steps, res["all"], color=color, lw=0.9, ls="--", label=f"{name} all so far")
+        rolling = np.asarray(res["rolling"], dtype=float)
+        label = f"{name} rolling ({window})"
+        for other, curve in drawn.items():
+            gap = np.nanmax(np.abs(rolling - curve))
+            if gap < 0.005:
+                label += f"\n  (within {gap:.1g} of {other}: markers offset)"
+                break
+        drawn[name] = rolling
+        ax.plot(res.steps, rolling, **plot_kw(name, len(res.steps), 3 * k, n_markers=12,
+                                              ls="-", label=label, zorder=3 + len(LEARNERS) - k))
+        ax.plot(res.steps, res["all"], color=style(name)["color"], lw=0.9, ls="--", alpha=0.8)
+        lows.append(np.nanmin(np.concatenate([rolling, res["all"]])))
         before = res["rolling"][np.searchsorted(res.steps, change) - 1]
         print(f"{name:24s} rolling AUC before change {before:.4f}  at end {res['rolling'][-1]:.4f}"
               f"  AUC of all predictions {res['all'][-1]:.4f}  "
               f"({n / res.cpu_seconds:,.0f} rows/s CPU)")
+    ax.plot([], [], color="0.3", lw=0.9, ls="--", label="dashed: AUC of all predictions so far")
+    lo = max(0.0, np.floor(20 * min(lows)) / 20 - 0.05) if np.isfinite(min(lows)) else 0.3
     ax.axvline(change, color="0.4", lw=0.8, ls=":")
-    ax.text(change, 0.975, f" {args.drift} concept change", color="0.3", fontsize=8, va="top")
-    ax.set(xlabel="rows seen (test-then-train)", ylabel="AUC", ylim=(0.3, 1.0),
+    ax.text(change, 1.0, f" {args.drift} concept change", color="0.3", fontsize=9, va="top")
+    ax.set(xlabel="rows seen (test-then-train)", ylabel="AUC", ylim=(lo, 1.01),
            title=f"Prequential AUC, IR {args.ir:g}, p = {args.features} (seed {args.seed})")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="lower left")
     paths = save(fig, args.out, "prequential")
     print("\n".join(paths))
     return paths

@@ -66,6 +66,17 @@ def test_report_files_written(quick_run):
             "theorem6_regret.png", "theorem5_oaucs.png"} <= figs
     for f in figs:
         assert (out / f).stat().st_size > 1000
+    # every embedded figure has a caption line under it, given where the figure is drawn
+    lines = report.splitlines()
+    embeds = [i for i, t in enumerate(lines) if t.startswith("![")]
+    assert len(embeds) == len(figs)
+    for i in embeds:
+        name = lines[i][lines[i].index("(") + 1:-1]
+        caption = lines[i + 2]
+        assert caption.startswith("*Figure ") and f"({name}).*" in caption, caption
+        assert caption == caption.strip() and len(caption.split()) > 15, caption
+        assert R.FIGURE_CAPTIONS.get(name), f"{name} is saved without a caption"
+        assert data["figure_captions"][name] == R.FIGURE_CAPTIONS[name]
 
 
 def test_headline_figures_in_range(quick_run):

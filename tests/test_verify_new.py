@@ -152,6 +152,33 @@ def test_evidence_labels_and_counts(tmp_path):
     assert "| evidence |" in text and R.EVIDENCE_LEGEND in text and "| derivation |" in text
 
 
+def test_report_captions_every_figure(tmp_path, monkeypatch):
+    """A figure saved with a caption has it under its embed; one saved without gets a
+    caption naming the row that shows it; the figure list in results.json carries both."""
+    import json
+
+    R.use_agg()
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(R, "FIGURE_CAPTIONS", {})
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    named = R.save_figure(fig, tmp_path, "with_caption", caption="What it shows,\n and how.")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    bare = R.save_figure(fig, tmp_path, "without_caption")
+    rows = [R.upper_bound("row one", "x <= 2", 1, 2, figures=[named]),
+            R.upper_bound("row two", "y <= 3", 1, 3, figures=[bare])]
+    report, results = R.write_report(rows, {}, tmp_path, profile="quick", seed=0)
+    lines = report.read_text().splitlines()
+    i = lines.index(f"![{named}]({named})")
+    assert lines[i + 2] == f"*Figure 1 ({named}).* What it shows, and how."
+    j = lines.index(f"![{bare}]({bare})")
+    assert lines[j + 2].startswith(f"*Figure 2 ({bare}).*") and "row two (y <= 3)" in lines[j + 2]
+    caps = json.loads(results.read_text())["figure_captions"]
+    assert caps[named] == "What it shows, and how." and "row two" in caps[bare]
+
+
 def test_symbolic_rows_are_derivations():
     recs = SK.check_lipschitz_symbolic(0)
     assert {r.evidence for r in recs} == {"derivation"}

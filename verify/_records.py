@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 
 __all__ = ["Record", "upper_bound", "lower_bound", "identity", "emit", "progress",
-           "save_figure", "use_agg", "format_line", "write_report", "summary_counts",
+           "save_figure", "figure_caption", "FIGURE_CAPTIONS", "use_agg", "format_line",
+           "write_report", "summary_counts",
            "summary_text", "RATIO_LEGEND", "EVIDENCE_LEGEND", "KINDS", "EVIDENCES"]
 
 KINDS = ("upper bound", "lower bound", "identity")
@@ -270,15 +271,36 @@ def use_agg():
     matplotlib.use("Agg", force=True)
 
 
-def save_figure(fig, out_dir, stem):
-    """Save a matplotlib figure as ``<out_dir>/<stem>.png`` and return the file name."""
+#: Caption of every figure saved by :func:`save_figure` in this process, by file name.
+FIGURE_CAPTIONS = {}
+
+
+def save_figure(fig, out_dir, stem, caption=""):
+    """Save a matplotlib figure as ``<out_dir>/<stem>.png`` and return the file name.
+
+    ``caption`` (one or two sentences: what is plotted and how it was computed) is
+    written under the figure in ``report.md`` (:data:`FIGURE_CAPTIONS`).
+    """
     import matplotlib.pyplot as plt
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = f"{stem}.png"
     fig.savefig(out_dir / name, dpi=110, bbox_inches="tight")
     plt.close(fig)
+    if caption:
+        FIGURE_CAPTIONS[name] = " ".join(str(caption).split())
     return name
+
+
+def figure_caption(name, records):
+    """The caption of figure ``name``: the one given to :func:`save_figure`, else a
+    sentence naming the rows (and checks) that show it."""
+    if FIGURE_CAPTIONS.get(name):
+        return FIGURE_CAPTIONS[name]
+    rows = [r for r in records if name in r.figures]
+    what = "; ".join(f"{r.name} ({r.statement})" for r in rows) or "no row"
+    checks = ", ".join(dict.fromkeys(r.check for r in rows if r.check)) or "-"
+    return f"Figure of the check(s) {checks}, drawn from the numbers of the row(s): {what}."
 
 
 # ---------------------------------------------------------------------------------------
@@ -299,6 +321,8 @@ def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=No
         "timings_seconds": timings, "all_ok": n_fail == 0, "ratio_legend": RATIO_LEGEND,
         "evidence_legend": EVIDENCE_LEGEND, "counts": summary_counts(records),
         "records": [r.to_dict() for r in records],
+        "figure_captions": {f: figure_caption(f, records)
+                            for f in dict.fromkeys(f for r in records for f in r.figures)},
     }
     (out_dir / "results.json").write_text(json.dumps(payload, indent=1, default=str))
 
@@ -327,8 +351,10 @@ def write_report(records, timings, out_dir, *, profile, seed, argv=None, wall=No
     figs = [f for r in records for f in r.figures]
     if figs:
         lines += ["", "## Figures", ""]
-        for f in dict.fromkeys(figs):
-            lines.append(f"![{f}]({f})")
+        for i, f in enumerate(dict.fromkeys(figs), 1):
+            lines += [f"![{f}]({f})", "",
+                      f"*Figure {i} ({_md_escape(f)}).* {_md_escape(figure_caption(f, records))}",
+                      ""]
     heads = [r for r in records if r.headline]
     lines += ["", "## Closing note: measured figures", ""]
     for r in heads:

@@ -129,7 +129,11 @@ def run(profile, seed, out_dir):
         ax.set_ylabel("model order M_t")
         ax.set_xscale("log")
         ax.legend()
-        recs[0].figures.append(R.save_figure(fig, out_dir, "polk_model_order"))
+        recs[0].figures.append(R.save_figure(
+            fig, out_dir, "polk_model_order",
+            caption="Model order M_t (dictionary size) of sosl.POLK against the round t "
+                    "on the noisy disc stream, with the KOMP budget eps = eta^1.5 (bounded) "
+                    "and the negative control eps = 0 (no pruning, grows with t)."))
     except ImportError:                                     # pragma: no cover - no matplotlib
         pass
     return recs

@@ -203,7 +203,12 @@ def run(profile, seed, out_dir):
             ax.loglog(*zip(*pts), "o-", ms=3, label=f"{name}, lam={lam}")
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set(xlabel="T", ylabel="Regret_T / bound", title="Theorem 5 (OAUC-S): regret / bound")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=8)
     regret_row = next(r for r in recs if r.name == "Theorem 5 OAUC-S: regret/bound")
-    regret_row.figures.append(R.save_figure(fig, out_dir, "theorem5_oaucs"))
+    regret_row.figures.append(R.save_figure(
+        fig, out_dir, "theorem5_oaucs",
+        caption="Regret_T of OAUC-S (sosl.OAUCS with Theorem 5's step, comparator solved "
+                "by verify._regret) divided by the bound 2(4 + lam)/lam + 2 sqrt((4 + lam) "
+                "T L*/lam) of Theorem 5, against T, per dataset and lam; the black line at 1 "
+                "is the bound."))
     return recs
