@@ -122,6 +122,22 @@ def _refuse_complex(x):
                          "part (x.real) if that is what is meant.")
 
 
+def _one_row(x):
+    """One instance as a one-row batch for ``partial_fit``: a 1-D array (not complex) or a
+    sparse matrix of one row; anything else is refused naming its shape."""
+    if sp.issparse(x):
+        _refuse_complex(x)
+        if x.shape[0] != 1:
+            raise ValueError(f"x has shape {x.shape}; expected one row (1, n_features)")
+        return x
+    x = np.asarray(x)
+    _refuse_complex(x)
+    if x.ndim != 1:
+        raise ValueError(f"x has shape {x.shape}; expected a 1-D array (n_features,): one "
+                         "instance")
+    return x.astype(np.float64, copy=False).reshape(1, -1)
+
+
 def _check_binary(y, classes):
     """Refuse multiclass targets with scikit-learn's standard message (plus the labels)."""
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -448,36 +464,14 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
                                  "the first call to learn_one")
-        if sp.issparse(x):
-            row = x
-        else:
-            x = np.asarray(x)
-            _refuse_complex(x)
-            if x.ndim != 1:
-                raise ValueError(f"x has shape {x.shape}; expected a 1-D array "
-                                 "(n_features,): one instance")
-            row = x.astype(np.float64, copy=False).reshape(1, -1)
-        self.partial_fit(row, np.asarray([y]), classes=classes, sample_weight=[w])
+        self.partial_fit(_one_row(x), np.asarray([y]), classes=classes, sample_weight=[w])
 
     def _learn_one_general(self, x, y, classes):
         if not hasattr(self, "classes_"):
             if classes is None:
                 raise ValueError("classes=[negative_label, positive_label] must be passed on "
                                  "the first call to learn_one")
-            if sp.issparse(x):
-                _refuse_complex(x)
-                if x.shape[0] != 1:
-                    raise ValueError(f"x has shape {x.shape}; expected one row (1, "
-                                     "n_features)")
-                row = x
-            else:
-                x = np.asarray(x)
-                _refuse_complex(x)
-                if x.ndim != 1:
-                    raise ValueError(f"x has shape {x.shape}; expected a 1-D array "
-                                     "(n_features,): one instance")
-                row = x.astype(np.float64, copy=False).reshape(1, -1)
-            self.partial_fit(row, np.asarray([y]), classes=classes)
+            self.partial_fit(_one_row(x), np.asarray([y]), classes=classes)
             return
         if classes is not None:
             self._check_same_classes(classes)

@@ -1,7 +1,29 @@
 """Helpers shared by several test files (imported as ``helpers``; see conftest.py)."""
 
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import ClassifierMixin
+
+import sosl
+
+#: every public learner of sosl
+ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
+              if inspect.isclass(getattr(sosl, n)) and issubclass(getattr(sosl, n),
+                                                                  ClassifierMixin)]
+#: small budgets and ranks, so that a test on every learner stays fast
+KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
+      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
+
+
+def make(Est, **extra):
+    """``Est`` with the small settings of ``KW`` and ``random_state=0`` where it has one."""
+    kw = dict(KW.get(Est.__name__, {}))
+    if "random_state" in inspect.signature(Est).parameters:
+        kw["random_state"] = 0
+    kw.update(extra)
+    return Est(**kw)
 
 
 def fitted_state(model):

@@ -19,26 +19,13 @@ import threading
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import fitted_state, same_state
-from sklearn.base import ClassifierMixin
+from helpers import ESTIMATORS, fitted_state, make, same_state
 
 import sosl
 from sosl import OAUCM, OAUCS
 from sosl._core import _linear
 
-ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
-              if inspect.isclass(getattr(sosl, n)) and issubclass(getattr(sosl, n),
-                                                                  ClassifierMixin)]
-KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
-      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
-
-
-def _make(Est, **extra):
-    kw = dict(KW.get(Est.__name__, {}))
-    if "random_state" in inspect.signature(Est).parameters:
-        kw["random_state"] = 0
-    kw.update(extra)
-    return Est(**kw)
+_make = make
 
 
 def _call_keeps_or_commits_finite(model, fn, *args):

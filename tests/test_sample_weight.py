@@ -8,31 +8,17 @@ are refused with the state unchanged; a learner without a weighted form refuses 
 other than 0 and 1.
 """
 
-import inspect
 
 import numpy as np
 import pytest
-from helpers import fitted_state, same_state
-from sklearn.base import ClassifierMixin
+from helpers import ESTIMATORS, fitted_state, make, same_state
 
 import sosl
 from sosl import OAUCM, OAUCS
 from sosl._core import _linear, _linear_ref
 from sosl._core._codes import Loss, Schedule
 
-ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
-              if inspect.isclass(getattr(sosl, n)) and issubclass(getattr(sosl, n),
-                                                                  ClassifierMixin)]
-KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
-      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
-
-
-def _make(Est, **extra):
-    kw = dict(KW.get(Est.__name__, {}))
-    if "random_state" in inspect.signature(Est).parameters:
-        kw["random_state"] = 0
-    kw.update(extra)
-    return Est(**kw)
+_make = make
 
 
 def _data(n=160, p=5, seed=0):
