@@ -646,7 +646,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return _as_csr(X)
         if (not reset and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0
-                and X.shape[1] == self.n_features_in_):
+                and X.shape[1] == self.n_features_in_
+                and "feature_names_in_" not in self.__dict__):   # else: the names warning
             if not self._finite_X(X):
                 raise ValueError("Input X contains NaN or infinity.")
             return X

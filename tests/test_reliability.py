@@ -503,3 +503,21 @@ def test_learn_one_by_copy_leaves_a_failing_round_to_the_general_path():
     with pytest.raises(FloatingPointError):
         m.learn_one(np.full(3, 1e200), 1)
     assert same_state(fitted_state(m), before)
+
+
+@pytest.mark.parametrize("Est", [OAUCM, sosl.PAI, sosl.FTRLAUC], ids=lambda E: E.__name__)
+def test_an_array_after_a_named_fit_gets_the_feature_names_warning(Est):
+    """A model fitted on a dataframe (feature_names_in_ set) warns as scikit-learn does
+    when later given a plain array, on the fast batch paths too."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    m = Est().fit(X, y)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.decision_function(X)                             # no names: silent
+    m.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)   # as a dataframe fit
+    for call in (lambda: m.decision_function(X), lambda: m.partial_fit(X, y)):
+        with pytest.warns(UserWarning, match="does not have valid feature names"):
+            call()
