@@ -1,5 +1,6 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 
+import contextlib
 import math
 import weakref
 from numbers import Integral, Real
@@ -9,6 +10,7 @@ from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
+from ._blas import one_blas_thread
 from ._core import _linear
 from ._core._codes import Loss, Schedule
 from .exceptions import UnscaledInputWarning
@@ -17,6 +19,11 @@ __all__ = ["OAUCM", "OAUCS"]
 
 #: from this dimension on, the kernel uses BLAS (dsymv, batched dsyrk); below it, own loops
 BLAS_MIN_P = 32
+#: from this dimension on OpenBLAS may thread a p x p dsymv (measured: not at p = 100, at
+#: p = 150 on two cores), so a one-row round runs it with one thread (a batch pass always
+#: does: the 5 us of the context are shared by its rows); below, the context would cost
+#: more than the round
+BLAS_THREADED_P = 128
 #: at most this many pending rank-one terms per class before a rank-k update (BLAS path)
 KMAX = 64
 #: the same below BLAS_MIN_P, where the kernel's own loops apply them four at a time
@@ -24,6 +31,8 @@ SMALL_KMAX = 16
 
 #: largest |x| for which the moment updates provably stay finite (see ``_backup_names``)
 _SAFE_ABS = 1e50
+_NO_CONTEXT = contextlib.nullcontext()
+
 #: max |x| above which the learner warns once that the features are not scaled
 _UNSCALED = 1e4
 #: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
@@ -159,13 +168,14 @@ class _LinearSOSL(BaseOnlineAUC):
         p = X.shape[1]
         kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
-        state["t_"] = _linear.linear_pass(
-            X, s, order, state["coef_"], state["means_"], state["scatter_"],
-            state["scales_"], state["weights_"], state["counts_"], state["t_"],
-            float(self.lam), 0.0 if self.eta is None else float(self.eta), self._schedule(),
-            self._loss, float(self.forgetting), BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p),
-            stats, sw,
-        )
+        with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
+            state["t_"] = _linear.linear_pass(
+                X, s, order, state["coef_"], state["means_"], state["scatter_"],
+                state["scales_"], state["weights_"], state["counts_"], state["t_"],
+                float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                self._schedule(), self._loss, float(self.forgetting), BLAS_MIN_P,
+                np.empty(3 * p + 2 * kmax * p), stats, sw,
+            )
         if stats[1] >= 0:                                # only a fresh pass sees such rows
             raise ValueError("Input X contains NaN or infinity.")
         state["max_abs_"] = float(stats[0])
@@ -195,7 +205,12 @@ class _LinearSOSL(BaseOnlineAUC):
             return False
         d = self.__dict__
         t = d["t_"] + 1
-        R = (d.get("_stepper_") or self._stepper()).step(x, s, t, d["max_abs_"])
+        st = d.get("_stepper_") or self._stepper()
+        if d["n_features_in_"] >= BLAS_THREADED_P:     # the round's dsymv, one thread
+            with one_blas_thread():
+                R = st.step(x, s, t, d["max_abs_"])
+        else:
+            R = st.step(x, s, t, d["max_abs_"])
         if R < 0.0:
             return False
         d["t_"] = t

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
+from ._blas import one_blas_thread
 from ._core import _sketch
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule
@@ -15,37 +16,16 @@ from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
 
 __all__ = ["SketchedOAUCM"]
 
-_CONTROLLER = []
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 #: whether the one-row path saves the sketch parts it may write (False: the tests' mutant)
 _ONE_ROW_SAVES_SKETCH = [True]
 
 
-class _OneBlasThread:
-    """Context limiting BLAS to one thread: the sketch products are skinny (K x 2r)
-    matrix-vector products, for which OpenBLAS threads cost more than they save (measured
-    6x to 9x slower per round on two cores). The BLAS libraries are looked up once; a use
-    then costs about 5 us (threadpoolctl's general ``limit`` about 13 us), which matters
-    for one-row calls."""
-
-    def __enter__(self):
-        if not _CONTROLLER:
-            from threadpoolctl import ThreadpoolController
-            _CONTROLLER.extend(ThreadpoolController().select(user_api="blas").lib_controllers)
-        self._old = [lib.num_threads for lib in _CONTROLLER]
-        for lib in _CONTROLLER:
-            lib.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        for lib, old in zip(_CONTROLLER, self._old):
-            lib.set_num_threads(old)
-        return False
-
-
 def _one_blas_thread():
-    """A fresh :class:`_OneBlasThread` context."""
-    return _OneBlasThread()
+    """A one-BLAS-thread context (:mod:`sosl._blas`): the sketch products are skinny
+    (K x 2r) matrix-vector products, for which OpenBLAS threads cost more than they save
+    (measured 6x to 9x slower per round on two cores)."""
+    return one_blas_thread()
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
@@ -381,7 +361,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         sv = np.array([float(s)])
         nslots = np.array([d["n_slots_"]], dtype=np.int64)
         epoch = np.array([d["untracked_epoch_"]], dtype=np.int64)
-        with _OneBlasThread():
+        with one_blas_thread():
             t, m = _sketch.one_row(
                 x.data, x.indices, x.indptr, sv, _ONE_ROW, d["column_map_"], d["n_active_"],
                 d["weights_"], d["compact_means_"], d["sketches_"], d["sketch_rows_"],

@@ -1,0 +1,47 @@
+"""The one-BLAS-thread context of the passes (``sosl._blas``)."""
+
+import copy
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from sosl import OAUCM
+from sosl._blas import one_blas_thread
+from sosl.linear import BLAS_THREADED_P
+
+
+def _blas_threads():
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_the_context_sets_one_thread_and_restores_the_counts():
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+            with one_blas_thread():                     # nested
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}
+        assert _blas_threads() == before
+
+
+def test_a_pass_does_not_depend_on_the_callers_thread_count():
+    """The p x p dsymv of a pass runs with one thread whatever the caller set, so the
+    bits are the same, and a one-row round equals the batch path bit for bit above the
+    threaded size too."""
+    p = BLAS_THREADED_P + 72
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, p))
+    y = (X[:, 0] + rng.normal(size=300) > 0.5).astype(int)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            fits.append(OAUCM().fit(X, y))
+    assert np.array_equal(fits[0].coef_, fits[1].coef_)
+    a = OAUCM().fit(X[:200], y[:200])
+    b = copy.deepcopy(a)
+    with threadpool_limits(limits=2, user_api="blas"):
+        for i in range(200, 300):
+            a.learn_one(X[i], y[i])
+            b._transaction(b._learn_validated, X[i:i + 1], np.array([1.0 if y[i] else -1.0]))
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.scatter_, b.scatter_)
