@@ -198,6 +198,15 @@ def _canonical_csr(X):
     return X
 
 
+def _canonical_row(x, p):
+    """Whether ``x`` is one finite row of ``p`` columns as a canonical CSR matrix (float64,
+    int32 indices, sorted without duplicates): what the typed one-row paths take as is."""
+    return (sp.issparse(x) and x.format == "csr" and x.shape == (1, p)
+            and x.data.dtype == np.float64 and x.indices.dtype == np.int32
+            and x.indptr.dtype == np.int32 and x.has_canonical_format
+            and _finite_array(x.data))
+
+
 def _as_csr(X):
     """``_canonical_csr`` of input rows, refusing non-finite values."""
     X = _canonical_csr(X)
@@ -506,10 +515,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                     and x.flags.c_contiguous and _finite_array(x)):
                 return False
             X = x.reshape(1, p)
-        elif (self._sparse_input is True and isinstance(x, sp.csr_matrix)
-              and x.shape == (1, p) and x.dtype == np.float64 and x.has_canonical_format
-              and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
-              and _finite_array(x.data)):
+        elif self._sparse_input is True and _canonical_row(x, p):
             X = x
         else:
             return False

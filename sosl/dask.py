@@ -62,6 +62,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import state as _state
+from ._core._blas import one_blas_thread
 
 __all__ = ["Parallel"]
 
@@ -76,11 +77,6 @@ def _dask():
     except ImportError as exc:                          # pragma: no cover - extra missing
         raise ImportError("sosl.dask needs dask: pip install 'sosl[dask]'") from exc
     return dask
-
-
-def _one_blas_thread():
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 # -- tasks (module level: picklable for distributed workers) --------------------------------
@@ -145,15 +141,20 @@ def _signs(y, classes):
     return np.where(y == classes[1], 1.0, -1.0)
 
 
+def _block(X, y, entropy, epoch, j):
+    """Block j's rows and label signs, checked against each other, in its pass order."""
+    X = _as_block(X, j)
+    y = _as_labels(y, j)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
+    return _ordered(X, y, entropy, epoch, j)
+
+
 def _summary(X, y, classes, beta, entropy, epoch, j):
     """(moments of the block's rows in pass order, meta): the map step of the moments."""
     t0 = time.thread_time()
-    with _one_blas_thread():
-        X = _as_block(X, j)
-        y = _as_labels(y, j)
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
-        X, y = _ordered(X, y, entropy, epoch, j)
+    with one_blas_thread():
+        X, y = _block(X, y, entropy, epoch, j)
         mom = _state.moments_of_rows(X, _signs(y, classes), beta)
     meta = {"block": j, "rows": X.shape[0], "p": X.shape[1],
             "kind": "sparse" if sp.issparse(X) else "dense", "cpu": time.thread_time() - t0}
@@ -194,10 +195,8 @@ def _in_sample_calibration(est, X, s):
 def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state):
     """One pass of block j from the given prior moments, weights and own step count."""
     t_start = time.thread_time()
-    with _one_blas_thread():
-        X = _as_block(X, j)
-        y = _as_labels(y, j)
-        X, y = _ordered(X, y, entropy, epoch, j)
+    with one_blas_thread():
+        X, y = _block(X, y, entropy, epoch, j)
         p = X.shape[1]
         moments = _state.empty_moments(p) if others is None else others
         t0 = 0 if prev is None else prev["t"]
@@ -227,12 +226,8 @@ def _mix_add(a, b):
 
 def _independent_fit(template_est, X, y, classes, entropy, j):
     t_start = time.thread_time()
-    with _one_blas_thread():
-        X = _as_block(X, j)
-        y = _as_labels(y, j)
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
-        X, y = _ordered(X, y, entropy, 0, j)
+    with one_blas_thread():
+        X, y = _block(X, y, entropy, 0, j)
         est = clone(template_est).partial_fit(X, y, classes=classes)
         st = _state.get_state(est)
     return st, {"block": j, "rows": X.shape[0], "p": X.shape[1],

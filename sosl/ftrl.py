@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
 from ._core import _ftrl
 from ._core._calibration import platt_steps
 
@@ -189,10 +189,7 @@ class FTRLAUC(BaseOnlineAUC):
         pre-score for the Platt scaling and the pass are those of the general path: the
         result equals ``partial_fit`` on the row bit for bit.
         """
-        if not (sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
-                and x.data.dtype == np.float64 and x.indices.dtype == np.int32
-                and x.indptr.dtype == np.int32 and x.has_canonical_format
-                and _finite_array(x.data)):
+        if not _canonical_row(x, self.n_features_in_):
             return False
         with np.errstate(over="ignore", invalid="ignore"):
             f = self._decision(x)

@@ -10,8 +10,8 @@ from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
-from ._blas import one_blas_thread
 from ._core import _linear
+from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule
 from .exceptions import UnscaledInputWarning
 

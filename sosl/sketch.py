@@ -7,9 +7,9 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
-from ._blas import one_blas_thread
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
 from ._core import _sketch
+from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule
 from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
@@ -19,13 +19,6 @@ __all__ = ["SketchedOAUCM"]
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 #: whether the one-row path saves the sketch parts it may write (False: the tests' mutant)
 _ONE_ROW_SAVES_SKETCH = [True]
-
-
-def _one_blas_thread():
-    """A one-BLAS-thread context (:mod:`sosl._blas`): the sketch products are skinny
-    (K x 2r) matrix-vector products, for which OpenBLAS threads cost more than they save
-    (measured 6x to 9x slower per round on two cores)."""
-    return one_blas_thread()
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
@@ -297,7 +290,9 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         K = _UNCAPPED if layout["max_columns"] is None else layout["max_columns"]
         nslots = np.array([state["n_slots_"]], dtype=np.int64)
         epoch = np.array([state["untracked_epoch_"]], dtype=np.int64)
-        with _one_blas_thread():
+        # the sketch products are skinny (K x 2r) matrix-vector products, for which
+        # OpenBLAS threads cost more than they save (measured 6x to 9x slower on two cores)
+        with one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
                 state["weights_"], state["compact_means_"], state["sketches_"],
@@ -348,11 +343,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         d = self.__dict__
         layout = d["_layout_"]
         K = layout["max_columns"]
-        if K is None or not (
-                sp.issparse(x) and x.format == "csr" and x.shape == (1, self.n_features_in_)
-                and x.data.dtype == np.float64 and x.indices.dtype == np.int32
-                and x.indptr.dtype == np.int32 and x.has_canonical_format
-                and _finite_array(x.data)):
+        if K is None or not _canonical_row(x, self.n_features_in_):
             return False
         with np.errstate(over="ignore", invalid="ignore"):
             f = self._csr_decision(x)

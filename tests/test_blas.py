@@ -1,4 +1,4 @@
-"""The one-BLAS-thread context of the passes (``sosl._blas``)."""
+"""The one-BLAS-thread context of the passes (``sosl._core._blas``)."""
 
 import copy
 
@@ -6,7 +6,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from sosl import OAUCM
-from sosl._blas import one_blas_thread
+from sosl._core._blas import one_blas_thread
 from sosl.linear import BLAS_THREADED_P
 
 
@@ -45,3 +45,22 @@ def test_a_pass_does_not_depend_on_the_callers_thread_count():
             a.learn_one(X[i], y[i])
             b._transaction(b._learn_validated, X[i:i + 1], np.array([1.0 if y[i] else -1.0]))
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.scatter_, b.scatter_)
+
+
+def test_the_batch_pass_runs_with_one_thread(monkeypatch):
+    """Inside a pass at p >= BLAS_MIN_P the BLAS libraries are at one thread (the check
+    above would also hold by luck if the two thread counts rounded alike)."""
+    from sosl import linear
+    seen = []
+    real = linear._linear.linear_pass
+
+    def spy(*args):
+        seen.append(set(_blas_threads()))
+        return real(*args)
+    monkeypatch.setattr(linear._linear, "linear_pass", spy)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, linear.BLAS_MIN_P + 8))
+    with threadpool_limits(limits=2, user_api="blas"):
+        OAUCM().fit(X, (X[:, 0] > 0).astype(int))
+        assert set(_blas_threads()) == {2}
+    assert seen == [{1}]

@@ -71,23 +71,20 @@ re-solved on the kept set with a fresh Cholesky factorization (not the downdated
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotri, dpstrf
-from threadpoolctl import ThreadpoolController
+
+from ._blas import one_blas_thread
 
 __all__ = ["komp_core_ref", "komp_error", "komp_prune_bruteforce", "removal_costs", "refit",
            "inverse_pd", "single_thread_blas", "as_gram"]
 
-_CONTROLLER = []
-
 
 def single_thread_blas():
-    """Context manager limiting BLAS to one thread (cheap after the first call).
+    """Context manager limiting BLAS to one thread (:class:`sosl._core._blas.one_blas_thread`).
 
     KOMP makes small dense LAPACK calls; on a loaded machine a threaded BLAS makes them
     10-100x slower (threads spinning for cores that are busy), so they run single-threaded.
     """
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def as_gram(K, alpha):

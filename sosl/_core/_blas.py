@@ -6,6 +6,7 @@ threads on each of them and loses more than it gains (OAUC-S at p = 200 on two c
 CPU us a row with two threads, about 6 with one, measured), so the passes run with one
 thread. The libraries are looked up once; a use then costs about 5 us (threadpoolctl's
 general ``limit`` about 13 us), which matters for one-row calls. Nested uses are fine.
+It lives in ``_core`` so that the drivers there (POLK, KOMP) use the same context.
 """
 
 __all__ = ["one_blas_thread"]
