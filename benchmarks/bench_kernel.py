@@ -39,6 +39,7 @@ import numpy as np
 from sosl import KOIL, OKAUCM
 from sosl._core import _kbudget, _kbudget_ref, _kernel
 from sosl._core import _kernel_ref as ref
+from sosl._core._kparams import kernel_spec, step_spec
 
 
 def _stream(n, p, rng):
@@ -56,8 +57,9 @@ def _state(p, B):
 
 def _run(fn, X, s, order, st, t0, gamma):
     M = st[1].shape[0]
-    return fn(X, s, order, *st, t0, 0.01, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, gamma, 3.0,
-              1.0, ref.TRANSFER_OPTIMAL, np.zeros(3 * M), np.zeros((0, 2)))
+    return fn(X, s, order, *st, t0, step_spec(0.0, 0.01, ref.STEP_INV_LAM_T, ref.LOSS_M),
+              kernel_spec(1, gamma, 3.0, 1.0), ref.TRANSFER_OPTIMAL, np.zeros(3 * M),
+              np.zeros((0, 2)))
 
 
 def _copy(st):

@@ -26,7 +26,7 @@ from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _kbudget, _kernel
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec, step_spec
 from .exceptions import GrowthWarning
 from .kernels import (
     KERNEL_CONSTRAINTS,
@@ -100,14 +100,14 @@ class _FifoBuffers:
                 "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         _room_for_batch(state, s, lay)
         M = state["alpha_buf_"].shape[0]
         state["t_"] = _kernel.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
             state["f_buf_"], state["capacity_"], state["counts_"], state["heads_"],
-            state["t_"], lam, schedule, eta, loss, lay["kernel"], lay["gamma"], lay["degree"],
-            lay["coef0"], transfer, np.zeros(3 * M), np.zeros((0, 2)))
+            state["t_"], step, layout_kernel_spec(lay), transfer, np.zeros(3 * M),
+            np.zeros((0, 2)))
 
     @staticmethod
     def occupied(state):
@@ -171,7 +171,7 @@ class _SparseFifoBuffers(_FifoBuffers):
                 "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         X = _canonical_csr(X)
         _room_for_batch(state, s, lay)
         state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
@@ -179,9 +179,8 @@ class _SparseFifoBuffers(_FifoBuffers):
         state["t_"] = _kernel.kernel_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["sv_ind_"], state["sv_val_"],
             state["sv_nnz_"], state["alpha_buf_"], state["gram_buf_"], state["f_buf_"],
-            state["capacity_"], state["counts_"], state["heads_"], state["t_"], lam, schedule,
-            eta, loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], transfer,
-            np.zeros(3 * M), np.zeros((0, 2)))
+            state["capacity_"], state["counts_"], state["heads_"], state["t_"], step,
+            layout_kernel_spec(lay), transfer, np.zeros(3 * M), np.zeros((0, 2)))
 
     @staticmethod
     def support_vectors(state, occ):
@@ -208,13 +207,12 @@ class _KompBuffers:
                 "counts_": np.zeros(2, dtype=np.int64), "komp_budget_": 0.0}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         out = _kbudget.komp_policy_pass(
             X, s, order, state["pool_x_"], state["pool_gram_"], state["pool_beta_"],
             state["pool_f_"], state["pool_buf_"], state["pool_label_"], state["pool_age_"],
-            state["capacity_"], state["t_"], float(state["komp_budget_"]), lam, schedule, eta,
-            loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], epsilon,
-            KOMP_PERIOD)
+            state["capacity_"], state["t_"], float(state["komp_budget_"]), step,
+            layout_kernel_spec(lay), epsilon, KOMP_PERIOD)
         for name, value in zip(("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
                                 "pool_label_", "pool_age_", "t_", "komp_budget_"), out):
             state[name] = value
@@ -267,14 +265,14 @@ class _SparseKompBuffers(_KompBuffers):
         return state
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         X = _canonical_csr(X)
         out = _kbudget.komp_policy_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["pool_ind_"], state["pool_val_"],
             state["pool_nnz_"], state["pool_gram_"], state["pool_beta_"], state["pool_f_"],
             state["pool_buf_"], state["pool_label_"], state["pool_age_"], state["capacity_"],
-            state["t_"], float(state["komp_budget_"]), lam, schedule, eta, loss, lay["kernel"],
-            lay["gamma"], lay["degree"], lay["coef0"], epsilon, KOMP_PERIOD)
+            state["t_"], float(state["komp_budget_"]), step, layout_kernel_spec(lay), epsilon,
+            KOMP_PERIOD)
         for name, value in zip(("pool_ind_", "pool_val_", "pool_nnz_", "pool_gram_",
                                 "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
                                 "pool_age_", "t_", "komp_budget_"), out):
@@ -289,8 +287,9 @@ class _SparseKompBuffers(_KompBuffers):
                              state["support_vectors_"].shape[1])
 
 
-_POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
-_SPARSE_POLICIES = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
+#: ``budget_policy`` -> state adapter (dense and sparse slots)
+_ADAPTERS = {"fifo": _FifoBuffers, "komp": _KompBuffers}
+_SPARSE_ADAPTERS = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
 _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
@@ -298,8 +297,8 @@ _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 def _adapter(lay):
     """The state adapter of a frozen layout (older layouts have no "storage": dense)."""
     if lay.get("storage") == "csr":
-        return _SPARSE_POLICIES[lay["budget_policy"]]
-    return _POLICIES[lay["budget_policy"]]
+        return _SPARSE_ADAPTERS[lay["budget_policy"]]
+    return _ADAPTERS[lay["budget_policy"]]
 
 
 class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
@@ -344,14 +343,9 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
         Gram matrix), budget policy, step schedule and the storage of the support vectors
         ("csr" when the first call of the fit was sparse)."""
-        return {"budgets": budget_pair(self.budget, allow_none=True),
-                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "budget_policy": self.budget_policy,
-                "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
-                                else Schedule.STEP_CONSTANT),
-                "storage": self._storage()}
+        return self._kernel_layout(
+            budgets=budget_pair(self.budget, allow_none=True), budget_policy=self.budget_policy,
+            schedule=int(Schedule.STEP_INV_LAM_T if self.eta is None else Schedule.STEP_CONSTANT))
 
     # -- state -------------------------------------------------------------------------------
     def _init_state(self, n_features):
@@ -370,7 +364,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         lay = self._layout_
         eta = 0.0 if self.eta is None else float(self.eta)
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
-        policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
+        policy.run(state, X, s, order, lay, step_spec(eta, self.lam, lay["schedule"], self._loss),
                    TRANSFER_CODES[self.transfer], epsilon)
 
     def _run_pass(self, state, X, s, order):

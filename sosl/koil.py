@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _koil
 from ._core._codes import KoilPolicy
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
 from .kernels import (
     KERNEL_CONSTRAINTS,
     _slots_to_csr,
@@ -21,7 +21,8 @@ from .kernels import (
 
 __all__ = ["KOIL"]
 
-_POLICIES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
+#: ``policy`` name -> ``KoilPolicy`` code of the pass
+_POLICY_CODES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
 
 
 def _philox_uniforms(seed, t0, m):
@@ -205,7 +206,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         "C": [Interval(Real, 0, None, closed="neither")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "budget": [Interval(Integral, 1, None, closed="left"), tuple, list],
-        "policy": [StrOptions(set(_POLICIES))],
+        "policy": [StrOptions(set(_POLICY_CODES))],
         **KERNEL_CONSTRAINTS,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -218,11 +219,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Budgets (N-, N+) in slot order, buffer policy, kernel and its parameters (they
         define the cached Gram matrix and scores)."""
-        return {"budgets": budget_pair(self.budget), "policy": _POLICIES[self.policy],
-                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "storage": self._storage()}
+        return self._kernel_layout(budgets=budget_pair(self.budget),
+                                   policy=_POLICY_CODES[self.policy])
 
     # -- state ---------------------------------------------------------------------------
     def _init_state(self, n_features):
@@ -261,7 +259,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
                        state["buffer_scores_"], state["n_buffer_"], state["n_class_seen_"],
                        state["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
                        state["t_"], float(self.eta), float(self.C), k_nn, lay["policy"],
-                       lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], work)
+                       layout_kernel_spec(lay), work)
 
     def _run_pass(self, state, X, s, order):
         lay = self._layout_

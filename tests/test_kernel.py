@@ -11,10 +11,21 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sosl import OKAUCM, OKAUCS
 from sosl._core import _kbudget, _kbudget_ref, _kernel
 from sosl._core import _kernel_ref as ref
+from sosl._core._kparams import kernel_spec, step_spec
 from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
 from sosl.metrics import auc
 
 KPAR = dict(gamma=0.7, degree=2.0, coef0=1.0)
+
+
+def _step(lam, eta, loss):
+    """The step bundle; ``eta=None`` is the 1/(lam t) schedule."""
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    return step_spec(0.0 if eta is None else eta, lam, schedule, loss)
+
+
+def _kern(kind):
+    return kernel_spec(kind, KPAR["gamma"], KPAR["degree"], KPAR["coef0"])
 
 
 def _state(p, caps):
@@ -28,11 +39,9 @@ def _run(pass_fn, X, s, order, caps, lam, eta, loss, kind=1, transfer=0, trace=F
     """One pass from empty buffers; ``eta=None`` is the 1/(lam t) schedule."""
     st = _state(X.shape[1], caps)
     tr = np.zeros((order.shape[0] if trace else 0, 2))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
-    eta = 0.0 if eta is None else eta
     t = pass_fn(X, s, order, st["SV"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                st["head"], 0, lam, schedule, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
-                KPAR["coef0"], transfer, np.zeros(3 * (caps[0] + caps[1])), tr)
+                st["head"], 0, _step(lam, eta, loss), _kern(kind), transfer,
+                np.zeros(3 * (caps[0] + caps[1])), tr)
     st["t"], st["trace"] = t, tr
     return st
 
@@ -370,13 +379,11 @@ def _pool_run(fn, X, s, caps, lam, eta, loss, eps, bounds=None):
     p = X.shape[1]
     pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     bounds = bounds or [0, X.shape[0]]
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = fn(X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t,
-                 acc, lam, schedule, 0.0 if eta is None else eta, loss, 1, KPAR["gamma"],
-                 KPAR["degree"], KPAR["coef0"], eps, 10)
+                 acc, _step(lam, eta, loss), _kern(1), eps, 10)
         pool, t, acc = out[:7], out[7], out[8]
     return pool, t, acc
 
@@ -500,12 +507,10 @@ def _run_csr(pass_fn, X, s, order, caps, lam, eta, loss, kind, transfer=0, trace
               fb=np.zeros(M), cap=np.array(caps, dtype=np.int64),
               count=np.zeros(2, dtype=np.int64), head=np.zeros(2, dtype=np.int64))
     tr = np.zeros((order.shape[0] if trace else 0, 2))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     st["t"] = pass_fn(Xs.data, Xs.indices, Xs.indptr, s, order, st["ind"], st["val"],
                       st["nnz"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                      st["head"], 0, lam, schedule, 0.0 if eta is None else eta, loss, kind,
-                      KPAR["gamma"], KPAR["degree"], KPAR["coef0"], transfer, np.zeros(3 * M),
-                      tr)
+                      st["head"], 0, _step(lam, eta, loss), _kern(kind), transfer,
+                      np.zeros(3 * M), tr)
     st["trace"] = tr
     SV = np.zeros((M, X.shape[1]))                          # the slots densified
     for q in range(M):
@@ -575,13 +580,13 @@ def test_csr_pass_rejects_narrow_slots_and_bad_shapes():
     with pytest.raises(ValueError, match="slots hold at most"):
         _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
-                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),
                                 0, np.zeros(3 * M), np.zeros((0, 2)))
     with pytest.raises(ValueError, match="inconsistent shapes"):
         _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
                                 np.zeros((M, width), dtype=np.int32), np.zeros((M - 1, width)),
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
-                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),
                                 0, np.zeros(3 * M), np.zeros((0, 2)))
     assert np.all(a == 0.0) and np.all(G == 0.0)            # nothing was written
 
@@ -714,14 +719,12 @@ def _komp_pool_csr(Xs, s, caps, lam, eta, loss, eps, kind, bounds):
     pool = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1)), np.zeros(0, dtype=np.int32),
             np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     widths = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = _kbudget.komp_policy_pass_csr(
             Xs.data, Xs.indices, Xs.indptr, s, np.arange(a, b, dtype=np.intp), *pool,
-            np.array(caps, dtype=np.int64), t, acc, lam, schedule, 0.0 if eta is None else eta,
-            loss, kind, KPAR["gamma"], KPAR["degree"], KPAR["coef0"], eps, 10)
+            np.array(caps, dtype=np.int64), t, acc, _step(lam, eta, loss), _kern(kind), eps, 10)
         pool, t, acc = out[:9], out[9], out[10]
         widths.append(pool[0].shape[1])
     ind, val, nnz = pool[:3]
@@ -735,13 +738,11 @@ def _komp_ref_run(X, s, caps, lam, eta, loss, eps, kind, bounds):
     p = X.shape[1]
     pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = _kbudget_ref.komp_policy_pass(
             X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t, acc,
-            lam, schedule, 0.0 if eta is None else eta, loss, kind, KPAR["gamma"],
-            KPAR["degree"], KPAR["coef0"], eps, 10)
+            _step(lam, eta, loss), _kern(kind), eps, 10)
         pool, t, acc = out[:7], out[7], out[8]
     return pool, t, acc
 

@@ -30,9 +30,11 @@ from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
 from sosl._core._kfun cimport (
+    KernelSpec,
     SlotStore,
     SourceRow,
     SourceRows,
+    StepSpec,
     csr_source,
     get_row,
     store_kernel_row,
@@ -46,13 +48,13 @@ from sosl._core._moments cimport round_prologue
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[:, ::1] SV, double[::1] alpha, double[:, ::1] G, double[::1] fb,
                 const long long[::1] cap, long long[::1] count, long long[::1] head,
-                long long t0, double lam, int schedule, double eta, int loss, int kind,
-                double gamma,
-                double degree, double coef0, int transfer, double[::1] work,
-                double[:, ::1] trace):
+                long long t0, StepSpec step, KernelSpec kern, int transfer,
+                double[::1] work, double[:, ::1] trace):
     """Run Algorithm 2 over ``X[order]``; update the buffers in place.
 
-    ``work`` is scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
+    ``step`` carries eta, lam, the ``Schedule`` and the ``Loss`` code, ``kern`` the
+    kernel (``sosl._core._kparams.step_spec`` / ``kernel_spec`` build them). ``work`` is
+    scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
     Returns the round counter after the pass. See
     :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
     """
@@ -75,18 +77,16 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     st.val = NULL
     st.nnz = NULL
     st.L = 0
-    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
-                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, &step, &kern,
+                 transfer, work, trace)
 
 
 def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                     const double[::1] s, const Py_ssize_t[::1] order, int[:, ::1] sv_ind,
                     double[:, ::1] sv_val, int[::1] sv_nnz, double[::1] alpha,
                     double[:, ::1] G, double[::1] fb, const long long[::1] cap,
-                    long long[::1] count, long long[::1] head, long long t0, double lam,
-                    int schedule, double eta, int loss, int kind, double gamma,
-                    double degree, double coef0, int transfer, double[::1] work,
-                    double[:, ::1] trace):
+                    long long[::1] count, long long[::1] head, long long t0, StepSpec step,
+                    KernelSpec kern, int transfer, double[::1] work, double[:, ::1] trace):
     """Run Algorithm 2 over the CSR rows ``order`` into sparse slots; in place.
 
     The rows are ``(data, indices, indptr)`` of a canonical CSR matrix (sorted int32
@@ -113,16 +113,16 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
     st.val = &sv_val[0, 0] if M > 0 and L > 0 else NULL
     st.nnz = &sv_nnz[0] if M > 0 else NULL
     st.L = L
-    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
-                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, &step, &kern,
+                 transfer, work, trace)
 
 
 cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
                      const Py_ssize_t[::1] order, double[::1] alpha, double[:, ::1] G,
                      double[::1] fb, const long long[::1] cap, long long[::1] count,
-                     long long[::1] head, long long t0, double lam, int schedule, double eta,
-                     int loss, int kind, double gamma, double degree, double coef0,
-                     int transfer, double[::1] work, double[:, ::1] trace) except? -1:
+                     long long[::1] head, long long t0, const StepSpec* step,
+                     const KernelSpec* kern, int transfer, double[::1] work,
+                     double[:, ::1] trace) except? -1:
     """The pass body shared by the dense and the CSR entry point."""
     cdef SourceRow xr
     cdef Py_ssize_t p = rows.p
@@ -141,6 +141,10 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
     cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
     cdef long long t = t0
     cdef int own, opp, record
+    cdef double lam = step.lam, eta = step.eta
+    cdef int schedule = step.schedule, loss = step.loss
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
     cdef double scale = 0.5 if loss == LOSS_S else 1.0
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj

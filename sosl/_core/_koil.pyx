@@ -21,6 +21,7 @@ from libc.math cimport isfinite
 
 from sosl._core._codes cimport POLICY_RS
 from sosl._core._kfun cimport (
+    KernelSpec,
     SlotStore,
     SourceRow,
     SourceRows,
@@ -31,7 +32,9 @@ from sosl._core._kfun cimport (
     store_self_kernel,
 )
 
-cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
+from sosl._core._kparams import KOIL_REFRESH
+
+cdef long long REFRESH = KOIL_REFRESH      # one source for the pass and its reference
 
 
 cdef inline void axpy_col(double* f, double[:, ::1] gram, Py_ssize_t col, double a,
@@ -78,14 +81,14 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
               const double[:, ::1] U, double[:, ::1] buf, double[::1] alpha_mv,
               double[:, ::1] gram, double[::1] f_mv, long long[::1] n_buf, long long[::1] n_seen,
               long long[::1] head, const long long[::1] budgets, long long t0,
-              double eta, double C, Py_ssize_t k_nn, int policy, int kind, double gamma,
-              double degree, double coef0, double[::1] work):
+              double eta, double C, Py_ssize_t k_nn, int policy, KernelSpec kern,
+              double[::1] work):
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
     Raises FloatingPointError (the arrays are then partly updated) at the first row whose
     k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least
-    ``2 B + 2 k_nn`` (B = total slots).
-    See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
+    ``2 B + 2 k_nn`` (B = total slots); ``kern`` is the kernel
+    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -99,7 +102,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     st.SV = &buf[0, 0] if B > 0 else NULL
     st.L = 0
     return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
-                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+                 budgets, t0, eta, C, k_nn, policy, &kern, work)
 
 
 def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -108,8 +111,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
                   double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
                   long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
                   const long long[::1] budgets, long long t0, double eta, double C,
-                  Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
-                  double coef0, double[::1] work):
+                  Py_ssize_t k_nn, int policy, KernelSpec kern, double[::1] work):
     """KOIL over the CSR rows ``order`` (``data, indices, indptr``, sorted int32 indices)
     into sparse slots (see the module docstring); every other argument as in
     :func:`koil_pass`; it equals the reference :func:`sosl._core._koil_ref.koil_pass` run on
@@ -131,7 +133,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
     st.nnz = &buf_nnz[0] if B > 0 else NULL
     st.L = L
     return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
-                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+                 budgets, t0, eta, C, k_nn, policy, &kern, work)
 
 
 cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s,
@@ -139,8 +141,8 @@ cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s
                      double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
                      long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
                      const long long[::1] budgets, long long t0, double eta, double C,
-                     Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
-                     double coef0, double[::1] work) except? -1:
+                     Py_ssize_t k_nn, int policy, const KernelSpec* kern,
+                     double[::1] work) except? -1:
     """The pass body shared by the dense and the CSR entry point."""
     cdef SourceRow xr
     cdef Py_ssize_t p = rows.p
@@ -149,6 +151,8 @@ cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s
     cdef Py_ssize_t off[2]
     cdef Py_ssize_t r, i, j, l, q, c, o, n_sel, n_viol, pos, best
     cdef long long t = t0
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     cdef double y, kxx, f_x, loss, d2, a_t, a_old, best_d, decay, g
     cdef double* alpha = &alpha_mv[0]
     cdef double* f = &f_mv[0]
