@@ -114,8 +114,9 @@ def peers(n, rng):
     caps = np.array([100, 100], dtype=np.int64)
 
     def komp(fn, m):
-        return fn(X, s, np.arange(m, dtype=np.intp), *pool, caps, 0, 0.0, 0.01,
-                  ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0 / 20, 3.0, 1.0, 0.01, 10)
+        return fn(X, s, np.arange(m, dtype=np.intp), *pool, caps, 0, 0.0,
+                  step_spec(0.0, 0.01, ref.STEP_INV_LAM_T, ref.LOSS_M),
+                  kernel_spec(1, 1.0 / 20, 3.0, 1.0), 0.01, 10)
     t_c = t_r = np.inf
     for _ in range(3):
         t_c = min(t_c, _min_cpu(lambda: komp(_kbudget.komp_policy_pass, m_k), 1) / m_k)

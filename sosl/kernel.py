@@ -628,8 +628,10 @@ _SHARED_DOC = """
     n_support_ : ndarray of shape (2,)
         Sizes of the negative and the positive buffer.
     intercept_ : float
-        Minus the midpoint of the mean of f over the two buffers: the decision threshold
-        of ``predict`` (AUC ignores it); 0 until both buffers are non-empty.
+        -(mean of f on the negative buffer + mean of f on the positive buffer) / 2, from
+        the scores kept on the buffers (``budget_policy="komp"``: on the comparison
+        buffers), so that ``predict`` cuts at the midpoint of the two class means (AUC
+        ignores it); 0 until both buffers are non-empty.
     t_, n_seen_ : int
         Rounds played since the start of ``fit`` (or the first ``partial_fit``).
     classes_ : ndarray of shape (2,)
@@ -639,9 +641,11 @@ _SHARED_DOC = """
     sv_buf_, alpha_buf_, gram_buf_, f_buf_, capacity_, counts_, heads_ : ndarrays
         The internal state: buffer slots, their weights, their cached Gram matrix, f on
         them (kept up to date), capacities, fill counts and FIFO heads (row/entry 0 is the
-        negative buffer). See :mod:`sosl._core._kernel_ref`. A model storing its support
-        vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of ``sv_buf_`` (see
-        Notes).
+        negative buffer). ``counts_`` is the number of occupied slots of each buffer
+        (at most ``capacity_``), not the number of instances of each class seen, which
+        ``counts_`` is in the linear learners. See :mod:`sosl._core._kernel_ref`. A model
+        storing its support vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of
+        ``sv_buf_`` (see Notes).
 """
 
 _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or the first

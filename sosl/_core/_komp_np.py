@@ -4,7 +4,7 @@
 the typed passes use the helpers (``as_gram``, ``komp_error``, ``inverse_pd``,
 ``single_thread_blas``); the method, the symbols, the O(M^2) removal costs and the
 numerical-rank departure from the paper are described in :mod:`sosl._core._komp_ref`,
-which names :func:`komp_core_ref` as the reference of the typed core
+which names :func:`komp_core_numpy` (as ``komp_core_ref``) as the reference of the typed core
 :func:`sosl._core._komp.komp_core` (an independent implementation: LAPACK and NumPy
 indexing against plain loops) and :func:`komp_prune_bruteforce` as the slow oracle.
 """
@@ -15,7 +15,7 @@ from scipy.linalg.lapack import dpotrf, dpotri, dpstrf
 
 from ._blas import one_blas_thread
 
-__all__ = ["komp_core_ref", "komp_error", "komp_prune_bruteforce", "removal_costs", "refit",
+__all__ = ["komp_core_numpy", "komp_error", "komp_prune_bruteforce", "removal_costs", "refit",
            "inverse_pd", "single_thread_blas", "as_gram"]
 
 
@@ -89,7 +89,7 @@ def removal_costs(e2, w, G):
     return e2 + w * w / np.diag(G)
 
 
-def komp_core_ref(K, alpha, eps2, rtol):
+def komp_core_numpy(K, alpha, eps2, rtol):
     """Destructive KOMP on a validated Gram matrix; returns ``(kept, new_alpha)``.
 
     ``eps2`` is epsilon^2; the steps are those of the module notes (and of the typed

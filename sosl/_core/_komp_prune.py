@@ -2,7 +2,7 @@
 
 :func:`komp_prune` validates its arguments and runs the typed core
 :func:`sosl._core._komp.komp_core` (or, on request, the NumPy/LAPACK core
-:func:`sosl._core._komp_np.komp_core_ref`). :func:`komp_step` is the compression of
+:func:`sosl._core._komp_np.komp_core_numpy`). :func:`komp_step` is the compression of
 ``OKAUCM(budget_policy="komp")`` after its rounds t = 0 mod period. The algorithm, the
 symbols and the departure from the paper (numerical rank) are described in
 :mod:`sosl._core._komp_ref`; the public module :mod:`sosl.komp` re-exports ``komp_prune``.
@@ -13,7 +13,7 @@ from numbers import Real
 import numpy as np
 
 from . import _komp
-from ._komp_np import as_gram, inverse_pd, komp_core_ref, komp_error, single_thread_blas
+from ._komp_np import as_gram, inverse_pd, komp_core_numpy, komp_error, single_thread_blas
 
 __all__ = ["komp_prune", "komp_step", "komp_typed", "inverse_pd", "single_thread_blas"]
 
@@ -88,7 +88,7 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
         kept, new_alpha = komp_typed(K, alpha, eps2, rtol)
     else:
         with single_thread_blas():
-            kept, new_alpha = komp_core_ref(K, alpha, eps2, rtol)
+            kept, new_alpha = komp_core_numpy(K, alpha, eps2, rtol)
     if not np.isfinite(new_alpha).all():
         raise ValueError("komp_prune: the re-fitted weights are not finite; K is numerically "
                          "not positive semi-definite (not a Gram matrix of a kernel)")

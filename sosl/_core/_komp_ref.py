@@ -73,13 +73,13 @@ re-solved on the kept set with a fresh Cholesky factorization (not the downdated
 from ._komp_np import (  # noqa: F401  (the reference's names; the code is shared)
     as_gram,
     inverse_pd,
-    komp_core_ref,
     komp_error,
     komp_prune_bruteforce,
     refit,
     removal_costs,
     single_thread_blas,
 )
+from ._komp_np import komp_core_numpy as komp_core_ref
 
 __all__ = ["komp_core_ref", "komp_error", "komp_prune_bruteforce", "removal_costs", "refit",
            "inverse_pd", "single_thread_blas", "as_gram"]
