@@ -1,9 +1,9 @@
 """Throughput of the OKAUC-M pass: updates per second vs budget, Cython vs NumPy reference.
 
 For each budget B (N+ = N- = B) and dimension p, the buffers are first filled (warm-up of
-4 B rounds, not timed), then the Cython pass :func:`sosl._core._kernel.kernel_pass` is
+4 B rounds, not timed), then the Cython pass :func:`sosl._core._okauc.kernel_pass` is
 timed over ``--rounds`` further rounds and the NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass` over fewer rounds from the same state,
+:func:`sosl._core._okauc_ref.kernel_pass` over fewer rounds from the same state,
 interleaved, min of 3, in process CPU time; both see the same samples in the same order.
 Every round runs with full buffers, so each update includes a FIFO removal and the
 eq. (28) transfer. Printed: updates/s of both,
@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from sosl import KOIL, OKAUCM
-from sosl._core import _kbudget, _kbudget_ref, _kernel
-from sosl._core import _kernel_ref as ref
+from sosl._core import _kbudget, _kbudget_ref, _okauc
+from sosl._core import _okauc_ref as ref
 from sosl._core._kparams import kernel_spec, step_spec
 
 
@@ -71,14 +71,14 @@ def bench(B, p, rounds, ref_rounds, rng):
     X, s = _stream(warm + rounds, p, rng)
     gamma = 1.0 / p
     st = _state(p, B)
-    t0 = _run(_kernel.kernel_pass, X, s, np.arange(warm, dtype=np.intp), st, 0, gamma)
+    t0 = _run(_okauc.kernel_pass, X, s, np.arange(warm, dtype=np.intp), st, 0, gamma)
     assert np.all(st[5] == B), "buffers not full after warm-up"
     order = np.arange(warm, warm + rounds, dtype=np.intp)
     t_c = t_r = np.inf
     for _ in range(3):                    # interleaved, min of 3: the machine is shared
         st_c = _copy(st)
         tic = time.process_time()
-        _run(_kernel.kernel_pass, X, s, order, st_c, t0, gamma)
+        _run(_okauc.kernel_pass, X, s, order, st_c, t0, gamma)
         t_c = min(t_c, (time.process_time() - tic) / rounds)
         st_r = _copy(st)
         tic = time.process_time()

@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sosl import KOIL, OKAUCM, POLK
-from sosl._core import _kernel
+from sosl._core import _okauc
 from sosl._core._codes import Loss, Schedule, Transfer
 from sosl._core._kparams import kernel_spec, step_spec
 from sosl.kernels import KERNEL_CODES
@@ -94,7 +94,7 @@ def _sparse_pass(m, X, s):
     a, G, fb, cap, count, head = _pass_args(m)
 
     def run():
-        _kernel.kernel_pass_csr(X.data, X.indices, X.indptr, s, order, ind.copy(), val.copy(),
+        _okauc.kernel_pass_csr(X.data, X.indices, X.indptr, s, order, ind.copy(), val.copy(),
                                 m.sv_nnz_.copy(), a.copy(), G.copy(), fb.copy(), cap,
                                 count.copy(), head.copy(), *_tail(m, M))
     return run
@@ -106,7 +106,7 @@ def _dense_pass(m, X, s):
     a, G, fb, cap, count, head = _pass_args(m)
 
     def run():
-        _kernel.kernel_pass(X, s, order, m.sv_buf_.copy(), a.copy(), G.copy(), fb.copy(), cap,
+        _okauc.kernel_pass(X, s, order, m.sv_buf_.copy(), a.copy(), G.copy(), fb.copy(), cap,
                             count.copy(), head.copy(), *_tail(m, M))
     return run
 

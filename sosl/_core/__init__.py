@@ -13,8 +13,8 @@ _sketch      SketchedOAUCM (sketch)        _codes _losses _moments       test_sk
 _ftrl        FTRLAUC (ftrl)                -                             test_ftrl*
 _baselines   OAM, OLUBAUC, SOLAM, AdaOAM,  _codes _losses                test_baselines
              Perceptron, PAI (baselines)
-_kernel      OKAUCM, OKAUCS, FIFO (kernel) _codes _kfun _losses _moments test_kernel
-_kbudget     OKAUCM budget_policy="komp"   _codes _kfun _losses _moments test_kernel
+_okauc       OKAUCM, OKAUCS, FIFO (okauc)  _codes _kfun _losses _moments test_okauc
+_kbudget     OKAUCM budget_policy="komp"   _codes _kfun _losses _moments test_okauc
 _koil        KOIL (koil)                   _codes _kfun                  test_koil
 _polk        POLK (polk, _polk_driver)     _codes _kfun _komp_greedy     test_polk
 _komp        komp_prune (_komp_prune)      _komp_greedy                  test_komp

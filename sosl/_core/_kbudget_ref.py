@@ -29,7 +29,7 @@ epsilon    relative error budget per unit of step             ``epsilon``
 period     KOMP runs after the rounds t = 0 mod period        ``KOMP_PERIOD``
 =========  ================================================  ==========================
 
-Round t: eqs. (20)-(27) exactly as in :mod:`sosl._core._kernel_ref` (the comparison set S_t
+Round t: eqs. (20)-(27) exactly as in :mod:`sosl._core._okauc_ref` (the comparison set S_t
 is the opposite comparison buffer); x_t joins the pool and its comparison buffer; a buffer
 over its budget releases its oldest vector from the buffer only (its weight stays in f);
 acc += epsilon eta_t. After the rounds t = 0 mod ``period``, KOMP compresses the expansion
@@ -42,9 +42,9 @@ epsilon eta_t, at about 1/period of the cost.
 import numpy as np
 
 from ._codes import Schedule
-from ._kernel_ref import loss_coefficients
 from ._kfun_ref import kernel_row
 from ._komp_prune import komp_step  # noqa: F401  (re-exported: the compression)
+from ._okauc_ref import loss_coefficients
 
 __all__ = ["komp_policy_pass", "komp_step"]
 

@@ -9,7 +9,7 @@ Cost per round: O(B p) kernel evaluations for x_t plus O(k B) to keep f on the b
 to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) of
 re-evaluating f on the opposite buffer with kernel evaluations.
 
-Two entry points share one pass body (``_pass``), as in :mod:`sosl._core._kernel`:
+Two entry points share one pass body (``_pass``), as in :mod:`sosl._core._okauc`:
 ``koil_pass`` for dense rows and dense slots ``buf`` (B, p), ``koil_pass_csr`` for CSR rows
 and sparse slots (``buf_ind`` (B, L) int32, ``buf_val`` (B, L), ``buf_nnz`` (B,) int32;
 slot j holds ``buf_nnz[j]`` entries at increasing positions ``buf_ind[j, :buf_nnz[j]]``),

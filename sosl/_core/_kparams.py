@@ -1,6 +1,6 @@
 """Kernel codes, parameter checks, Gram matrices and the parameter bundles of the kernel passes.
 
-Production helpers of the kernel learners (``sosl.kernel``, ``koil``, ``polk``) and of
+Production helpers of the kernel learners (``sosl.okauc``, ``koil``, ``polk``) and of
 :mod:`sosl.kernels`; the NumPy references import them from here, never the other way
 round (a ``*_ref`` module is an oracle only).
 

@@ -3,7 +3,7 @@
 
 One ``nogil`` loop over the samples in a given order; no validation, no allocation of
 results. The NumPy reference with the same signature, one line per equation, is
-:mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
+:mod:`sosl._core._okauc_ref`; see it for the symbol table, the slot layout of the buffers
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
 Gram matrix (one BLAS dgemv per occupied block, or one for both once the first block is
@@ -56,7 +56,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     kernel (``sosl._core._kparams.step_spec`` / ``kernel_spec`` build them). ``work`` is
     scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
     Returns the round counter after the pass. See
-    :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
+    :func:`sosl._core._okauc_ref.kernel_pass` for the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -93,7 +93,7 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
     indices); the slots ``sv_ind`` (M, L) int32, ``sv_val`` (M, L), ``sv_nnz`` (M,) int32
     (see the module docstring), with L at least the largest nnz of the rows visited
     (checked). Every other argument as in :func:`kernel_pass`; the reference is
-    :func:`sosl._core._kernel_ref.kernel_pass_csr`. Returns the round counter.
+    :func:`sosl._core._okauc_ref.kernel_pass_csr`. Returns the round counter.
     """
     cdef SourceRows rows
     cdef SlotStore st

@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sosl import OKAUCM, OKAUCS
-from sosl._core import _kbudget, _kbudget_ref, _kernel
-from sosl._core import _kernel_ref as ref
+from sosl._core import _kbudget, _kbudget_ref, _okauc
+from sosl._core import _okauc_ref as ref
 from sosl._core._kparams import kernel_spec, step_spec
 from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
 from sosl.metrics import auc
@@ -96,7 +96,7 @@ CONFIGS = [(0.1, None, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LO
 @pytest.mark.parametrize("name,X,s,caps", STREAMS, ids=[c[0] for c in STREAMS])
 def test_cython_equals_reference(name, X, s, caps, lam, eta, loss):
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
     _assert_same(c, r)
     if X.shape[0] > 1 and name != "constant":
@@ -109,7 +109,7 @@ def test_cython_equals_reference_kernels_and_transfer(kind, transfer):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
     for lam, eta, loss in CONFIGS[:3]:
-        c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
+        c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
         r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
         _assert_same(c, r)
 
@@ -130,7 +130,7 @@ ORIGINAL_LOSS_COEFFICIENTS = ref.loss_coefficients
 def test_mutant_reference_is_caught(monkeypatch):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
     monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
     m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
@@ -142,7 +142,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
     """The literal rule in place of the default must change the result on an overflowing stream."""
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     original = ref.choose_transfer
     monkeypatch.setattr(ref, "choose_transfer",
                         lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
@@ -154,7 +154,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
 def test_cached_f_and_gram_match_direct_evaluation():
     name, X, s, caps = STREAMS[0]
     order = np.random.default_rng(3).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
     occ = _occ(c)
     K = kernel_matrix(c["SV"][occ], c["SV"][occ], "gaussian", KPAR["gamma"])
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], K, rtol=1e-13, atol=1e-14)
@@ -527,12 +527,12 @@ def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
     X, s = _sparse_stream()
     order = np.random.default_rng(2).permutation(X.shape[0]).astype(np.intp)
     caps = (9, 7)
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
     _assert_same(c, r)
     assert np.abs(r["alpha"]).max() > 1e-3
     assert c["head"].tolist() != [0, 0] or c["t"] > 2 * sum(caps)     # removals happened
-    d = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    d = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
     _assert_same(c, d)                                      # and the typed dense pass
     # the reference with the CSR signature: the same slots, entry for entry
     rc = _run_csr(ref.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
@@ -544,7 +544,7 @@ def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
 def test_csr_pass_equals_reference_transfer_rules(transfer):
     X, s = _sparse_stream(seed=4)
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
                  transfer)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
                          transfer))
@@ -556,7 +556,7 @@ def test_csr_pass_mutant_merge_is_caught(monkeypatch):
     X, s = _sparse_stream(seed=5)
     order = np.arange(X.shape[0], dtype=np.intp)
     args = ((9, 7), 0.05, None, ref.LOSS_M, KERNEL_CODES["gaussian"])
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, *args)
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, *args)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
 
     def mutant_row(SV, x, kind, gamma, degree, coef0):
@@ -578,12 +578,12 @@ def test_csr_pass_rejects_narrow_slots_and_bad_shapes():
     order = np.arange(20, dtype=np.intp)
     ind, val = np.zeros((M, width - 1), dtype=np.int32), np.zeros((M, width - 1))
     with pytest.raises(ValueError, match="slots hold at most"):
-        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
+        _okauc.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
                                 0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),
                                 0, np.zeros(3 * M), np.zeros((0, 2)))
     with pytest.raises(ValueError, match="inconsistent shapes"):
-        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
+        _okauc.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
                                 np.zeros((M, width), dtype=np.int32), np.zeros((M - 1, width)),
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
                                 0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),

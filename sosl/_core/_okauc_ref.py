@@ -2,7 +2,7 @@
 
 One line per equation of Luo, Cheng & Zhang, "Online AUC Optimization Based on
 Second-order Surrogate Loss" (Section 5, Algorithms 2-4, eqs. 20-28). Same signature and
-the same sample order as the Cython kernel :func:`sosl._core._kernel.kernel_pass`, so the
+the same sample order as the Cython kernel :func:`sosl._core._okauc.kernel_pass`, so the
 two can be compared to ~1e-12; verify/ uses these functions too.
 
 Symbols

@@ -3,8 +3,8 @@
 Section 5 of Luo, Cheng & Zhang (Algorithms 2-4, eqs. 20-28). The classifier is a kernel
 expansion over a positive and a negative buffer of support vectors; the loss of x_t
 compares f_t(x_t) with the mean and variance of f_t over the buffer of the other class.
-The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
+The typed pass is :func:`sosl._core._okauc.kernel_pass`, its NumPy reference
+:func:`sosl._core._okauc_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
 :func:`sosl._core._kbudget.komp_policy_pass` (reference :mod:`sosl._core._kbudget_ref`).
 The two budget policies keep different state; the estimator picks the adapter
 (``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
@@ -12,7 +12,7 @@ fitted model is refused rather than read into the other policy's arrays.
 
 A model whose first ``fit``/``partial_fit`` call receives a sparse matrix stores its
 support vectors sparsely (``_SparseFifoBuffers``, ``_SparseKompBuffers``) and runs
-:func:`sosl._core._kernel.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
+:func:`sosl._core._okauc.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
 on the CSR rows; see the class docstrings.
 """
 
@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
-from ._core import _kbudget, _kernel
+from ._core import _kbudget, _okauc
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec, step_spec
@@ -85,7 +85,7 @@ def _room_for_batch(state, s, lay):
 
 
 class _FifoBuffers:
-    """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_kernel.kernel_pass``."""
+    """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_okauc.kernel_pass``."""
 
     names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
     kernel_arrays = ("gram_buf_", "f_buf_")
@@ -103,7 +103,7 @@ class _FifoBuffers:
     def run(state, X, s, order, lay, step, transfer, epsilon):
         _room_for_batch(state, s, lay)
         M = state["alpha_buf_"].shape[0]
-        state["t_"] = _kernel.kernel_pass(
+        state["t_"] = _okauc.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
             state["f_buf_"], state["capacity_"], state["counts_"], state["heads_"],
             state["t_"], step, layout_kernel_spec(lay), transfer, np.zeros(3 * M),
@@ -176,7 +176,7 @@ class _SparseFifoBuffers(_FifoBuffers):
         _room_for_batch(state, s, lay)
         state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
         M = state["alpha_buf_"].shape[0]
-        state["t_"] = _kernel.kernel_pass_csr(
+        state["t_"] = _okauc.kernel_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["sv_ind_"], state["sv_val_"],
             state["sv_nnz_"], state["alpha_buf_"], state["gram_buf_"], state["f_buf_"],
             state["capacity_"], state["counts_"], state["heads_"], state["t_"], step,
@@ -513,7 +513,7 @@ _OKAUCM_TAIL = """    Notes
     comparison buffer keeps its weight; KOMP drops dictionary elements and re-fits the
     remaining weights by least squares in H (the multi-vector version of eq. (28)) while
     the error ||f - f_new||_H stays within epsilon * (sum of eta_t since the last
-    compression). KOMP runs every ``sosl.kernel.KOMP_PERIOD`` = 10 rounds. The model
+    compression). KOMP runs every ``sosl.okauc.KOMP_PERIOD`` = 10 rounds. The model
     order (``model_order_``, the number of support vectors) is then set by epsilon, not by
     the budgets; the buffers stay at N+ + N- vectors (``counts_``). Its cost is that of
     the compressions, O(M^3) every ``KOMP_PERIOD`` rounds for M weighted pool vectors
@@ -643,7 +643,7 @@ _SHARED_DOC = """
         them (kept up to date), capacities, fill counts and FIFO heads (row/entry 0 is the
         negative buffer). ``counts_`` is the number of occupied slots of each buffer
         (at most ``capacity_``), not the number of instances of each class seen, which
-        ``counts_`` is in the linear learners. See :mod:`sosl._core._kernel_ref`. A model
+        ``counts_`` is in the linear learners. See :mod:`sosl._core._okauc_ref`. A model
         storing its support vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of
         ``sv_buf_`` (see Notes).
 """
@@ -655,7 +655,7 @@ _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or th
     slot q keeps its ``sv_nnz_[q]`` stored entries at the increasing feature positions
     ``sv_ind_[q, :sv_nnz_[q]]`` (int32) with values ``sv_val_[q, :sv_nnz_[q]]``; the slot
     width L = ``sv_ind_.shape[1]`` is widened before a pass to the largest nnz among the
-    rows it visits. The pass (:func:`sosl._core._kernel.kernel_pass_csr`) and
+    rows it visits. The pass (:func:`sosl._core._okauc.kernel_pass_csr`) and
     ``decision_function`` compute every kernel value from a merge of two sorted index
     lists, so a round costs O(M (nnz(x_t) + L) + M |S_t|) and the model holds
     O(M L + M^2) numbers, whatever the number of features; ``support_vectors_`` is then a
