@@ -6,8 +6,7 @@ Three kernels, named and parameterized as in scikit-learn's ``pairwise_kernels``
 exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigma`).
 """
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
 import numpy as np
@@ -60,19 +59,24 @@ def _gamma_scale(X):
 _LAYOUT_COMMON = ("kernel", "gamma", "gamma_scale", "degree", "coef0", "storage")
 
 
-@dataclass(frozen=True)
-class _KernelLayout(Mapping):
-    """The frozen layout of a kernel learner (``_layout()`` / ``_layout_``), read as a mapping.
+def _frozen(self, *args, **kwargs):
+    raise TypeError("a frozen layout cannot be changed (build a new one)")
+
+
+@dataclass(frozen=True, eq=False)
+class _KernelLayout(dict):
+    """The frozen layout of a kernel learner (``_layout()`` / ``_layout_``).
 
     The kernel and its parameters (they define the cached Gram matrices), the storage of
     the support vectors, and the optional keys one learner uses (``extras`` names them):
     ``budgets`` (N-, N+) in slot order (OKAUC-M/S: None for unbounded buffers; KOIL),
     ``policy`` (KOIL's ``KoilPolicy`` code), ``budget_policy`` (OKAUC-M/S: "fifo" or
-    "komp"), ``schedule`` (the step-schedule code of OKAUC-M/S and POLK). It iterates,
-    compares and is looked up (``lay["gamma"]``, ``lay.get("storage")``) as the dict its
-    keys would make, so the base's layout check and :mod:`sosl.state` read it as they
-    read the layouts of the other learners (and those of older pickles, plain dicts).
-    Built by :meth:`_SparseStorage._kernel_layout`.
+    "komp"), ``schedule`` (the step-schedule code of OKAUC-M/S and POLK). Its fields are
+    also its read-only dict items (the common keys and the ``extras``): the base's layout
+    check, :mod:`sosl.state` and the one-row paths read it as they read the layouts of the
+    other learners and those of older pickles (plain dicts), at the cost of a dict lookup,
+    and two layouts compare equal when their items are. Built by
+    :meth:`_SparseStorage._kernel_layout`.
     """
 
     kernel: int
@@ -87,24 +91,19 @@ class _KernelLayout(Mapping):
     schedule: int | None = None
     extras: tuple = ()
 
-    def __getitem__(self, key):
-        if key not in _LAYOUT_COMMON and key not in self.extras:
-            raise KeyError(key)
-        return getattr(self, key)
+    def __post_init__(self):
+        dict.update(self, {k: getattr(self, k) for k in _LAYOUT_COMMON + self.extras})
+        object.__setattr__(self, "kernel_spec",
+                           kernel_spec(self.kernel, self.gamma, self.degree, self.coef0))
 
-    def __iter__(self):
-        return iter(_LAYOUT_COMMON + self.extras)
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _frozen
+    __ior__ = _frozen
 
-    def __len__(self):
-        return len(_LAYOUT_COMMON) + len(self.extras)
+    def __reduce__(self):
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
 
     def __repr__(self):
-        return repr(dict(self))
-
-    @property
-    def kernel_spec(self):
-        """The ``KernelSpec`` bundle of the typed passes (``_kparams.kernel_spec``)."""
-        return kernel_spec(self.kernel, self.gamma, self.degree, self.coef0)
+        return dict.__repr__(self)
 
 
 class _SparseStorage:

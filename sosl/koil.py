@@ -1,6 +1,8 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al.), the kernel
 baseline of the second-order learners."""
 
+import math
+import threading
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _koil
+from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
 from .kernels import (
@@ -25,16 +28,31 @@ __all__ = ["KOIL"]
 _POLICY_CODES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
 
 
+_PHILOX = threading.local()
+
+
 def _philox_uniforms(seed, t0, m):
     """Uniforms of rounds t0+1..t0+m: round t uses Philox block t of key ``seed``.
 
     Four doubles per block, two used; the stream is the same whatever the chunking of
     the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks.
+    The state is that of a fresh ``Philox(key=seed)`` advanced by t0 blocks (counter t0),
+    set on one reused generator per thread: building a ``Philox`` draws OS entropy for a
+    seed it then ignores, the cost of a one-row call (tested equal).
     """
-    bitgen = np.random.Philox(key=seed)
-    bitgen.advance(t0)
-    return np.random.Generator(bitgen).random(4 * m).reshape(m, 4)[:, :2].copy()
+    gen = getattr(_PHILOX, "gen", None)
+    if gen is None:
+        gen = _PHILOX.gen = np.random.Generator(np.random.Philox(key=0))
+    gen.bit_generator.state = {
+        "bit_generator": "Philox",
+        "state": {"counter": np.array([t0, 0, 0, 0], dtype=np.uint64),
+                  "key": np.array([seed, 0], dtype=np.uint64)},
+        "buffer": np.zeros(4, dtype=np.uint64), "buffer_pos": 4, "has_uint32": 0,
+        "uinteger": 0}
+    return gen.random(4 * m).reshape(m, 4)[:, :2].copy()
 
+
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 #: the state arrays of the slots of either storage (the rest is shared)
 _DENSE_SLOTS = ("buffer_",)
@@ -177,7 +195,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     (True, True)
     """
 
-    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+    _one_row_by_copy = True       # learn_one on sparse slots: the pass on copies
 
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
@@ -244,10 +262,12 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             "intercept_": 0.0,
         }
 
-    def _pass_args(self, state, X, s, order, lay):
+    def _pass_args(self, state, X, s, order, lay, U=None):
         """Arguments of ``koil_pass`` (dense state) or ``koil_pass_csr`` (sparse slots; X
-        then CSR) for the layout ``lay`` (shared with the tests)."""
-        U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
+        then CSR) for the layout ``lay`` (shared with the tests); ``U``: the uniforms of
+        the rounds, when the caller has drawn them already."""
+        if U is None:
+            U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
         k_nn = int(self.n_neighbors)
         work = np.zeros(2 * state["alpha_"].shape[0] + 2 * k_nn)
         if "buffer_" in state:
@@ -280,20 +300,88 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             raise FloatingPointError(message)
         state["intercept_"] = self._midpoint(state, lay)
 
+    # -- one row at a time: the pass in place on the live buffers -----------------------
+    def _learn_one_in_place(self, x, s):
+        """Round t of KOIL on one dense row, on the model's own buffers.
+
+        The round writes the weights, the cached scores and the counters (O(B), copied
+        first) and, in the Gram matrix and the buffer, at most the slot the row can go to:
+        its class's next free slot, else its FIFO++ head or the slot RS++ draws from the
+        round's uniforms (drawn once, here, and handed to the pass); that slot's row is
+        saved (the Gram cache is kept symmetric: its column is that row). A kernel
+        overflow the pass reports, or anything non-finite after it, restores all of it and
+        returns False: the general path then reports the problem on the unchanged model.
+        The pre-score for the Platt scaling, the pass, the intercept and the Platt step
+        are those of the general path, so the result equals ``partial_fit`` on the row bit
+        for bit (tested).
+        """
+        d = self.__dict__
+        lay = d["_layout_"]
+        p = d["n_features_in_"]
+        if lay.get("storage") == "csr":
+            return self._learn_one_by_copy(x, s)      # sparse slots: the pass on copies
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.shape[0] == p and x.flags.c_contiguous and _finite_array(x)):
+            return False
+        X = x.reshape(1, p)
+        pre = self._raw_scores(X)
+        budgets = lay["budgets"]
+        c = 1 if s > 0 else 0
+        alpha, f, gram, buf = d["alpha_"], d["buffer_scores_"], d["gram_"], d["buffer_"]
+        n_buf, n_seen, head = d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"]
+        U = _philox_uniforms(d["seed_"], d["t_"], 1)
+        j = (0 if c == 0 else budgets[0]) + (
+            int(n_buf[c]) if n_buf[c] < budgets[c]
+            else int(U[0, 1] * budgets[c]) if lay["policy"] == _POLICY_CODES["rs++"]
+            else int(head[c]))
+        saved = (alpha.copy(), f.copy(), gram[j].copy(), buf[j].copy(), n_buf.copy(),
+                 n_seen.copy(), head.copy(), d["t_"], d["intercept_"])
+        sign = np.array([s])
+        ok = False
+        try:
+            t = _koil.koil_pass(*self._pass_args(d, X, sign, _ONE_ROW, lay, U))
+            ok = _finite_array(alpha) and _finite_array(f) and _finite_array(gram[j])
+        except FloatingPointError:
+            pass
+        finally:
+            if not ok:
+                alpha[:], f[:], gram[j], buf[j], n_buf[:], n_seen[:], head[:] = saved[:7]
+                gram[:, j] = saved[2]
+                d["t_"], d["intercept_"] = saved[7], saved[8]
+        if not ok:
+            return False
+        d["t_"] = t
+        d["intercept_"] = self._midpoint(d, lay)
+        d["n_seen_"] += 1
+        if math.isfinite(pre[0]):
+            platt_steps(pre, sign, d["calibration_"])
+        return True
+
     @staticmethod
     def _midpoint(state, lay):
         """-(mean f on B- + mean f on B+)/2 from the cached scores (0 until both are filled)."""
         n = state["n_buffer_"]
-        if np.any(n == 0):
+        n0, n1 = int(n[0]), int(n[1])
+        if n0 == 0 or n1 == 0:
             return 0.0
         off = lay["budgets"][0]
         f = state["buffer_scores_"]
-        return float(-0.5 * (f[:n[0]].mean() + f[off:off + n[1]].mean()))
+        # the class means (np.mean's sum and division, without its overhead)
+        return float(-0.5 * (np.add.reduce(f[:n0]) / n0 + np.add.reduce(f[off:off + n1]) / n1))
 
     def _filled(self):
         n = self.n_buffer_
         off = self._layout_["budgets"][0]
         return np.concatenate([np.arange(n[0]), np.arange(off, off + n[1])])
+
+    def _filled_rows(self):
+        """The filled slots as a slice when they are adjacent (the negative buffer full or
+        the positive one empty: a view, no copy), else as an index array."""
+        n = self.n_buffer_
+        off = self._layout_["budgets"][0]
+        if n[0] == off or n[1] == 0:
+            return slice(0, int(n[0] + n[1]) if n[0] == off else int(n[0]))
+        return self._filled()
 
     @property
     def support_vectors_(self):
@@ -309,8 +397,12 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         return self.alpha_[self._filled()]
 
     def _decision(self, X):
-        sv = self.support_vectors_
+        if self._layout_.get("storage") != "csr":
+            rows = self._filled_rows()          # the filled slots in order, as a view if it can
+            sv, coef = self.buffer_[rows], self.alpha_[rows]
+        else:
+            sv, coef = self.support_vectors_, self.dual_coef_
         out = np.full(X.shape[0], self.intercept_)
         if sv.shape[0] == 0:
             return out
-        return out + layout_expansion(X, sv, self.dual_coef_, self._layout_)
+        return out + layout_expansion(X, sv, coef, self._layout_)

@@ -48,7 +48,11 @@ def kernel_spec(kind, gamma, degree, coef0):
 
 def layout_kernel_spec(layout):
     """:func:`kernel_spec` of a frozen layout (its ``kernel``, ``gamma``, ``degree``,
-    ``coef0``; a dict of an older pickle or a ``KernelLayout``)."""
+    ``coef0``): the one a ``sosl.kernels._KernelLayout`` built when it was frozen, or, for
+    the plain dict of an older pickle, a new one."""
+    spec = getattr(layout, "kernel_spec", None)
+    if spec is not None:
+        return spec
     return kernel_spec(layout["kernel"], layout["gamma"], layout["degree"], layout["coef0"])
 
 
