@@ -2,7 +2,6 @@
 baseline of the second-order learners."""
 
 import math
-import threading
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,28 +27,16 @@ __all__ = ["KOIL"]
 _POLICY_CODES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
 
 
-_PHILOX = threading.local()
-
-
 def _philox_uniforms(seed, t0, m):
     """Uniforms of rounds t0+1..t0+m: round t uses Philox block t of key ``seed``.
 
     Four doubles per block, two used; the stream is the same whatever the chunking of
-    the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks.
-    The state is that of a fresh ``Philox(key=seed)`` advanced by t0 blocks (counter t0),
-    set on one reused generator per thread: building a ``Philox`` draws OS entropy for a
-    seed it then ignores, the cost of a one-row call (tested equal).
+    the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks. They are
+    those of ``numpy.random.Philox(key=seed)`` advanced by t0 blocks, computed by the typed
+    :func:`sosl._core._koil.philox_uniforms` (tested equal): building a ``Philox`` draws OS
+    entropy for a seed it then ignores, the cost of a one-row call.
     """
-    gen = getattr(_PHILOX, "gen", None)
-    if gen is None:
-        gen = _PHILOX.gen = np.random.Generator(np.random.Philox(key=0))
-    gen.bit_generator.state = {
-        "bit_generator": "Philox",
-        "state": {"counter": np.array([t0, 0, 0, 0], dtype=np.uint64),
-                  "key": np.array([seed, 0], dtype=np.uint64)},
-        "buffer": np.zeros(4, dtype=np.uint64), "buffer_pos": 4, "has_uint32": 0,
-        "uinteger": 0}
-    return gen.random(4 * m).reshape(m, 4)[:, :2].copy()
+    return _koil.philox_uniforms(seed, t0, m)
 
 
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
@@ -301,7 +288,46 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         state["intercept_"] = self._midpoint(state, lay)
 
     # -- one row at a time: the pass in place on the live buffers -----------------------
+    def _stepper(self):
+        """The typed one-row path (``_koil.Stepper``) bound to the current buffers."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is not None:
+            a = st.arrays
+            if (a[0] is d["buffer_"] and a[1] is d["alpha_"] and a[2] is d["gram_"]
+                    and a[3] is d["buffer_scores_"] and a[4] is d["n_buffer_"]
+                    and a[5] is d["n_class_seen_"] and a[6] is d["fifo_head_"]
+                    and a[7] is d["calibration_"]):
+                return st
+        lay = d["_layout_"]
+        st = _koil.Stepper(d["buffer_"], d["alpha_"], d["gram_"], d["buffer_scores_"],
+                           d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"],
+                           np.array(lay["budgets"], dtype=np.int64), float(self.eta),
+                           float(self.C), int(self.n_neighbors), lay["policy"],
+                           layout_kernel_spec(lay), d["calibration_"])
+        d["_stepper_"] = st
+        return st
+
     def _learn_one_in_place(self, x, s):
+        """Round t of KOIL on one row: the typed ``_koil.Stepper`` on a dense row once the
+        filled slots are adjacent, else :meth:`_learn_one_live` (dense) or the pass on
+        copies (sparse slots); each equals ``partial_fit`` on the row bit for bit."""
+        d = self.__dict__
+        lay = d["_layout_"]
+        if lay.get("storage") == "csr":
+            return self._learn_one_by_copy(x, s)      # sparse slots: the pass on copies
+        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.flags.c_contiguous):
+            t = d["t_"] + 1
+            b = self._stepper().step(x, s, t, d["seed_"], d["intercept_"])
+            if b == b:                                  # NaN: the state as it was
+                d["t_"] = t
+                d["n_seen_"] += 1
+                d["intercept_"] = b
+                return True
+        return self._learn_one_live(x, s)
+
+    def _learn_one_live(self, x, s):
         """Round t of KOIL on one dense row, on the model's own buffers.
 
         The round writes the weights, the cached scores and the counters (O(B), copied
@@ -318,8 +344,6 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         d = self.__dict__
         lay = d["_layout_"]
         p = d["n_features_in_"]
-        if lay.get("storage") == "csr":
-            return self._learn_one_by_copy(x, s)      # sparse slots: the pass on copies
         if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
                 and x.shape[0] == p and x.flags.c_contiguous and _finite_array(x)):
             return False
@@ -360,14 +384,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     @staticmethod
     def _midpoint(state, lay):
         """-(mean f on B- + mean f on B+)/2 from the cached scores (0 until both are filled)."""
-        n = state["n_buffer_"]
-        n0, n1 = int(n[0]), int(n[1])
-        if n0 == 0 or n1 == 0:
-            return 0.0
-        off = lay["budgets"][0]
-        f = state["buffer_scores_"]
-        # the class means (np.mean's sum and division, without its overhead)
-        return float(-0.5 * (np.add.reduce(f[:n0]) / n0 + np.add.reduce(f[off:off + n1]) / n1))
+        return _koil.koil_midpoint(state["buffer_scores_"], state["n_buffer_"],
+                                   lay["budgets"][0])
 
     def _filled(self):
         n = self.n_buffer_

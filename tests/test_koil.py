@@ -457,6 +457,29 @@ def test_learn_one_in_place_equals_partial_fit(policy, budget):
     for name in a._state_names + ("t_", "n_seen_", "calibration_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert np.ptp(a.alpha_) > 0
+    assert "_stepper_" in a.__dict__                 # the typed path played rounds
+
+
+def test_typed_one_row_path_mutant_is_caught():
+    """The same comparison with a Stepper bound to a step 1% off (the mutant) fails: the
+    bit-for-bit test above can fail."""
+    from sosl._core._kparams import layout_kernel_spec
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] > 0).astype(int)
+    a = KOIL(budget=5, random_state=0).fit(X[:40], y[:40])
+    b = pickle.loads(pickle.dumps(a))
+    d, lay = a.__dict__, a._layout_
+    d["_stepper_"] = _koil.Stepper(
+        d["buffer_"], d["alpha_"], d["gram_"], d["buffer_scores_"], d["n_buffer_"],
+        d["n_class_seen_"], d["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
+        1.01 * a.eta, float(a.C), int(a.n_neighbors), lay["policy"],
+        layout_kernel_spec(lay), d["calibration_"])
+    for i in range(40, 120):
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert a.t_ == b.t_
+    assert not np.array_equal(a.alpha_, b.alpha_)
 
 
 def test_learn_one_in_place_overflow_leaves_the_model_unchanged():
