@@ -127,13 +127,19 @@ class _FifoBuffers:
 
     @classmethod
     def public(cls, state):
-        occ = cls.occupied(state)
-        n0 = int(state["counts_"][0])
-        state["support_vectors_"] = cls.support_vectors(state, occ)
+        counts = state["counts_"]
+        n0, n1 = int(counts[0]), int(counts[1])
+        if cls is _FifoBuffers and (n0 == state["capacity_"][0] or n1 == 0):
+            # the occupied slots are 0 .. k-1: slices (the same values, without the index)
+            occ = slice(0, n0 + n1 if n0 == state["capacity_"][0] else n0)
+            state["support_vectors_"] = state["sv_buf_"][occ].copy()
+        else:
+            occ = cls.occupied(state)
+            state["support_vectors_"] = cls.support_vectors(state, occ)
         state["dual_coef_"] = state["alpha_buf_"][occ].copy()
-        state["n_support_"] = state["counts_"].copy()
+        state["n_support_"] = counts.copy()
         f = state["f_buf_"][occ]
-        if n0 == 0 or n0 == occ.shape[0]:
+        if n0 == 0 or n0 == f.shape[0]:
             state["intercept_"] = 0.0
         else:
             # the class means of f (np.mean's sum and division, without its overhead)
@@ -403,7 +409,46 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
             "(bytes).")
 
     # -- one row at a time: the pass in place on the live buffers -------------------------
+    def _stepper(self):
+        """The typed one-row path (``_okauc.Stepper``) bound to the current FIFO buffers."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is not None:
+            a = st.arrays
+            if (a[0] is d["sv_buf_"] and a[1] is d["alpha_buf_"] and a[2] is d["gram_buf_"]
+                    and a[3] is d["f_buf_"] and a[4] is d["capacity_"]
+                    and a[5] is d["counts_"] and a[6] is d["heads_"]
+                    and a[7] is d["calibration_"]):
+                return st
+        lay = d["_layout_"]
+        eta = 0.0 if self.eta is None else float(self.eta)
+        st = _okauc.Stepper(d["sv_buf_"], d["alpha_buf_"], d["gram_buf_"], d["f_buf_"],
+                            d["capacity_"], d["counts_"], d["heads_"],
+                            step_spec(eta, self.lam, lay["schedule"], self._loss),
+                            layout_kernel_spec(lay), TRANSFER_CODES[self.transfer],
+                            d["calibration_"])
+        d["_stepper_"] = st
+        return st
+
     def _learn_one_in_place(self, x, s):
+        """Round t on one dense row with budgeted FIFO buffers: the typed
+        ``_okauc.Stepper`` once the occupied slots are adjacent, else
+        :meth:`_learn_one_live`; both equal ``partial_fit`` on the row bit for bit."""
+        d = self.__dict__
+        lay = d["_layout_"]
+        if not (type(x) is np.ndarray and lay["budgets"] is not None
+                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"
+                and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous):
+            return False
+        t = self._stepper().step(x, s, d["t_"], d["intercept_"])
+        if t < 0:
+            return self._learn_one_live(x, s)
+        d["t_"] = t
+        d["n_seen_"] += 1
+        _FifoBuffers.public(d)
+        return True
+
+    def _learn_one_live(self, x, s):
         """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.
 
         With budgeted FIFO buffers the round writes the weights and the scores on the

@@ -867,8 +867,9 @@ def test_sparse_fit_then_dense_fit_starts_over_dense():
 
 # -- learn_one in place on budgeted FIFO buffers ---------------------------------------------
 def _state_bytes(m):
+    # the typed one-row helper (_stepper_) is not state: pickling drops it, calls rebuild it
     return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k not in ("_params_ok", "_lock_")}
+            if k not in ("_params_ok", "_lock_", "_stepper_")}
 
 
 @pytest.mark.parametrize("Est,kw", [(OKAUCM, {}), (OKAUCS, {"eta": 0.05}),
@@ -889,6 +890,26 @@ def test_learn_one_in_place_equals_partial_fit_bit_for_bit(Est, kw):
         assert _state_bytes(a) == _state_bytes(b), i
     assert a.gram_buf_ is G                      # no copy: the buffers were updated in place
     assert a.counts_.tolist() == list(a.capacity_)   # the ring was reached
+    assert "_stepper_" in a.__dict__              # the typed path played the late rounds
+
+
+def test_typed_one_row_path_mutant_is_caught():
+    """The comparison above with a Stepper bound to lam 1% off (the mutant) fails."""
+    from sosl._base import BaseOnlineAUC
+    from sosl._core import _okauc
+    from sosl._core._kparams import layout_kernel_spec, step_spec
+    X, y = _circle(80, 23)
+    a = OKAUCM(budget=6).partial_fit(X[:30], y[:30], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    d, lay = a.__dict__, a._layout_
+    d["_stepper_"] = _okauc.Stepper(
+        d["sv_buf_"], d["alpha_buf_"], d["gram_buf_"], d["f_buf_"], d["capacity_"],
+        d["counts_"], d["heads_"], step_spec(0.0, 1.01 * a.lam, lay["schedule"], a._loss),
+        layout_kernel_spec(lay), 0, d["calibration_"])
+    for i in range(30, 80):
+        a.learn_one(X[i], y[i])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
+    assert a.t_ == b.t_ and not np.array_equal(a.alpha_buf_, b.alpha_buf_)
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")

@@ -25,12 +25,17 @@ j", which branch once per round on the storage (``SlotStore`` of ``_kfun.pxd``),
 element.
 """
 
-from libc.math cimport fabs
+cimport numpy as cnp
+from libc.math cimport fabs, isfinite
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemv
+
+from sosl._core._calibration cimport platt_step
 
 from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
 from sosl._core._kfun cimport (
     KernelSpec,
+    kernel_rows,
     SlotStore,
     SourceRow,
     SourceRows,
@@ -43,6 +48,8 @@ from sosl._core._kfun cimport (
 )
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
+
+cnp.import_array()
 
 
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
@@ -303,3 +310,127 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
             alpha[slot] = a_new
             fb[slot] = fx
     return t
+
+
+cdef class Stepper:
+    """One-row rounds of OKAUC-M/S with budgeted FIFO buffers on an estimator's own dense
+    buffers, bound once (``learn_one``'s typed path).
+
+    ``step(x, s, t0, intercept)`` plays round t0 + 1 on the 1-D float64 row x (label sign
+    s) in place, as ``partial_fit`` on the row would: the pre-score f(x) + intercept for
+    the Platt scaling (the kernel row of the occupied slots in slot order, as the decision
+    function computes it from ``support_vectors_``), the pass and the Platt step. Before
+    anything is written it checks that x is finite with the right length and the
+    pre-score finite, and saves what the round can write: the weights, the scores on the
+    buffers, the counters and the row of the slot x goes to (its class's next free slot,
+    or its oldest one; the Gram cache is symmetric, so its column is that row). After the
+    pass it checks the weights, the scores and that row; anything non-finite restores the
+    saved state. Returns the round counter after the round, or -1 (the state as it was)
+    when the caller must take the general path, which then reports the row or the
+    overflow. The occupied slots must be adjacent (the negative buffer full, or the
+    positive one empty); otherwise -1 too. The caller refreshes the public attributes.
+    """
+    cdef SlotStore st
+    cdef SourceRows rows
+    cdef KernelSpec kern
+    cdef StepSpec step_
+    cdef int transfer
+    cdef Py_ssize_t M, p
+    cdef readonly object arrays
+    cdef double[:, ::1] SV, G, trace
+    cdef double[::1] alpha, fb, work, save, s1, calib
+    cdef long long[::1] cap, count, head
+    cdef long long save_n[4]
+    cdef Py_ssize_t[::1] order
+
+    def __init__(self, double[:, ::1] SV, double[::1] alpha, double[:, ::1] G,
+                 double[::1] fb, long long[::1] cap, long long[::1] count,
+                 long long[::1] head, StepSpec step, KernelSpec kern, int transfer,
+                 double[::1] calibration):
+        cdef Py_ssize_t M = alpha.shape[0]
+        if (SV.shape[0] != M or SV.shape[1] == 0 or G.shape[0] != M or G.shape[1] != M
+                or fb.shape[0] != M or cap.shape[0] != 2 or cap[0] + cap[1] != M
+                or cap[0] < 1 or cap[1] < 1 or calibration.shape[0] != 2):
+            raise ValueError("okauc Stepper: inconsistent buffers")
+        self.arrays = (SV.base, alpha.base, G.base, fb.base, cap.base, count.base,
+                       head.base, calibration.base)
+        self.SV, self.alpha, self.G, self.fb = SV, alpha, G, fb
+        self.cap, self.count, self.head, self.calib = cap, count, head, calibration
+        self.M, self.p = M, SV.shape[1]
+        self.step_, self.kern, self.transfer = step, kern, transfer
+        self.work = cnp.PyArray_ZEROS(1, [3 * M], cnp.NPY_DOUBLE, 0)
+        self.save = cnp.PyArray_ZEROS(1, [3 * M + self.p], cnp.NPY_DOUBLE, 0)
+        self.s1 = cnp.PyArray_ZEROS(1, [1], cnp.NPY_DOUBLE, 0)
+        self.order = cnp.PyArray_ZEROS(1, [1], cnp.NPY_INTP, 0)
+        self.trace = cnp.PyArray_ZEROS(2, [0, 2], cnp.NPY_DOUBLE, 0)
+        self.st.dense = True
+        self.st.SV = &SV[0, 0]
+        self.st.ind = NULL
+        self.st.val = NULL
+        self.st.nnz = NULL
+        self.st.L = 0
+        self.rows.dense = True
+        self.rows.data = NULL
+        self.rows.indices = NULL
+        self.rows.indptr = NULL
+        self.rows.p = self.p
+
+    def step(self, const double[::1] x, double s, long long t0, double intercept):
+        cdef Py_ssize_t M = self.M, p = self.p, c0 = self.cap[0]
+        cdef Py_ssize_t l, k, slot, own = 1 if s > 0 else 0
+        cdef long long n0 = self.count[0], n1 = self.count[1], t
+        cdef double pre, acc
+        cdef double* save = &self.save[0]
+        cdef double* alpha = &self.alpha[0]
+        cdef double* fb = &self.fb[0]
+        cdef double* grow
+        cdef bint ok
+        if x.shape[0] != p:
+            return -1
+        for l in range(p):
+            if not isfinite(x[l]):
+                return -1
+        if not (n0 == c0 or n1 == 0):
+            return -1                     # occupied slots not adjacent: the general path
+        k = n0 + n1 if n0 == c0 else n0
+        pre = intercept
+        if k > 0:
+            kernel_rows(&self.SV[0, 0], k, &x[0], p, self.kern.kind, self.kern.gamma,
+                        self.kern.degree, self.kern.coef0, &self.work[0])
+            acc = 0.0
+            for l in range(k):
+                acc += alpha[l] * self.work[l]
+            pre = acc + intercept
+        if not isfinite(pre):
+            return -1
+        slot = (0 if own == 0 else c0) + (self.count[own] if self.count[own] < self.cap[own]
+                                          else self.head[own])
+        grow = &self.G[slot, 0]
+        memcpy(save, alpha, M * sizeof(double))
+        memcpy(save + M, fb, M * sizeof(double))
+        memcpy(save + 2 * M, grow, M * sizeof(double))
+        memcpy(save + 3 * M, &self.SV[slot, 0], p * sizeof(double))
+        self.save_n[0], self.save_n[1] = self.count[0], self.count[1]
+        self.save_n[2], self.save_n[3] = self.head[0], self.head[1]
+        self.rows.X = &x[0]
+        self.s1[0] = s
+        t = _pass(&self.rows, &self.st, self.s1, self.order, self.alpha, self.G, self.fb,
+                  self.cap, self.count, self.head, t0, &self.step_, &self.kern,
+                  self.transfer, self.work, self.trace)
+        ok = True
+        for l in range(M):
+            if not (isfinite(alpha[l]) and isfinite(fb[l]) and isfinite(grow[l])):
+                ok = False
+                break
+        if not ok:
+            memcpy(alpha, save, M * sizeof(double))
+            memcpy(fb, save + M, M * sizeof(double))
+            memcpy(grow, save + 2 * M, M * sizeof(double))
+            for l in range(M):
+                self.G[l, slot] = grow[l]
+            memcpy(&self.SV[slot, 0], save + 3 * M, p * sizeof(double))
+            self.count[0], self.count[1] = self.save_n[0], self.save_n[1]
+            self.head[0], self.head[1] = self.save_n[2], self.save_n[3]
+            return -1
+        platt_step(&self.calib[0], pre, 1.0 if s > 0 else 0.0)
+        return t
