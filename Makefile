@@ -12,7 +12,7 @@ BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*
 # the typed kernels against their NumPy references, once more on a copy of the package
 # compiled with bounds, wraparound and initialization checks (SOSL_BOUNDSCHECK=1)
 CHECKED := build/checked
-CHECKED_TESTS := test_linear test_base_contract test_calibration test_kernel test_koil \
+CHECKED_TESTS := test_linear test_base_contract test_calibration test_okauc test_koil \
 	test_komp test_polk test_baselines test_metrics test_sparse_all test_reliability \
 	test_sketch_capped test_sample_weight $(basename $(notdir \
 	$(wildcard tests/test_sketch.py tests/test_ftrl.py)))

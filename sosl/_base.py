@@ -67,8 +67,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._core._calibration import platt_steps
-from ._core._calibration_ref import sigmoid
 from ._core._linear import finite_max_abs
+from ._core._numeric import sigmoid
 from ._version import __version__
 from .exceptions import InconsistentVersionWarning
 

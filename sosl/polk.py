@@ -8,8 +8,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._core._kfun_ref import KERNEL_CODES
-from ._core._polk_driver import polk_run
+from ._core._kparams import layout_kernel_spec, step_spec
+from ._core._polk_driver import polk_run, polk_spec
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -183,10 +183,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Kernel and its parameters (they define the cached Gram matrix and its inverse) and
         the step schedule."""
-        return {"kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "schedule": _SCHEDULES[self.schedule], "storage": self._storage()}
+        return self._kernel_layout(schedule=_SCHEDULES[self.schedule])
 
     def _init_state(self, n_features):
         csr = self._layout()["storage"] == "csr"
@@ -209,9 +206,10 @@ class POLK(_SparseStorage, BaseOnlineAUC):
             X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
-            state["_gram_inv"], state["t_"], float(self.lam), float(self.eta), lay["schedule"],
-            int(eps_rule), epsilon, float(self.parsimony), _LOSSES[self.loss], lay["kernel"],
-            lay["gamma"], lay["degree"], lay["coef0"], max_bytes=self._memory_limit()[0])
+            state["_gram_inv"], state["t_"],
+            step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
+            polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay),
+            max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd

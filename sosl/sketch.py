@@ -11,8 +11,7 @@ from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
 from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
-from ._core._codes import Loss, Schedule
-from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
+from ._core._codes import Loss, Schedule, SketchFamily
 
 __all__ = ["SketchedOAUCM"]
 
@@ -22,7 +21,7 @@ _ONE_ROW_SAVES_SKETCH = [True]
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
-_FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
+_FAMILIES = {"fd": int(SketchFamily.FAMILY_FD), "fd_diag": int(SketchFamily.FAMILY_FD_DIAG)}
 #: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
 _UNCAPPED = 2 ** 62
 #: the column arrays (one entry per distinct column seen) and the slot arrays (one per

@@ -734,7 +734,7 @@ def _merge_sketched(states, weights):
 
 # -- FTRL-AUC ----------------------------------------------------------------------------------
 def _merge_ftrl(states):
-    from ._core._ftrl_ref import ftrl_weights
+    from ._core._numeric import ftrl_weights
     first = states[0]
     prm = first.params
     l1, l2 = float(prm["l1"]), float(prm["l2"])

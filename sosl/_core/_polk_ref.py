@@ -47,7 +47,7 @@ Conventions
 import numpy as np
 
 from ._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._kfun_ref import kernel_diag, kernel_matrix
+from ._kfun_ref import KERNEL_NAMES, kernel_diag, kernel_matrix
 from ._komp_prune import komp_prune
 
 RTOL = 1e-10        # rank threshold of the projection (the rtol of sosl.komp.komp_prune)
@@ -112,9 +112,13 @@ def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
 
 
-def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
-              kern):
+def polk_pass(X, s, order, D, w, Kdd, t0, step, polk, kern):
     """Run POLK over ``X[order]`` starting from ``(D, w, Kdd)`` after ``t0`` rounds.
+
+    ``step`` (``_kparams.step_spec``): ``eta``, ``lam``, the ``schedule`` and ``loss``
+    codes; ``polk`` (``_polk_driver.polk_spec``): the budget rule ``eps_rule``, ``epsilon``,
+    ``parsimony`` (its tolerances are the typed pass's); ``kern``
+    (``_kparams.kernel_spec``): the ``Kernel`` code ``kind`` and its parameters.
 
     Returns
     -------
@@ -124,6 +128,10 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon,
     errors : ndarray of shape (len(order),), ||f~_{t+1} - f_{t+1}||_H of each projection
     budgets : ndarray of shape (len(order),), the budget eps_t of each projection
     """
+    lam, eta, schedule, loss = step["lam"], step["eta"], step["schedule"], step["loss"]
+    eps_rule, epsilon, parsimony = polk["eps_rule"], polk["epsilon"], polk["parsimony"]
+    kern = {"kernel": KERNEL_NAMES[kern["kind"]], "gamma": kern["gamma"],
+            "degree": int(kern["degree"]), "coef0": kern["coef0"]}       # kernel_matrix's form
     m = order.shape[0]
     orders = np.empty(m, dtype=np.int64)
     errors = np.empty(m)
