@@ -1,15 +1,17 @@
 """FTRL-AUC: first-order online AUC maximization in O(k) per round on sparse rows."""
 
+import math
 from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
+from ._core._calibration_ref import sigmoid_one
 
 __all__ = ["FTRLAUC"]
 
@@ -210,6 +212,53 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
         d["n_seen_"] += 1
         platt_steps(f, sign, d["calibration_"])
         return True
+
+    # -- one CSR row scored: the typed kernel on the live state, no re-validation -------------
+    def _one_row_score(self, x):
+        """The score of one row on the general path's kernel, or None when the model or
+        the row does not suit this path (the general path then runs and says why).
+
+        Taken only by a fitted model whose hyper-parameters are checked (``_params_ok``),
+        for a one-row CSR matrix of float64 values and int32 indices in canonical format
+        (sorted, no duplicates), of the model's width (scipy ensures every index lies in
+        it), while the state is one (p, 3) array: the kernel of ``decision_function`` on
+        that row, so the same bits. The values are not checked here: a NaN or an infinity
+        among them makes the score non-finite (the sum of the products then holds it),
+        and a non-finite score returns None, as does an overflow.
+        """
+        d = self.__dict__
+        if not (d.get("_params_ok") and "w_" in d and sp.issparse(x) and x.format == "csr"
+                and x.shape == (1, d["n_features_in_"]) and x.data.dtype == np.float64
+                and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
+                and x.has_canonical_format):
+            return None
+        wzn = self._wzn(d)
+        if wzn is None:
+            return None
+        f = float(_ftrl.ftrl_scores(x.data, x.indices, x.indptr, wzn, self._intercept())[0])
+        return f if math.isfinite(f) else None
+
+    def score_one(self, x):
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x)
+            return super().score_one(x) if f is None else f
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
+
+    def predict_proba_one(self, x):
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x)
+            if f is None:
+                return super().predict_proba_one(x)
+            p1 = sigmoid_one(d["calibration_"][0] * f)
+            negative, positive = d["_signs_"]         # the labels in classes_ order
+            return {negative: 1.0 - p1, positive: p1}
+
+    predict_proba_one.__doc__ = BaseOnlineAUC.predict_proba_one.__doc__
 
     def __setstate__(self, state):
         # pickling stores w_, z_ and sq_grad_ as three arrays: put them back into one

@@ -4,9 +4,11 @@ P(positive | f) = sigmoid(A f); one Newton step per instance on the logistic los
 quadratic prior of weight H (the curvature accumulated so far) around the previous A.
 """
 
+import math
+
 import numpy as np
 
-__all__ = ["platt_steps", "A_MIN", "sigmoid"]
+__all__ = ["platt_steps", "A_MIN", "sigmoid", "sigmoid_one"]
 
 A_MIN = 1e-12
 
@@ -16,6 +18,14 @@ def sigmoid(u):
     u = np.asarray(u, dtype=float)
     e = np.exp(-np.abs(u))
     return np.where(u >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def sigmoid_one(u):
+    """:func:`sigmoid` of one Python float with the ``math`` module (the same branches; a
+    one-row probability without NumPy's per-call cost, equal to ``sigmoid`` up to the last
+    bit of ``exp``)."""
+    e = math.exp(-abs(u))
+    return 1.0 / (1.0 + e) if u >= 0 else e / (1.0 + e)
 
 
 def platt_steps(f, s, calib):
