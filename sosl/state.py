@@ -65,7 +65,9 @@ __all__ = ["LearnerState", "STATE_VERSION", "get_state", "from_state", "merge",
            "merge_sketches", "state_nbytes"]
 
 #: version of the :class:`LearnerState` layout; :func:`from_state` refuses other versions
-STATE_VERSION = 1
+#: (2: the weights are the array ``"w_"``, formerly ``"coef_"``, and a linear baseline's
+#: ``"intercept_"`` is an array of shape (1,), formerly a float)
+STATE_VERSION = 2
 
 #: hyper-parameters that do not change the meaning of a fitted state (ignored by ``merge``)
 _FREE_PARAMS = frozenset({"shuffle", "random_state", "max_memory"})
@@ -442,7 +444,7 @@ def linear_state(template: LearnerState, moments: Moments, coef, t, n_seen, cali
     """An OAUC-M/OAUC-S state with the given moments (scale 1, full scatter), weights and
     counters, and the rest (parameters, classes, layout) of ``template``."""
     arrays = {
-        "coef_": np.array(coef, dtype=np.float64),
+        "w_": np.array(coef, dtype=np.float64),
         "means_": moments.means.copy(),
         "scatter_": moments.scatter.copy(),
         "scales_": np.ones(2),
@@ -580,7 +582,7 @@ def _merge_linear(states, weights):
     beta = float(states[0].params.get("forgetting", 1.0))
     moments = tree_reduce([linear_moments(st) for st in states],
                           lambda a, b: merge_moments(a, b, beta))
-    coef = _mix_weights([st.arrays["coef_"] for st in states], weights)
+    coef = _mix_weights([st.arrays["w_"] for st in states], weights)
     return linear_state(states[0], moments, coef, sum(st.t for st in states),
                         sum(st.n_seen for st in states),
                         merge_calibration([st.calibration for st in states]))
@@ -742,7 +744,7 @@ def _merge_ftrl(states):
     nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
     roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
     total = roots.sum(axis=0)
-    W = np.array([st.arrays["coef_"] for st in states])
+    W = np.array([st.arrays["w_"] for st in states])
     safe = np.where(total > 0, total, 1.0)
     w = np.where(total > 0, (roots * W).sum(axis=0) / safe, 0.0)
     D = (beta + np.sqrt(nsq)) / gamma + l2
@@ -754,7 +756,7 @@ def _merge_ftrl(states):
         if counts[k]:
             scores[k] = sum(float(st.arrays["counts_"][k]) * st.arrays["mean_scores_"][k]
                             for st in states) / float(counts[k])
-    arrays = {"coef_": ftrl_weights(z, nsq, l1, l2, beta, gamma), "z_": z, "sq_grad_": nsq,
+    arrays = {"w_": ftrl_weights(z, nsq, l1, l2, beta, gamma), "z_": z, "sq_grad_": nsq,
               "counts_": counts, "mean_scores_": scores}
     return LearnerState(first.learner, copy.deepcopy(first.params), first.classes.copy(),
                         first.n_features, copy.deepcopy(first.layout), arrays,

@@ -303,16 +303,16 @@ def test_linear_kernel_without_budget_is_the_linear_learner(eta):
     y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=250) > 0.3).astype(int)
     lin = OAUCM(lam=0.01, eta=eta).fit(X, y)
     ker = OKAUCM(lam=0.01, eta=eta, kernel="linear", budget=None).fit(X, y)
-    np.testing.assert_allclose(ker.dual_coef_ @ ker.support_vectors_, lin.coef_,
+    np.testing.assert_allclose(ker.dual_coef_ @ ker.support_vectors_, lin.coef_[0],
                                rtol=1e-10, atol=1e-12)
     # OKAUC-S halves the loss: (lam/2, 2 eta) there is (lam, eta) in OAUC-S
     e = 0.01 if eta is None else eta
     lin_s = OAUCS(lam=0.02, eta=e).fit(X, y)
     ker_s = OKAUCS(lam=0.01, eta=2 * e, kernel="linear", budget=None).fit(X, y)
-    np.testing.assert_allclose(ker_s.dual_coef_ @ ker_s.support_vectors_, lin_s.coef_,
+    np.testing.assert_allclose(ker_s.dual_coef_ @ ker_s.support_vectors_, lin_s.coef_[0],
                                rtol=1e-10, atol=1e-12)
     same = OKAUCS(lam=0.02, eta=e, kernel="linear", budget=None).fit(X, y)
-    assert np.max(np.abs(same.dual_coef_ @ same.support_vectors_ - lin_s.coef_)) > 1e-4
+    assert np.max(np.abs(same.dual_coef_ @ same.support_vectors_ - lin_s.coef_[0])) > 1e-4
 
 
 def test_learns_a_nonlinear_concept():

@@ -217,8 +217,8 @@ def test_routed_passes_equal_the_typed_ones_unless_mutated(name):
 
         def fit():
             return np.r_[SketchedOAUCM(lam=0.1, rank=3, sketch="fd",
-                                       max_columns=None).fit(X, y).coef_,
-                         SketchedOAUCM(lam=0.1, rank=3, max_columns=None).fit(Xs, y).coef_]
+                                       max_columns=None).fit(X, y).coef_[0],
+                         SketchedOAUCM(lam=0.1, rank=3, max_columns=None).fit(Xs, y).coef_[0]]
     ref = fit()
     module, old, new = MU._ROUTES[name]
     orig = getattr(mod, attr)

@@ -229,7 +229,7 @@ def _c_no_moments(orig):
     box = {}
 
     def pre(state, X, s, i):
-        box["snap"] = _snapshot(state, ("coef_", "counts_"))
+        box["snap"] = _snapshot(state, ("w_", "counts_"))
 
     def post(state, X, s, i):
         k = 1 if s[i] > 0 else 0
@@ -281,7 +281,7 @@ def applicable(m):
     for Est in _estimators():
         state = Est()._init_state(2)
         state.setdefault("t_", 0)
-        missing = [k for k in ("coef_", "counts_") if k not in state]
+        missing = [k for k in ("w_", "counts_") if k not in state]
         if m.name == "forget_twice":
             missing += [k for k in ("scales_",) if k not in state]
             if "forgetting" not in Est().get_params():

@@ -5,9 +5,9 @@ quadratic prior of weight H (the curvature accumulated so far) around the previo
 """
 
 
-from ._numeric import sigmoid
+from ._numeric import sigmoid, sigmoid_one
 
-__all__ = ["platt_steps", "A_MIN", "sigmoid"]
+__all__ = ["platt_steps", "A_MIN", "sigmoid", "sigmoid_one"]
 
 A_MIN = 1e-12
 

@@ -8,7 +8,7 @@ line per equation with the tags (F1)-(F5), is :mod:`sosl._core._ftrl_ref`.
 
 The state of coordinate j, (w_j, z_j, n_j), is row j of one C-contiguous (p, 3) array,
 so a round reads and writes one cache line per stored entry instead of three (the
-public ``coef_``, ``z_`` and ``sq_grad_`` of :class:`sosl.FTRLAUC` are its columns).
+``w_``, ``z_`` and ``sq_grad_`` of :class:`sosl.FTRLAUC` are its columns).
 
 The pass guards itself, so that a caller need not copy the O(p) state first: every
 value it writes is checked for finiteness (an ``x - x`` sum per row, a NaN when any

@@ -38,7 +38,7 @@ Symbols
 =========  ==========================================  ==============================
 symbol     meaning                                     public name
 =========  ==========================================  ==============================
-w          weights (F5)                                ``coef_``
+w          weights (F5)                                ``w_`` (``coef_[0]``)
 z          FTRL accumulated linear term (F4)           ``z_``
 nsq        sum of squared gradients n_i (F4)           ``sq_grad_``
 N          per-class counts                            ``counts_``
