@@ -526,7 +526,9 @@ _OKAUCM_TAIL = """    Notes
     (the rounds themselves are a typed pass, O(M p + M |S_t|)): hundreds of updates/s at
     budgets 100 + 100, against tens of thousands for FIFO (``benchmarks/bench_kernel.py``,
     ``--komp-compare`` for AUC and model order). With budgets larger than the
-    stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
+    stream and epsilon = 0 it coincides with the FIFO pass
+    (tests/test_kernel.py::test_komp_policy_without_overflow_equals_fifo_and_compresses).
+    The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),
     ``pool_label_``, ``pool_age_`` and ``komp_budget_`` (error budget carried over). A
@@ -565,7 +567,9 @@ _OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization, second-order square s
 
     The linear :class:`~sosl.OAUCS` minimizes the unhalved loss lam/2 ||w||^2 + psi_S, so
     with ``kernel="linear"`` and ``budget=None``, ``OKAUCS(lam / 2, eta=2 * eta)`` takes
-    exactly the steps of ``OAUCS(lam, eta)`` (tested). (:class:`OKAUCM` and
+    exactly the steps of ``OAUCS(lam, eta)``
+    (tests/test_kernel.py::test_linear_kernel_without_budget_is_the_linear_learner).
+    (:class:`OKAUCM` and
     :class:`~sosl.OAUCM` share one convention: same ``lam`` and ``eta``, same steps.)
 
     Parameters
@@ -666,7 +670,7 @@ _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or th
     the same rows given sparse. A model fitted on dense input keeps dense support vectors
     and densifies later sparse input a block of rows at a time. Either way the fitted
     model equals, to rounding, the one fitted on the same rows in the other format
-    (tested at rtol 1e-12).
+    (tested at rtol 1e-12: tests/test_kernel.py::test_sparse_fitted_model_equals_dense_fitted).
 """
 
 

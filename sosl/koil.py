@@ -150,7 +150,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     features, and ``support_vectors_`` is a ``scipy.sparse.csr_matrix``. Later dense
     input to such a model is converted to CSR; a model fitted dense densifies later
     sparse input a block of rows at a time. Both give the model fitted on the same rows
-    in the other format, to rounding (tested at rtol 1e-12).
+    in the other format, to rounding (tested at rtol 1e-12:
+    tests/test_koil.py::test_sparse_fitted_model_equals_dense_fitted).
 
     Per round: O((N+ + N-) p) kernel evaluations for x_t and O(k (N+ + N-)) to keep f on
     the buffers up to date through the cached Gram matrix (the authors' code re-evaluates

@@ -16,7 +16,8 @@ Two implementations with the same steps and tie rules: the typed core
 :mod:`sosl._core._komp` (plain loops, the default ``backend="cython"`` of
 :func:`sosl._core._komp_prune.komp_prune`) and the NumPy/LAPACK reference in this module
 (``backend="numpy"``); they keep the same elements and give the same function to rounding
-(tested; with exactly duplicated points either copy may be kept).
+(tests/test_komp.py::test_cython_core_matches_numpy_reference; with exactly duplicated
+points either copy may be kept).
 
 Everything is expressed through the Gram matrix ``K`` of the dictionary, so the function
 does not depend on the kernel or on the data: it serves POLK (:class:`sosl.POLK`) and
