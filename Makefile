@@ -17,7 +17,7 @@ CHECKED_TESTS := test_linear test_base_contract test_calibration test_kernel tes
 	test_sketch_capped test_sample_weight $(basename $(notdir \
 	$(wildcard tests/test_sketch.py tests/test_ftrl.py)))
 
-test: $(STAMP) lint
+test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest
 	$(MAKE) checked
 
@@ -32,6 +32,11 @@ checked: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/cython-lint sosl/_core/*.pyx sosl/_core/*.pxd
+
+# mypy on the package (config in pyproject.toml: the annotated public API, py.typed shipped)
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
 
 # the estimator-contract tests against the newest scikit-learn on pip (pyproject.toml caps
 # scikit-learn below the next minor not yet tested, as sosl uses its private

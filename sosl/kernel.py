@@ -87,7 +87,8 @@ def _room_for_batch(state, s, lay):
 class _FifoBuffers:
     """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_kernel.kernel_pass``."""
 
-    names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
+    names: tuple[str, ...] = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_",
+                              "counts_", "heads_")
     kernel_arrays = ("gram_buf_", "f_buf_")
 
     @staticmethod
@@ -193,8 +194,9 @@ class _SparseFifoBuffers(_FifoBuffers):
 class _KompBuffers:
     """State and pass of ``budget_policy="komp"``: ``_kbudget.komp_policy_pass``."""
 
-    names = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
-             "pool_age_", "capacity_", "counts_", "komp_budget_")
+    names: tuple[str, ...] = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
+                              "pool_label_", "pool_age_", "capacity_", "counts_",
+                              "komp_budget_")
     kernel_arrays = ("pool_gram_", "pool_f_")
 
     @staticmethod
@@ -302,7 +304,7 @@ def _adapter(lay):
     return _POLICIES[lay["budget_policy"]]
 
 
-class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
     The storage of the support vectors follows the first call of a fit
