@@ -16,7 +16,8 @@ Each runs a typed kernel of :mod:`sosl._core._baselines` beside its NumPy refere
 Sparse input: Perceptron, PA-I, OL-UBAUC, SOLAM and OAM accept scipy.sparse matrices in
 ``fit``, ``partial_fit``, ``decision_function`` and ``learn_one`` (converted once to CSR)
 and learn the same model as from the same rows given dense (up to rounding, tested at
-rtol 1e-12). Perceptron, PA-I, OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row instead
+rtol 1e-12: tests/test_baselines.py::test_sparse_input_equals_dense). Perceptron, PA-I,
+OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row instead
 of O(p): their weights are held as a scale times a vector during a pass, so the shrinkage
 of OL-UBAUC and the projection of SOLAM multiply one number, and SOLAM's average of the
 iterates is updated only on the row's columns. A call still does O(p) work once (copying
@@ -136,7 +137,8 @@ class Perceptron(_LinearBaseline):
     Notes
     -----
     Equal to ``sklearn.linear_model.Perceptron(fit_intercept=False, shuffle=False,
-    max_iter=1, tol=None)`` on the same rows (tested). Cost per round O(p), memory O(p);
+    max_iter=1, tol=None)`` on the same rows
+    (tests/test_baselines.py::test_perceptron_equals_sklearn). Cost per round O(p), memory O(p);
     O(nnz(x_t)) per round on sparse rows.
 
     References
@@ -204,7 +206,8 @@ class PAI(_LinearBaseline):
     A row with ``x_t = 0`` gives no direction and is skipped (as scikit-learn does).
     Equal to scikit-learn's PA-I (``SGDClassifier(loss='hinge', penalty=None,
     learning_rate='pa1', eta0=C, fit_intercept=False, shuffle=False, max_iter=1)``) on
-    the same rows (tested). Cost per round O(p), memory O(p); O(nnz(x_t)) per round on
+    the same rows (tests/test_baselines.py::test_pai_equals_sklearn_pa1). Cost per round
+    O(p), memory O(p); O(nnz(x_t)) per round on
     sparse rows.
 
     References
@@ -331,7 +334,8 @@ class OAM(_LinearBaseline):
     O(sum over the opposite buffer of nnz(x_t) + nnz(x)) and the buffers take
     O(buffer_size x longest row) memory, independent of p; only ``w_`` is p long. The
     model equals the one learned from the same rows given dense (up to the order of the
-    sums, tested at rtol 1e-12). A call on such a model saves, for the case it fails, the
+    sums, tested at rtol 1e-12: tests/test_baselines.py::test_sparse_input_equals_dense).
+    A call on such a model saves, for the case it fails, the
     buffers and the entries of ``w_`` the call can change (the columns of its rows
     and of the buffered rows), so ``learn_one`` does no O(p) work either.
 

@@ -117,7 +117,7 @@ class _SparseStorage:
     new fit starts (a failing call gets them back from its transaction).
     """
 
-    _storage_names = ()
+    _storage_names: tuple[str, ...] = ()
 
     @property
     def _sparse_input(self):

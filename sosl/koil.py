@@ -48,7 +48,7 @@ _SHARED = ("alpha_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_", "f
            "seed_", "intercept_")
 
 
-class KOIL(_SparseStorage, BaseOnlineAUC):
+class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """KOIL: online kernel AUC maximization with two fixed-budget support-vector buffers.
 
     f = sum_i alpha_i k(x_i, .) over a positive and a negative buffer. At round t the
@@ -156,7 +156,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     features, and ``support_vectors_`` is a ``scipy.sparse.csr_matrix``. Later dense
     input to such a model is converted to CSR; a model fitted dense densifies later
     sparse input a block of rows at a time. Both give the model fitted on the same rows
-    in the other format, to rounding (tested at rtol 1e-12).
+    in the other format, to rounding (tested at rtol 1e-12:
+    tests/test_koil.py::test_sparse_fitted_model_equals_dense_fitted).
 
     Per round: O((N+ + N-) p) kernel evaluations for x_t and O(k (N+ + N-)) to keep f on
     the buffers up to date through the cached Gram matrix (the authors' code re-evaluates

@@ -14,6 +14,7 @@ from ._coef import LinearCoef
 from ._core import _linear
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule
+from ._core._losses import loss_constants
 from .exceptions import UnscaledInputWarning
 
 __all__ = ["OAUCM", "OAUCS"]
@@ -131,32 +132,27 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         so no product it forms exceeds |Sigma_ij w_j| term by term: the unscaled C w,
         up to 1e150 times larger under forgetting, is never computed (it overflowed where
         Sigma w was finite, and NaN weights were committed). The weights obey
-        w' = (1 - eta_t lam) w - eta_t g with ||g|| <= G; for psi_M, |d_mu| <= 1 and
-        ||Sigma w|| / (2 A) <= sqrt(||Sigma||) / 2 give G <= 3 R sqrt(p) whenever
-        eta_t lam <= 2; for psi_S with a constant step, eta (lam + 10 R^2 p) <= 2 makes
-        the linear part a contraction and G <= 4 R sqrt(p). Then, over a batch of m rows,
-        ||w|| <= W = ||w_0|| + m eta_max G, and if 2 R sqrt(p) W <= 1e150 no intermediate
-        (w.a, w' Sigma w, the gradient) can overflow. Under these conditions the
-        covariances are updated in place; the O(p) arrays are always copied.
+        w' = (1 - eta_t lam) w - eta_t g(w), where the loss's gradient splits as
+        g(w) = g0 + M w with ||g0|| <= G R sqrt(p) and 0 <= M <= H R^2 p; the loss home
+        (``_losses.pxd``, read through ``loss_constants``) states G and H per loss (psi_M:
+        G = 3, H = 0; psi_S: G = 4, H = 10). If eta_max (lam + H R^2 p) <= 2 the step
+        contracts the linear part and ||w'|| <= ||w|| + eta_t G R sqrt(p). Then, over a
+        batch of m rows, ||w|| <= W = ||w_0|| + m eta_max G R sqrt(p), and if
+        2 R sqrt(p) W <= 1e150 no intermediate (w.a, w' Sigma w, the gradient) can
+        overflow. Under these conditions the covariances are updated in place; the O(p)
+        arrays are always copied.
         """
         p = X.shape[1]
         R = max(self.max_abs_, _max_abs(X))
         if R > _SAFE_ABS:
             return self._state_names
         lam = float(self.lam)
-        if self.eta is None:
-            eta_max = 1.0 / (lam * (self.t_ + 1))
-            contraction = True                                  # eta_t lam = 1 / t <= 1
-        else:
-            eta_max = float(self.eta)
-            if self._loss == int(Loss.LOSS_M):
-                contraction = eta_max * lam <= 2.0
-            else:
-                contraction = eta_max * (lam + 10.0 * R * R * p) <= 2.0
-        if not contraction:
+        eta_max = 1.0 / (lam * (self.t_ + 1)) if self.eta is None else float(self.eta)
+        _, G_factor, H_factor = loss_constants(self._loss)
+        if not eta_max * (lam + H_factor * R * R * p) <= 2.0:    # no contraction
             return self._state_names
         root_p = math.sqrt(p)
-        G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
+        G = G_factor * R * root_p
         # BLAS dnrm2 scales as it sums: no overflow, no floating-point warning
         W = float(dnrm2(self.w_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
@@ -189,11 +185,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         if st is None:
             lam = float(self.lam)
             eta = 0.0 if self.eta is None else float(self.eta)
-            if self._loss == int(Loss.LOSS_M):
-                contraction = self.eta is None or eta * lam <= 2.0
-                G_factor = 3.0 if contraction else -1.0
-            else:
-                G_factor = 4.0                   # the stepper checks the contraction itself
+            G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
             st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
                                  self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,

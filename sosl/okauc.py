@@ -87,7 +87,8 @@ def _room_for_batch(state, s, lay):
 class _FifoBuffers:
     """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_okauc.kernel_pass``."""
 
-    names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
+    names: tuple[str, ...] = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_",
+                              "counts_", "heads_")
     kernel_arrays = ("gram_buf_", "f_buf_")
 
     @staticmethod
@@ -198,8 +199,9 @@ class _SparseFifoBuffers(_FifoBuffers):
 class _KompBuffers:
     """State and pass of ``budget_policy="komp"``: ``_kbudget.komp_policy_pass``."""
 
-    names = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
-             "pool_age_", "capacity_", "counts_", "komp_budget_")
+    names: tuple[str, ...] = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
+                              "pool_label_", "pool_age_", "capacity_", "counts_",
+                              "komp_budget_")
     kernel_arrays = ("pool_gram_", "pool_f_")
 
     @staticmethod
@@ -307,7 +309,7 @@ def _adapter(lay):
     return _ADAPTERS[lay["budget_policy"]]
 
 
-class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
     The storage of the support vectors follows the first call of a fit
@@ -565,7 +567,9 @@ _OKAUCM_TAIL = """    Notes
     (the rounds themselves are a typed pass, O(M p + M |S_t|)): hundreds of updates/s at
     budgets 100 + 100, against tens of thousands for FIFO (``benchmarks/bench_kernel.py``,
     ``--komp-compare`` for AUC and model order). With budgets larger than the
-    stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
+    stream and epsilon = 0 it coincides with the FIFO pass
+    (tests/test_okauc.py::test_komp_policy_without_overflow_equals_fifo_and_compresses).
+    The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),
     ``pool_label_``, ``pool_age_`` and ``komp_budget_`` (error budget carried over). A
@@ -604,7 +608,9 @@ _OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization, second-order square s
 
     The linear :class:`~sosl.OAUCS` minimizes the unhalved loss lam/2 ||w||^2 + psi_S, so
     with ``kernel="linear"`` and ``budget=None``, ``OKAUCS(lam / 2, eta=2 * eta)`` takes
-    exactly the steps of ``OAUCS(lam, eta)`` (tested). (:class:`OKAUCM` and
+    exactly the steps of ``OAUCS(lam, eta)``
+    (tests/test_okauc.py::test_linear_kernel_without_budget_is_the_linear_learner).
+    (:class:`OKAUCM` and
     :class:`~sosl.OAUCM` share one convention: same ``lam`` and ``eta``, same steps.)
 
     Parameters
@@ -709,7 +715,7 @@ _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or th
     the same rows given sparse. A model fitted on dense input keeps dense support vectors
     and densifies later sparse input a block of rows at a time. Either way the fitted
     model equals, to rounding, the one fitted on the same rows in the other format
-    (tested at rtol 1e-12).
+    (tested at rtol 1e-12: tests/test_okauc.py::test_sparse_fitted_model_equals_dense_fitted).
 """
 
 

@@ -24,7 +24,7 @@ _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
 
 
-class POLK(_SparseStorage, BaseOnlineAUC):
+class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """POLK: kernel functional SGD with sparse KOMP projections in function space.
 
     Minimizes the regularized expected risk over a reproducing kernel Hilbert space,
@@ -103,7 +103,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     Gram matrix of the dictionary from round to round (bordered with the new instance,
     downdated at each removal) instead of factorizing the (M+1) x (M+1) Gram matrix every
     round as the NumPy reference :mod:`sosl._core._polk_ref` does (O(M^3)); both give the
-    same dictionaries and weights to rounding (tested). Rounds where an atom is
+    same dictionaries and weights to rounding
+    (tests/test_polk.py::test_fast_pass_equals_reference). Rounds where an atom is
     numerically in the span of the others (e.g. a repeated instance) are played by the
     rank-revealing typed KOMP on the recomputed Gram matrix, which then costs O(M^3), as
     do the occasional rebuilds of the inverse from a fresh factorization (when its drift
@@ -118,7 +119,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     so a round costs O(M (nnz(x_t) + L) + M^2) and the model holds nothing of length
     n_features. Later dense input to such a model is converted to CSR; a model fitted
     dense densifies later sparse input a block of rows at a time. Both give the model
-    fitted on the same rows in the other format, to rounding (tested at rtol 1e-12).
+    fitted on the same rows in the other format, to rounding (tested at rtol 1e-12:
+    tests/test_polk.py::test_sparse_fit_equals_dense_fit_in_chunks_and_pickled).
     Departures: see :mod:`sosl.komp` for the numerical-rank guard of the projection; the
     diminishing step is eta / (1 + lam eta t), a concrete O(1/t) choice below 1/lam.
 

@@ -188,7 +188,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "rank": [Interval(Integral, 1, None, closed="left")],
-        "loss": [StrOptions({"m", "s"})],
+        "loss": [StrOptions(set(_LOSSES))],
         "sketch": [StrOptions({"fd", "fd_diag"})],
         "max_columns": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
                         None],

@@ -26,7 +26,7 @@ A score w.x_t (or a squared norm) that is not finite stops the pass with a
 
 from libc.math cimport isfinite, sqrt
 
-from sosl._core._codes cimport LOSS_S, OAM_GRA, OAM_SEQ, STEP_CONSTANT
+from sosl._core._codes cimport LOSS_S, OAM_SEQ, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 
 # u (of w = a u) is folded back into w when |a| falls below this (OL-UBAUC: no

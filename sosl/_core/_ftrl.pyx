@@ -113,7 +113,6 @@ cdef extern from *:
                          double* undo) noexcept nogil
 
 
-
 def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
               const double[::1] s, const Py_ssize_t[::1] order, double[:, ::1] wzn,
               long long[::1] N, double[::1] score,
@@ -146,7 +145,7 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
     cdef int own
     cdef double y, f, p, c, chk = 0.0
     cdef double inv_gamma = 1.0 / gamma
-    cdef double denom0 = beta + gamma * l2   # (F5) as w = (sign(z) l1 - z) gamma / (sqrt(n) + denom0)
+    cdef double denom0 = beta + gamma * l2   # (F5): w = (sign(z) l1 - z) gamma / (sqrt(n) + denom0)
     cdef double* S = NULL                    # p = 0: no row has a stored entry
     cdef double* U = NULL
     cdef const int* Ip = NULL

@@ -20,7 +20,6 @@ positions), whose kernel rows come from merges of sorted index lists: O(M (nnz(x
 
 import numpy as np
 
-from sosl._core._codes cimport LOSS_S
 from sosl._core._kfun cimport (
     KernelSpec,
     SlotStore,
@@ -33,7 +32,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
 )
-from sosl._core._losses cimport loss_grad
+from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
 
 from sosl._core._komp_prune import komp_step
@@ -62,7 +61,7 @@ cdef Py_ssize_t play(const SourceRows* rows, SlotStore* Z, const double[::1] s,
     cdef int kind = kern.kind
     cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, d_mu, d_s2, a_new, acc, N
-    cdef double scale = 0.5 if loss == LOSS_S else 1.0
+    cdef double scale = loss_scale(loss)
     while r < r_end:
         i = order[r]
         r += 1
@@ -173,7 +172,8 @@ def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const i
     """:func:`komp_policy_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
     indices) with a pool of sparse slots; returns ``(Z_ind, Z_val, Z_nnz, G, beta, f, buf,
     lab, age, t, acc)``. The slots are widened (copied) to the largest nnz of the rows
-    visited. It equals the reference run on the rows and pool densified (tested)."""
+    visited. It equals the reference run on the rows and pool densified
+    (tests/test_okauc.py::test_komp_csr_pass_equals_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t widest = csr_source(data, indices, indptr, order, 0, -1,

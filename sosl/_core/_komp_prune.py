@@ -50,7 +50,8 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
         Also return ||f - f_new||_H, recomputed from the final weights.
     backend : {"cython", "numpy"}, default="cython"
         The typed core (:mod:`sosl._core._komp`, plain loops) or the NumPy/LAPACK
-        reference :mod:`sosl._core._komp_ref`; they agree to rounding (tested).
+        reference :mod:`sosl._core._komp_ref`; they agree to rounding
+        (tests/test_komp.py::test_cython_core_matches_numpy_reference).
 
     Raises
     ------

@@ -32,7 +32,7 @@ from scipy.linalg.cython_blas cimport dgemv
 
 from sosl._core._calibration cimport platt_step
 
-from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
+from sosl._core._codes cimport TRANSFER_OPTIMAL
 from sosl._core._kfun cimport (
     KernelSpec,
     kernel_rows,
@@ -46,7 +46,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
 )
-from sosl._core._losses cimport loss_grad
+from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
 
 cnp.import_array()
@@ -153,7 +153,7 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
     cdef int kind = kern.kind
     cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
-    cdef double scale = 0.5 if loss == LOSS_S else 1.0
+    cdef double scale = loss_scale(loss)
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
     cdef double score, best_score, delta, krr, krj, N, eN
     if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M

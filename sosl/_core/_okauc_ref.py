@@ -71,7 +71,7 @@ import numpy as np
 
 from ._codes import Loss, Schedule, Transfer
 from ._kfun_ref import kernel_row
-from ._losses_ref import loss_grad, psi
+from ._losses_ref import loss_grad, loss_scale, psi
 
 __all__ = ["LOSS_M", "LOSS_S", "LOSS_SCALE", "TRANSFER_OPTIMAL", "TRANSFER_MIN_ABS",
            "STEP_INV_LAM_T", "STEP_CONSTANT", "kernel_row", "loss_coefficients",
@@ -84,7 +84,7 @@ TRANSFER_MIN_ABS = int(Transfer.TRANSFER_MIN_ABS)
 STEP_INV_LAM_T = int(Schedule.STEP_INV_LAM_T)
 STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 #: factor on the shared loss: OKAUC-S minimizes psi_S / 2 (Section 5.2, eq. 27)
-LOSS_SCALE = {LOSS_M: 1.0, LOSS_S: 0.5}
+LOSS_SCALE = {int(code): loss_scale(int(code)) for code in Loss}
 
 
 def psi_value(loss, b, s2):
