@@ -74,9 +74,9 @@ def test_unknown_code_raises_everywhere():
 
 
 def test_kernel_reference_scale_comes_from_the_home():
-    from sosl._core import _kernel_ref
+    from sosl._core import _okauc_ref
 
-    assert _kernel_ref.LOSS_SCALE == {code: LR.loss_scale(code) for code in CODES}
+    assert _okauc_ref.LOSS_SCALE == {code: LR.loss_scale(code) for code in CODES}
     assert LR.loss_scale(int(Loss.LOSS_S)) == 0.5            # OKAUC-S minimizes psi_S / 2
 
 
