@@ -16,6 +16,20 @@ _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 _NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
 
 
+class _Row:
+    """The CSR arrays of one dense row, its zeros left out (what ``_play`` reads of a CSR
+    matrix): the entries ``_canonical_csr`` keeps, in the same order."""
+
+    __slots__ = ("data", "indices", "indptr", "nnz")
+
+    def __init__(self, x):
+        idx = np.flatnonzero(x)
+        self.data = x[idx]
+        self.indices = idx.astype(np.int32)
+        self.nnz = idx.shape[0]
+        self.indptr = np.array([0, self.nnz], dtype=np.int32)
+
+
 class FTRLAUC(BaseOnlineAUC):
     """FTRL-AUC: the square-loss AUC saddle point solved by FTRL-Proximal, O(k) per round.
 
@@ -181,25 +195,38 @@ class FTRLAUC(BaseOnlineAUC):
 
     # -- one CSR row at a time: the pass in place on the live state --------------------------
     def _learn_one_in_place(self, x, s):
-        """One canonical CSR row on the live state, O(k) for its k stored entries.
+        """One canonical CSR row, or one dense float64 row, on the live state, O(k) for its
+        k stored (non-zero) entries.
 
         The kernel guards the round itself (its undo log restores the row's columns, the
         class counts and the mean scores if anything came out non-finite); False is then
         returned so that the general path reports the problem on the unchanged model. The
-        pre-score for the Platt scaling and the pass are those of the general path: the
-        result equals ``partial_fit`` on the row bit for bit.
+        pre-score for the Platt scaling and the pass are those of the general path (for a
+        dense row: its dense score, then the pass on its non-zero entries, as
+        ``_canonical_csr`` gives them): the result equals ``partial_fit`` on the row bit
+        for bit. A dense row that is not finite has a non-finite score (a NaN or an
+        infinity times any weight, 0 included, is not finite, nor is a sum holding one) and
+        is left to the general path, which refuses it.
         """
-        if not _canonical_row(x, self.n_features_in_):
+        p = self.n_features_in_
+        if type(x) is np.ndarray:
+            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
+                    and x.flags.c_contiguous):
+                return False
+            X = x.reshape(1, p)
+        elif _canonical_row(x, p):
+            X = x
+        else:
             return False
         with np.errstate(over="ignore", invalid="ignore"):
-            f = self._decision(x)
+            f = self._decision(X)
         if not _finite_array(f):
             return False
         d = self.__dict__
         if self._wzn(d) is None:                 # _play would replace the arrays: not here
             return False
         sign = np.array([s])
-        if self._play(d, x, sign, _ONE_ROW) >= 0:
+        if self._play(d, _Row(x) if X is not x else x, sign, _ONE_ROW) >= 0:
             return False
         d["n_seen_"] += 1
         platt_steps(f, sign, d["calibration_"])
