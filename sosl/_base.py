@@ -207,6 +207,21 @@ def _canonical_row(x, p):
             and _finite_array(x.data))
 
 
+class _DenseRow:
+    """One dense float64 row as the CSR arrays a typed one-row path reads (``data``,
+    ``indices`` as int32, ``indptr``, ``nnz``): its non-zero entries in column order, the
+    entries ``_canonical_csr`` keeps of it (-0.0 is left out as 0.0 is)."""
+
+    __slots__ = ("data", "indices", "indptr", "nnz")
+
+    def __init__(self, x):
+        idx = np.flatnonzero(x)
+        self.data = x[idx]
+        self.indices = idx.astype(np.int32)
+        self.nnz = idx.shape[0]
+        self.indptr = np.array([0, self.nnz], dtype=np.int32)
+
+
 def _as_csr(X):
     """``_canonical_csr`` of input rows, refusing non-finite values."""
     X = _canonical_csr(X)

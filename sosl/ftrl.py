@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _DenseRow, _finite_array
 from ._core import _ftrl
 from ._core._calibration import platt_steps
 
@@ -14,20 +14,6 @@ __all__ = ["FTRLAUC"]
 
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 _NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
-
-
-class _Row:
-    """The CSR arrays of one dense row, its zeros left out (what ``_play`` reads of a CSR
-    matrix): the entries ``_canonical_csr`` keeps, in the same order."""
-
-    __slots__ = ("data", "indices", "indptr", "nnz")
-
-    def __init__(self, x):
-        idx = np.flatnonzero(x)
-        self.data = x[idx]
-        self.indices = idx.astype(np.int32)
-        self.nnz = idx.shape[0]
-        self.indptr = np.array([0, self.nnz], dtype=np.int32)
 
 
 class FTRLAUC(BaseOnlineAUC):
@@ -226,7 +212,7 @@ class FTRLAUC(BaseOnlineAUC):
         if self._wzn(d) is None:                 # _play would replace the arrays: not here
             return False
         sign = np.array([s])
-        if self._play(d, _Row(x) if X is not x else x, sign, _ONE_ROW) >= 0:
+        if self._play(d, _DenseRow(x) if X is not x else x, sign, _ONE_ROW) >= 0:
             return False
         d["n_seen_"] += 1
         platt_steps(f, sign, d["calibration_"])

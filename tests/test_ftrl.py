@@ -222,7 +222,7 @@ def test_learn_one_on_dense_rows_in_place_equals_partial_fit(params, monkeypatch
     bit for bit, with zeros, -0.0 and an all-zero row; the mutant (the entries in reversed
     order, which changes how the round sums the score) is caught."""
     import sosl.ftrl as ftrl_mod
-    from sosl._base import BaseOnlineAUC
+    from sosl._base import BaseOnlineAUC, _DenseRow
     rng = np.random.default_rng(8)
     X = rng.normal(size=(160, 20)) * (rng.random((160, 20)) < 0.5)
     X[3, 4] = -0.0
@@ -240,13 +240,13 @@ def test_learn_one_on_dense_rows_in_place_equals_partial_fit(params, monkeypatch
         a.learn_one(X[i], y[i])
         BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
         assert _bytes(a) == _bytes(b), i
-    assert a.z_ is z and played.count("_Row") == 155     # in place, the dense branch
+    assert a.z_ is z and played.count("_DenseRow") == 155     # in place, the dense branch
 
-    class Reversed(ftrl_mod._Row):
+    class Reversed(_DenseRow):
         def __init__(self, x):
             super().__init__(x)
             self.data, self.indices = self.data[::-1].copy(), self.indices[::-1].copy()
-    monkeypatch.setattr(ftrl_mod, "_Row", Reversed)
+    monkeypatch.setattr(ftrl_mod, "_DenseRow", Reversed)
     c = FTRLAUC(**params)
     c.partial_fit(X[:5], y[:5], classes=[0, 1])
     for i in range(5, 160):
