@@ -269,7 +269,7 @@ class _LinearSOSL(BaseOnlineAUC):
             st = self._stepper()
         work = np.empty(3 * p + 2 * min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, n) * p)
         with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
-            R = st.batch(X, s, d["t_"], d["max_abs_"], work)
+            R = st.batch(X, s, d["t_"], d["max_abs_"], work, np.empty(n))
         if R == -1.0:
             if created:                  # a declined call leaves the model as it was
                 del d["_stepper_"]

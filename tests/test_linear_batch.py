@@ -91,7 +91,7 @@ def test_batch_path_is_taken_and_a_wrong_counter_is_caught(monkeypatch):
     s = np.where(y[100:400] == 1, 1.0, -1.0)
     p = X.shape[1]
     assert st.batch(X[100:400], s, mutant.t_ + 1, mutant.max_abs_,
-                    np.empty(3 * p + 2 * 16 * p)) > 0
+                    np.empty(3 * p + 2 * 16 * p), np.empty(300)) > 0
     assert not np.array_equal(mutant.coef_, slow.coef_)
 
 

@@ -497,13 +497,14 @@ cdef class Stepper:
 
 
     def batch(self, const double[:, ::1] X, const double[::1] s, long long t0, double R_seen,
-              double[::1] work):
+              double[::1] work, double[::1] pre):
         """Rounds t0 + 1, ... on the rows of X in order (``partial_fit``'s fast path), in place.
 
         Plays what the general path plays on a batch of a fitted model, to the bit: the
         rounds of ``linear_pass`` with the pending buffers in ``work`` (sized as there) and
         the prequential Platt step of each row on its score under the model before the
-        batch (as ``decision_rows`` computes it; a non-finite score skipped). Taken only
+        batch (written to ``pre``, one value per row, first, as ``decision_rows`` computes
+        it; a non-finite score skipped). Taken only
         when the whole batch is finite with every |x_j| <= R_max and the no-copy argument
         of ``sosl.linear`` holds for all its rows (``2 R sqrt(p) (||w|| + n eta_max G) <=
         margin``, G = G_factor R sqrt(p)): the scatter matrices are then updated in place
@@ -523,7 +524,7 @@ cdef class Stepper:
         cdef bint ok = True, finite = True
         cdef double* b
         cdef double* calib = self.calib
-        if X.shape[1] != p or s.shape[0] != n or n == 0 or p == 0:
+        if X.shape[1] != p or s.shape[0] != n or n == 0 or p == 0 or pre.shape[0] < n:
             return -1.0
         bind_work(&mm, work)
         if self.kept is None:
@@ -556,12 +557,14 @@ cdef class Stepper:
                 b[3 * p + 5] = <double> mm.N[1]
                 b[3 * p + 6] = calib[0]
                 b[3 * p + 7] = calib[1]
-                half_off = 0.5 * offset(b, &b[p], mm.N, p)
+                half_off = 0.5 * offset(mm.w, mm.xbar, mm.N, p)
+                for r in range(n):                      # as decision_rows, before the rounds
+                    pre[r] = small_dot(mm.w, &X[r, 0], p) - half_off
                 for r in range(n):
                     t += 1
                     if r + 1 < n:
                         prefetch(&X[r + 1, 0], p)
-                    f_pre = small_dot(b, &X[r, 0], p) - half_off
+                    f_pre = pre[r]
                     if fabs(f_pre) <= DBL_MAX:
                         platt_step(calib, f_pre, 1.0 if s[r] > 0 else 0.0)
                     play_round(&mm, &X[r, 0], s[r], t, s[r + 1] if r + 1 < n else 0.0, 1.0)
