@@ -17,12 +17,17 @@ figures hold on a shared machine. Three tables:
    at the bandwidth of a one-thread copy of 64 MiB, read plus written bytes; the state's
    own traffic is not counted, so this bound is loose once the (2, p, p) scatter leaves
    the caches). The same DRAM bound is printed for the in-order SGD.
-2. **Typed kernel against the NumPy reference** on a prefix of the same data.
-3. **Memory of partial_fit** at the largest p: peak bytes numpy allocates during one call
+2. **partial_fit in chunks** (``--chunk`` rows per call, 1,000 by default) on the first
+   size of ``--sizes``: instances per second of a model fed chunk by chunk (a fitted
+   model's dense chunks take the typed batch path, with the prequential Platt steps in the
+   pass), beside the whole-array fit of the same rows and the in-order SGD fed the same
+   chunks; the ratio chunked / whole-array is the per-call overhead (aim: within 10%).
+3. **Typed kernel against the NumPy reference** on a prefix of the same data.
+4. **Memory of partial_fit** at the largest p: peak bytes numpy allocates during one call
    (tracemalloc), beside the model's own state.
 
 Usage: ``python benchmarks/bench_linear.py [--sizes 200000x20,50000x100,10000x500,2000x2000]
-[--repeat 3] [--ref-rows 300]``
+[--repeat 3] [--ref-rows 300] [--chunk 1000]``
 """
 
 import argparse
@@ -88,6 +93,34 @@ def fit_table(sizes, repeat, peak, bandwidth):
               f"{n / t_s / bound:.1%} | {n / t_sh:,.0f} |")
 
 
+def chunk_table(n, p, chunk, repeat):
+    print(f"\n## partial_fit in chunks of {chunk} rows against the whole-array fit (n = {n}, "
+          f"p = {p})\n")
+    print("Same rows, same order; SGD = SGDClassifier(loss='hinge', alpha=1e-4, "
+          "shuffle=False).partial_fit fed the same chunks.\n")
+    print("| fit inst/s | partial_fit inst/s | fit / partial_fit per row | SGD chunks inst/s "
+          "| OAUCM chunks / SGD chunks |")
+    print("|---|---|---|---|---|")
+    X, y = data(n, p)
+    cuts = list(range(0, n, chunk)) + [n]
+    parts = [(X[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+    def chunks(make):
+        def run():
+            est = make()
+            for Xc, yc in parts:
+                est.partial_fit(Xc, yc, classes=[0, 1])
+        return run
+
+    model = OAUCM(lam=0.01)
+    t_f, t_c, t_s = interleaved_min(
+        [lambda: model.fit(X, y), chunks(lambda: OAUCM(lam=0.01)),
+         chunks(lambda: SGDClassifier(loss="hinge", alpha=1e-4, shuffle=False,
+                                      random_state=0))], repeat)
+    print(f"| {n / t_f:,.0f} | {n / t_c:,.0f} | {t_c / t_f:.3f}x | {n / t_s:,.0f} | "
+          f"{t_s / t_c:.3g}x |")
+
+
 def reference_table(sizes, repeat, ref_rows):
     print(f"\n## Typed kernel against the NumPy reference ({ref_rows} rows)\n")
     print("| p | kernel inst/s | reference inst/s | kernel / reference |")
@@ -125,17 +158,21 @@ def main(argv=None):
                     help="comma-separated n x p pairs for the fit table")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved repeats (min is kept)")
     ap.add_argument("--ref-rows", type=int, default=300, help="rows for the reference table")
+    ap.add_argument("--chunk", type=int, default=1000, help="rows per partial_fit call")
     args = ap.parse_args(argv)
     try:
         sizes = [tuple(int(v) for v in item.lower().split("x")) for item in args.sizes.split(",")]
     except ValueError:
         ap.error(f"--sizes must look like 200000x20,2000x2000; got {args.sizes!r}")
+    if args.chunk < 2 or args.repeat < 1:
+        ap.error("--chunk must be >= 2 and --repeat >= 1")
     with threadpool_limits(limits=1):
         peak = dgemm_gflops()
         bandwidth = copy_gbs()
         print(f"one-thread float64 dgemm (1000 x 1000): {peak:.1f} GFLOP/s; one-thread copy "
               f"of 64 MiB: {bandwidth:.1f} GB/s (read + written)")
         fit_table(sizes, args.repeat, peak, bandwidth)
+        chunk_table(*sizes[0], args.chunk, args.repeat)
         reference_table([s for s in sizes if s[1] <= 500], args.repeat, args.ref_rows)
         memory_table(max(p for _, p in sizes))
 

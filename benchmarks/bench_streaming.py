@@ -36,9 +36,10 @@ Timings are process CPU time on one thread, the contenders interleaved, the mini
    rows (unpickled afresh before each timed run); the ratio is to ``OAUCM.learn_one`` in
    the same run. OAUC-M and OAUC-S take the typed one-row path (also without a contracting
    step: the guarded round of ``sosl._core._linear.Stepper``); OKAUC-M and OKAUC-S run
-   their pass on the live FIFO buffers (``_learn_one_in_place``; FTRLAUC does on CSR
-   rows, table 5, not on these dense ones); the others take the
-   general path (validation, copies of the state the round writes, the pass on one row).
+   their pass on the live FIFO buffers (``_learn_one_in_place``); FTRLAUC and the capped
+   SketchedOAUCM play their typed one-row round on the row's non-zero entries (dense rows
+   as well as CSR rows, table 5); the others take the general path (validation, copies of
+   the state the round writes, the pass on one row).
    ``--learners-only`` runs this table alone.
 
 Usage: ``python benchmarks/bench_streaming.py [--rows 20000] [--repeat 3] [--quick]

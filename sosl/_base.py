@@ -211,6 +211,21 @@ def _canonical_row(x, p):
             and _finite_array(x.data))
 
 
+class _DenseRow:
+    """One dense float64 row as the CSR arrays a typed one-row path reads (``data``,
+    ``indices`` as int32, ``indptr``, ``nnz``): its non-zero entries in column order, the
+    entries ``_canonical_csr`` keeps of it (-0.0 is left out as 0.0 is)."""
+
+    __slots__ = ("data", "indices", "indptr", "nnz")
+
+    def __init__(self, x):
+        idx = np.flatnonzero(x)
+        self.data = x[idx]
+        self.indices = idx.astype(np.int32)
+        self.nnz = idx.shape[0]
+        self.indptr = np.array([0, self.nnz], dtype=np.int32)
+
+
 def _as_csr(X):
     """``_canonical_csr`` of input rows, refusing non-finite values."""
     X = _canonical_csr(X)
@@ -237,6 +252,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     #: a non-finite dense row before the pass ends: a fresh ``fit`` then skips the separate
     #: finiteness scan of X (the transaction discards the partial state)
     _pass_checks_finite = False
+    #: True if ``_run_pass`` takes ``pre=`` (the rows' scores before the call) and plays the
+    #: prequential Platt step of each row on ``state["calibration_"]`` inside the pass, in
+    #: the order of the rows, skipping non-finite scores: the same steps as the separate
+    #: ``platt_steps`` after the pass, overlapped with the rounds (dense input only)
+    _platt_in_pass = False
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -834,9 +854,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             state[name] = value
         saved = {name: value[idx].copy() for name, idx in partial.items()
                  for value in (state[name],)}
+        in_pass = pre is not None and self._platt_in_pass and not sp.issparse(X)
         try:
             extra = () if sw is None else (sw,)
-            if self._sparse_input == "blocks" and sp.issparse(X):
+            if in_pass:
+                self._run_pass(state, X, s, order, *extra, pre=pre)
+            elif self._sparse_input == "blocks" and sp.issparse(X):
                 for rows in _blocks(order, X.shape[1]):
                     self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
                                    np.arange(rows.shape[0], dtype=np.intp),
@@ -861,6 +884,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             raise
         self.__dict__.pop("_stepper_", None)     # bound to the old arrays
         self.__dict__.update(state)              # fitted attributes only: no re-arming needed
+        if in_pass:
+            return
         if pre is None and order.shape[0] > _IN_SAMPLE_ROWS:
             # in-sample scaling of a fresh model: its last rows suffice (the curvature
             # prior has settled long before); scoring them all would cost a second pass

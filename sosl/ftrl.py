@@ -7,7 +7,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
+from ._base import (
+    BaseOnlineAUC,
+    _canonical_csr,
+    _canonical_row,
+    _DenseRow,
+    _finite_array,
+    _model_lock,
+)
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
@@ -189,25 +196,38 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
 
     # -- one CSR row at a time: the pass in place on the live state --------------------------
     def _learn_one_in_place(self, x, s):
-        """One canonical CSR row on the live state, O(k) for its k stored entries.
+        """One canonical CSR row, or one dense float64 row, on the live state, O(k) for its
+        k stored (non-zero) entries.
 
         The kernel guards the round itself (its undo log restores the row's columns, the
         class counts and the mean scores if anything came out non-finite); False is then
         returned so that the general path reports the problem on the unchanged model. The
-        pre-score for the Platt scaling and the pass are those of the general path: the
-        result equals ``partial_fit`` on the row bit for bit.
+        pre-score for the Platt scaling and the pass are those of the general path (for a
+        dense row: its dense score, then the pass on its non-zero entries, as
+        ``_canonical_csr`` gives them): the result equals ``partial_fit`` on the row bit
+        for bit. A dense row that is not finite has a non-finite score (a NaN or an
+        infinity times any weight, 0 included, is not finite, nor is a sum holding one) and
+        is left to the general path, which refuses it.
         """
-        if not _canonical_row(x, self.n_features_in_):
+        p = self.n_features_in_
+        if type(x) is np.ndarray:
+            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
+                    and x.flags.c_contiguous):
+                return False
+            X = x.reshape(1, p)
+        elif _canonical_row(x, p):
+            X = x
+        else:
             return False
         with np.errstate(over="ignore", invalid="ignore"):
-            f = self._decision(x)
+            f = self._decision(X)
         if not _finite_array(f):
             return False
         d = self.__dict__
         if self._wzn(d) is None:                 # _play would replace the arrays: not here
             return False
         sign = np.array([s])
-        if self._play(d, x, sign, _ONE_ROW) >= 0:
+        if self._play(d, _DenseRow(x) if X is not x else x, sign, _ONE_ROW) >= 0:
             return False
         d["n_seen_"] += 1
         platt_steps(f, sign, d["calibration_"])

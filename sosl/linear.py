@@ -160,8 +160,9 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         return ("w_", "means_", "scales_", "weights_", "counts_")
 
     _weighted = True
+    _platt_in_pass = True
 
-    def _run_pass(self, state, X, s, order, sw=None):
+    def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
         kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
@@ -172,6 +173,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                 float(self.lam), 0.0 if self.eta is None else float(self.eta),
                 self._schedule(), self._loss, float(self.forgetting), BLAS_MIN_P,
                 np.empty(3 * p + 2 * kmax * p), stats, sw,
+                pre, None if pre is None else state["calibration_"],
             )
         if stats[1] >= 0:                                # only a fresh pass sees such rows
             raise ValueError("Input X contains NaN or infinity.")
@@ -232,7 +234,50 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             if y.shape == (1,):
                 self.learn_one(X[0], y[0])
                 return self
+        # a dense batch on a fitted model: the typed batch path when its checks hold
+        if (sample_weight is None and type(X) is np.ndarray and type(y) is np.ndarray
+                and X.ndim == 2 and y.ndim == 1 and "coef_" in d and X.dtype == np.float64
+                and X.flags.c_contiguous and 1 < X.shape[0] == y.shape[0]
+                and X.shape[1] == d["n_features_in_"] and y.dtype.kind in "iubUS"
+                and not self.shuffle and d.get("_params_ok")
+                and "feature_names_in_" not in d
+                and (classes is None or _same_labels(classes, d["classes_"]))):
+            lock = d.get("_lock_")
+            with lock if lock is not None else _model_lock(d):
+                if d.get("_params_ok") and self._batch_in_place(X, y):
+                    return self
         return super().partial_fit(X, y, classes, sample_weight)
+
+    def _batch_in_place(self, X, y):
+        """``partial_fit`` of a valid dense batch on the live state (the general path's
+        rounds and Platt steps, to the bit), when the stepper's batch checks hold; False,
+        with the state as it was, otherwise. Unknown labels raise first, as there."""
+        d = self.__dict__
+        s = self._signs(y)
+        p = X.shape[1]
+        n = X.shape[0]
+        st = d.get("_stepper_")
+        created = st is None
+        if created:
+            st = self._stepper()
+        work = np.empty(3 * p + 2 * min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, n) * p)
+        with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
+            R = st.batch(X, s, d["t_"], d["max_abs_"], work, np.empty(n))
+        if R == -1.0:
+            if created:                  # a declined call leaves the model as it was
+                del d["_stepper_"]
+            return False
+        if R == -2.0:
+            raise FloatingPointError(
+                f"{type(self).__name__}: the state became non-finite during the pass (the "
+                "step size is probably too large for this data; try a smaller eta or a "
+                "larger lam, or scale the features). The model was left unchanged.")
+        d["t_"] += n
+        d["n_seen_"] += n
+        d["max_abs_"] = R
+        if R > _UNSCALED:
+            self._warn_unscaled(R)
+        return True
 
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 

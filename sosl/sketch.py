@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _DenseRow, _finite_array
 from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
@@ -328,7 +328,9 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         return backup
 
     def _learn_one_in_place(self, x, s):
-        """One canonical CSR row of a capped model on the live state, O(r K + nnz).
+        """One canonical CSR row, or one finite dense float64 row (its non-zero entries, as
+        the general path's CSR conversion keeps them, with the general path's dense
+        pre-score), of a capped model on the live state, O(r K + nnz).
 
         The typed :func:`sosl._core._sketch.one_row` saves what the round can write (the
         slot arrays, O(r K); of the sketches the rows the round appends or shrinks, or all
@@ -344,10 +346,21 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         d = self.__dict__
         layout = d["_layout_"]
         K = layout["max_columns"]
-        if K is None or not _canonical_row(x, self.n_features_in_):
+        p = self.n_features_in_
+        if K is None:
             return False
-        with np.errstate(over="ignore", invalid="ignore"):
-            f = self._csr_decision(x)
+        if type(x) is np.ndarray:
+            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
+                    and x.flags.c_contiguous and _finite_array(x)):
+                return False                     # the score skips unseen columns: check x
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = self._decision(x.reshape(1, p))
+            x = _DenseRow(x)
+        elif _canonical_row(x, p):
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = self._csr_decision(x)
+        else:
+            return False
         if not _finite_array(f):
             return False
         sv = np.array([float(s)])

@@ -213,3 +213,59 @@ def test_learn_one_in_place_restores_the_row_columns_when_it_overflows():
     with pytest.raises(FloatingPointError, match="non-finite"):
         m.learn_one(big, y[1])
     assert _bytes(m) == before
+
+
+@pytest.mark.parametrize("params", [{}, {"l1": 0.05, "l2": 0.1, "gamma": 0.5}])
+def test_learn_one_on_dense_rows_in_place_equals_partial_fit(params, monkeypatch):
+    """A dense float64 row takes the in-place path (its non-zero entries, as the general
+    path's CSR conversion keeps them) == the general one-row partial_fit, every attribute
+    bit for bit, with zeros, -0.0 and an all-zero row; the mutant (the entries in reversed
+    order, which changes how the round sums the score) is caught."""
+    import sosl.ftrl as ftrl_mod
+    from sosl._base import BaseOnlineAUC, _DenseRow
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(160, 20)) * (rng.random((160, 20)) < 0.5)
+    X[3, 4] = -0.0
+    X[9] = 0.0
+    y = (X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=160) > 0).astype(int)
+    a, b = FTRLAUC(**params), FTRLAUC(**params)
+    a.partial_fit(X[:5], y[:5], classes=[0, 1])
+    b.partial_fit(X[:5], y[:5], classes=[0, 1])
+    played = []
+    real = FTRLAUC._play
+    monkeypatch.setattr(FTRLAUC, "_play", lambda self, st, R, s, o: played.append(
+        type(R).__name__) or real(self, st, R, s, o))
+    z = a.z_
+    for i in range(5, 160):
+        a.learn_one(X[i], y[i])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
+        assert _bytes(a) == _bytes(b), i
+    assert a.z_ is z and played.count("_DenseRow") == 155     # in place, the dense branch
+
+    class Reversed(_DenseRow):
+        def __init__(self, x):
+            super().__init__(x)
+            self.data, self.indices = self.data[::-1].copy(), self.indices[::-1].copy()
+    monkeypatch.setattr(ftrl_mod, "_DenseRow", Reversed)
+    c = FTRLAUC(**params)
+    c.partial_fit(X[:5], y[:5], classes=[0, 1])
+    for i in range(5, 160):
+        c.learn_one(X[i], y[i])
+    assert _bytes(c) != _bytes(b)
+
+
+def test_learn_one_dense_bad_row_leaves_the_model_unchanged():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(50, 6))
+    y = (X[:, 0] > 0).astype(int)
+    m = FTRLAUC().fit(X, y)
+    before = _bytes(m)
+    for bad in (np.nan, np.inf):
+        x = X[0].copy()
+        x[2] = bad
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            m.learn_one(x, y[0])
+        assert _bytes(m) == before
+    with pytest.raises(ValueError, match="shape"):
+        m.learn_one(X[0, :4], y[0])
+    assert _bytes(m) == before

@@ -98,7 +98,7 @@ def test_forgetting_equals_reference(beta, path):
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.9, 1e-3])
-@pytest.mark.parametrize("p", [1, 5, 20])
+@pytest.mark.parametrize("p", [1, 5, 6, 16, 20, 31])   # generic and constant-p copies
 def test_batched_small_updates_are_bit_identical(p, beta):
     """Own loops: rank-one terms held back until the class's matrix is read (or the buffer
     of 1..7 terms is full) give the same bits as terms applied at once, on a stream with

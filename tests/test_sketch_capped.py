@@ -410,3 +410,42 @@ def test_typed_one_row_path_restores_what_it_wrote_on_failure(monkeypatch):
     with pytest.raises(FloatingPointError):
         model.learn_one(big, 1)
     assert not np.array_equal(model.sketches_, before)
+
+
+def test_typed_one_row_path_takes_dense_rows_bit_for_bit(monkeypatch):
+    """A dense float64 row takes the typed path too (its non-zero entries, with the general
+    path's dense pre-score) and equals a one-row partial_fit of the same dense row in every
+    fitted array, through promotions and new columns; a NaN in a column never seen (which
+    the pre-score does not read) is still refused with the model unchanged. The mutant (the
+    pre-score of the model after the round) is caught."""
+    X, s = _stream(seed=3, n=200, p=24)
+    y = (s > 0).astype(int)
+    kw = dict(rank=2, lam=0.01, eta=0.1, max_columns=5)
+    a = SketchedOAUCM(**kw).partial_fit(X[:20], y[:20], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    calls = _spy_general_path(monkeypatch)
+    for i in range(20, 200):
+        b.learn_one(X[i], y[i])
+    assert calls == []                                     # the typed path took every row
+    for i in range(20, 200):
+        a.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert len(calls) == 180
+    fa, fb = _fitted(a), _fitted(b)
+    for key, value in fa.items():
+        np.testing.assert_array_equal(fb[key], value, err_msg=key)
+    unseen = np.flatnonzero(b.column_map_ < 0)
+    bad = X[0].copy()
+    bad[unseen[0] if unseen.size else 0] = np.nan
+    before = _fitted(b)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        b.learn_one(bad, 1)
+    for key, value in before.items():
+        np.testing.assert_array_equal(getattr(b, key), value, err_msg=key)
+    # mutant: the Platt step on the score after the round
+    real = SketchedOAUCM._decision
+    c = pickle.loads(pickle.dumps(b))
+    d = pickle.loads(pickle.dumps(b))
+    c.learn_one(X[5], y[5])
+    monkeypatch.setattr(SketchedOAUCM, "_decision", lambda self, X: real(self, X) + 1.0)
+    d.learn_one(X[5], y[5])
+    assert not np.array_equal(c.calibration_, d.calibration_)

@@ -260,8 +260,6 @@ cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
     if (xbar.shape[0] != 2 or xbar.shape[1] != p or C.shape[0] != 2 or C.shape[1] != p
             or C.shape[2] != p or scale.shape[0] != 2 or W.shape[0] != 2 or N.shape[0] != 2):
         raise ValueError("linear kernel: inconsistent state shapes")
-    if work.shape[0] < 3 * p:
-        raise ValueError("linear kernel: work must hold at least 3 p values")
     m.p = p
     m.w = &w[0]
     m.xbar = &xbar[0, 0]
@@ -269,10 +267,25 @@ cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
     m.scale = &scale[0]
     m.W = &W[0]
     m.N = &N[0]
+    m.lam = lam
+    m.eta = eta
+    m.beta = beta
+    m.schedule = schedule
+    m.loss = loss
+    m.use_blas = p >= blas_min_p
+    bind_work(m, work)
+    return 0
+
+
+cdef int bind_work(Model* m, double[::1] work) except -1:
+    """Point the model's scratch vectors and pending buffers into ``work`` (kmax from its
+    length, as in ``linear_pass``); nothing may be pending."""
+    cdef int p = m.p
+    if work.shape[0] < 3 * p:
+        raise ValueError("linear kernel: work must hold at least 3 p values")
     m.a = &work[0]
     m.Sw = &work[p]
     m.d = &work[2 * p]
-    m.use_blas = p >= blas_min_p
     m.kmax = <int> ((work.shape[0] - 3 * p) // (2 * p)) if p > 0 else 0
     m.pending[0] = 0
     m.pending[1] = 0
@@ -284,11 +297,6 @@ cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
     if m.kmax > 0:
         m.V[0] = &work[3 * p]
         m.V[1] = &work[3 * p + m.kmax * p]
-    m.lam = lam
-    m.eta = eta
-    m.beta = beta
-    m.schedule = schedule
-    m.loss = loss
     return 0
 
 
@@ -296,7 +304,8 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                 double[::1] W, long long[::1] N, long long t0, double lam, double eta,
                 int schedule, int loss, double beta, Py_ssize_t blas_min_p,
-                double[::1] work, double[::1] stats=None, const double[::1] sw=None):
+                double[::1] work, double[::1] stats=None, const double[::1] sw=None,
+                const double[::1] pre=None, double[::1] calib=None):
     """Run Algorithm 1 over ``X[order]``; update ``w, xbar, C, scale, W, N`` in place.
 
     ``C`` holds scaled scatter matrices (see the module docstring); ``work`` has length at
@@ -312,6 +321,13 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
 
     ``sw``, if given (one value per row of X), holds the rows' importance weights (> 0;
     rows of weight 0 are left out of ``order`` by the caller): see ``play_round``.
+
+    ``pre`` and ``calib``, if given, are the rows' scores under the model as it was before
+    the pass (one per row of X) and the Platt scaling ``[A, H]``: the prequential Platt
+    step of each row (``_calibration.pxd``; rows of a non-finite score skipped) runs in
+    the round of that row, in the same order as ``platt_steps(pre[order], s[order])``
+    would run them after the pass (the same bits). Its chain of dependent operations is
+    independent of the round's, so the processor overlaps the two.
     """
     cdef Model m
     cdef Py_ssize_t r, n = order.shape[0]
@@ -319,12 +335,16 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef double R, R_max = 0.0
     cdef bint track = stats is not None
     cdef bint weighted = sw is not None
+    cdef bint platt = pre is not None
+    cdef double f_pre
     if X.shape[1] != w.shape[0]:
         raise ValueError("linear_pass: X and w disagree on the number of features")
     if weighted and sw.shape[0] != X.shape[0]:
         raise ValueError("linear_pass: sw must hold one weight per row of X")
     if track and stats.shape[0] != 2:
         raise ValueError("linear_pass: stats must hold [max |x|, position of a bad row]")
+    if platt and (pre.shape[0] != X.shape[0] or calib is None or calib.shape[0] != 2):
+        raise ValueError("linear_pass: pre must hold one score per row of X, calib [A, H]")
     bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
     if track:
         R_max = stats[0]
@@ -333,6 +353,10 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             t += 1
             if r + 1 < n:
                 prefetch(&X[order[r + 1], 0], m.p)
+            if platt:
+                f_pre = pre[order[r]]
+                if fabs(f_pre) <= DBL_MAX:
+                    platt_step(&calib[0], f_pre, 1.0 if s[order[r]] > 0 else 0.0)
             R = play_round(&m, &X[order[r], 0], s[order[r]], t,
                            s[order[r + 1]] if r + 1 < n else 0.0,
                            sw[order[r]] if weighted else 1.0)
@@ -381,6 +405,7 @@ cdef class Stepper:
     cdef double margin
     cdef double G_factor
     cdef object saved           # backup of a guarded round, allocated on the first one
+    cdef object kept            # the O(p) state before a batch (``batch``), likewise
     cdef readonly long long n_guarded    # guarded rounds played (diagnostics and tests)
 
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
@@ -468,6 +493,104 @@ cdef class Stepper:
             if not ok:
                 save_round(m, own, self.calib, b, False)
         return R if ok else -1.0
+
+
+    def batch(self, const double[:, ::1] X, const double[::1] s, long long t0, double R_seen,
+              double[::1] work, double[::1] pre):
+        """Rounds t0 + 1, ... on the rows of X in order (``partial_fit``'s fast path), in place.
+
+        Plays what the general path plays on a batch of a fitted model, to the bit: the
+        rounds of ``linear_pass`` with the pending buffers in ``work`` (sized as there) and
+        the prequential Platt step of each row on its score under the model before the
+        batch (written to ``pre``, one value per row, first, as ``decision_rows`` computes
+        it; a non-finite score skipped). Taken only
+        when the whole batch is finite with every |x_j| <= R_max and the no-copy argument
+        of ``sosl.linear`` holds for all its rows (``2 R sqrt(p) (||w|| + n eta_max G) <=
+        margin``, G = G_factor R sqrt(p)): the scatter matrices are then updated in place
+        and only the O(p) arrays (w, the means, scales, weights, counts, calibration) are
+        kept, in a buffer of this object, and restored if the pass leaves one non-finite.
+
+        Returns the new max |x| seen; -1.0 (nothing read or written beyond X) when the
+        caller must take the general path; -2.0 when the pass went non-finite anyway (the
+        O(p) arrays restored, the scatter matrices changed, as on the general path, whose
+        error the caller then raises).
+        """
+        cdef Model mm = self.m          # the same state, with the batch's scratch buffers
+        cdef int p = mm.p
+        cdef Py_ssize_t r, j, n = X.shape[0]
+        cdef double R = 0.0, wn = 0.0, eta_max, half_off, f_pre
+        cdef long long t = t0
+        cdef bint ok = True, finite = True
+        cdef double* b
+        cdef double* calib = self.calib
+        if X.shape[1] != p or s.shape[0] != n or n == 0 or p == 0 or pre.shape[0] < n:
+            return -1.0
+        bind_work(&mm, work)
+        if self.kept is None:
+            self.kept = cnp.PyArray_ZEROS(1, [3 * p + 8], cnp.NPY_DOUBLE, 0)
+        b = <double*> cnp.PyArray_DATA(self.kept)
+        with nogil:
+            R = abs_max(&X[0, 0], n * p)
+            if R_seen > R:
+                R = R_seen
+            ok = R <= self.safe_abs and self.G_factor > 0.0        # NaN: not ok
+            if ok and mm.loss == LOSS_S:                # the linear part must contract
+                ok = (mm.schedule == STEP_CONSTANT
+                      and mm.eta * (mm.lam + 10.0 * R * R * p) <= 2.0)
+            if ok:
+                for j in range(p):
+                    wn += mm.w[j] * mm.w[j]
+                eta_max = mm.eta if mm.schedule == STEP_CONSTANT \
+                    else 1.0 / (mm.lam * <double> (t0 + 1))
+                ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + <double> n * eta_max
+                                                    * self.G_factor * R * sqrt(<double> p))
+                      <= self.margin)
+            if ok:
+                memcpy(b, mm.w, p * sizeof(double))
+                memcpy(&b[p], mm.xbar, 2 * p * sizeof(double))
+                b[3 * p] = mm.scale[0]
+                b[3 * p + 1] = mm.scale[1]
+                b[3 * p + 2] = mm.W[0]
+                b[3 * p + 3] = mm.W[1]
+                b[3 * p + 4] = <double> mm.N[0]
+                b[3 * p + 5] = <double> mm.N[1]
+                b[3 * p + 6] = calib[0]
+                b[3 * p + 7] = calib[1]
+                half_off = 0.5 * offset(mm.w, mm.xbar, mm.N, p)
+                for r in range(n):                      # as decision_rows, before the rounds
+                    pre[r] = small_dot(mm.w, &X[r, 0], p) - half_off
+                for r in range(n):
+                    t += 1
+                    if r + 1 < n:
+                        prefetch(&X[r + 1, 0], p)
+                    f_pre = pre[r]
+                    if fabs(f_pre) <= DBL_MAX:
+                        platt_step(calib, f_pre, 1.0 if s[r] > 0 else 0.0)
+                    play_round(&mm, &X[r, 0], s[r], t, s[r + 1] if r + 1 < n else 0.0, 1.0)
+                flush_all(&mm)
+                for j in range(p):
+                    if not fabs(mm.w[j]) <= DBL_MAX:
+                        finite = False
+                for j in range(2 * p):
+                    if not fabs(mm.xbar[j]) <= DBL_MAX:
+                        finite = False
+                for j in range(2):
+                    if not (fabs(mm.scale[j]) <= DBL_MAX and fabs(mm.W[j]) <= DBL_MAX):
+                        finite = False
+                if not finite:
+                    memcpy(mm.w, b, p * sizeof(double))
+                    memcpy(mm.xbar, &b[p], 2 * p * sizeof(double))
+                    mm.scale[0] = b[3 * p]
+                    mm.scale[1] = b[3 * p + 1]
+                    mm.W[0] = b[3 * p + 2]
+                    mm.W[1] = b[3 * p + 3]
+                    mm.N[0] = <long long> b[3 * p + 4]
+                    mm.N[1] = <long long> b[3 * p + 5]
+                    calib[0] = b[3 * p + 6]
+                    calib[1] = b[3 * p + 7]
+        if not ok:
+            return -1.0
+        return R if finite else -2.0
 
 
 cdef inline void save_round(Model* m, int own, double* calib, double* b,
