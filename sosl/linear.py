@@ -236,7 +236,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                 return self
         # a dense batch on a fitted model: the typed batch path when its checks hold
         if (sample_weight is None and type(X) is np.ndarray and type(y) is np.ndarray
-                and X.ndim == 2 and y.ndim == 1 and "coef_" in d and X.dtype == np.float64
+                and X.ndim == 2 and y.ndim == 1 and "w_" in d and X.dtype == np.float64
                 and X.flags.c_contiguous and 1 < X.shape[0] == y.shape[0]
                 and X.shape[1] == d["n_features_in_"] and y.dtype.kind in "iubUS"
                 and not self.shuffle and d.get("_params_ok")

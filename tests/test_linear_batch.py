@@ -15,7 +15,7 @@ from sosl._core import _calibration_ref
 from sosl.exceptions import UnscaledInputWarning
 from sosl.linear import _LinearSOSL
 
-STATE = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "calibration_")
+STATE = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "calibration_")
 
 
 def _data(n=600, p=5, seed=0):

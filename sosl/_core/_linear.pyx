@@ -534,14 +534,13 @@ cdef class Stepper:
             if R_seen > R:
                 R = R_seen
             ok = R <= self.safe_abs and self.G_factor > 0.0        # NaN: not ok
-            if ok and mm.loss == LOSS_S:                # the linear part must contract
-                ok = (mm.schedule == STEP_CONSTANT
-                      and mm.eta * (mm.lam + 10.0 * R * R * p) <= 2.0)
+            eta_max = mm.eta if mm.schedule == STEP_CONSTANT \
+                else 1.0 / (mm.lam * <double> (t0 + 1))     # the first round's step is largest
+            if ok:                      # every step contracts the part of g linear in w
+                ok = eta_max * (mm.lam + curvature_bound(mm.loss) * R * R * p) <= 2.0
             if ok:
                 for j in range(p):
                     wn += mm.w[j] * mm.w[j]
-                eta_max = mm.eta if mm.schedule == STEP_CONSTANT \
-                    else 1.0 / (mm.lam * <double> (t0 + 1))
                 ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + <double> n * eta_max
                                                     * self.G_factor * R * sqrt(<double> p))
                       <= self.margin)
