@@ -187,6 +187,7 @@ def _canonical_csr(X):
             "features are supported. Hash the features into fewer columns (for example "
             "sklearn's HashingVectorizer or FeatureHasher with n_features=2**20)."
         )
+    _check_compressed_structure(X)
     X = X.tocsr() if X.format != "csr" else X
     if X.dtype != np.float64:
         X = X.astype(np.float64)
@@ -202,12 +203,40 @@ def _canonical_csr(X):
     return X
 
 
+def _check_compressed_structure(X):
+    """Refuse a CSR/CSC matrix whose index arrays do not describe its shape.
+
+    scipy builds ``csr_matrix((data, indices, indptr), shape)`` without checking that the
+    indices lie inside the shape or that ``indptr`` never decreases; the typed passes (and
+    scipy's own conversions) would then read and write out of bounds. O(nnz), vectorized."""
+    if X.format not in ("csr", "csc"):
+        return                                  # coo/lil/dok... check their own indices
+    n_minor = X.shape[1] if X.format == "csr" else X.shape[0]
+    indptr = X.indptr
+    if indptr.shape[0] != (X.shape[0] if X.format == "csr" else X.shape[1]) + 1 \
+            or indptr[0] != 0 or (indptr.shape[0] > 1 and np.any(np.diff(indptr) < 0)) \
+            or indptr[-1] > X.indices.shape[0]:
+        raise ValueError("sparse input with an invalid index pointer (indptr): it must start "
+                         "at 0, never decrease and end at most at the number of stored values")
+    nnz = int(indptr[-1])
+    if nnz:
+        idx = X.indices[:nnz]
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= n_minor:
+            raise ValueError(
+                f"sparse input with a stored {'column' if X.format == 'csr' else 'row'} index "
+                f"{hi if hi >= n_minor else lo} outside its shape {X.shape}: the index arrays "
+                "do not match the matrix (scipy does not check this when a matrix is built "
+                "from (data, indices, indptr))")
+
+
 def _canonical_row(x, p):
     """Whether ``x`` is one finite row of ``p`` columns as a canonical CSR matrix (float64,
     int32 indices, sorted without duplicates): what the typed one-row paths take as is."""
     return (sp.issparse(x) and x.format == "csr" and x.shape == (1, p)
             and x.data.dtype == np.float64 and x.indices.dtype == np.int32
             and x.indptr.dtype == np.int32 and x.has_canonical_format
+            and (x.nnz == 0 or (x.indices[0] >= 0 and x.indices[x.nnz - 1] < p))
             and _finite_array(x.data))
 
 
@@ -667,6 +696,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X, reset):
         if sp.issparse(X):
+            _check_compressed_structure(X)          # before anything reads the indices
             if not self._sparse_input:
                 raise TypeError(
                     f"{type(self).__name__} does not accept sparse input: it keeps dense "
@@ -691,6 +721,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             X = self._validate_X(X, reset=False)
             return X, y
         if sp.issparse(X):
+            _check_compressed_structure(X)          # before anything reads the indices
             if not self._sparse_input:
                 self._validate_X(X, reset)          # raises the TypeError
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
@@ -710,6 +741,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if not (type(x) is np.ndarray and x.dtype == np.float64):
             _refuse_complex(x if sp.issparse(x) else np.asarray(x))
         if sp.issparse(x):
+            _check_compressed_structure(x)          # before anything reads the indices
             if not self._sparse_input:
                 self._validate_X(x, reset=False)    # raises the TypeError
             x = _as_csr(x)

@@ -240,8 +240,9 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
 
         Taken only by a fitted model whose hyper-parameters are checked (``_params_ok``),
         for a one-row CSR matrix of float64 values and int32 indices in canonical format
-        (sorted, no duplicates), of the model's width (scipy ensures every index lies in
-        it), while the state is one (p, 3) array: the kernel of ``decision_function`` on
+        (sorted, no duplicates), of the model's width with its first and last index inside
+        it (scipy does not check that when a matrix is built from its arrays), while the
+        state is one (p, 3) array: the kernel of ``decision_function`` on
         that row, so the same bits. The values are not checked here: a NaN or an infinity
         among them makes the score non-finite (the sum of the products then holds it),
         and a non-finite score returns None, as does an overflow.
@@ -250,7 +251,9 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
         if not (d.get("_params_ok") and "w_" in d and sp.issparse(x) and x.format == "csr"
                 and x.shape == (1, d["n_features_in_"]) and x.data.dtype == np.float64
                 and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
-                and x.has_canonical_format):
+                and x.has_canonical_format
+                and (x.nnz == 0 or (x.indices[0] >= 0
+                                    and x.indices[x.nnz - 1] < d["n_features_in_"]))):
             return None
         wzn = self._wzn(d)
         if wzn is None:
