@@ -205,6 +205,7 @@ def pa1_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
 
 cdef struct OamStore:
     bint dense
+    double* d          # dense: scratch of p for the difference x_t - b
     double* B
     int* Bi
     double* Bv
@@ -241,53 +242,25 @@ cdef inline double oam_seq_step(double y, double wd, double sq, double C_t) noex
     return tau
 
 
-cdef inline void pair_stats(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
-                            const double* w, bint need_sq, double* sq,
-                            double* wd) noexcept nogil:
-    """||d||^2 (if ``need_sq``; a sparse merge forms it anyway) and w.d for the pairwise
-    difference d = x_t - b, b the row in ``slot``.
+cdef inline void dense_pair_stats(const double* x, const double* b, const double* w,
+                                  double* d, Py_ssize_t p, bint need_sq, double* sq,
+                                  double* wd) noexcept nogil:
+    """``pair_stats`` of dense rows: d = x - b written to ``d``, then the sums."""
+    cdef Py_ssize_t j
+    for j in range(p):
+        d[j] = x[j] - b[j]
+    if need_sq:
+        sq[0] = dense_dot(d, d, p)
+    wd[0] = dense_dot(w, d, p)
 
-    Dense: four interleaved partial sums of each. Sparse: one merge of the sorted columns,
-    each entry of d formed as the dense round forms it (x_j - b_j, x_j, or -b_j where the
-    other row has no value), so only the order of the two sums differs.
-    """
-    cdef Py_ssize_t j, q, p = st.p, a = 0, c = 0, nx, nb
-    cdef const double* b
-    cdef const double* xv
-    cdef const int* xi
-    cdef const int* bi
-    cdef const double* bv
-    cdef double d0, d1, d2, d3, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef double u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0
-    cdef double dj
+
+cdef void sparse_pair_stats(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
+                            const double* bv, Py_ssize_t nb, const double* w, double* sq,
+                            double* wd) noexcept nogil:
+    """``pair_stats`` of sparse rows: one merge of the sorted columns."""
+    cdef Py_ssize_t a = 0, c = 0
     cdef int col
-    if st.dense:
-        b = st.B + slot * p
-        xv = x.x
-        q = p - p % 4
-        for j in range(0, q, 4):
-            d0 = xv[j] - b[j]
-            d1 = xv[j + 1] - b[j + 1]
-            d2 = xv[j + 2] - b[j + 2]
-            d3 = xv[j + 3] - b[j + 3]
-            if need_sq:
-                s0 += d0 * d0
-                s1 += d1 * d1
-                s2 += d2 * d2
-                s3 += d3 * d3
-            u0 += w[j] * d0
-            u1 += w[j + 1] * d1
-            u2 += w[j + 2] * d2
-            u3 += w[j + 3] * d3
-        for j in range(q, p):
-            d0 = xv[j] - b[j]
-            s0 += d0 * d0
-            u0 += w[j] * d0
-        sq[0] = (s0 + s1) + (s2 + s3)
-        wd[0] = (u0 + u1) + (u2 + u3)
-        return
-    xi, xv, nx = x.xi, x.xv, x.xn
-    bi, bv, nb = st.Bi + slot * st.cap, st.Bv + slot * st.cap, st.Bn[slot]
+    cdef double dj, acc_sq = 0.0, acc_wd = 0.0
     while a < nx or c < nb:
         if c >= nb or (a < nx and xi[a] < bi[c]):
             col = xi[a]
@@ -302,29 +275,35 @@ cdef inline void pair_stats(const OamStore* st, Py_ssize_t slot, const SourceRow
             dj = xv[a] - bv[c]
             a += 1
             c += 1
-        s0 += dj * dj
-        u0 += w[col] * dj
-    sq[0] = s0
-    wd[0] = u0
+        acc_sq += dj * dj
+        acc_wd += w[col] * dj
+    sq[0] = acc_sq
+    wd[0] = acc_wd
 
 
-cdef inline void pair_axpy(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
-                           double coef, double* v) noexcept nogil:
-    """v += coef d on the columns of d = x_t - b (all p; the union of the two rows'
-    columns for sparse rows)."""
-    cdef Py_ssize_t j, p = st.p, a = 0, c = 0, nx, nb
-    cdef const double* b
-    cdef const int* xi
-    cdef const double* xv
-    cdef const int* bi
-    cdef const double* bv
+cdef inline void pair_stats(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
+                            const double* w, bint need_sq, double* sq,
+                            double* wd) noexcept nogil:
+    """w.d and (if ``need_sq``; a sparse merge forms it anyway) ||d||^2 for the pairwise
+    difference d = x_t - b, b the row in ``slot``.
+
+    Dense: d is written to the store's scratch ``st.d`` (for ``pair_axpy``), then the two
+    sums run in four interleaved partial sums. Sparse: one merge of the sorted columns,
+    each entry of d formed as the dense round forms it (x_j - b_j, x_j, or -b_j where the
+    other row has no value), so only the order of the two sums differs.
+    """
     if st.dense:
-        b = st.B + slot * p
-        for j in range(p):
-            v[j] += coef * (x.x[j] - b[j])
-        return
-    xi, xv, nx = x.xi, x.xv, x.xn
-    bi, bv, nb = st.Bi + slot * st.cap, st.Bv + slot * st.cap, st.Bn[slot]
+        dense_pair_stats(x.x, st.B + slot * st.p, w, st.d, st.p, need_sq, sq, wd)
+    else:
+        sparse_pair_stats(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
+                          st.Bn[slot], w, sq, wd)
+
+
+cdef void sparse_pair_axpy(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
+                           const double* bv, Py_ssize_t nb, double coef,
+                           double* v) noexcept nogil:
+    """``pair_axpy`` of sparse rows, on the union of their columns."""
+    cdef Py_ssize_t a = 0, c = 0
     while a < nx or c < nb:
         if c >= nb or (a < nx and xi[a] < bi[c]):
             v[xi[a]] += coef * xv[a]
@@ -338,26 +317,44 @@ cdef inline void pair_axpy(const OamStore* st, Py_ssize_t slot, const SourceRow*
             c += 1
 
 
+cdef inline void pair_axpy(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
+                           double coef, double* v) noexcept nogil:
+    """v += coef d on the columns of d = x_t - b, right after ``pair_stats`` of the same
+    slot (all p, from ``st.d``; the union of the two rows' columns for sparse rows)."""
+    cdef Py_ssize_t j
+    cdef const double* d = st.d
+    if st.dense:
+        for j in range(st.p):
+            v[j] += coef * d[j]
+    else:
+        sparse_pair_axpy(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
+                         st.Bn[slot], coef, v)
+
+
 cdef inline void grad_apply(const OamStore* st, const SourceRow* x, Py_ssize_t first,
                             Py_ssize_t n, const unsigned char* act, double coef, double* w,
                             double* g) noexcept nogil:
-    """w += coef g on the columns g holds (of x_t and of the active slots first .. first +
-    n - 1), and g back to 0 there."""
+    """w += coef g (unless ``w`` is NULL) on the columns g holds (of x_t and of the active
+    slots first .. first + n - 1), and g back to 0 there."""
     cdef Py_ssize_t j, q, a
     cdef const int* bi
     if st.dense:
+        if w != NULL:
+            for j in range(st.p):
+                w[j] += coef * g[j]
         for j in range(st.p):
-            w[j] += coef * g[j]
             g[j] = 0.0
         return
     for a in range(x.xn):
-        w[x.xi[a]] += coef * g[x.xi[a]]
+        if w != NULL:
+            w[x.xi[a]] += coef * g[x.xi[a]]
         g[x.xi[a]] = 0.0
     for q in range(n):
         if act[q]:
             bi = st.Bi + (first + q) * st.cap
             for a in range(st.Bn[first + q]):
-                w[bi[a]] += coef * g[bi[a]]
+                if w != NULL:
+                    w[bi[a]] += coef * g[bi[a]]
                 g[bi[a]] = 0.0
 
 
@@ -411,18 +408,18 @@ cdef inline bint oam_update(const SourceRow* x, double y, const OamStore* st, do
             tau = oam_seq_step(y, wd, sq, C_t)
             pair_axpy(st, first + q, x, tau * y, w)
     elif nB[o] > 0:
-        # every pairwise score at w_t first (the gradient is evaluated there), then the
-        # sum of the active differences in g, then one step
+        # every pairwise score at w_t (the gradient is evaluated there, w changes only
+        # after the loop), the active differences summed in g, then one step
         for q in range(nB[o]):
             pair_stats(st, first + q, x, w, False, &sq, &wd)
             if not isfinite(wd):
+                grad_apply(st, x, first, q, act, 0.0, NULL, g)   # g back to 0
                 return False
             act[q] = y * wd <= 1.0
-            any_active = any_active or act[q]
+            if act[q]:
+                any_active = True
+                pair_axpy(st, first + q, x, 1.0, g)
         if any_active:
-            for q in range(nB[o]):
-                if act[q]:
-                    pair_axpy(st, first + q, x, 1.0, g)
             grad_apply(st, x, first, nB[o], act, (C_t / 2.0) * y, w, g)
     return True
 
@@ -470,9 +467,10 @@ cdef long long oam_rows(const SourceRows* rows, OamStore* st, const double[::1] 
     return t
 
 
-cdef inline OamStore dense_store(double[:, :, ::1] B) noexcept:
+cdef inline OamStore dense_store(double[:, :, ::1] B, double* d) noexcept:
     cdef OamStore st
     st.dense = True
+    st.d = d
     st.B = &B[0, 0, 0] if B.shape[2] > 0 else NULL
     st.Bi = NULL
     st.Bv = NULL
@@ -486,16 +484,17 @@ def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] 
              double[::1] w, double[:, :, ::1] B, long long[::1] nB, long long[::1] N,
              unsigned long long[::1] rng, long long t0, double C, int update,
              double[::1] work):
-    """OAM over ``X[order]``; ``work`` is scratch space of length >= p.
+    """OAM over ``X[order]``; ``work`` is scratch space of length >= 2 p.
 
     See :func:`sosl._core._baselines_ref.oam_pass`.
     """
     cdef Py_ssize_t p = X.shape[1], budget = B.shape[1], j
     cdef SourceRows rows = dense_rows(X)
-    cdef OamStore st = dense_store(B)
+    cdef OamStore st
     cdef unsigned char[::1] act = np.zeros(budget, dtype=np.uint8)
-    if work.shape[0] < p or B.shape[2] != p:
-        raise ValueError("oam_pass: need work of length >= p and buffers of p columns")
+    if work.shape[0] < 2 * p or B.shape[2] != p:
+        raise ValueError("oam_pass: need work of length >= 2 p and buffers of p columns")
+    st = dense_store(B, &work[p] if p > 0 else NULL)
     for j in range(p):
         work[j] = 0.0
     return oam_rows(&rows, &st, s, order, w, nB, N, rng, t0, C, update, budget,
@@ -530,6 +529,7 @@ def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
             raise ValueError(f"row {i} has {indptr[i + 1] - indptr[i]} stored values, more "
                              f"than the buffer capacity {cap}")
     st.dense = False
+    st.d = NULL
     st.B = NULL
     st.Bi = &Bi[0, 0, 0]
     st.Bv = &Bv[0, 0, 0]
@@ -585,7 +585,7 @@ def oam_one(const double[::1] x, double y, double[::1] w, double[:, :, ::1] B,
             long long[::1] nB, long long[::1] N, unsigned long long[::1] rng, double C,
             int update, double[::1] work, unsigned char[::1] act):
     """One OAM round on the dense row ``x`` (label sign ``y``) against dense buffers, on
-    the live state, transactional; ``work`` (length >= 3 p) and ``act`` (length >= the
+    the live state, transactional; ``work`` (length >= 4 p) and ``act`` (length >= the
     buffer size) are scratch.
 
     The round of :func:`oam_pass`, with w and the counts saved first and the buffer slot
@@ -594,20 +594,22 @@ def oam_one(const double[::1] x, double y, double[::1] w, double[:, :, ::1] B,
     state exactly as it was when a score, a weight or the intercept is not finite.
     """
     cdef Py_ssize_t p = x.shape[0], budget = B.shape[1], slot, j
-    cdef OamStore st = dense_store(B)
+    cdef OamStore st
     cdef SourceRow xr
     cdef long long N0 = N[0], N1 = N[1], nB0 = nB[0], nB1 = nB[1]
     cdef unsigned long long rng0 = rng[0]
     cdef double* g = &work[0]
     cdef double* w_saved = &work[p]
     cdef double* slot_saved = &work[2 * p]
+    cdef double* d = &work[3 * p]
     cdef double icpt = 0.0
     cdef bint ok
     cdef int k
-    if (work.shape[0] < 3 * p or act.shape[0] < budget or w.shape[0] != p
+    if (work.shape[0] < 4 * p or act.shape[0] < budget or w.shape[0] != p
             or B.shape[2] != p or p == 0):
-        raise ValueError("oam_one: need work of length >= 3 p, act of length >= the buffer "
+        raise ValueError("oam_one: need work of length >= 4 p, act of length >= the buffer "
                          "size and state of p columns")
+    st = dense_store(B, d)
     xr.dense = True
     xr.x = &x[0]
     xr.xi = NULL
@@ -634,6 +636,26 @@ def oam_one(const double[::1] x, double y, double[::1] w, double[:, :, ::1] B,
 
 
 # -- OL-UBAUC -----------------------------------------------------------------------------
+
+cdef inline double ubauc_step(const SourceRow* x, Py_ssize_t p, double* w, double step,
+                              double a) noexcept nogil:
+    """u -= step x on the row's columns, for w = a u (``u`` in place in ``w``); returns the
+    scale after it. A dense row folds ``a`` back into w in the same sweep (its round costs
+    O(p) anyway, and every round then starts from w itself, so a pass split into calls
+    gives the same bits); a sparse row keeps it unless |a| < ``RESCALE_MIN`` (O(p))."""
+    cdef Py_ssize_t j
+    if x.dense:
+        for j in range(p):
+            w[j] = a * (w[j] - step * x.x[j])
+        return 1.0
+    if step != 0.0:
+        row_axpy(x, p, -step, w)
+    if -RESCALE_MIN < a < RESCALE_MIN:
+        for j in range(p):
+            w[j] *= a
+        return 1.0
+    return a
+
 
 cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
                           const Py_ssize_t[::1] order, double[::1] w, double[::1] c,
@@ -681,14 +703,7 @@ cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1
                 a = 1.0
             else:
                 a *= shrink
-            if coef_x != 0.0:
-                row_axpy(&x, p, -(eta_t * coef_x / a), &w[0])
-            # a dense round costs O(p) anyway: it folds a back at once, so that every
-            # round starts from w itself and a pass split into calls gives the same bits
-            if x.dense or -RESCALE_MIN < a < RESCALE_MIN:
-                for j in range(p):
-                    w[j] *= a
-                a = 1.0
+            a = ubauc_step(&x, p, &w[0], eta_t * coef_x / a, a)
             c[0] -= eta_t * g_c
         if a != 1.0:
             for j in range(p):
@@ -737,23 +752,13 @@ cdef inline double clip(double val, double R) noexcept nogil:
     return R if val > R else (-R if val < -R else val)
 
 
-cdef inline double uq_dot(const SourceRow* x, Py_ssize_t p, const double* uq) noexcept nogil:
-    """u.x with u interleaved with Q in ``uq`` (u_j at uq[2 j])."""
-    cdef Py_ssize_t j, k, q
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    if x.dense:
-        q = p - p % 4
-        for j in range(0, q, 4):
-            s0 += uq[2 * j] * x.x[j]
-            s1 += uq[2 * j + 2] * x.x[j + 1]
-            s2 += uq[2 * j + 4] * x.x[j + 2]
-            s3 += uq[2 * j + 6] * x.x[j + 3]
-        for j in range(q, p):
-            s0 += uq[2 * j] * x.x[j]
-        return (s0 + s1) + (s2 + s3)
+cdef inline double uq_dot(const SourceRow* x, const double* uq) noexcept nogil:
+    """u.x for a sparse row x, with u interleaved with Q in ``uq`` (u_j at uq[2 j])."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
     for k in range(x.xn):
-        s0 += uq[2 * <Py_ssize_t> x.xi[k]] * x.xv[k]
-    return s0
+        acc += uq[2 * <Py_ssize_t> x.xi[k]] * x.xv[k]
+    return acc
 
 
 cdef inline double uq_move(double* uq, Py_ssize_t j, double xj, double step,
@@ -766,23 +771,43 @@ cdef inline double uq_move(double* uq, Py_ssize_t j, double xj, double step,
     return old
 
 
-cdef inline double uq_step(const SourceRow* x, Py_ssize_t p, double* uq, double step,
-                           double c, double uu) noexcept nogil:
-    """The primal step on the row's columns (``uq_move``); returns ||u||^2 after it: summed
-    afresh on a dense row (every coordinate moved), updated on a sparse row's columns."""
+cdef inline double avg_of(double c, double u, double Q, double inv_Gamma) noexcept nogil:
+    """wbar_j = (c u_j - Q_j) / Gamma."""
+    return (c * u - Q) * inv_Gamma
+
+
+cdef inline double uq_step(const SourceRow* x, double* uq, double step, double c,
+                           double uu) noexcept nogil:
+    """The primal step (``uq_move``) on a sparse row's columns; returns ||u||^2 after it,
+    updated on those columns."""
     cdef Py_ssize_t j, k
     cdef double old, new
-    if x.dense:
-        uu = 0.0
-        for j in range(p):
-            uq_move(uq, j, x.x[j], step, c)
-            uu += uq[2 * j] * uq[2 * j]
-        return uu
     for k in range(x.xn):
         j = x.xi[k]
         old = uq_move(uq, j, x.xv[k], step, c)
         new = uq[2 * j]
         uu += new * new - old * old
+    return uu
+
+
+cdef inline double dense_step(const double* x, Py_ssize_t p, double* v, double* v_avg,
+                              double step, double c, double Gamma_old,
+                              double inv_Gamma) noexcept nogil:
+    """The primal step of a dense round, which starts from the plain state (sc = 1,
+    ``u = w``, ``Q = -Gamma_old wbar``) and forms it again at once: per column the step
+    of ``uq_move`` and the average of ``avg_of``, in one sweep; returns ||u||^2 after it.
+    (A dense round costs O(p) anyway, so the state between rounds and between calls is
+    plain w and wbar: a pass split into calls gives the same bits.)"""
+    cdef Py_ssize_t j
+    cdef double uq[2]
+    cdef double uu = 0.0
+    for j in range(p):
+        uq[0] = v[j]
+        uq[1] = -Gamma_old * v_avg[j]
+        uq_move(uq, 0, x[j], step, c)
+        v[j] = uq[0]
+        v_avg[j] = avg_of(c, uq[0], uq[1], inv_Gamma)
+        uu += uq[0] * uq[0]
     return uu
 
 
@@ -806,7 +831,7 @@ cdef inline void solam_leave(const double* uq, double c, double sc, double Gamma
     cdef Py_ssize_t j
     cdef double G = 1.0 / Gamma if Gamma > 0.0 else 0.0
     for j in range(p):
-        v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) * G
+        v_avg[j] = avg_of(c, uq[2 * j], uq[2 * j + 1], G)
         v[j] = sc * uq[2 * j]
 
 
@@ -820,22 +845,22 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
     During the pass ``w = sc u`` and the gamma-weighted sum of the iterates is
     ``Gamma wbar = c u - Q``: adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a
     step du on the row's columns adds c du to ``Q``; the projection onto ||w|| <= R
-    multiplies ``sc`` (with ||u||^2 kept up to date). ``u`` and ``Q`` are interleaved in
-    ``uq`` (length >= 2 p; ``uq[2j] = u_j``, ``uq[2j+1] = Q_j``) so that a row's update
-    touches one cache line per column. When ``sc`` falls below ``RESCALE_MIN_AVG`` the sum
-    is formed, ``u`` takes the scale and ``c, Q`` restart from it (O(p)), which bounds
-    the cancellation in ``c u - Q``; after a dense round the whole state is formed and
-    restarted from (O(p), as the round).
+    multiplies ``sc`` (with ||u||^2 kept up to date). On CSR rows ``u`` and ``Q`` are
+    interleaved in ``uq`` (length >= 2 p; ``uq[2j] = u_j``, ``uq[2j+1] = Q_j``) so that
+    a row's update touches one cache line per column; when ``sc`` falls below
+    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart from
+    it (O(p)), which bounds the cancellation in ``c u - Q``. A dense round starts from
+    and ends in the plain state (``dense_step``; ``uq`` is not used).
     """
     cdef Py_ssize_t r, i, j
     cdef SourceRow x
     cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
-    cdef double sc = 1.0, c = 0.0, uu = 0.0, S_j
-    cdef bint folded = False
+    cdef double sc = 1.0, c = 0.0, uu = 0.0, S_j, G_old
     bad[0] = -1
     if m == 0:
         return t
-    uu = solam_enter(v, v_avg, step_sum[0], uq, p)
+    if not rows.dense:
+        uu = solam_enter(v, v_avg, step_sum[0], uq, p)
     for r in range(m):
         t += 1
         i = order[r]
@@ -850,20 +875,24 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
         a = v[p]
         b = v[p + 1]
         al = alpha[0]
-        f = sc * uq_dot(&x, p, uq)
+        f = dense_dot(v, x.x, p) if x.dense else sc * uq_dot(&x, uq)
         if not isfinite(f):
             bad[0] = i
             break
         solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
-        G = step_sum[0] + gamma
-        r_old = step_sum[0] / G
+        G_old = step_sum[0]
+        G = G_old + gamma
+        r_old = G_old / G
         r_new = gamma / G
         c += gamma * sc
         v_avg[p] = v_avg[p] * r_old + r_new * a
         v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
-        alpha[1] = (step_sum[0] * alpha[1] + gamma * al) / G
+        alpha[1] = (G_old * alpha[1] + gamma * al) / G
         step_sum[0] = G
-        uu = uq_step(&x, p, uq, gamma * cx / sc, c, uu)
+        if x.dense:
+            uu = dense_step(x.x, p, v, v_avg, gamma * cx / sc, c, G_old, 1.0 / G)
+        else:
+            uu = uq_step(&x, uq, gamma * cx / sc, c, uu)
         if uu < 0.0:
             uu = 0.0
         nw = sc * sqrt(uu)
@@ -872,7 +901,13 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
             break
         if nw > R:
             sc *= R / nw
-        if sc < RESCALE_MIN_AVG:
+        if x.dense:
+            if sc != 1.0:
+                for j in range(p):
+                    v[j] *= sc
+            sc = 1.0
+            c = 0.0
+        elif sc < RESCALE_MIN_AVG:
             uu = 0.0
             for j in range(p):
                 S_j = c * uq[2 * j] - uq[2 * j + 1]
@@ -884,16 +919,7 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
         v[p] = clip(a - gamma * g_a, R)
         v[p + 1] = clip(b - gamma * g_b, R)
         alpha[0] = clip(al + gamma * g_al, 2.0 * R)
-        folded = x.dense
-        if folded:
-            # a dense round costs O(p) anyway: the iterate and the average are formed at
-            # once and the next round starts from them, so that a pass split into calls
-            # gives the same bits
-            solam_leave(uq, c, sc, step_sum[0], v, v_avg, p)
-            uu = solam_enter(v, v_avg, step_sum[0], uq, p)
-            c = 0.0
-            sc = 1.0
-    if not folded:
+    if not rows.dense:
         solam_leave(uq, c, sc, step_sum[0], v, v_avg, p)
     return t
 
