@@ -28,6 +28,14 @@ state) accepts sparse input a densified block at a time.
 Rows so large that a score w.x, a squared norm or a scalar of the state is not finite in
 double precision raise ``FloatingPointError`` (in training and in scoring) and leave the
 model as it was.
+
+``learn_one`` on a fitted model plays the row without the general path's re-validation:
+OAM (dense buffers), SOLAM and AdaOAM run a typed round on the live state
+(``oam_one``, ``solam_one``, ``adaoam_one`` of :mod:`sosl._core._baselines`: the pass's
+round on one row, saving the O(p) values it writes and restoring them if one comes out
+non-finite; AdaOAM's O(p^2) covariance update is made last, once it cannot overflow, so
+nothing O(p^2) is copied); the other learners, and CSR rows, play the round on copies of
+the state. Either way the result equals ``partial_fit`` on the row bit for bit.
 """
 
 import math
