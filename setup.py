@@ -2,7 +2,7 @@
 
 Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
 Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1),
-``SOSL_ONLY=_linear,_kernel`` to build a subset of the extensions, and ``SOSL_NATIVE=1``
+``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and ``SOSL_NATIVE=1``
 to compile for this machine's processor (``-march=native``: faster, not portable; the
 default build runs on any x86-64 or ARM processor of its platform).
 """

@@ -149,7 +149,7 @@ def speed(args):
                 par = Parallel(OAUCM(lam=1e-3)).fit(*data[w])
                 wall = time.perf_counter() - t0
                 cpu = par.task_cpu_seconds_
-                coefs[w] = par.estimator_.coef_
+                coefs[w] = par.estimator_.coef_[0]
                 r = res[w]
                 res[w] = [min(r[0], wall), min(r[1], cpu["moments"] + cpu["passes"]),
                           min(r[2], cpu["moments"]), min(r[3], cpu["passes"])]

@@ -1,9 +1,9 @@
 """Throughput of the OKAUC-M pass: updates per second vs budget, Cython vs NumPy reference.
 
 For each budget B (N+ = N- = B) and dimension p, the buffers are first filled (warm-up of
-4 B rounds, not timed), then the Cython pass :func:`sosl._core._kernel.kernel_pass` is
+4 B rounds, not timed), then the Cython pass :func:`sosl._core._okauc.kernel_pass` is
 timed over ``--rounds`` further rounds and the NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass` over fewer rounds from the same state,
+:func:`sosl._core._okauc_ref.kernel_pass` over fewer rounds from the same state,
 interleaved, min of 3, in process CPU time; both see the same samples in the same order.
 Every round runs with full buffers, so each update includes a FIFO removal and the
 eq. (28) transfer. Printed: updates/s of both,
@@ -37,8 +37,9 @@ import time
 import numpy as np
 
 from sosl import KOIL, OKAUCM
-from sosl._core import _kbudget, _kbudget_ref, _kernel
-from sosl._core import _kernel_ref as ref
+from sosl._core import _kbudget, _kbudget_ref, _okauc
+from sosl._core import _okauc_ref as ref
+from sosl._core._kparams import kernel_spec, step_spec
 
 
 def _stream(n, p, rng):
@@ -56,8 +57,9 @@ def _state(p, B):
 
 def _run(fn, X, s, order, st, t0, gamma):
     M = st[1].shape[0]
-    return fn(X, s, order, *st, t0, 0.01, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, gamma, 3.0,
-              1.0, ref.TRANSFER_OPTIMAL, np.zeros(3 * M), np.zeros((0, 2)))
+    return fn(X, s, order, *st, t0, step_spec(0.0, 0.01, ref.STEP_INV_LAM_T, ref.LOSS_M),
+              kernel_spec(1, gamma, 3.0, 1.0), ref.TRANSFER_OPTIMAL, np.zeros(3 * M),
+              np.zeros((0, 2)))
 
 
 def _copy(st):
@@ -69,14 +71,14 @@ def bench(B, p, rounds, ref_rounds, rng):
     X, s = _stream(warm + rounds, p, rng)
     gamma = 1.0 / p
     st = _state(p, B)
-    t0 = _run(_kernel.kernel_pass, X, s, np.arange(warm, dtype=np.intp), st, 0, gamma)
+    t0 = _run(_okauc.kernel_pass, X, s, np.arange(warm, dtype=np.intp), st, 0, gamma)
     assert np.all(st[5] == B), "buffers not full after warm-up"
     order = np.arange(warm, warm + rounds, dtype=np.intp)
     t_c = t_r = np.inf
     for _ in range(3):                    # interleaved, min of 3: the machine is shared
         st_c = _copy(st)
         tic = time.process_time()
-        _run(_kernel.kernel_pass, X, s, order, st_c, t0, gamma)
+        _run(_okauc.kernel_pass, X, s, order, st_c, t0, gamma)
         t_c = min(t_c, (time.process_time() - tic) / rounds)
         st_r = _copy(st)
         tic = time.process_time()
@@ -112,8 +114,9 @@ def peers(n, rng):
     caps = np.array([100, 100], dtype=np.int64)
 
     def komp(fn, m):
-        return fn(X, s, np.arange(m, dtype=np.intp), *pool, caps, 0, 0.0, 0.01,
-                  ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0 / 20, 3.0, 1.0, 0.01, 10)
+        return fn(X, s, np.arange(m, dtype=np.intp), *pool, caps, 0, 0.0,
+                  step_spec(0.0, 0.01, ref.STEP_INV_LAM_T, ref.LOSS_M),
+                  kernel_spec(1, 1.0 / 20, 3.0, 1.0), 0.01, 10)
     t_c = t_r = np.inf
     for _ in range(3):
         t_c = min(t_c, _min_cpu(lambda: komp(_kbudget.komp_policy_pass, m_k), 1) / m_k)

@@ -45,8 +45,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from sosl import KOIL, OKAUCM, POLK
-from sosl._core import _kernel
+from sosl._core import _okauc
 from sosl._core._codes import Loss, Schedule, Transfer
+from sosl._core._kparams import kernel_spec, step_spec
 from sosl.kernels import KERNEL_CODES
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -77,9 +78,9 @@ def _pass_args(m):
 
 
 def _tail(m, M):
-    return (m.t_, LAM, int(Schedule.STEP_INV_LAM_T), 0.0, int(Loss.LOSS_M),
-            KERNEL_CODES["gaussian"], GAMMA, 3.0, 1.0, int(Transfer.TRANSFER_OPTIMAL),
-            np.zeros(3 * M), np.zeros((0, 2)))
+    return (m.t_, step_spec(0.0, LAM, Schedule.STEP_INV_LAM_T, Loss.LOSS_M),
+            kernel_spec(KERNEL_CODES["gaussian"], GAMMA, 3.0, 1.0),
+            int(Transfer.TRANSFER_OPTIMAL), np.zeros(3 * M), np.zeros((0, 2)))
 
 
 def _sparse_pass(m, X, s):
@@ -93,7 +94,7 @@ def _sparse_pass(m, X, s):
     a, G, fb, cap, count, head = _pass_args(m)
 
     def run():
-        _kernel.kernel_pass_csr(X.data, X.indices, X.indptr, s, order, ind.copy(), val.copy(),
+        _okauc.kernel_pass_csr(X.data, X.indices, X.indptr, s, order, ind.copy(), val.copy(),
                                 m.sv_nnz_.copy(), a.copy(), G.copy(), fb.copy(), cap,
                                 count.copy(), head.copy(), *_tail(m, M))
     return run
@@ -105,7 +106,7 @@ def _dense_pass(m, X, s):
     a, G, fb, cap, count, head = _pass_args(m)
 
     def run():
-        _kernel.kernel_pass(X, s, order, m.sv_buf_.copy(), a.copy(), G.copy(), fb.copy(), cap,
+        _okauc.kernel_pass(X, s, order, m.sv_buf_.copy(), a.copy(), G.copy(), fb.copy(), cap,
                             count.copy(), head.copy(), *_tail(m, M))
     return run
 

@@ -28,6 +28,7 @@ import numpy as np
 import sosl.polk
 from sosl import POLK
 from sosl._core import _polk_driver, _polk_ref
+from sosl._core._kparams import KERNEL_CODES, kernel_spec, step_spec
 
 
 def _disc(n, p, seed):
@@ -44,14 +45,16 @@ def _fit(backend, params, X, y):
     if backend == "numpy":
         m = POLK(**params)
         s = np.where(y == 1, 1.0, -1.0)
-        kern = dict(kernel=m.kernel, gamma=m.gamma, degree=m.degree, coef0=m.coef0)
         eps_rule = _polk_ref.EPS_PAPER if m.epsilon is None else _polk_ref.EPS_FIXED
+        step = step_spec(m.eta, m.lam, sosl.polk._SCHEDULES[m.schedule],
+                         sosl.polk._LOSSES[m.loss])
+        polk = _polk_driver.polk_spec(eps_rule, 0.0 if m.epsilon is None else m.epsilon,
+                                      m.parsimony)
+        kern = kernel_spec(KERNEL_CODES[m.kernel], m.gamma, m.degree, m.coef0)
         t0 = time.process_time()
         D, w, _, _, orders, _, _ = _polk_ref.polk_pass(
             X, s, np.arange(X.shape[0], dtype=np.intp), np.zeros((0, X.shape[1])), np.zeros(0),
-            np.zeros((0, 0)), 0, m.lam, m.eta, sosl.polk._SCHEDULES[m.schedule], eps_rule,
-            0.0 if m.epsilon is None else m.epsilon, m.parsimony, sosl.polk._LOSSES[m.loss],
-            kern)
+            np.zeros((0, 0)), 0, step, polk, kern)
         seconds = time.process_time() - t0
         return seconds, types.SimpleNamespace(support_vectors_=D, dual_coef_=w,
                                               model_orders_=orders), 0

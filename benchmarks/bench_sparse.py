@@ -21,7 +21,7 @@ timed too and printed as a labelled extra row, never as the peer. Two figures pe
 
 * ``call rows/s``: rows / CPU seconds of one call over the matrix as it is, the figure a
   user sees, including the O(p) work done once per call (allocating and copying the state,
-  the finiteness check, forming ``coef_``);
+  the finiteness check, forming ``w_``);
 * ``row rows/s``: the marginal rate, ``(K - 1) n / (T(K) - T(1))`` with T(K) the time of a
   call over the matrix stacked K times (``--tile``): the cost of a row without the
   per-call O(p) part.
@@ -38,7 +38,7 @@ buffered rows of the other class, so its cost per row is O(buffer_size x nnz), n
 it is reported in a section of its own on the two synthetic matrices (same nnz, p = 2^14
 and 2^20), with the marginal CPU microseconds per row (tile ``--oam-tile``, the buffers
 full for all but the first rows), the ratio of the costs at the two p, and the model's
-memory (bytes of its fitted arrays, split into the buffers and the p-long ``coef_``)
+memory (bytes of its fitted arrays, split into the buffers and the p-long ``w_``)
 beside the 2 x buffer_size x p x 8 bytes dense buffers would take.
 
 Usage: ``python benchmarks/bench_sparse.py [--repeat 5] [--tile 20] [--seed 0]
@@ -76,11 +76,11 @@ def _oam_learners():
 
 
 def _memory(model):
-    """Bytes of the fitted arrays: (buffers, coef_, all)."""
+    """Bytes of the fitted arrays: (buffers, w_, all)."""
     arrays = {name: getattr(model, name) for name in model._state_names}
     arrays = {name: a for name, a in arrays.items() if isinstance(a, np.ndarray)}
     buffers = sum(a.nbytes for name, a in arrays.items() if name.startswith("buffer_"))
-    return buffers, arrays["coef_"].nbytes, sum(a.nbytes for a in arrays.values())
+    return buffers, arrays["w_"].nbytes, sum(a.nbytes for a in arrays.values())
 
 
 def _oam_section(mats, tile, repeat):
@@ -99,7 +99,7 @@ def _oam_section(mats, tile, repeat):
     print(f"\nOAM (buffer_size 100) on CSR rows: marginal CPU us per row, "
           f"(T(K) - T(1)) / ((K - 1) n), K = {tile}; model memory after the pass")
     print(f"{'learner':<9} {'us/row 2^14':>12} {'us/row 2^20':>12} {'2^20/2^14':>10}"
-          f" {'buffers 2^14':>13} {'buffers 2^20':>13} {'coef_ 2^20':>11}"
+          f" {'buffers 2^14':>13} {'buffers 2^20':>13} {'w_ 2^20':>11}"
           f" {'dense buffers 2^20':>19}")
     for name in _oam_learners():
         us = [1e6 * (best[label, name, tile] - best[label, name, 1]) / ((tile - 1) * n)

@@ -40,7 +40,7 @@ def block_pass(template, X, y, others, w0, t0):
     w = np.zeros(p) if w0 is None else w0
     est = S.from_state(S.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
     est.partial_fit(X, y)
-    return est.t_, est.t_ * est.coef_
+    return est.t_, est.t_ * est.coef_[0]
 
 
 def main(argv=None):

@@ -18,9 +18,9 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
 from ._version import __version__
 from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
 from .ftrl import FTRLAUC
-from .kernel import OKAUCM, OKAUCS
 from .koil import KOIL
 from .linear import OAUCM, OAUCS
+from .okauc import OKAUCM, OKAUCS
 from .polk import POLK
 from .sketch import SketchedOAUCM
 

@@ -67,13 +67,17 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._core._calibration import platt_steps
-from ._core._calibration_ref import sigmoid
 from ._core._linear import finite_max_abs
+from ._core._numeric import sigmoid
 from ._version import __version__
 from .exceptions import InconsistentVersionWarning
 
 if TYPE_CHECKING:                        # typing.Self is Python >= 3.11
+    from collections.abc import Sequence
+
     from typing_extensions import Self
+
+    from .state import LearnerState
 else:
     Self = "BaseOnlineAUC"
 
@@ -224,11 +228,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     #: scikit-learn constraint table of the hyper-parameters (checked on every call)
     _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
-    _state_names: tuple = ()
+    _state_names: tuple[str, ...] = ()
     #: sparse input: True, the typed pass reads CSR rows; "blocks", accepted and densified
     #: a block of rows at a time (for learners whose state is dense per feature anyway);
     #: False, refused with TypeError
-    _sparse_input = False
+    _sparse_input: bool | str = False
     #: True if ``_run_pass`` raises ``ValueError("Input X contains NaN or infinity.")`` on
     #: a non-finite dense row before the pass ends: a fresh ``fit`` then skips the separate
     #: finiteness scan of X (the transaction discards the partial state)
@@ -329,7 +333,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints:
                 raise TypeError(f"The '{name}' parameter of {type(self).__name__} must be a "
                                 f"number, got {value!r} (a boolean)")
-            if isinstance(value, Real) and not np.isfinite(value):
+            if isinstance(value, Real) and not np.isfinite(value):  # type: ignore[call-overload]
                 raise ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
                                  f"finite, got {value!r}")
 
@@ -548,7 +552,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 check_is_fitted(self, "classes_")
             self._recheck_hyper()
             x = self._validate_row(x)
-            return float(self._finite_scores(self._raw_scores(x.reshape(1, -1)))[0])
+            return float(self._finite_scores(self._raw_scores(
+                x.reshape(1, -1)))[0])  # type: ignore[union-attr]  # x is the validated row
 
     @_locked
     def predict_one(self, x: ArrayLike) -> Any:
@@ -681,7 +686,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             check_classification_targets(y)
         return X, y
 
-    def _validate_row(self, x):
+    def _validate_row(self, x) -> Any:
         if not (type(x) is np.ndarray and x.dtype == np.float64):
             _refuse_complex(x if sp.issparse(x) else np.asarray(x))
         if sp.issparse(x):
@@ -950,20 +955,21 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return scores
 
     # -- state for merging and moving models (see sosl.state) ------------------------------
-    def get_state(self):
+    def get_state(self) -> LearnerState:
         """The fitted state as a versioned, picklable :class:`sosl.state.LearnerState`."""
         from .state import get_state
         with _model_lock(self.__dict__):
             return get_state(self)
 
     @classmethod
-    def from_state(cls, state):
+    def from_state(cls, state: LearnerState) -> Self:
         """A fitted estimator of this class holding ``state`` (see :mod:`sosl.state`)."""
         from .state import from_state
         return from_state(state, cls=cls)
 
     @classmethod
-    def merge(cls, models, weights=None):
+    def merge(cls, models: Sequence[BaseOnlineAUC | LearnerState],
+              weights: ArrayLike | None = None) -> Self:
         """One fitted model from ``models`` (fitted estimators or their states) trained on
         shards of one stream: exact merges of the class moments and the t-weighted
         weights (see :func:`sosl.state.merge`, which names the learners that merge and

@@ -16,11 +16,12 @@ Each runs a typed kernel of :mod:`sosl._core._baselines` beside its NumPy refere
 Sparse input: Perceptron, PA-I, OL-UBAUC, SOLAM and OAM accept scipy.sparse matrices in
 ``fit``, ``partial_fit``, ``decision_function`` and ``learn_one`` (converted once to CSR)
 and learn the same model as from the same rows given dense (up to rounding, tested at
-rtol 1e-12). Perceptron, PA-I, OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row instead
+rtol 1e-12: tests/test_baselines.py::test_sparse_input_equals_dense). Perceptron, PA-I,
+OL-UBAUC and SOLAM then cost O(nnz(x_t)) per row instead
 of O(p): their weights are held as a scale times a vector during a pass, so the shrinkage
 of OL-UBAUC and the projection of SOLAM multiply one number, and SOLAM's average of the
 iterates is updated only on the row's columns. A call still does O(p) work once (copying
-the state so that a failed call leaves the model unchanged, and forming ``coef_``). OAM,
+the state so that a failed call leaves the model unchanged, and forming ``w_``). OAM,
 first called on sparse rows, keeps its buffers as sparse rows and costs
 O(buffer_size x nnz) per row and no O(p) work per call (see its Notes). AdaOAM (O(p^2)
 state) accepts sparse input a densified block at a time.
@@ -48,6 +49,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseOnlineAUC, _blocks, _canonical_csr, _finite_array, _model_lock
+from ._coef import LinearCoef
 from ._core import _baselines
 from ._core._calibration import platt_steps
 from ._core._codes import OamUpdate, Schedule
@@ -60,8 +62,8 @@ _COMMON = {"shuffle": ["boolean"], "random_state": ["random_state"]}
 _MAX_MEMORY = Interval(Integral, 1, None, closed="left")
 
 
-class _LinearBaseline(BaseOnlineAUC):
-    """Scores ``X @ coef_ + intercept_``; subclasses define the state and ``_pass``.
+class _LinearBaseline(LinearCoef, BaseOnlineAUC):
+    """Scores ``X @ w_ + intercept_``; subclasses define the state and ``_pass``.
 
     The learners with ``_sparse_input = True`` receive CSR matrices in ``_pass`` and run
     the ``*_pass_csr`` kernels on them.
@@ -91,7 +93,7 @@ class _LinearBaseline(BaseOnlineAUC):
                                      "unchanged.") from None
 
     def _decision(self, X):
-        return X @ self.coef_ + self.intercept_      # under the base's errstate (_raw_scores)
+        return X @ self.w_ + self.intercept_[0]      # under the base's errstate (_raw_scores)
 
     # -- one dense row: a typed round on the live state (OAM, SOLAM, AdaOAM) ---------------
     def _typed_row(self, x):
@@ -127,12 +129,12 @@ class _LinearBaseline(BaseOnlineAUC):
     def score_one(self, x):
         d = self.__dict__
         with _model_lock(d):
-            if (d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray
+            if (d.get("_params_ok") and "w_" in d and type(x) is np.ndarray
                     and x.ndim == 1 and x.dtype == np.float64
                     and x.shape[0] == d["n_features_in_"]):
                 # a NaN or inf in x (or an overflow) makes f non-finite: the general path
                 # then raises the error that names it
-                f = float(np.dot(x, d["coef_"])) + d["intercept_"]
+                f = float(np.dot(x, d["w_"])) + float(d["intercept_"][0])
                 if math.isfinite(f):
                     return f
             return super().score_one(x)
@@ -157,9 +159,13 @@ class Perceptron(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w after the last round.
-    intercept_ : float
+    coef_ : ndarray of shape (1, n_features)
+        The weights w after the last round, shaped as in scikit-learn's binary linear
+        classifiers: a view of ``w_`` (writes go through; assigning an array of shape
+        (1, n_features) or (n_features,) replaces the weights).
+    w_ : ndarray of shape (n_features,)
+        The same weights, the 1-D state array the typed pass updates in place.
+    intercept_ : ndarray of shape (1,)
         Always 0 (the perceptron of the paper has no bias).
     t_, n_seen_ : int
         Rounds played (instances seen) since ``fit`` or the first ``partial_fit``.
@@ -171,7 +177,8 @@ class Perceptron(_LinearBaseline):
     Notes
     -----
     Equal to ``sklearn.linear_model.Perceptron(fit_intercept=False, shuffle=False,
-    max_iter=1, tol=None)`` on the same rows (tested). Cost per round O(p), memory O(p);
+    max_iter=1, tol=None)`` on the same rows
+    (tests/test_baselines.py::test_perceptron_equals_sklearn). Cost per round O(p), memory O(p);
     O(nnz(x_t)) per round on sparse rows.
 
     References
@@ -185,10 +192,10 @@ class Perceptron(_LinearBaseline):
     >>> from sosl import Perceptron
     >>> X = np.array([[1.0, 0.5], [-1.0, -0.2], [0.8, 0.1], [-0.6, -0.9]])
     >>> Perceptron().fit(X, [1, 0, 1, 0]).coef_
-    array([1. , 0.5])
+    array([[1. , 0.5]])
     """
 
-    _state_names = ("coef_", "intercept_")
+    _state_names = ("w_", "intercept_")
     _parameter_constraints: dict = dict(_COMMON)
     _sparse_input = True
 
@@ -197,14 +204,14 @@ class Perceptron(_LinearBaseline):
         self.random_state = random_state
 
     def _init_state(self, n_features):
-        return {"coef_": np.zeros(n_features), "intercept_": 0.0}
+        return {"w_": np.zeros(n_features), "intercept_": np.zeros(1)}
 
     def _pass(self, state, X, s, order):
         if sp.issparse(X):
             state["t_"] = _baselines.perceptron_pass_csr(X.data, X.indices, X.indptr, s, order,
-                                                         state["coef_"], state["t_"])
+                                                         state["w_"], state["t_"])
         else:
-            state["t_"] = _baselines.perceptron_pass(X, s, order, state["coef_"], state["t_"])
+            state["t_"] = _baselines.perceptron_pass(X, s, order, state["w_"], state["t_"])
 
 
 class PAI(_LinearBaseline):
@@ -226,9 +233,10 @@ class PAI(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w after the last round.
-    intercept_ : float
+    coef_, w_ : ndarray of shape (1, n_features), (n_features,)
+        The weights w after the last round (``coef_`` a view of ``w_``, as in
+        :class:`Perceptron`).
+    intercept_ : ndarray of shape (1,)
         Always 0 (no bias, as in the paper's baseline).
     t_, n_seen_, classes_, n_features_in_
         As in :class:`Perceptron`.
@@ -238,7 +246,8 @@ class PAI(_LinearBaseline):
     A row with ``x_t = 0`` gives no direction and is skipped (as scikit-learn does).
     Equal to scikit-learn's PA-I (``SGDClassifier(loss='hinge', penalty=None,
     learning_rate='pa1', eta0=C, fit_intercept=False, shuffle=False, max_iter=1)``) on
-    the same rows (tested). Cost per round O(p), memory O(p); O(nnz(x_t)) per round on
+    the same rows (tests/test_baselines.py::test_pai_equals_sklearn_pa1). Cost per round
+    O(p), memory O(p); O(nnz(x_t)) per round on
     sparse rows.
 
     References
@@ -252,10 +261,10 @@ class PAI(_LinearBaseline):
     >>> from sosl import PAI
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
     >>> PAI(C=0.5).fit(X, [1, 0]).coef_
-    array([ 0.5, -0.5])
+    array([[ 0.5, -0.5]])
     """
 
-    _state_names = ("coef_", "intercept_")
+    _state_names = ("w_", "intercept_")
     _parameter_constraints: dict = {**_COMMON, "C": [_POSITIVE]}
     _sparse_input = True
 
@@ -265,14 +274,14 @@ class PAI(_LinearBaseline):
         self.random_state = random_state
 
     def _init_state(self, n_features):
-        return {"coef_": np.zeros(n_features), "intercept_": 0.0}
+        return {"w_": np.zeros(n_features), "intercept_": np.zeros(1)}
 
     def _pass(self, state, X, s, order):
         if sp.issparse(X):
             state["t_"] = _baselines.pa1_pass_csr(X.data, X.indices, X.indptr, s, order,
-                                                  state["coef_"], state["t_"], float(self.C))
+                                                  state["w_"], state["t_"], float(self.C))
         else:
-            state["t_"] = _baselines.pa1_pass(X, s, order, state["coef_"], state["t_"],
+            state["t_"] = _baselines.pa1_pass(X, s, order, state["w_"], state["t_"],
                                               float(self.C))
 
 
@@ -316,10 +325,11 @@ class OAM(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w after the last round.
-    intercept_ : float
-        ``-coef_ @ (mean(B^-) + mean(B^+)) / 2`` (0 until both buffers hold an
+    coef_, w_ : ndarray of shape (1, n_features), (n_features,)
+        The weights w after the last round (``coef_`` a view of ``w_``, as in
+        :class:`Perceptron`).
+    intercept_ : ndarray of shape (1,)
+        ``-w_ @ (mean(B^-) + mean(B^+)) / 2`` (0 until both buffers hold an
         instance): puts the ``predict`` threshold midway between the projected buffer
         means. AUC ignores it.
     buffers_ : ndarray of shape (2, buffer_size, n_features), or tuple of two sparse matrices
@@ -362,10 +372,11 @@ class OAM(_LinearBaseline):
     Sparse rows: the buffers keep the rows sparse and every difference ``x_t - x`` is
     formed on the union of the two rows' columns, so a round costs
     O(sum over the opposite buffer of nnz(x_t) + nnz(x)) and the buffers take
-    O(buffer_size x longest row) memory, independent of p; only ``coef_`` is p long. The
+    O(buffer_size x longest row) memory, independent of p; only ``w_`` is p long. The
     model equals the one learned from the same rows given dense (up to the order of the
-    sums, tested at rtol 1e-12). A call on such a model saves, for the case it fails, the
-    buffers and the entries of ``coef_`` the call can change (the columns of its rows
+    sums, tested at rtol 1e-12: tests/test_baselines.py::test_sparse_input_equals_dense).
+    A call on such a model saves, for the case it fails, the
+    buffers and the entries of ``w_`` the call can change (the columns of its rows
     and of the buffered rows), so ``learn_one`` does no O(p) work either.
 
     The storage is chosen by the first call and kept: later calls may mix dense and
@@ -389,7 +400,7 @@ class OAM(_LinearBaseline):
     True
     """
 
-    _COMMON_STATE = ("coef_", "intercept_", "buffer_fill_", "counts_", "rng_state_")
+    _COMMON_STATE = ("w_", "intercept_", "buffer_fill_", "counts_", "rng_state_")
     _DENSE_STORE = ("buffer_rows_",)
     _SPARSE_STORE = ("buffer_indices_", "buffer_values_", "buffer_nnz_")
     _parameter_constraints: dict = {
@@ -423,8 +434,8 @@ class OAM(_LinearBaseline):
         seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
                                                              dtype=np.int64)
         state = {
-            "coef_": np.zeros(n_features),
-            "intercept_": 0.0,
+            "w_": np.zeros(n_features),
+            "intercept_": np.zeros(1),
             "buffer_fill_": np.zeros(2, dtype=np.int64),
             "counts_": np.zeros(2, dtype=np.int64),
             "rng_state_": np.array([seed], dtype=np.uint64),
@@ -440,7 +451,7 @@ class OAM(_LinearBaseline):
         check_is_fitted(self, "classes_")
         if self.__dict__.get("buffer_values_") is None:
             return self.buffer_rows_
-        p = self.coef_.shape[0]
+        p = self.w_.shape[0]
         out = []
         for k in range(2):
             fill = int(self.buffer_fill_[k])
@@ -460,12 +471,12 @@ class OAM(_LinearBaseline):
             # w changes only on the columns of the call's rows and of the buffered rows
             Bi, Bn = self.buffer_indices_, self.buffer_nnz_
             used = np.arange(Bi.shape[2]) < Bn[..., None]
-            backup["coef_"] = np.concatenate([X.indices, Bi[used]])
+            backup["w_"] = np.concatenate([X.indices, Bi[used]])
         return backup
 
     def _pass(self, state, X, s, order):
         budget = self._layout_["buffer_size"]
-        p = state["coef_"].shape[0]
+        p = state["w_"].shape[0]
         if state.get("buffer_rows_") is None and state.get("buffer_values_") is None:
             if sp.issparse(X):
                 state["buffer_indices_"] = np.zeros((2, budget, 1), dtype=np.int32)
@@ -481,7 +492,7 @@ class OAM(_LinearBaseline):
                           else int(np.diff(X.indptr).max()))
             gradient = self._layout_["update"] == _OAM_UPDATES["gra"]
             state["t_"] = _baselines.oam_pass_csr(
-                X.data, X.indices, X.indptr, s, order, state["coef_"],
+                X.data, X.indices, X.indptr, s, order, state["w_"],
                 state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
                 *common, self._scratch(p) if gradient else np.zeros(0),
                 np.zeros(budget, dtype=np.uint8))
@@ -490,12 +501,12 @@ class OAM(_LinearBaseline):
                 common = common[:3] + (state["t_"],) + common[4:]
                 state["t_"] = _baselines.oam_pass(
                     X[rows].toarray(), np.ascontiguousarray(s[rows]),
-                    np.arange(rows.shape[0], dtype=np.intp), state["coef_"],
+                    np.arange(rows.shape[0], dtype=np.intp), state["w_"],
                     state["buffer_rows_"], *common, np.zeros(2 * p))
         else:
-            state["t_"] = _baselines.oam_pass(X, s, order, state["coef_"],
+            state["t_"] = _baselines.oam_pass(X, s, order, state["w_"],
                                               state["buffer_rows_"], *common, np.zeros(2 * p))
-        state["intercept_"] = self._threshold(state)
+        state["intercept_"] = np.array([self._threshold(state)])
 
     def _learn_one_in_place(self, x, s):
         """A dense row on a model with dense buffers: the typed round
@@ -513,12 +524,12 @@ class OAM(_LinearBaseline):
         act = d.get("_one_row_act")
         if act is None or act.shape[0] != B.shape[1]:
             act = d["_one_row_act"] = np.zeros(B.shape[1], dtype=np.uint8)
-        icpt = _baselines.oam_one(x, s, d["coef_"], B, d["buffer_fill_"], d["counts_"],
+        icpt = _baselines.oam_one(x, s, d["w_"], B, d["buffer_fill_"], d["counts_"],
                                   d["rng_state_"], float(self.C), d["_layout_"]["update"],
                                   self._one_row_scratch(4 * p), act)
         if icpt != icpt:
             return False
-        d["intercept_"] = icpt
+        d["intercept_"] = np.array([icpt])
         self._commit_one_row(pre, s)
         return True
 
@@ -566,7 +577,7 @@ class OAM(_LinearBaseline):
         fill = state["buffer_fill_"]
         if np.any(fill == 0):
             return 0.0
-        w = state["coef_"]
+        w = state["w_"]
         with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
             if state.get("buffer_values_") is None:
                 return -_baselines.oam_midpoint_dense(w, state["buffer_rows_"], fill)
@@ -602,9 +613,10 @@ class OLUBAUC(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w after the last round.
-    intercept_ : float
+    coef_, w_ : ndarray of shape (1, n_features), (n_features,)
+        The weights w after the last round (``coef_`` a view of ``w_``, as in
+        :class:`Perceptron`).
+    intercept_ : ndarray of shape (1,)
         ``-c``, minus the learned threshold (AUC ignores it).
     threshold_ : ndarray of shape (1,)
         The threshold c.
@@ -643,7 +655,7 @@ class OLUBAUC(_LinearBaseline):
     True
     """
 
-    _state_names = ("coef_", "intercept_", "threshold_", "counts_")
+    _state_names = ("w_", "intercept_", "threshold_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
     _sparse_input = True
 
@@ -663,19 +675,19 @@ class OLUBAUC(_LinearBaseline):
                                 else Schedule.STEP_CONSTANT)}
 
     def _init_state(self, n_features):
-        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+        return {"w_": np.zeros(n_features), "intercept_": np.zeros(1),
                 "threshold_": np.zeros(1), "counts_": np.zeros(2, dtype=np.int64)}
 
     def _pass(self, state, X, s, order):
         eta = 0.0 if self.eta is None else float(self.eta)
-        args = (state["coef_"], state["threshold_"], state["counts_"], state["t_"],
+        args = (state["w_"], state["threshold_"], state["counts_"], state["t_"],
                 float(self.lam), self._layout_["schedule"], eta)
         if sp.issparse(X):
             state["t_"] = _baselines.ubauc_pass_csr(X.data, X.indices, X.indptr, s, order,
                                                     *args)
         else:
             state["t_"] = _baselines.ubauc_pass(X, s, order, *args)
-        state["intercept_"] = float(-state["threshold_"][0])
+        state["intercept_"] = -state["threshold_"]
 
 
 class SOLAM(_LinearBaseline):
@@ -706,9 +718,11 @@ class SOLAM(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The averaged weights wbar (``v_avg_[:n_features]``) used to score.
-    intercept_ : float
+    coef_, w_ : ndarray of shape (1, n_features), (n_features,)
+        The averaged weights wbar (``v_avg_[:n_features]``) used to score (``coef_`` a
+        view of ``w_``, as in :class:`Perceptron`; the next round recomputes them from
+        ``v_avg_``).
+    intercept_ : ndarray of shape (1,)
         ``-(abar + bbar) / 2``, the midpoint of the averaged class score means a and b
         (AUC ignores it).
     v_ : ndarray of shape (n_features + 2,)
@@ -753,7 +767,7 @@ class SOLAM(_LinearBaseline):
     True
     """
 
-    _state_names = ("coef_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
+    _state_names = ("w_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _in_place_names = ("v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
     _sparse_input = True
@@ -765,7 +779,7 @@ class SOLAM(_LinearBaseline):
         self.random_state = random_state
 
     def _init_state(self, n_features):
-        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+        return {"w_": np.zeros(n_features), "intercept_": np.zeros(1),
                 "v_": np.zeros(n_features + 2), "v_avg_": np.zeros(n_features + 2),
                 "alpha_": np.zeros(2), "step_sum_": np.zeros(1),
                 "counts_": np.zeros(2, dtype=np.int64)}
@@ -779,14 +793,14 @@ class SOLAM(_LinearBaseline):
                                                     *args, np.empty(2 * p))
         else:
             state["t_"] = _baselines.solam_pass(X, s, order, *args)
-        state["coef_"] = state["v_avg_"][:p].copy()
-        state["intercept_"] = float(-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1]))
+        state["w_"] = state["v_avg_"][:p].copy()
+        state["intercept_"] = np.array([-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1])])
 
     def _learn_one_in_place(self, x, s):
         """A dense row: the typed round (:func:`sosl._core._baselines.solam_one`, the pass's
         body on one row) on the live state, which saves what it writes (O(p)) and restores
         it if a value is not finite (False is then returned: the general path reports it);
-        ``coef_`` is then updated in place. Bit for bit the general path's round. CSR rows
+        ``w_`` is then updated in place. Bit for bit the general path's round. CSR rows
         take the round on copies."""
         if not self._typed_row(x):
             return super()._learn_one_in_place(x, s)
@@ -799,8 +813,8 @@ class SOLAM(_LinearBaseline):
                                  self._one_row_scratch(4 * p + 7))
         if t < 0:
             return False
-        d["coef_"][:] = v_avg[:p]
-        d["intercept_"] = float(-0.5 * (v_avg[p] + v_avg[p + 1]))
+        d["w_"][:] = v_avg[:p]
+        d["intercept_"] = np.array([-0.5 * (v_avg[p] + v_avg[p + 1])])
         self._commit_one_row(pre, s, t)
         return True
 
@@ -836,10 +850,11 @@ class AdaOAM(_LinearBaseline):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w after the last round.
-    intercept_ : float
-        ``-coef_ @ (means_[0] + means_[1]) / 2`` (0 until both classes are seen); AUC
+    coef_, w_ : ndarray of shape (1, n_features), (n_features,)
+        The weights w after the last round (``coef_`` a view of ``w_``, as in
+        :class:`Perceptron`).
+    intercept_ : ndarray of shape (1,)
+        ``-w_ @ (means_[0] + means_[1]) / 2`` (0 until both classes are seen); AUC
         ignores it.
     means_ : ndarray of shape (2, n_features)
         Class means (row k for ``classes_[k]``).
@@ -876,7 +891,7 @@ class AdaOAM(_LinearBaseline):
     True
     """
 
-    _state_names = ("coef_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
+    _state_names = ("w_", "intercept_", "means_", "covariances_", "counts_", "grad_sq_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE],
                                     "delta": [_NON_NEGATIVE],
                                     "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
@@ -900,7 +915,7 @@ class AdaOAM(_LinearBaseline):
             "transactional copy",
             "Reduce the features, use a learner with O(p) state (sosl.SketchedOAUCM, "
             "sosl.FTRLAUC, sosl.SOLAM), or raise max_memory (bytes).")
-        return {"coef_": np.zeros(n_features), "intercept_": 0.0,
+        return {"w_": np.zeros(n_features), "intercept_": np.zeros(1),
                 "means_": np.zeros((2, n_features)),
                 "covariances_": np.zeros((2, n_features, n_features)),
                 "counts_": np.zeros(2, dtype=np.int64), "grad_sq_": np.zeros(n_features)}
@@ -908,13 +923,14 @@ class AdaOAM(_LinearBaseline):
     def _pass(self, state, X, s, order):
         p = X.shape[1]
         state["t_"] = _baselines.adaoam_pass(
-            X, s, order, state["coef_"], state["means_"], state["covariances_"],
+            X, s, order, state["w_"], state["means_"], state["covariances_"],
             state["counts_"], state["grad_sq_"], state["t_"], float(self.lam),
             float(self.eta), float(self.delta), np.zeros(4 * p))
         if np.any(state["counts_"] == 0):
-            state["intercept_"] = 0.0
+            state["intercept_"] = np.zeros(1)
         else:                                    # non-finite: refused by the general path
-            state["intercept_"] = _baselines.adaoam_intercept(state["coef_"], state["means_"])
+            state["intercept_"] = np.array([_baselines.adaoam_intercept(state["w_"],
+                                                                    state["means_"])])
 
     def _learn_one_in_place(self, x, s):
         """A dense row: the typed round (:func:`sosl._core._baselines.adaoam_one`) on the
@@ -928,12 +944,12 @@ class AdaOAM(_LinearBaseline):
         d = self.__dict__
         p = x.shape[0]
         pre = self._raw_scores(x.reshape(1, p))
-        icpt = _baselines.adaoam_one(x, s, d["coef_"], d["means_"], d["covariances_"],
+        icpt = _baselines.adaoam_one(x, s, d["w_"], d["means_"], d["covariances_"],
                                      d["counts_"], d["grad_sq_"], float(self.lam),
                                      float(self.eta), float(self.delta),
                                      self._one_row_scratch(7 * p))
         if icpt != icpt:
             return False
-        d["intercept_"] = icpt
+        d["intercept_"] = np.array([icpt])
         self._commit_one_row(pre, s)
         return True

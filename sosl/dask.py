@@ -215,7 +215,7 @@ def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state)
             est.partial_fit(X, y)
             calib = _in_sample_calibration(est, X, _signs(y, template.classes))
         est.calibration_ = calib
-        out = {"t": int(est.t_), "coef": est.coef_.copy(), "calibration": calib,
+        out = {"t": int(est.t_), "coef": est.w_.copy(), "calibration": calib,
                "max_abs": float(est.max_abs_),
                "state": _state.get_state(est) if keep_state else None}
     out["cpu"] = time.thread_time() - t_start

@@ -1,14 +1,17 @@
 """FTRL-AUC: first-order online AUC maximization in O(k) per round on sparse rows."""
 
+import math
 from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
+from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
+from ._core._numeric import sigmoid_one
 
 __all__ = ["FTRLAUC"]
 
@@ -16,7 +19,7 @@ _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 _NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
 
 
-class FTRLAUC(BaseOnlineAUC):
+class FTRLAUC(LinearCoef, BaseOnlineAUC):
     """FTRL-AUC: the square-loss AUC saddle point solved by FTRL-Proximal, O(k) per round.
 
     The pairwise square loss of AUC, written as a saddle point in (w, a, b, alpha) whose
@@ -47,15 +50,20 @@ class FTRLAUC(BaseOnlineAUC):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The FTRL-Proximal weights after the last round.
-    intercept_ : float
+    coef_ : ndarray of shape (1, n_features)
+        The FTRL-Proximal weights after the last round, shaped as in scikit-learn's binary
+        linear classifiers: a view of ``w_`` (writes go through, and an assigned array of
+        shape (1, n_features) or (n_features,) is copied in; a round recomputes each
+        coordinate it touches from ``z_`` and ``sq_grad_``).
+    w_ : ndarray of shape (n_features,)
+        The same weights, the 1-D state array the typed pass updates in place.
+    intercept_ : ndarray of shape (1,)
         ``-(mean_scores_[0] + mean_scores_[1]) / 2`` once both classes are seen (else 0):
         the midpoint of the mean scores the two classes received online; serves
         ``predict`` only (AUC ignores it). No per-class feature sums are kept, so the
         state is three arrays of n_features.
     z_, sq_grad_ : ndarray of shape (n_features,)
-        FTRL state: accumulated linear term and sum of squared gradients. ``coef_``,
+        FTRL state: accumulated linear term and sum of squared gradients. ``w_``,
         ``z_`` and ``sq_grad_`` are the three columns of one (n_features, 3) array (strided
         views), so that a round reads and writes one cache line per stored entry.
     mean_scores_ : ndarray of shape (2,)
@@ -106,7 +114,7 @@ class FTRLAUC(BaseOnlineAUC):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
     }
-    _state_names = ("coef_", "z_", "sq_grad_", "counts_", "mean_scores_")
+    _state_names = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
 
     def __init__(self, gamma=0.1, beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None):
         self.gamma = gamma
@@ -119,7 +127,7 @@ class FTRLAUC(BaseOnlineAUC):
     def _init_state(self, n_features):
         wzn = np.zeros((n_features, 3))     # one row per coordinate: (w, z, n) in one line
         return {
-            "coef_": wzn[:, 0],
+            "w_": wzn[:, 0],
             "z_": wzn[:, 1],
             "sq_grad_": wzn[:, 2],
             "counts_": np.zeros(2, dtype=np.int64),
@@ -135,12 +143,12 @@ class FTRLAUC(BaseOnlineAUC):
         # save, hence the empty index arrays: no np.unique of the columns, no gather.
         if self.t_ == 0:
             return ()
-        return {"coef_": _NO_ENTRY, "z_": _NO_ENTRY, "sq_grad_": _NO_ENTRY}
+        return {"w_": _NO_ENTRY, "z_": _NO_ENTRY, "sq_grad_": _NO_ENTRY}
 
     @staticmethod
     def _wzn(state):
-        """The (p, 3) array whose columns are the state's coef_, z_, sq_grad_, or None."""
-        w = state["coef_"]
+        """The (p, 3) array whose columns are the state's w_, z_, sq_grad_, or None."""
+        w = state["w_"]
         wzn = w.base
         return wzn if _ftrl.columns_of(wzn, w, state["z_"], state["sq_grad_"]) else None
 
@@ -159,8 +167,8 @@ class FTRLAUC(BaseOnlineAUC):
         fitted = state["t_"] > 0
         undo = None
         if wzn is None or (fitted and X.nnz > wzn.shape[0]):
-            wzn = np.column_stack((state["coef_"], state["z_"], state["sq_grad_"]))
-            state["coef_"], state["z_"], state["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
+            wzn = np.column_stack((state["w_"], state["z_"], state["sq_grad_"]))
+            state["w_"], state["z_"], state["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
         elif fitted:
             undo = np.empty((X.nnz, 3))
         state["t_"], bad = _ftrl.ftrl_pass(
@@ -205,18 +213,69 @@ class FTRLAUC(BaseOnlineAUC):
         platt_steps(f, sign, d["calibration_"])
         return True
 
+    # -- one CSR row scored: the typed kernel on the live state, no re-validation -------------
+    def _one_row_score(self, x):
+        """The score of one row on the general path's kernel, or None when the model or
+        the row does not suit this path (the general path then runs and says why).
+
+        Taken only by a fitted model whose hyper-parameters are checked (``_params_ok``),
+        for a one-row CSR matrix of float64 values and int32 indices in canonical format
+        (sorted, no duplicates), of the model's width (scipy ensures every index lies in
+        it), while the state is one (p, 3) array: the kernel of ``decision_function`` on
+        that row, so the same bits. The values are not checked here: a NaN or an infinity
+        among them makes the score non-finite (the sum of the products then holds it),
+        and a non-finite score returns None, as does an overflow.
+        """
+        d = self.__dict__
+        if not (d.get("_params_ok") and "w_" in d and sp.issparse(x) and x.format == "csr"
+                and x.shape == (1, d["n_features_in_"]) and x.data.dtype == np.float64
+                and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
+                and x.has_canonical_format):
+            return None
+        wzn = self._wzn(d)
+        if wzn is None:
+            return None
+        f = float(_ftrl.ftrl_scores(x.data, x.indices, x.indptr, wzn, self._intercept())[0])
+        return f if math.isfinite(f) else None
+
+    def score_one(self, x):
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x)
+            return super().score_one(x) if f is None else f
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
+
+    def predict_proba_one(self, x):
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x)
+            if f is None:
+                return super().predict_proba_one(x)
+            p1 = sigmoid_one(d["calibration_"][0] * f)
+            negative, positive = d["_signs_"]         # the labels in classes_ order
+            return {negative: 1.0 - p1, positive: p1}
+
+    predict_proba_one.__doc__ = BaseOnlineAUC.predict_proba_one.__doc__
+
     def __setstate__(self, state):
-        # pickling stores coef_, z_ and sq_grad_ as three arrays: put them back into one
+        # pickling stores w_, z_ and sq_grad_ as three arrays: put them back into one
         # (p, 3) array at load time (O(p), as the load itself), not in the first call
         super().__setstate__(state)
         d = self.__dict__
         if "z_" in d and self._wzn(d) is None:
-            wzn = np.column_stack((d["coef_"], d["z_"], d["sq_grad_"]))
-            d["coef_"], d["z_"], d["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
+            wzn = np.column_stack((d["w_"], d["z_"], d["sq_grad_"]))
+            d["w_"], d["z_"], d["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
 
     @property
     def intercept_(self):
-        """Midpoint of the classes' online mean scores (0 until both classes are seen)."""
+        """Midpoint of the classes' online mean scores (0 until both classes are seen), as
+        an array of shape (1,)."""
+        return np.array([self._intercept()])
+
+    def _intercept(self):
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
         return float(-0.5 * (self.mean_scores_[0] + self.mean_scores_[1]))
@@ -226,5 +285,5 @@ class FTRLAUC(BaseOnlineAUC):
                 and X.indptr.dtype == np.int32):
             wzn = self._wzn(self.__dict__)
             if wzn is not None:                  # typed, O(nnz): the weights are strided
-                return _ftrl.ftrl_scores(X.data, X.indices, X.indptr, wzn, self.intercept_)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+                return _ftrl.ftrl_scores(X.data, X.indices, X.indptr, wzn, self._intercept())
+        return np.asarray(X @ self.w_).ravel() + self._intercept()

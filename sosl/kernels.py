@@ -1,4 +1,4 @@
-"""Kernel functions of the kernel learners (public view of :mod:`sosl._core._kfun_ref`).
+"""Kernel functions of the kernel learners (public view of :mod:`sosl._core._kparams`).
 
 Three kernels, named and parameterized as in scikit-learn's ``pairwise_kernels``:
 ``"linear"`` x . x', ``"gaussian"`` (alias ``"rbf"``) exp(-gamma ||x - x'||^2) and ``"poly"``
@@ -6,6 +6,7 @@ Three kernels, named and parameterized as in scikit-learn's ``pairwise_kernels``
 exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigma`).
 """
 
+from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,13 +15,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _canonical_csr
 from ._core import _kfun
-from ._core._kfun_ref import (
+from ._core._kparams import (
     KERNEL_CODES,
     budget_pair,
     gamma_from_sigma,
     kernel_code,
     kernel_diag,
     kernel_matrix,
+    kernel_spec,
     sigma_from_gamma,
     validate_kernel_params,
 )
@@ -53,6 +55,57 @@ def _gamma_scale(X):
     return 1.0 / (X.shape[1] * var)
 
 
+#: the layout keys every kernel learner has
+_LAYOUT_COMMON = ("kernel", "gamma", "gamma_scale", "degree", "coef0", "storage")
+
+
+def _frozen(self, *args, **kwargs):
+    raise TypeError("a frozen layout cannot be changed (build a new one)")
+
+
+@dataclass(frozen=True, eq=False)
+class _KernelLayout(dict):
+    """The frozen layout of a kernel learner (``_layout()`` / ``_layout_``).
+
+    The kernel and its parameters (they define the cached Gram matrices), the storage of
+    the support vectors, and the optional keys one learner uses (``extras`` names them):
+    ``budgets`` (N-, N+) in slot order (OKAUC-M/S: None for unbounded buffers; KOIL),
+    ``policy`` (KOIL's ``KoilPolicy`` code), ``budget_policy`` (OKAUC-M/S: "fifo" or
+    "komp"), ``schedule`` (the step-schedule code of OKAUC-M/S and POLK). Its fields are
+    also its read-only dict items (the common keys and the ``extras``): the base's layout
+    check, :mod:`sosl.state` and the one-row paths read it as they read the layouts of the
+    other learners and those of older pickles (plain dicts), at the cost of a dict lookup,
+    and two layouts compare equal when their items are. Built by
+    :meth:`_SparseStorage._kernel_layout`.
+    """
+
+    kernel: int
+    gamma: float
+    gamma_scale: bool
+    degree: float
+    coef0: float
+    storage: str
+    budgets: tuple | None = None
+    policy: int | None = None
+    budget_policy: str | None = None
+    schedule: int | None = None
+    extras: tuple = ()
+
+    def __post_init__(self):
+        dict.update(self, {k: getattr(self, k) for k in _LAYOUT_COMMON + self.extras})
+        object.__setattr__(self, "kernel_spec",
+                           kernel_spec(self.kernel, self.gamma, self.degree, self.coef0))
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _frozen
+    __ior__ = _frozen
+
+    def __reduce__(self):
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
+
+    def __repr__(self):
+        return dict.__repr__(self)
+
+
 class _SparseStorage:
     """Mixin of the kernel learners: the first call of a fit picks the support-vector storage.
 
@@ -64,7 +117,7 @@ class _SparseStorage:
     new fit starts (a failing call gets them back from its transaction).
     """
 
-    _storage_names = ()
+    _storage_names: tuple[str, ...] = ()
 
     @property
     def _sparse_input(self):
@@ -87,6 +140,14 @@ class _SparseStorage:
         if not hasattr(self, "classes_"):
             self._new_storage(X)
         super()._partial_fit(X, y, classes, sample_weight)
+
+    def _kernel_layout(self, **extras):
+        """The :class:`_KernelLayout` of the current hyper-parameters: the kernel (code,
+        numeric gamma, degree, coef0), the storage and the learner's ``extras``."""
+        return _KernelLayout(kernel=KERNEL_CODES[self.kernel], gamma=self._gamma(),
+                            gamma_scale=self.gamma == "scale", degree=float(self.degree),
+                            coef0=float(self.coef0), storage=self._storage(),
+                            extras=tuple(extras), **extras)
 
     def _gamma(self):
         """The numeric kernel width: ``gamma``, or for ``gamma="scale"`` the value frozen in
@@ -176,8 +237,8 @@ def _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0):
                              f"dual_coef {coef.shape} do not fit together")
         out = np.empty(X.shape[0])
         _kfun.kernel_decision_csr(X.data, X.indices, X.indptr, sv.data, sv.indices, sv.indptr,
-                                  coef, int(code), float(gamma), float(degree), float(coef0),
-                                  out, np.empty(sv.shape[0]))
+                                  coef, kernel_spec(code, gamma, degree, coef0), out,
+                                  np.empty(sv.shape[0]))
         return out
     X = np.ascontiguousarray(X, dtype=np.float64)
     sv = np.ascontiguousarray(support_vectors, dtype=np.float64)
@@ -185,6 +246,6 @@ def _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0):
         raise ValueError(f"kernel_expansion: X {X.shape}, support_vectors {sv.shape} and "
                          f"dual_coef {coef.shape} do not fit together")
     out = np.empty(X.shape[0])
-    _kfun.kernel_decision(X, sv, coef, int(code), float(gamma), float(degree), float(coef0),
-                          out, np.empty(sv.shape[0]))
+    _kfun.kernel_decision(X, sv, coef, kernel_spec(code, gamma, degree, coef0), out,
+                          np.empty(sv.shape[0]))
     return out

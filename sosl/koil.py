@@ -1,6 +1,7 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al.), the kernel
 baseline of the second-order learners."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,8 +10,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
 from ._core import _koil
+from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
 from .kernels import (
     KERNEL_CONSTRAINTS,
     _slots_to_csr,
@@ -21,19 +23,23 @@ from .kernels import (
 
 __all__ = ["KOIL"]
 
-_POLICIES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
+#: ``policy`` name -> ``KoilPolicy`` code of the pass
+_POLICY_CODES = {"rs++": int(KoilPolicy.POLICY_RS), "fifo++": int(KoilPolicy.POLICY_FIFO)}
 
 
 def _philox_uniforms(seed, t0, m):
     """Uniforms of rounds t0+1..t0+m: round t uses Philox block t of key ``seed``.
 
     Four doubles per block, two used; the stream is the same whatever the chunking of
-    the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks.
+    the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks. They are
+    those of ``numpy.random.Philox(key=seed)`` advanced by t0 blocks, computed by the typed
+    :func:`sosl._core._koil.philox_uniforms` (tested equal): building a ``Philox`` draws OS
+    entropy for a seed it then ignores, the cost of a one-row call.
     """
-    bitgen = np.random.Philox(key=seed)
-    bitgen.advance(t0)
-    return np.random.Generator(bitgen).random(4 * m).reshape(m, 4)[:, :2].copy()
+    return _koil.philox_uniforms(seed, t0, m)
 
+
+_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
 #: the state arrays of the slots of either storage (the rest is shared)
 _DENSE_SLOTS = ("buffer_",)
@@ -42,7 +48,7 @@ _SHARED = ("alpha_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_", "f
            "seed_", "intercept_")
 
 
-class KOIL(_SparseStorage, BaseOnlineAUC):
+class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """KOIL: online kernel AUC maximization with two fixed-budget support-vector buffers.
 
     f = sum_i alpha_i k(x_i, .) over a positive and a negative buffer. At round t the
@@ -150,7 +156,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     features, and ``support_vectors_`` is a ``scipy.sparse.csr_matrix``. Later dense
     input to such a model is converted to CSR; a model fitted dense densifies later
     sparse input a block of rows at a time. Both give the model fitted on the same rows
-    in the other format, to rounding (tested at rtol 1e-12).
+    in the other format, to rounding (tested at rtol 1e-12:
+    tests/test_koil.py::test_sparse_fitted_model_equals_dense_fitted).
 
     Per round: O((N+ + N-) p) kernel evaluations for x_t and O(k (N+ + N-)) to keep f on
     the buffers up to date through the cached Gram matrix (the authors' code re-evaluates
@@ -176,7 +183,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     (True, True)
     """
 
-    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+    _one_row_by_copy = True       # learn_one on sparse slots: the pass on copies
 
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
@@ -205,7 +212,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         "C": [Interval(Real, 0, None, closed="neither")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "budget": [Interval(Integral, 1, None, closed="left"), tuple, list],
-        "policy": [StrOptions(set(_POLICIES))],
+        "policy": [StrOptions(set(_POLICY_CODES))],
         **KERNEL_CONSTRAINTS,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -218,11 +225,8 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Budgets (N-, N+) in slot order, buffer policy, kernel and its parameters (they
         define the cached Gram matrix and scores)."""
-        return {"budgets": budget_pair(self.budget), "policy": _POLICIES[self.policy],
-                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "storage": self._storage()}
+        return self._kernel_layout(budgets=budget_pair(self.budget),
+                                   policy=_POLICY_CODES[self.policy])
 
     # -- state ---------------------------------------------------------------------------
     def _init_state(self, n_features):
@@ -246,10 +250,12 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             "intercept_": 0.0,
         }
 
-    def _pass_args(self, state, X, s, order, lay):
+    def _pass_args(self, state, X, s, order, lay, U=None):
         """Arguments of ``koil_pass`` (dense state) or ``koil_pass_csr`` (sparse slots; X
-        then CSR) for the layout ``lay`` (shared with the tests)."""
-        U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
+        then CSR) for the layout ``lay`` (shared with the tests); ``U``: the uniforms of
+        the rounds, when the caller has drawn them already."""
+        if U is None:
+            U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
         k_nn = int(self.n_neighbors)
         work = np.zeros(2 * state["alpha_"].shape[0] + 2 * k_nn)
         if "buffer_" in state:
@@ -261,7 +267,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
                        state["buffer_scores_"], state["n_buffer_"], state["n_class_seen_"],
                        state["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
                        state["t_"], float(self.eta), float(self.C), k_nn, lay["policy"],
-                       lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], work)
+                       layout_kernel_spec(lay), work)
 
     def _run_pass(self, state, X, s, order):
         lay = self._layout_
@@ -282,20 +288,119 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             raise FloatingPointError(message)
         state["intercept_"] = self._midpoint(state, lay)
 
+    # -- one row at a time: the pass in place on the live buffers -----------------------
+    def _stepper(self):
+        """The typed one-row path (``_koil.Stepper``) bound to the current buffers."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is not None:
+            a = st.arrays
+            if (a[0] is d["buffer_"] and a[1] is d["alpha_"] and a[2] is d["gram_"]
+                    and a[3] is d["buffer_scores_"] and a[4] is d["n_buffer_"]
+                    and a[5] is d["n_class_seen_"] and a[6] is d["fifo_head_"]
+                    and a[7] is d["calibration_"]):
+                return st
+        lay = d["_layout_"]
+        st = _koil.Stepper(d["buffer_"], d["alpha_"], d["gram_"], d["buffer_scores_"],
+                           d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"],
+                           np.array(lay["budgets"], dtype=np.int64), float(self.eta),
+                           float(self.C), int(self.n_neighbors), lay["policy"],
+                           layout_kernel_spec(lay), d["calibration_"])
+        d["_stepper_"] = st
+        return st
+
+    def _learn_one_in_place(self, x, s):
+        """Round t of KOIL on one row: the typed ``_koil.Stepper`` on a dense row once the
+        filled slots are adjacent, else :meth:`_learn_one_live` (dense) or the pass on
+        copies (sparse slots); each equals ``partial_fit`` on the row bit for bit."""
+        d = self.__dict__
+        lay = d["_layout_"]
+        if lay.get("storage") == "csr":
+            return self._learn_one_by_copy(x, s)      # sparse slots: the pass on copies
+        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.flags.c_contiguous):
+            t = d["t_"] + 1
+            b = self._stepper().step(x, s, t, d["seed_"], d["intercept_"])
+            if b == b:                                  # NaN: the state as it was
+                d["t_"] = t
+                d["n_seen_"] += 1
+                d["intercept_"] = b
+                return True
+        return self._learn_one_live(x, s)
+
+    def _learn_one_live(self, x, s):
+        """Round t of KOIL on one dense row, on the model's own buffers.
+
+        The round writes the weights, the cached scores and the counters (O(B), copied
+        first) and, in the Gram matrix and the buffer, at most the slot the row can go to:
+        its class's next free slot, else its FIFO++ head or the slot RS++ draws from the
+        round's uniforms (drawn once, here, and handed to the pass); that slot's row is
+        saved (the Gram cache is kept symmetric: its column is that row). A kernel
+        overflow the pass reports, or anything non-finite after it, restores all of it and
+        returns False: the general path then reports the problem on the unchanged model.
+        The pre-score for the Platt scaling, the pass, the intercept and the Platt step
+        are those of the general path, so the result equals ``partial_fit`` on the row bit
+        for bit (tested).
+        """
+        d = self.__dict__
+        lay = d["_layout_"]
+        p = d["n_features_in_"]
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.shape[0] == p and x.flags.c_contiguous and _finite_array(x)):
+            return False
+        X = x.reshape(1, p)
+        pre = self._raw_scores(X)
+        budgets = lay["budgets"]
+        c = 1 if s > 0 else 0
+        alpha, f, gram, buf = d["alpha_"], d["buffer_scores_"], d["gram_"], d["buffer_"]
+        n_buf, n_seen, head = d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"]
+        U = _philox_uniforms(d["seed_"], d["t_"], 1)
+        j = (0 if c == 0 else budgets[0]) + (
+            int(n_buf[c]) if n_buf[c] < budgets[c]
+            else int(U[0, 1] * budgets[c]) if lay["policy"] == _POLICY_CODES["rs++"]
+            else int(head[c]))
+        saved = (alpha.copy(), f.copy(), gram[j].copy(), buf[j].copy(), n_buf.copy(),
+                 n_seen.copy(), head.copy(), d["t_"], d["intercept_"])
+        sign = np.array([s])
+        ok = False
+        try:
+            t = _koil.koil_pass(*self._pass_args(d, X, sign, _ONE_ROW, lay, U))
+            ok = _finite_array(alpha) and _finite_array(f) and _finite_array(gram[j])
+        except FloatingPointError:
+            pass
+        finally:
+            if not ok:
+                alpha[:], f[:], gram[j], buf[j], n_buf[:], n_seen[:], head[:] = saved[:7]
+                gram[:, j] = saved[2]
+                d["t_"], d["intercept_"] = saved[7], saved[8]
+        if not ok:
+            return False
+        d["t_"] = t
+        d["intercept_"] = self._midpoint(d, lay)
+        d["n_seen_"] += 1
+        if math.isfinite(pre[0]):
+            platt_steps(pre, sign, d["calibration_"])
+        return True
+
     @staticmethod
     def _midpoint(state, lay):
         """-(mean f on B- + mean f on B+)/2 from the cached scores (0 until both are filled)."""
-        n = state["n_buffer_"]
-        if np.any(n == 0):
-            return 0.0
-        off = lay["budgets"][0]
-        f = state["buffer_scores_"]
-        return float(-0.5 * (f[:n[0]].mean() + f[off:off + n[1]].mean()))
+        return _koil.koil_midpoint(state["buffer_scores_"], state["n_buffer_"],
+                                   lay["budgets"][0])
 
     def _filled(self):
         n = self.n_buffer_
         off = self._layout_["budgets"][0]
         return np.concatenate([np.arange(n[0]), np.arange(off, off + n[1])])
+
+    def _filled_rows(self):
+        """The filled slots as a slice when they are adjacent (the negative buffer full or
+        the positive one empty: a view, no copy), else as an index array."""
+        n = self.n_buffer_
+        off = self._layout_["budgets"][0]
+        if n[0] == off or n[1] == 0:
+            return slice(0, int(n[0] + n[1]) if n[0] == off else int(n[0]))
+        return self._filled()
 
     @property
     def support_vectors_(self):
@@ -311,8 +416,12 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         return self.alpha_[self._filled()]
 
     def _decision(self, X):
-        sv = self.support_vectors_
+        if self._layout_.get("storage") != "csr":
+            rows = self._filled_rows()          # the filled slots in order, as a view if it can
+            sv, coef = self.buffer_[rows], self.alpha_[rows]
+        else:
+            sv, coef = self.support_vectors_, self.dual_coef_
         out = np.full(X.shape[0], self.intercept_)
         if sv.shape[0] == 0:
             return out
-        return out + layout_expansion(X, sv, self.dual_coef_, self._layout_)
+        return out + layout_expansion(X, sv, coef, self._layout_)

@@ -13,7 +13,7 @@ it serves POLK (:class:`sosl.POLK`) and any learner that compresses a kernel exp
 (``OKAUCM(budget_policy="komp")``).
 """
 
+from ._core._komp_np import komp_error, komp_prune_bruteforce, single_thread_blas
 from ._core._komp_prune import komp_prune
-from ._core._komp_ref import komp_error, komp_prune_bruteforce, single_thread_blas
 
 __all__ = ["komp_prune", "komp_error", "komp_prune_bruteforce", "single_thread_blas"]

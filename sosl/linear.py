@@ -10,9 +10,11 @@ from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
+from ._coef import LinearCoef
 from ._core import _linear
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule
+from ._core._losses import loss_constants
 from .exceptions import UnscaledInputWarning
 
 __all__ = ["OAUCM", "OAUCS"]
@@ -71,13 +73,13 @@ def state_bytes(n_features):
     return 2 * (2 * 8 * n_features * n_features) + 64 * n_features
 
 
-class _LinearSOSL(BaseOnlineAUC):
+class _LinearSOSL(LinearCoef, BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
 
     _loss = int(Loss.LOSS_M)
     _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
     _pass_checks_finite = True    # the kernel reports the first non-finite row
-    _state_names = ("coef_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
+    _state_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
@@ -106,7 +108,7 @@ class _LinearSOSL(BaseOnlineAUC):
             "each covariance, O(r p) memory), reduce the features, or raise max_memory "
             "(bytes).")
         return {
-            "coef_": np.zeros(n_features),
+            "w_": np.zeros(n_features),
             "means_": np.zeros((2, n_features)),
             "scatter_": np.zeros((2, n_features, n_features)),
             "scales_": np.ones(2),
@@ -130,37 +132,32 @@ class _LinearSOSL(BaseOnlineAUC):
         so no product it forms exceeds |Sigma_ij w_j| term by term: the unscaled C w,
         up to 1e150 times larger under forgetting, is never computed (it overflowed where
         Sigma w was finite, and NaN weights were committed). The weights obey
-        w' = (1 - eta_t lam) w - eta_t g with ||g|| <= G; for psi_M, |d_mu| <= 1 and
-        ||Sigma w|| / (2 A) <= sqrt(||Sigma||) / 2 give G <= 3 R sqrt(p) whenever
-        eta_t lam <= 2; for psi_S with a constant step, eta (lam + 10 R^2 p) <= 2 makes
-        the linear part a contraction and G <= 4 R sqrt(p). Then, over a batch of m rows,
-        ||w|| <= W = ||w_0|| + m eta_max G, and if 2 R sqrt(p) W <= 1e150 no intermediate
-        (w.a, w' Sigma w, the gradient) can overflow. Under these conditions the
-        covariances are updated in place; the O(p) arrays are always copied.
+        w' = (1 - eta_t lam) w - eta_t g(w), where the loss's gradient splits as
+        g(w) = g0 + M w with ||g0|| <= G R sqrt(p) and 0 <= M <= H R^2 p; the loss home
+        (``_losses.pxd``, read through ``loss_constants``) states G and H per loss (psi_M:
+        G = 3, H = 0; psi_S: G = 4, H = 10). If eta_max (lam + H R^2 p) <= 2 the step
+        contracts the linear part and ||w'|| <= ||w|| + eta_t G R sqrt(p). Then, over a
+        batch of m rows, ||w|| <= W = ||w_0|| + m eta_max G R sqrt(p), and if
+        2 R sqrt(p) W <= 1e150 no intermediate (w.a, w' Sigma w, the gradient) can
+        overflow. Under these conditions the covariances are updated in place; the O(p)
+        arrays are always copied.
         """
         p = X.shape[1]
         R = max(self.max_abs_, _max_abs(X))
         if R > _SAFE_ABS:
             return self._state_names
         lam = float(self.lam)
-        if self.eta is None:
-            eta_max = 1.0 / (lam * (self.t_ + 1))
-            contraction = True                                  # eta_t lam = 1 / t <= 1
-        else:
-            eta_max = float(self.eta)
-            if self._loss == int(Loss.LOSS_M):
-                contraction = eta_max * lam <= 2.0
-            else:
-                contraction = eta_max * (lam + 10.0 * R * R * p) <= 2.0
-        if not contraction:
+        eta_max = 1.0 / (lam * (self.t_ + 1)) if self.eta is None else float(self.eta)
+        _, G_factor, H_factor = loss_constants(self._loss)
+        if not eta_max * (lam + H_factor * R * R * p) <= 2.0:    # no contraction
             return self._state_names
         root_p = math.sqrt(p)
-        G = (3.0 if self._loss == int(Loss.LOSS_M) else 4.0) * R * root_p
+        G = G_factor * R * root_p
         # BLAS dnrm2 scales as it sums: no overflow, no floating-point warning
-        W = float(dnrm2(self.coef_)) + X.shape[0] * eta_max * G
+        W = float(dnrm2(self.w_)) + X.shape[0] * eta_max * G
         if not 2.0 * R * root_p * W <= _SAFE_MARGIN:
             return self._state_names
-        return ("coef_", "means_", "scales_", "weights_", "counts_")
+        return ("w_", "means_", "scales_", "weights_", "counts_")
 
     _weighted = True
 
@@ -170,7 +167,7 @@ class _LinearSOSL(BaseOnlineAUC):
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
         with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
             state["t_"] = _linear.linear_pass(
-                X, s, order, state["coef_"], state["means_"], state["scatter_"],
+                X, s, order, state["w_"], state["means_"], state["scatter_"],
                 state["scales_"], state["weights_"], state["counts_"], state["t_"],
                 float(self.lam), 0.0 if self.eta is None else float(self.eta),
                 self._schedule(), self._loss, float(self.forgetting), BLAS_MIN_P,
@@ -188,12 +185,8 @@ class _LinearSOSL(BaseOnlineAUC):
         if st is None:
             lam = float(self.lam)
             eta = 0.0 if self.eta is None else float(self.eta)
-            if self._loss == int(Loss.LOSS_M):
-                contraction = self.eta is None or eta * lam <= 2.0
-                G_factor = 3.0 if contraction else -1.0
-            else:
-                G_factor = 4.0                   # the stepper checks the contraction itself
-            st = _linear.Stepper(self.coef_, self.means_, self.scatter_, self.scales_,
+            G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
+            st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
                                  self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
                                  _SAFE_MARGIN, G_factor, self.calibration_)
@@ -231,7 +224,7 @@ class _LinearSOSL(BaseOnlineAUC):
         # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
         if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
-                and X.shape[0] == 1 and "coef_" in d
+                and X.shape[0] == 1 and "w_" in d
                 and X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]
                 and not self.shuffle and d.get("_params_ok")
                 and (classes is None or _same_labels(classes, d["classes_"]))):
@@ -248,7 +241,7 @@ class _LinearSOSL(BaseOnlineAUC):
         with _model_lock(d):
             # finite input gives a finite score here, except for overflow, which the
             # check sees
-            if d.get("_params_ok") and "coef_" in d and type(x) is np.ndarray:
+            if d.get("_params_ok") and "w_" in d and type(x) is np.ndarray:
                 f = self._stepper().score(x)
                 if f == f and abs(f) != np.inf:
                     return f
@@ -270,24 +263,28 @@ class _LinearSOSL(BaseOnlineAUC):
 
     @property
     def intercept_(self):
-        """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both are seen).
+        """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both are
+        seen), as an array of shape (1,).
 
         AUC ignores any offset; this one only serves ``predict``. With both class means
         kept, their projected midpoint is the natural cut between the two classes.
         """
+        return np.array([self._intercept()])
+
+    def _intercept(self):
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
-        return float(-0.5 * self.coef_ @ (self.means_[0] + self.means_[1]))
+        return float(-0.5 * self.w_ @ (self.means_[0] + self.means_[1]))
 
     _decision_warns = False        # validated rows reach the typed decision_rows
 
     def _decision(self, X):
         if type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous:
             out = np.empty(X.shape[0])
-            _linear.decision_rows(X, self.coef_, self.means_, self.counts_, out)
+            _linear.decision_rows(X, self.w_, self.means_, self.counts_, out)
             return out
         with np.errstate(over="ignore", invalid="ignore"):
-            return X @ self.coef_ + self.intercept_
+            return X @ self.w_ + self._intercept()
 
 
 class OAUCM(_LinearSOSL):
@@ -328,10 +325,15 @@ class OAUCM(_LinearSOSL):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights w_{t+1} after the last round.
-    intercept_ : float
-        ``-coef_ @ (means_[0] + means_[1]) / 2``: puts the decision threshold of
+    coef_ : ndarray of shape (1, n_features)
+        The weights w_{t+1} after the last round, as scikit-learn's binary linear
+        classifiers shape them: a view of ``w_`` (writes go through; assigning an array of
+        shape (1, n_features) or (n_features,) replaces the weights).
+    w_ : ndarray of shape (n_features,)
+        The same weights as the 1-D state array the typed passes update in place (the
+        name :mod:`sosl.state` and the merges use).
+    intercept_ : ndarray of shape (1,)
+        ``-w_ @ (means_[0] + means_[1]) / 2``: puts the decision threshold of
         ``predict`` at the midpoint of the projected class means (AUC ignores it).
     means_ : ndarray of shape (2, n_features)
         Class means of all instances seen (row k for ``classes_[k]``).
@@ -430,7 +432,8 @@ class OAUCS(_LinearSOSL):
 
     Attributes
     ----------
-    coef_, intercept_, means_, covariances_, counts_, t_, n_seen_, classes_, n_features_in_
+    coef_, w_, intercept_, means_, covariances_, counts_, t_, n_seen_, classes_, \
+n_features_in_
         As in :class:`OAUCM`.
 
     References
@@ -445,7 +448,7 @@ class OAUCS(_LinearSOSL):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
     >>> OAUCS(lam=0.01, eta=0.01).fit(X, y).coef_.shape
-    (3,)
+    (1, 3)
     """
 
     _loss = int(Loss.LOSS_S)

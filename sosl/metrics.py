@@ -16,12 +16,21 @@ river and scikit-learn):
   of every pair seen / of the last ``window`` pairs.
 """
 
+from __future__ import annotations
+
 import math
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._core import _auc
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
 
 __all__ = ["RollingAUC", "RollingAveragePrecision", "StreamingAUC",
            "StreamingAveragePrecision", "auc", "average_precision", "partial_auc"]
@@ -89,7 +98,8 @@ def _check_max_fpr(max_fpr):
     return float(max_fpr)
 
 
-def auc(y_true, y_score, *, pos_label=None, sample_weight=None):
+def auc(y_true: ArrayLike, y_score: ArrayLike, *, pos_label: Any = None,
+        sample_weight: ArrayLike | None = None) -> float:
     """Area under the ROC curve, exactly, in O(n log n).
 
     AUC = P(score of a positive > score of a negative) + P(tie) / 2 over (positive,
@@ -132,7 +142,8 @@ def auc(y_true, y_score, *, pos_label=None, sample_weight=None):
     return float(u / (p.sum() * q.sum()))
 
 
-def partial_auc(y_true, y_score, max_fpr, *, sample_weight=None, pos_label=None):
+def partial_auc(y_true: ArrayLike, y_score: ArrayLike, max_fpr: float, *,
+                sample_weight: ArrayLike | None = None, pos_label: Any = None) -> float:
     """Standardized area under the ROC curve up to a false-positive rate, in O(n log n).
 
     The area ``pa`` under the ROC curve (straight segments across tied scores) for
@@ -189,7 +200,8 @@ def partial_auc(y_true, y_score, max_fpr, *, sample_weight=None, pos_label=None)
     return float(0.5 * (1 + (pa - m * m / 2) / (m - m * m / 2)))
 
 
-def average_precision(y_true, y_score, *, sample_weight=None, pos_label=None):
+def average_precision(y_true: ArrayLike, y_score: ArrayLike, *,
+                      sample_weight: ArrayLike | None = None, pos_label: Any = None) -> float:
     """Average precision: the precision at each positive's threshold, averaged, O(n log n).
 
     ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct scores in decreasing order, with
@@ -266,6 +278,10 @@ class _RankingMetric:
     """
 
     _rolling = False
+    _core: Any
+    _value: Any
+    pos_label: Any
+    _compute: Callable[[], float]
 
     def _positive(self, label):
         if label is True or label is False:
@@ -285,7 +301,7 @@ class _RankingMetric:
             return False
         raise _not_a_flag(label)
 
-    def update(self, y_true, y_score):
+    def update(self, y_true: Any, y_score: float) -> Self:
         """Add one (label, score) pair.
 
         Parameters
@@ -313,7 +329,7 @@ class _RankingMetric:
         self._value = None
         return self
 
-    def revert(self, y_true, y_score):
+    def revert(self, y_true: Any, y_score: float) -> Self:
         """Remove one pair added before (river's ``revert``); expected O(log n).
 
         Parameters
@@ -347,7 +363,7 @@ class _RankingMetric:
         self._value = None
         return self
 
-    def update_many(self, y_true, y_score):
+    def update_many(self, y_true: ArrayLike, y_score: ArrayLike) -> Self:
         """Add the pairs ``(y_true[i], y_score[i])`` in order (one vectorized validation).
 
         Parameters
@@ -384,7 +400,7 @@ class _RankingMetric:
         self._value = None
         return self
 
-    def get(self):
+    def get(self) -> float:
         """The current value; NaN while it is undefined (see the class notes).
 
         Returns
@@ -396,12 +412,12 @@ class _RankingMetric:
         return self._value
 
     @property
-    def n_pos(self):
+    def n_pos(self) -> int:
         """Number of positives held."""
         return self._core.n_pos
 
     @property
-    def n_neg(self):
+    def n_neg(self) -> int:
         """Number of negatives held."""
         return self._core.n_neg
 

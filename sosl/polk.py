@@ -8,8 +8,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._core._kfun_ref import KERNEL_CODES
-from ._core._polk_driver import polk_run
+from ._core._kparams import layout_kernel_spec, step_spec
+from ._core._polk_driver import polk_run, polk_spec
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -24,7 +24,7 @@ _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
 
 
-class POLK(_SparseStorage, BaseOnlineAUC):
+class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """POLK: kernel functional SGD with sparse KOMP projections in function space.
 
     Minimizes the regularized expected risk over a reproducing kernel Hilbert space,
@@ -103,7 +103,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     Gram matrix of the dictionary from round to round (bordered with the new instance,
     downdated at each removal) instead of factorizing the (M+1) x (M+1) Gram matrix every
     round as the NumPy reference :mod:`sosl._core._polk_ref` does (O(M^3)); both give the
-    same dictionaries and weights to rounding (tested). Rounds where an atom is
+    same dictionaries and weights to rounding
+    (tests/test_polk.py::test_fast_pass_equals_reference). Rounds where an atom is
     numerically in the span of the others (e.g. a repeated instance) are played by the
     rank-revealing typed KOMP on the recomputed Gram matrix, which then costs O(M^3), as
     do the occasional rebuilds of the inverse from a fresh factorization (when its drift
@@ -118,7 +119,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     so a round costs O(M (nnz(x_t) + L) + M^2) and the model holds nothing of length
     n_features. Later dense input to such a model is converted to CSR; a model fitted
     dense densifies later sparse input a block of rows at a time. Both give the model
-    fitted on the same rows in the other format, to rounding (tested at rtol 1e-12).
+    fitted on the same rows in the other format, to rounding (tested at rtol 1e-12:
+    tests/test_polk.py::test_sparse_fit_equals_dense_fit_in_chunks_and_pickled).
     Departures: see :mod:`sosl.komp` for the numerical-rank guard of the projection; the
     diminishing step is eta / (1 + lam eta t), a concrete O(1/t) choice below 1/lam.
 
@@ -183,10 +185,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
     def _layout(self):
         """Kernel and its parameters (they define the cached Gram matrix and its inverse) and
         the step schedule."""
-        return {"kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "schedule": _SCHEDULES[self.schedule], "storage": self._storage()}
+        return self._kernel_layout(schedule=_SCHEDULES[self.schedule])
 
     def _init_state(self, n_features):
         csr = self._layout()["storage"] == "csr"
@@ -209,9 +208,10 @@ class POLK(_SparseStorage, BaseOnlineAUC):
             X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
-            state["_gram_inv"], state["t_"], float(self.lam), float(self.eta), lay["schedule"],
-            int(eps_rule), epsilon, float(self.parsimony), _LOSSES[self.loss], lay["kernel"],
-            lay["gamma"], lay["degree"], lay["coef0"], max_bytes=self._memory_limit()[0])
+            state["_gram_inv"], state["t_"],
+            step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
+            polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay),
+            max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd

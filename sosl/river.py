@@ -85,7 +85,7 @@ import sosl as _sosl
 try:
     from river import base as _river_base
 except ImportError:  # pragma: no cover - exercised only without river
-    _river_base = None
+    _river_base = None  # type: ignore[assignment]
 
 __all__ = ["SOSLClassifier", "ExactAveragePrecision", "ExactPartialROCAUC", "ExactROCAUC"]
 
@@ -203,7 +203,7 @@ def _number(owner, k, v):
                     "(encode it first, e.g. river's preprocessing.OneHotEncoder)")
 
 
-class SOSLClassifier(_Base):
+class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
     """Shared adapter of a sosl learner to river's ``Classifier`` (see the module text).
 
     Not instantiated directly: use the per-learner classes (``sosl.river.FTRLAUC``, ...),

@@ -11,8 +11,7 @@ from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array
 from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
-from ._core._codes import Loss, Schedule
-from ._core._sketch_ref import FAMILY_FD, FAMILY_FD_DIAG
+from ._core._codes import Loss, Schedule, SketchFamily
 
 __all__ = ["SketchedOAUCM"]
 
@@ -22,7 +21,7 @@ _ONE_ROW_SAVES_SKETCH = [True]
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
-_FAMILIES = {"fd": FAMILY_FD, "fd_diag": FAMILY_FD_DIAG}
+_FAMILIES = {"fd": int(SketchFamily.FAMILY_FD), "fd_diag": int(SketchFamily.FAMILY_FD_DIAG)}
 #: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
 _UNCAPPED = 2 ** 62
 #: the column arrays (one entry per distinct column seen) and the slot arrays (one per
@@ -92,10 +91,12 @@ class SketchedOAUCM(BaseOnlineAUC):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        The weights (computed on access from the compact state).
-    intercept_ : float
-        ``-coef_ @ (means_[0] + means_[1]) / 2`` once both classes are seen (else 0).
+    coef_ : ndarray of shape (1, n_features)
+        The weights, shaped as in scikit-learn's binary linear classifiers (computed on
+        access from the compact state, so read-only: the learner keeps no p-long weight
+        vector to write into).
+    intercept_ : ndarray of shape (1,)
+        ``-coef_[0] @ (means_[0] + means_[1]) / 2`` once both classes are seen (else 0).
     means_ : ndarray of shape (2, n_features)
         Class means (computed on access).
     counts_ : ndarray of shape (2,)
@@ -187,7 +188,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         "lam": [Interval(Real, 0, None, closed="left")],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "rank": [Interval(Integral, 1, None, closed="left")],
-        "loss": [StrOptions({"m", "s"})],
+        "loss": [StrOptions(set(_LOSSES))],
         "sketch": [StrOptions({"fd", "fd_diag"})],
         "max_columns": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
                         None],
@@ -411,9 +412,10 @@ untracked_lin_, untracked_quad_, untracked_epoch_
 
     @property
     def coef_(self):
-        """Weights in the original feature coordinates."""
+        """Weights in the original feature coordinates, shape (1, n_features) (computed on
+        each access: read-only)."""
         check_is_fitted(self, "weights_")
-        return self._scatter(self._weights_of(np.arange(self.n_active_)))
+        return self._scatter(self._weights_of(np.arange(self.n_active_)))[None, :]
 
     @property
     def means_(self):
@@ -424,7 +426,11 @@ untracked_lin_, untracked_quad_, untracked_epoch_
 
     @property
     def intercept_(self):
-        """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both seen)."""
+        """Midpoint of the projected class means, -w.(xbar+ + xbar-)/2 (0 until both seen),
+        as an array of shape (1,)."""
+        return np.array([self._intercept()])
+
+    def _intercept(self):
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
         return _sketch.intercept(self.weights_, self.compact_means_, self.n_slots_,
@@ -437,7 +443,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             return self._csr_decision(_canonical_csr(X))
         cols = np.flatnonzero(cmap >= 0)
         f = X[:, cols] @ self._weights_of(cmap[cols])
-        return f + self.intercept_
+        return f + self._intercept()
 
     def _csr_decision(self, X):
         """Scores of canonical CSR rows (O(nnz), typed)."""
@@ -446,4 +452,4 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                            self.weights_, self.untracked_weights_, self.untracked_epochs_,
                            self.untracked_sums_, self.untracked_scale_, self.untracked_epoch_,
                            f)
-        return f + self.intercept_
+        return f + self._intercept()

@@ -55,17 +55,25 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["LearnerState", "STATE_VERSION", "get_state", "from_state", "merge",
            "Moments", "linear_moments", "moments_of_rows", "merge_moments", "empty_moments",
            "merge_sketches", "state_nbytes"]
 
+T = TypeVar("T")
+
 #: version of the :class:`LearnerState` layout; :func:`from_state` refuses other versions
-STATE_VERSION = 1
+#: (2: the weights are the array ``"w_"``, formerly ``"coef_"``, and a linear baseline's
+#: ``"intercept_"`` is an array of shape (1,), formerly a float)
+STATE_VERSION = 2
 
 #: hyper-parameters that do not change the meaning of a fitted state (ignored by ``merge``)
 _FREE_PARAMS = frozenset({"shuffle", "random_state", "max_memory"})
@@ -138,7 +146,7 @@ def _copy(value):
     return copy.deepcopy(value)
 
 
-def get_state(est) -> LearnerState:
+def get_state(est: Any) -> LearnerState:
     """The state of a fitted sosl learner, copied into a :class:`LearnerState`.
 
     Parameters
@@ -173,7 +181,7 @@ def get_state(est) -> LearnerState:
     )
 
 
-def from_state(state: LearnerState, cls=None):
+def from_state(state: LearnerState, cls: type | None = None) -> Any:
     """A fitted estimator holding ``state`` (arrays copied), ready to score and learn.
 
     Parameters
@@ -290,7 +298,7 @@ def linear_moments(state: LearnerState) -> Moments:
                    float(a["max_abs_"]))
 
 
-def moments_of_rows(X, s, forgetting=1.0) -> Moments:
+def moments_of_rows(X: Any, s: np.ndarray, forgetting: float = 1.0) -> Moments:
     """Exact class moments of rows ``X`` (dense or CSR) with label signs ``s``, in row order.
 
     With forgetting ``beta < 1`` the i-th of the n rows of a class has weight
@@ -356,7 +364,7 @@ def moments_of_rows(X, s, forgetting=1.0) -> Moments:
     return out._replace(max_abs=R)
 
 
-def merge_moments(a: Moments, b: Moments, forgetting=1.0) -> Moments:
+def merge_moments(a: Moments, b: Moments, forgetting: float = 1.0) -> Moments:
     """Moments of the rows of ``a`` followed by those of ``b`` (Chan et al.'s update).
 
     Per class, with ``d = beta^(n_b)`` the decay the rows of b apply to those of a:
@@ -386,7 +394,7 @@ def merge_moments(a: Moments, b: Moments, forgetting=1.0) -> Moments:
     return Moments(counts, weights, means, scatter, max(a.max_abs, b.max_abs))
 
 
-def tree_reduce(items, op):
+def tree_reduce(items: Sequence[T], op: Callable[[T, T], T]) -> T:
     """Combine ``items`` pairwise, adjacent pairs first (a fixed balanced tree): the same
     tree, hence the same rounding, whoever evaluates it. ``op(left, right)``."""
     items = list(items)
@@ -438,11 +446,12 @@ def tree_exclusive(items, op, empty):
     return levels[-1][0], [empty if o is None else o for o in others]
 
 
-def linear_state(template: LearnerState, moments: Moments, coef, t, n_seen, calibration):
+def linear_state(template: LearnerState, moments: Moments, coef: np.ndarray, t: int, n_seen: int,
+                 calibration: np.ndarray) -> LearnerState:
     """An OAUC-M/OAUC-S state with the given moments (scale 1, full scatter), weights and
     counters, and the rest (parameters, classes, layout) of ``template``."""
     arrays = {
-        "coef_": np.array(coef, dtype=np.float64),
+        "w_": np.array(coef, dtype=np.float64),
         "means_": moments.means.copy(),
         "scatter_": moments.scatter.copy(),
         "scales_": np.ones(2),
@@ -456,7 +465,7 @@ def linear_state(template: LearnerState, moments: Moments, coef, t, n_seen, cali
                         np.array(calibration, dtype=np.float64), _copy(template.feature_names))
 
 
-def merge_calibration(calibrations):
+def merge_calibration(calibrations: Sequence[np.ndarray]) -> np.ndarray:
     """``[A, H]`` of independent shard posteriors around the shared prior [1, 1] (counted
     once): ``H = sum H_k - (K - 1)``, ``A = (sum H_k A_k - (K - 1)) / H`` (A >= 1e-12)."""
     c = np.asarray(calibrations, dtype=np.float64).reshape(-1, 2)
@@ -513,7 +522,7 @@ def _check_compatible(states):
                 raise ValueError(f"states[{i}].arrays[{name!r}] contains NaN or infinity")
 
 
-def merge(states, weights=None) -> LearnerState:
+def merge(states: Sequence[LearnerState], weights: ArrayLike | None = None) -> LearnerState:
     """Merge the states of models trained on shards into the state of one model.
 
     Parameters
@@ -580,7 +589,7 @@ def _merge_linear(states, weights):
     beta = float(states[0].params.get("forgetting", 1.0))
     moments = tree_reduce([linear_moments(st) for st in states],
                           lambda a, b: merge_moments(a, b, beta))
-    coef = _mix_weights([st.arrays["coef_"] for st in states], weights)
+    coef = _mix_weights([st.arrays["w_"] for st in states], weights)
     return linear_state(states[0], moments, coef, sum(st.t for st in states),
                         sum(st.n_seen for st in states),
                         merge_calibration([st.calibration for st in states]))
@@ -599,7 +608,8 @@ def _fd_shrink(C, r):
     return (f[:, None] * U[:, :r].T) @ C, delta
 
 
-def merge_sketches(Ba, Bb, z, r):
+def merge_sketches(Ba: np.ndarray, Bb: np.ndarray, z: np.ndarray | None,
+                   r: int) -> tuple[np.ndarray, float]:
     """Frequent-directions merge of two class sketches: stack ``Ba``, ``Bb`` and the mean
     correction row ``z``, then shrink to ``r`` rows if the stack holds ``2 r`` or more.
 
@@ -734,7 +744,7 @@ def _merge_sketched(states, weights):
 
 # -- FTRL-AUC ----------------------------------------------------------------------------------
 def _merge_ftrl(states):
-    from ._core._ftrl_ref import ftrl_weights
+    from ._core._numeric import ftrl_weights
     first = states[0]
     prm = first.params
     l1, l2 = float(prm["l1"]), float(prm["l2"])
@@ -742,7 +752,7 @@ def _merge_ftrl(states):
     nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
     roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
     total = roots.sum(axis=0)
-    W = np.array([st.arrays["coef_"] for st in states])
+    W = np.array([st.arrays["w_"] for st in states])
     safe = np.where(total > 0, total, 1.0)
     w = np.where(total > 0, (roots * W).sum(axis=0) / safe, 0.0)
     D = (beta + np.sqrt(nsq)) / gamma + l2
@@ -754,7 +764,7 @@ def _merge_ftrl(states):
         if counts[k]:
             scores[k] = sum(float(st.arrays["counts_"][k]) * st.arrays["mean_scores_"][k]
                             for st in states) / float(counts[k])
-    arrays = {"coef_": ftrl_weights(z, nsq, l1, l2, beta, gamma), "z_": z, "sq_grad_": nsq,
+    arrays = {"w_": ftrl_weights(z, nsq, l1, l2, beta, gamma), "z_": z, "sq_grad_": nsq,
               "counts_": counts, "mean_scores_": scores}
     return LearnerState(first.learner, copy.deepcopy(first.params), first.classes.copy(),
                         first.n_features, copy.deepcopy(first.layout), arrays,

@@ -112,7 +112,7 @@ def test_huge_finite_input_raises_instead_of_nan_scores():
     m = OAUCM().fit(X, y)
     assert np.abs(m.coef_).sum() > 1.5       # so the row below overflows
     with pytest.raises(FloatingPointError, match="scores"):
-        m.decision_function(np.sign(m.coef_)[None, :] * 1.5e308)
+        m.decision_function(np.sign(m.coef_) * 1.5e308)        # one row
     before = _snapshot(m)
     with pytest.raises(FloatingPointError):
         m.partial_fit(X * 1e160, y)

@@ -199,7 +199,8 @@ def test_perceptron_equals_sklearn():
         sk.fit(X, y)
     ours = Perceptron().fit(X, y)
     assert np.any(ours.coef_ != 0)
-    np.testing.assert_allclose(ours.coef_, sk.coef_.ravel(), rtol=1e-12, atol=1e-13)
+    assert ours.coef_.shape == sk.coef_.shape and ours.intercept_.shape == sk.intercept_.shape
+    np.testing.assert_allclose(ours.coef_, sk.coef_, rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("C", [0.01, 1.0])
@@ -216,7 +217,8 @@ def test_pai_equals_sklearn_pa1(C):
         sk.fit(X, y)
     ours = PAI(C=C).fit(X, y)
     assert np.any(ours.coef_ != 0)
-    np.testing.assert_allclose(ours.coef_, sk.coef_.ravel(), rtol=1e-12, atol=1e-13)
+    assert ours.coef_.shape == sk.coef_.shape and ours.intercept_.shape == sk.intercept_.shape
+    np.testing.assert_allclose(ours.coef_, sk.coef_, rtol=1e-12, atol=1e-13)
 
 
 # -- estimator API ------------------------------------------------------------------------
@@ -930,7 +932,7 @@ def test_oam_sparse_partial_fit_learn_one_and_pickle(update):
 def test_oam_sparse_failed_call_leaves_state_unchanged():
     """A CSR call that overflows mid-pass (after its first rows changed w and the slots,
     and after growing the slots) leaves the model bit for bit as it was; the call saved
-    only the entries of coef_ it could touch, and the model goes on as if nothing
+    only the entries of w_ it could touch, and the model goes on as if nothing
     happened."""
     import scipy.sparse as sp
     X, y = _oam_sparse_data(7)
@@ -938,7 +940,7 @@ def test_oam_sparse_failed_call_leaves_state_unchanged():
         model = OAM(C=0.3, update=update, buffer_size=5, random_state=3).fit(X[:200], y[:200])
         before = pickle.dumps(_state(model))
         backup = model._backup_names(X[200:210])
-        assert isinstance(backup, dict) and backup["coef_"].shape[0] < 200
+        assert isinstance(backup, dict) and backup["w_"].shape[0] < 200
         bad = sp.vstack([X[200:205], sp.csr_matrix(np.full((1, X.shape[1]), 1e308)),
                          X[205:210]]).tocsr()
         with pytest.raises(FloatingPointError, match="not finite"):
@@ -965,11 +967,11 @@ def test_oam_sparse_memory_does_not_grow_with_p():
     nbytes = sum(getattr(big, n).nbytes for n in OAM._SPARSE_STORE)
     assert nbytes < 2 ** 15, nbytes
     assert all(b.shape[1] == 2 ** 20 for b in big.buffers_)
-    np.testing.assert_array_equal(big.coef_[np.arange(40) * 2 ** 14], small.coef_)
+    np.testing.assert_array_equal(big.coef_[0, np.arange(40) * 2 ** 14], small.coef_[0])
     assert np.count_nonzero(big.coef_) == np.count_nonzero(small.coef_) > 0
     big.learn_one(wide[0], y[0])
     small.learn_one(X[0], y[0])
-    np.testing.assert_array_equal(big.coef_[np.arange(40) * 2 ** 14], small.coef_)
+    np.testing.assert_array_equal(big.coef_[0, np.arange(40) * 2 ** 14], small.coef_[0])
 
 
 def test_oam_storage_is_chosen_by_the_first_call():

@@ -85,7 +85,7 @@ def _simulate(blocks, lam, n_epochs=1, moments="global", beta=1.0):
                 mom = S.empty_moments(p)
             est = S.from_state(S.linear_state(template, mom, w, ts[j], ts[j], [1.0, 1.0]))
             est.partial_fit(Xb, yb)
-            ws.append(est.coef_.copy())
+            ws.append(est.coef_[0].copy())
             ts[j] = est.t_
         w = sum(t * wj for t, wj in zip(ts, ws)) / sum(ts)
     return w, ws, ts, S.moments_of_rows(Xall, np.where(yall == 1, 1.0, -1.0), beta)
@@ -204,7 +204,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
     _all_equal(est, again)
     # like a model that saw the 2000 rows itself, given the merged weights
     seq = S.get_state(OAUCM(lam=0.01).fit(X[:2000], y[:2000]))
-    seq.arrays["coef_"][:] = wrapper.estimator_.coef_
+    seq.arrays["w_"][:] = wrapper.estimator_.coef_[0]
     seq = S.from_state(seq)
     seq.partial_fit(X[2000:], y[2000:])
     assert est.t_ == seq.t_ == 3000

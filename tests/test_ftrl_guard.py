@@ -103,7 +103,7 @@ def _attrs(m):
 
 def _separate(m):
     """The p-vectors as three separate arrays (as a user assignment would leave them)."""
-    for name in ("coef_", "z_", "sq_grad_"):
+    for name in ("w_", "z_", "sq_grad_"):
         setattr(m, name, getattr(m, name).copy())
     assert m._wzn(m.__dict__) is None
     return m
@@ -127,14 +127,14 @@ def test_failed_partial_fit_leaves_the_model_unchanged(case):
 
 
 def test_state_is_one_interleaved_array_and_every_path_agrees():
-    """coef_, z_ and sq_grad_ are the columns of one (p, 3) array after fit, after
+    """w_, z_ and sq_grad_ are the columns of one (p, 3) array after fit, after
     unpickling and again after a call on separate arrays; CSR and dense batches, the log
     and the copy paths, give the same model."""
     X, s = _stream(n=200, p=25, seed=6)
     y = (s > 0).astype(int)
     ref = FTRLAUC(gamma=0.4, l1=0.01).fit(X, y)
-    assert _ftrl.columns_of(ref.coef_.base, ref.coef_, ref.z_, ref.sq_grad_)
-    assert not _ftrl.columns_of(ref.coef_.base, ref.z_, ref.coef_, ref.sq_grad_)
+    assert _ftrl.columns_of(ref.w_.base, ref.w_, ref.z_, ref.sq_grad_)
+    assert not _ftrl.columns_of(ref.w_.base, ref.z_, ref.w_, ref.sq_grad_)
     m = FTRLAUC(gamma=0.4, l1=0.01).partial_fit(X[:10], y[:10], classes=[0, 1])
     m = pickle.loads(pickle.dumps(m))
     assert m._wzn(m.__dict__) is not None              # put back together at load time
@@ -147,5 +147,5 @@ def test_state_is_one_interleaved_array_and_every_path_agrees():
     np.testing.assert_array_equal(m.coef_, ref.coef_)
     np.testing.assert_array_equal(m.sq_grad_, ref.sq_grad_)
     np.testing.assert_allclose(m.decision_function(X),            # typed CSR scoring
-                               np.asarray(X @ np.ascontiguousarray(ref.coef_)).ravel()
+                               np.asarray(X @ np.ascontiguousarray(ref.w_)).ravel()
                                + ref.intercept_, rtol=1e-13, atol=1e-15)

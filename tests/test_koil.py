@@ -424,3 +424,75 @@ def test_sparse_model_memory_does_not_depend_on_p():
     want = kernel_matrix(X[:30].toarray()[:, used], sv.toarray()[:, used], "gaussian",
                          0.5) @ m.dual_coef_ + m.intercept_
     np.testing.assert_allclose(m.decision_function(X[:30]), want, rtol=1e-12, atol=1e-12)
+
+
+def test_philox_uniforms_equal_an_advanced_fresh_generator():
+    """The reused per-thread generator gives the stream of ``Philox(key=seed)`` advanced by
+    t0 blocks (the definition); a counter one block off (the mutant) does not."""
+    from sosl.koil import _philox_uniforms
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        seed, t0, m = int(rng.integers(0, 2**31 - 1)), int(rng.integers(0, 10**6)), 3
+        bitgen = np.random.Philox(key=seed)
+        bitgen.advance(t0)
+        want = np.random.Generator(bitgen).random(4 * m).reshape(m, 4)[:, :2]
+        got = _philox_uniforms(seed, t0, m)
+        np.testing.assert_array_equal(got, want)
+        assert not np.array_equal(_philox_uniforms(seed, t0 + 1, m), want)
+
+
+@pytest.mark.parametrize("policy", ["rs++", "fifo++"])
+@pytest.mark.parametrize("budget", [3, 40])
+def test_learn_one_in_place_equals_partial_fit(policy, budget):
+    """KOIL's in-place one-row path (live buffers, the written slot saved) == partial_fit on
+    the row, bit for bit, through free slots, replacements and RS++ refusals."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(260, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=260) > 0).astype(int)
+    a = KOIL(policy=policy, budget=budget, random_state=0).fit(X[:20], y[:20])
+    b = pickle.loads(pickle.dumps(a))
+    for i in range(20, 260):
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    for name in a._state_names + ("t_", "n_seen_", "calibration_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert np.ptp(a.alpha_) > 0
+    assert "_stepper_" in a.__dict__                 # the typed path played rounds
+
+
+def test_typed_one_row_path_mutant_is_caught():
+    """The same comparison with a Stepper bound to a step 1% off (the mutant) fails: the
+    bit-for-bit test above can fail."""
+    from sosl._core._kparams import layout_kernel_spec
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] > 0).astype(int)
+    a = KOIL(budget=5, random_state=0).fit(X[:40], y[:40])
+    b = pickle.loads(pickle.dumps(a))
+    d, lay = a.__dict__, a._layout_
+    d["_stepper_"] = _koil.Stepper(
+        d["buffer_"], d["alpha_"], d["gram_"], d["buffer_scores_"], d["n_buffer_"],
+        d["n_class_seen_"], d["fifo_head_"], np.array(lay["budgets"], dtype=np.int64),
+        1.01 * a.eta, float(a.C), int(a.n_neighbors), lay["policy"],
+        layout_kernel_spec(lay), d["calibration_"])
+    for i in range(40, 120):
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert a.t_ == b.t_
+    assert not np.array_equal(a.alpha_, b.alpha_)
+
+
+def test_learn_one_in_place_overflow_leaves_the_model_unchanged():
+    """A row whose kernel overflows: the in-place path restores the buffers it wrote and the
+    general path raises on the unchanged model."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 3))
+    y = np.arange(60) % 2
+    m = KOIL(kernel="poly", degree=9, gamma=1.0, budget=5).fit(X, y)
+    before = pickle.dumps(m)
+    with pytest.raises(FloatingPointError, match="overflowed"):
+        m.learn_one(np.full(3, 1e40), 1)
+    after = pickle.loads(pickle.dumps(m))
+    ref = pickle.loads(before)
+    for name in ref._state_names + ("t_", "n_seen_", "calibration_"):
+        np.testing.assert_array_equal(getattr(after, name), getattr(ref, name), err_msg=name)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import sosl.komp as komp
-from sosl._core import _komp_ref
+from sosl._core import _komp_np
 from sosl.kernels import kernel_matrix
 from sosl.komp import komp_error, komp_prune, komp_prune_bruteforce, single_thread_blas
 
@@ -67,7 +67,7 @@ def test_greedy_matches_bruteforce(backend):
 
 def test_mutant_cost_is_caught(monkeypatch):
     """Dropping the 1/G_jj factor of the removal cost must break the brute-force match."""
-    monkeypatch.setattr(_komp_ref, "removal_costs", lambda e2, w, G: e2 + w * w)
+    monkeypatch.setattr(_komp_np, "removal_costs", lambda e2, w, G: e2 + w * w)
     rng = np.random.default_rng(1)
     mismatches = 0
     for _ in range(60):
@@ -114,7 +114,7 @@ def test_cython_core_matches_numpy_reference():
 
 def test_cython_core_catches_reference_mutant(monkeypatch):
     """The same comparison must fail against a mutated reference (cost term dropped)."""
-    monkeypatch.setattr(_komp_ref, "removal_costs", lambda e2, w, G: e2 + w * w)
+    monkeypatch.setattr(_komp_np, "removal_costs", lambda e2, w, G: e2 + w * w)
     with pytest.raises(AssertionError):
         _compare_backends(np.random.default_rng(5), 150)
 

@@ -328,7 +328,7 @@ def test_estimator_matches_kernel(Est, kw):
     loss = LOSS_S if Est is OAUCS else LOSS_M
     eta = model.eta
     _, r = _reference(X, s, np.arange(len(y), dtype=np.intp), 0.05, eta, loss)
-    np.testing.assert_allclose(model.coef_, r["w"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(model.coef_[0], r["w"], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(model.means_, r["xbar"], rtol=1e-12)
     assert list(model.classes_) == ["neg", "pos"]
     assert model.t_ == model.n_seen_ == len(y)
@@ -370,16 +370,18 @@ def test_shuffle_is_explicit_and_seeded():
 def test_predict_threshold_is_midpoint_of_projected_means():
     X, y = _data()
     m = OAUCM(lam=0.05).fit(X, y)
-    mid = m.coef_ @ (m.means_[0] + m.means_[1]) / 2
-    np.testing.assert_allclose(m.decision_function(X), X @ m.coef_ - mid)
-    np.testing.assert_array_equal(m.predict(X), np.where(X @ m.coef_ > mid, "pos", "neg"))
+    w = m.coef_[0]
+    mid = w @ (m.means_[0] + m.means_[1]) / 2
+    np.testing.assert_allclose(m.intercept_, [-mid])
+    np.testing.assert_allclose(m.decision_function(X), X @ w - mid)
+    np.testing.assert_array_equal(m.predict(X), np.where(X @ w > mid, "pos", "neg"))
 
 
 def test_rounds_before_other_class_only_shrink():
     X, y = _data()
     y = np.array(["pos"] * 10 + list(y[10:]))
     m = OAUCM(lam=0.05, eta=0.1).partial_fit(X[:10], y[:10], classes=["neg", "pos"])
-    np.testing.assert_array_equal(m.coef_, np.zeros(X.shape[1]))  # w_1 = 0, only shrinking
+    np.testing.assert_array_equal(m.coef_, np.zeros((1, X.shape[1])))  # w_1 = 0, only shrinking
     assert m.counts_.tolist() == [0, 10]
 
 

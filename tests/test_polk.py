@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import sosl.polk
 from sosl import POLK
 from sosl._core import _polk_driver, _polk_ref
+from sosl._core._kparams import KERNEL_CODES, kernel_spec, step_spec
 from sosl.kernels import kernel_matrix
 
 
@@ -196,11 +197,12 @@ def _reference_run(X, y, params, ref=_polk_ref):
     m = POLK(**params)
     s = np.where(y == 1, 1.0, -1.0)
     eps_rule = ref.EPS_PAPER if m.epsilon is None else ref.EPS_FIXED
-    kern = dict(kernel=m.kernel, gamma=m.gamma, degree=m.degree, coef0=m.coef0)
     D, w, Kdd, _, orders, errors, budgets = ref.polk_pass(
         X, s, np.arange(X.shape[0], dtype=np.intp), np.zeros((0, X.shape[1])), np.zeros(0),
-        np.zeros((0, 0)), 0, m.lam, m.eta, sosl.polk._SCHEDULES[m.schedule], eps_rule,
-        0.0 if m.epsilon is None else m.epsilon, m.parsimony, sosl.polk._LOSSES[m.loss], kern)
+        np.zeros((0, 0)), 0,
+        step_spec(m.eta, m.lam, sosl.polk._SCHEDULES[m.schedule], sosl.polk._LOSSES[m.loss]),
+        _polk_driver.polk_spec(eps_rule, 0.0 if m.epsilon is None else m.epsilon, m.parsimony),
+        kernel_spec(KERNEL_CODES[m.kernel], m.gamma, m.degree, m.coef0))
     return types.SimpleNamespace(support_vectors_=D, dual_coef_=w, gram_=Kdd,
                                  model_orders_=orders, projection_errors_=errors,
                                  projection_budgets_=budgets)

@@ -132,7 +132,7 @@ def test_scaled_matvec_is_what_keeps_d1_finite():
             if m.counts_[opp] > 0:
                 C = np.triu(m.scatter_[opp]) + np.triu(m.scatter_[opp], 1).T
                 alpha = m.scales_[opp] / m.weights_[opp]
-                w = m.coef_
+                w = m.coef_[0]
                 old_overflowed |= not np.isfinite(alpha * (w @ (C @ w)))
                 new_finite &= bool(np.isfinite(w @ (C @ (alpha * w))))
             m.learn_one(X[i], y[i])
@@ -349,15 +349,16 @@ def test_decision_rows_equals_the_reference():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(50, 37))
     m = OAUCM().fit(X, (X[:, 0] > 0).astype(int))
-    ref = X @ m.coef_ - 0.5 * m.coef_ @ (m.means_[0] + m.means_[1])
+    w = m.w_                                  # the 1-D state the kernels take
+    ref = X @ w - 0.5 * w @ (m.means_[0] + m.means_[1])
     out = np.empty(50)
-    _linear.decision_rows(X, m.coef_, m.means_, m.counts_, out)
+    _linear.decision_rows(X, w, m.means_, m.counts_, out)
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-14)
     assert np.ptp(ref) > 0
-    mutant = X @ m.coef_ - m.coef_ @ (m.means_[0] + m.means_[1])     # offset not halved
+    mutant = X @ w - w @ (m.means_[0] + m.means_[1])     # offset not halved
     assert not np.allclose(out, mutant, rtol=1e-6)
     with pytest.raises(ValueError, match="inconsistent"):
-        _linear.decision_rows(X, m.coef_, m.means_, m.counts_, np.empty(3))
+        _linear.decision_rows(X, w, m.means_, m.counts_, np.empty(3))
 
 
 # -- D11 ------------------------------------------------------------------------------------

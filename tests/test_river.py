@@ -273,7 +273,7 @@ def test_dense_adapter_equals_the_estimator_on_the_same_columns(name):
     assert ad.features_ == names
     np.testing.assert_array_equal(ad.estimator_.coef_, est.coef_)
     np.testing.assert_array_equal(probs, want)
-    assert np.abs(est.coef_[:4]).min() > 0 and auc(y[1:], probs) > 0.8
+    assert np.abs(est.coef_[0, :4]).min() > 0 and auc(y[1:], probs) > 0.8
     f = ad.score_one(rows[5])
     assert ad.predict_proba_one(rows[5])[True] == pytest.approx(
         float(sigmoid(ad.calibration_[0] * f)), rel=1e-15)
@@ -282,7 +282,7 @@ def test_dense_adapter_equals_the_estimator_on_the_same_columns(name):
     P[:, [0, 1]] = P[:, [1, 0]]
     other = getattr(sosl, name)()
     other.partial_fit(P, y, classes=[0, 1])
-    assert not np.allclose(other.coef_[:4], est.coef_[:4])
+    assert not np.allclose(other.coef_[0, :4], est.coef_[0, :4])
 
 
 def test_a_prediction_then_learning_of_an_equal_dict_reuses_the_row_correctly():

@@ -126,7 +126,7 @@ def test_reference_equals_exact_learner_below_rank(lam, eta, schedule, loss, fam
     Est = OAUCM if loss == LOSS_M else OAUCS
     exact = Est(lam=lam, eta=None if schedule == INV else eta).fit(X, y)
     assert t == 70 and not st["delta"].any()
-    np.testing.assert_allclose(st["w"], exact.coef_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(st["w"], exact.coef_[0], rtol=1e-10, atol=1e-13)
     for k in (0, 1):
         np.testing.assert_allclose(st["B"][k].T @ st["B"][k] / st["N"][k],
                                    exact.covariances_[k], rtol=1e-10, atol=1e-13)

@@ -235,7 +235,7 @@ def test_estimator_equals_reference_under_the_cap():
     mean = st["S"][0] / st["N"][:, None]
     mean[:, st["col"]] = st["xbar"]
     assert model.n_slots_ == K and (st["slot"] < 0).sum() > 10
-    np.testing.assert_allclose(model.coef_, w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(model.coef_[0], w, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(model.means_, mean, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(model.intercept_, -0.5 * w @ mean.sum(axis=0), rtol=1e-10)
     np.testing.assert_allclose(model.decision_function(X), X @ w + model.intercept_,
@@ -299,7 +299,7 @@ def test_step_change_mid_stream_equals_the_reference(eta, new):
                     ref.FAMILY_FD_DIAG, 2, 4)
     w = _weights(st)
     assert (st["slot"] < 0).sum() > 10 and np.abs(w).max() > 1e-3
-    np.testing.assert_allclose(model.coef_, w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(model.coef_[0], w, rtol=1e-12, atol=1e-14)
 
 
 def test_max_columns_frozen_and_validated():

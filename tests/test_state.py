@@ -131,8 +131,8 @@ def test_t_weighted_merge_equals_the_gradient_sum_combination():
         model = OAUCM(lam=lam).fit(X[idx], y[idx])
         w_ref, t, g = _reference_with_gradients(X[idx], np.where(y[idx] == 1, 1.0, -1.0),
                                                 lam, 5)
-        assert np.allclose(model.coef_, w_ref, rtol=1e-12, atol=1e-13)
-        assert np.allclose(lam * t * model.coef_, -g, rtol=1e-11, atol=1e-12)   # identity
+        assert np.allclose(model.coef_[0], w_ref, rtol=1e-12, atol=1e-13)
+        assert np.allclose(lam * t * model.coef_[0], -g, rtol=1e-11, atol=1e-12)   # identity
         states.append(S.get_state(model))
         T.append(t)
         G.append(g)
@@ -140,14 +140,14 @@ def test_t_weighted_merge_equals_the_gradient_sum_combination():
     merged = S.merge(states)
     scale = np.abs(combined).max()
     assert scale > 1e-2
-    assert np.abs(merged.arrays["coef_"] - combined).max() < 1e-12 * scale * 10
+    assert np.abs(merged.arrays["w_"] - combined).max() < 1e-12 * scale * 10
     assert merged.t == 900
     # mutant: the plain average of the shard weights is not the combination
-    plain = np.mean([st.arrays["coef_"] for st in states], axis=0)
+    plain = np.mean([st.arrays["w_"] for st in states], axis=0)
     assert np.abs(plain - combined).max() > 1e-3 * scale
     # explicit uniform weights give that plain average
     uni = S.merge(states, weights=[1, 1, 1])
-    assert np.allclose(uni.arrays["coef_"], plain, rtol=1e-12, atol=0)
+    assert np.allclose(uni.arrays["w_"], plain, rtol=1e-12, atol=0)
 
 
 def test_merge_of_one_state_is_the_state():
@@ -166,7 +166,7 @@ def test_merged_model_pickles_and_continues_like_a_model_that_saw_the_rows():
     merged = S.from_state(S.merge(states))
     # the model that saw the rows itself, given the merged weights
     seq = S.get_state(OAUCM(lam=0.01).fit(X[old], y[old]))
-    seq.arrays["coef_"][:] = merged.coef_
+    seq.arrays["w_"][:] = merged.coef_[0]
     seq = S.from_state(seq)
     again = pickle.loads(pickle.dumps(merged))
     merged.partial_fit(X[new], y[new])
@@ -219,7 +219,7 @@ def test_from_state_refuses_bad_states():
     arrays = dict(st.arrays, scatter_=np.zeros((2, 3, 3)))
     with pytest.raises(ValueError, match="scatter_"):
         S.from_state(S.LearnerState(**{**st.__dict__, "arrays": arrays}))
-    arrays = dict(st.arrays, coef_=np.full(4, np.inf))
+    arrays = dict(st.arrays, w_=np.full(4, np.inf))
     with pytest.raises(ValueError, match="NaN or infinity"):
         S.from_state(S.LearnerState(**{**st.__dict__, "arrays": arrays}))
     with pytest.raises(TypeError, match="OAUCS"):
@@ -328,19 +328,19 @@ def test_ftrl_merge_rule():
     b = S.get_state(FTRLAUC(**kw).fit(X[400:], y[400:]))
     m = S.merge([a, b])
     assert np.array_equal(m.arrays["sq_grad_"], a.arrays["sq_grad_"] + b.arrays["sq_grad_"])
-    assert np.allclose(m.arrays["coef_"], ftrl_weights(m.arrays["z_"], m.arrays["sq_grad_"],
+    assert np.allclose(m.arrays["w_"], ftrl_weights(m.arrays["z_"], m.arrays["sq_grad_"],
                                                        0.001, 0.01, 1.0, 0.3), rtol=0, atol=0)
-    assert a.arrays["sq_grad_"][59] == 0 and b.arrays["coef_"][59] != 0
-    assert np.isclose(m.arrays["coef_"][59], b.arrays["coef_"][59], rtol=1e-12)
+    assert a.arrays["sq_grad_"][59] == 0 and b.arrays["w_"][59] != 0
+    assert np.isclose(m.arrays["w_"][59], b.arrays["w_"][59], rtol=1e-12)
     ra, rb = np.sqrt(a.arrays["sq_grad_"]), np.sqrt(b.arrays["sq_grad_"])
     both = (ra > 0) & (rb > 0)
-    want = (ra * a.arrays["coef_"] + rb * b.arrays["coef_"])[both] / (ra + rb)[both]
-    assert np.allclose(m.arrays["coef_"][both], want, rtol=1e-10, atol=1e-14)
+    want = (ra * a.arrays["w_"] + rb * b.arrays["w_"])[both] / (ra + rb)[both]
+    assert np.allclose(m.arrays["w_"][both], want, rtol=1e-10, atol=1e-14)
     # identical states merge into that state's weights; the summed-z mutant does not
     same = S.merge([a, a, a, a])
-    assert np.allclose(same.arrays["coef_"], a.arrays["coef_"], rtol=1e-10, atol=1e-14)
+    assert np.allclose(same.arrays["w_"], a.arrays["w_"], rtol=1e-10, atol=1e-14)
     zsum = ftrl_weights(4 * a.arrays["z_"], 4 * a.arrays["sq_grad_"], 0.001, 0.01, 1.0, 0.3)
-    assert np.abs(zsum - a.arrays["coef_"]).max() > 0.1 * np.abs(a.arrays["coef_"]).max()
+    assert np.abs(zsum - a.arrays["w_"]).max() > 0.1 * np.abs(a.arrays["w_"]).max()
     est = S.from_state(m)
     est.partial_fit(X[:40], y[:40])
     assert est.t_ == 840
@@ -371,7 +371,7 @@ def test_estimator_methods_are_the_state_functions():
     a, b = OAUCM().fit(X[:150], y[:150]), OAUCM().fit(X[150:], y[150:])
     m = OAUCM.merge([a, b])
     ref = merge([get_state(a), get_state(b)])
-    assert np.array_equal(m.coef_, ref.arrays["coef_"])
+    assert np.array_equal(m.coef_[0], ref.arrays["w_"])
     assert m.t_ == 300 and m.n_seen_ == 300
     c = OAUCM.from_state(a.get_state())
     assert np.array_equal(c.decision_function(X), a.decision_function(X))

@@ -191,7 +191,7 @@ def test_new_mutants_listed_and_applicable():
     assert set(NEW_MUTANTS) <= set(names) and len(names) == len(set(names))
     assert all(MU.applicable(_mutant(n)) == "" for n in NEW_MUTANTS)
     with pytest.raises(LookupError, match="occurs 0 times"):
-        MU.patched_reference("sosl._core._kernel_ref", "no such line", "x")
+        MU.patched_reference("sosl._core._okauc_ref", "no such line", "x")
 
 
 @pytest.mark.parametrize("name", ["kernel_delta_half", "fd_smallest"])
@@ -201,13 +201,13 @@ def test_routed_passes_equal_the_typed_ones_unless_mutated(name):
     import scipy.sparse as sp
 
     from sosl import OKAUCM
-    from sosl._core import _kernel, _sketch
+    from sosl._core import _okauc, _sketch
     from sosl.sketch import SketchedOAUCM
     rng = np.random.default_rng(0)
     X = rng.normal(size=(90, 4))
     y = (rng.random(90) < 0.4).astype(int)
     if name == "kernel_delta_half":
-        mod, attr, via = _kernel, "kernel_pass", MU.kernel_pass_via
+        mod, attr, via = _okauc, "kernel_pass", MU.kernel_pass_via
 
         def fit():
             return OKAUCM(lam=0.1, budget=(3, 5)).fit(X, y).dual_coef_
@@ -217,8 +217,8 @@ def test_routed_passes_equal_the_typed_ones_unless_mutated(name):
 
         def fit():
             return np.r_[SketchedOAUCM(lam=0.1, rank=3, sketch="fd",
-                                       max_columns=None).fit(X, y).coef_,
-                         SketchedOAUCM(lam=0.1, rank=3, max_columns=None).fit(Xs, y).coef_]
+                                       max_columns=None).fit(X, y).coef_[0],
+                         SketchedOAUCM(lam=0.1, rank=3, max_columns=None).fit(Xs, y).coef_[0]]
     ref = fit()
     module, old, new = MU._ROUTES[name]
     orig = getattr(mod, attr)

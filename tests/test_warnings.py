@@ -57,8 +57,8 @@ def test_polk_dictionary_growth_warns_once(monkeypatch):
 
 
 def test_unbounded_kernel_buffers_warn_past_the_threshold(monkeypatch):
-    import sosl.kernel
-    monkeypatch.setattr(sosl.kernel, "_GROWTH_INSTANCES", 150)
+    import sosl.okauc
+    monkeypatch.setattr(sosl.okauc, "_GROWTH_INSTANCES", 150)
     X, y = _data(n=200, p=2, seed=1)
     m = sosl.OKAUCM(budget=None, gamma=0.5).fit(X[:100], y[:100])
     w = _caught(lambda: m.partial_fit(X[100:], y[100:]))

@@ -7,7 +7,7 @@ Symbols
 =======  ==================================================  ==============
 symbol   paper                                               public name
 =======  ==================================================  ==============
-w        w_t, the iterate before round t                     ``coef_``
+w        w_t, the iterate before round t                     ``coef_[0]``
 s        y_t in {-1, +1}                                     -
 lam      lambda                                              ``lam``
 eta      eta_t: 1/(lam t) (Theorem 6) or constant            ``eta``
@@ -232,7 +232,7 @@ def _iterates_estimator(X, s, lam, eta, loss, c):
     classes = np.array([-1.0, 1.0])
     for t in range(T):
         model.partial_fit(X[t:t + 1], s[t:t + 1], classes=classes)
-        W[t + 1] = model.coef_
+        W[t + 1] = model.coef_[0]
     return W
 
 

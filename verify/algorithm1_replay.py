@@ -164,7 +164,7 @@ def stream(seed, T=T_STEPS, p=P):
 
 
 def library_prefix_fits(Xf, yf, lam, eta, loss):
-    """coef_ of ``fit`` on every prefix of 1..T rows (rows 0..k-1), as a (T, p) array."""
+    """coef_[0] of ``fit`` on every prefix of 1..T rows (rows 0..k-1), as a (T, p) array."""
     from sosl import OAUCM, OAUCS
     Est = OAUCM if loss == "m" else OAUCS
     out = np.empty_like(Xf)
@@ -174,7 +174,7 @@ def library_prefix_fits(Xf, yf, lam, eta, loss):
             m = Est(lam=lam, eta=eta).partial_fit(Xf[:k], yk, classes=[0, 1])
         else:
             m = Est(lam=lam, eta=eta).fit(Xf[:k], yk)
-        out[k - 1] = m.coef_
+        out[k - 1] = m.coef_[0]
     return out
 
 

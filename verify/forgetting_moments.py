@@ -121,7 +121,7 @@ def paper_recursions(X, y):
 
 
 def library_prefixes(Xf, yf, lam, eta, loss, beta, one_row=False):
-    """(coef_, weights_, means_, covariances_, counts_) of ``fit`` on every prefix, or, with
+    """(coef_[0], weights_, means_, covariances_, counts_) of ``fit`` on every prefix, or, with
     ``one_row``, after each ``partial_fit`` of one row on one model (the one-row path)."""
     from sosl import OAUCM, OAUCS
     Est = OAUCM if loss == "m" else OAUCS
@@ -131,7 +131,7 @@ def library_prefixes(Xf, yf, lam, eta, loss, beta, one_row=False):
         yy = np.where(yf > 0, 1, 0)
         for k in range(Xf.shape[0]):
             m.partial_fit(Xf[k:k + 1], yy[k:k + 1], classes=[0, 1])
-            out.append((m.coef_.copy(), m.weights_.copy(), m.means_.copy(),
+            out.append((m.coef_[0].copy(), m.weights_.copy(), m.means_.copy(),
                         m.covariances_.copy(), m.counts_.copy()))
         return out
     for k in range(1, Xf.shape[0] + 1):
@@ -141,7 +141,7 @@ def library_prefixes(Xf, yf, lam, eta, loss, beta, one_row=False):
             m.partial_fit(Xf[:k], yk, classes=[0, 1])
         else:
             m.fit(Xf[:k], yk)
-        out.append((m.coef_.copy(), m.weights_.copy(), m.means_.copy(), m.covariances_.copy(),
+        out.append((m.coef_[0].copy(), m.weights_.copy(), m.means_.copy(), m.covariances_.copy(),
                     m.counts_.copy()))
     return out
 

@@ -352,7 +352,7 @@ def _theorem1_on_data(quick, seed):
         if X.shape[0] > 20000:                  # learn w on a subsample; test on all rows
             idx = rng.choice(X.shape[0], 20000, replace=False)
             Xf, yf = X[idx], y[idx]
-        ws.append(("OAUCM", OAUCM().fit(Xf, yf).coef_.ravel()))
+        ws.append(("OAUCM", OAUCM().fit(Xf, yf).coef_[0]))
         for _, w in ws:
             st = _pairwise_stats(X @ w, y)
             zo1, hinge, mu, s2 = st.T

@@ -73,8 +73,9 @@ def _stream(kind, T, p, rng):
 
 def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
     """One pass of OKAUC-M with an infinite buffer; returns (psi_t, ||f_t||^2, final state)."""
-    from sosl._core import _kernel
+    from sosl._core import _okauc
     from sosl._core._codes import Loss, Schedule, Transfer
+    from sosl._core._kparams import kernel_spec, step_spec
     from sosl.kernels import validate_kernel_params
     T = X.shape[0]
     code, g, deg, c0 = validate_kernel_params(kernel, gamma, 3, 1.0)
@@ -84,12 +85,14 @@ def run_infinite(X, s, lam, eta=None, kernel="gaussian", gamma=1.0):
               fb=np.zeros(M), cap=np.array([n0, n1], dtype=np.int64),
               count=np.zeros(2, dtype=np.int64), head=np.zeros(2, dtype=np.int64))
     trace = np.zeros((T, 2))
-    _kernel.kernel_pass(np.ascontiguousarray(X), np.ascontiguousarray(s),
+    _okauc.kernel_pass(np.ascontiguousarray(X), np.ascontiguousarray(s),
                         np.arange(T, dtype=np.intp), st["SV"], st["alpha"], st["G"], st["fb"],
-                        st["cap"], st["count"], st["head"], 0, float(lam),
-                        int(Schedule.STEP_INV_LAM_T if eta is None else Schedule.STEP_CONSTANT),
-                        0.0 if eta is None else float(eta), int(Loss.LOSS_M), code, g, deg, c0,
-                        int(Transfer.TRANSFER_OPTIMAL), np.zeros(3 * M), trace)
+                        st["cap"], st["count"], st["head"], 0,
+                        step_spec(0.0 if eta is None else eta, lam,
+                                  Schedule.STEP_INV_LAM_T if eta is None
+                                  else Schedule.STEP_CONSTANT, Loss.LOSS_M),
+                        kernel_spec(code, g, deg, c0), int(Transfer.TRANSFER_OPTIMAL),
+                        np.zeros(3 * M), trace)
     return trace[:, 0], trace[:, 1], st
 
 

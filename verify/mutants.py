@@ -34,7 +34,7 @@ The mutants
   scale of the scatter multiplied by beta once more after each update, as if the kernel's
   ``scale *= beta`` ran twice); a no-op at beta = 1;
 * routed passes (kind ``routed``): a compiled pass the estimators call through its module
-  (``sosl._core._kernel.kernel_pass``, ``sosl._core._sketch.sketch_pass``) is replaced by
+  (``sosl._core._okauc.kernel_pass``, ``sosl._core._sketch.sketch_pass``) is replaced by
   its NumPy reference (which agrees with it to ~1e-12; tested) loaded from a copy of the
   reference's source with one line changed (:func:`patched_reference`): the eq. (28)
   transfer with its Delta halved (``delta = aj * ratio`` -> ``0.5 * aj * ratio``, every
@@ -229,7 +229,7 @@ def _c_no_moments(orig):
     box = {}
 
     def pre(state, X, s, i):
-        box["snap"] = _snapshot(state, ("coef_", "counts_"))
+        box["snap"] = _snapshot(state, ("w_", "counts_"))
 
     def post(state, X, s, i):
         k = 1 if s[i] > 0 else 0
@@ -281,7 +281,7 @@ def applicable(m):
     for Est in _estimators():
         state = Est()._init_state(2)
         state.setdefault("t_", 0)
-        missing = [k for k in ("coef_", "counts_") if k not in state]
+        missing = [k for k in ("w_", "counts_") if k not in state]
         if m.name == "forget_twice":
             missing += [k for k in ("scales_",) if k not in state]
             if "forgetting" not in Est().get_params():
@@ -324,7 +324,7 @@ def patched_reference(module, old, new):
 
 #: routed mutants: (reference module, text of the line, its mutated text)
 _ROUTES = {
-    "kernel_delta_half": ("sosl._core._kernel_ref", "delta = aj * ratio",
+    "kernel_delta_half": ("sosl._core._okauc_ref", "delta = aj * ratio",
                           "delta = 0.5 * aj * ratio"),
     "fd_smallest": ("sosl._core._sketch_ref", "delta = max(lam[r], 0.0)",
                     "delta = max(lam[-1], 0.0)"),
@@ -341,7 +341,7 @@ def _routed_applicable(m):
 
 
 def kernel_pass_via(ref):
-    """The typed ``_kernel.kernel_pass`` played by the reference module ``ref`` (same
+    """The typed ``_okauc.kernel_pass`` played by the reference module ``ref`` (same
     signature and state)."""
     def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, *args):
         return ref.kernel_pass(np.asarray(X), np.asarray(s), np.asarray(order), SV, alpha, G,
@@ -448,7 +448,7 @@ MUTANTS = [
     Mutant("forget_twice", "compiled learners: forgetting factor applied twice to Sigma",
            "compiled", ("_run_pass",), _c_forget_twice),
     Mutant("kernel_delta_half", "budgeted kernel pass: eq. (28) Delta halved", "routed",
-           ("sosl._core._kernel", "kernel_pass"), _routed("kernel_delta_half", kernel_pass_via)),
+           ("sosl._core._okauc", "kernel_pass"), _routed("kernel_delta_half", kernel_pass_via)),
     Mutant("fd_smallest", "FD shrink by the smallest eigenvalue, not the (r+1)-th", "routed",
            ("sosl._core._sketch", "sketch_pass"), _routed("fd_smallest", sketch_pass_via)),
     Mutant("ref_welford", "NumPy reference: Welford update with x + xbar", "reference",

@@ -419,7 +419,7 @@ def exact_losses(X, y, lam):
             mu = sgn * w @ (X[t] - model.means_[opp])
             out[t] += float(psi_m(mu, max(float(w @ model.covariances_[opp] @ w), 0.0)))
         model.partial_fit(X[t:t + 1], y[t:t + 1], classes=[0, 1])
-        w = model.coef_.copy()
+        w = model.coef_[0].copy()
     return out
 
 

@@ -430,11 +430,11 @@ def _rebuild_counter(keys, counts):
 
 cdef void _refill(AUCCounter core, keys, counts):
     cdef Py_ssize_t i
-    cdef long long j
+    cdef long long _j
     for i in range(len(keys)):
-        for j in range(counts[i, 0]):
+        for _j in range(counts[i, 0]):
             core._insert(keys[i], 0)
-        for j in range(counts[i, 1]):
+        for _j in range(counts[i, 1]):
             core._insert(keys[i], 1)
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from libc.math cimport fabs, isfinite, sqrt
 from libc.string cimport memcpy
 
-from sosl._core._codes cimport LOSS_S, OAM_GRA, OAM_SEQ, STEP_CONSTANT
+from sosl._core._codes cimport LOSS_S, OAM_SEQ, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._rows cimport (
     SourceRow,

@@ -19,7 +19,7 @@ Symbols
 =========  =============================================  ================================
 symbol     paper                                          public name
 =========  =============================================  ================================
-w          w_t, the weight vector                         ``coef_`` (SOLAM: ``v_[:p]``)
+w          w_t, the weight vector                         ``w_`` (SOLAM: ``v_[:p]``)
 s          y_t in {-1, +1}                                ``classes_[1]`` -> +1
 t          round counter                                  ``t_``
 N          class counts (row 0 negative, 1 positive)      ``counts_``
@@ -30,7 +30,7 @@ Bn         values and number of stored values of a row     ``buffer_values_``, `
 budget     OAM buffer size N_+ = N_-                      ``buffer_size``
 C_t        C max(1, N_t^{opp} / budget), OAM weighting    -
 rng        splitmix64 state of OAM's reservoir sampling   ``rng_state_``
-c          OL-UBAUC threshold                             ``-intercept_``
+c          OL-UBAUC threshold                             ``-intercept_[0]``
 lam        lambda, Tikhonov weight                        ``lam``
 eta        step: constant, 1/(lam t) or zeta/sqrt(t)      ``eta``
 schedule   OL-UBAUC step code (``Schedule``)              ``eta is None`` -> 1/(lam t)

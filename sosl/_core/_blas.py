@@ -11,7 +11,7 @@ It lives in ``_core`` so that the drivers there (POLK, KOMP) use the same contex
 
 __all__ = ["one_blas_thread"]
 
-_LIBS = []
+_LIBS: list = []
 
 
 class one_blas_thread:

@@ -4,18 +4,12 @@ P(positive | f) = sigmoid(A f); one Newton step per instance on the logistic los
 quadratic prior of weight H (the curvature accumulated so far) around the previous A.
 """
 
-import numpy as np
 
-__all__ = ["platt_steps", "A_MIN", "sigmoid"]
+from ._numeric import sigmoid, sigmoid_one
+
+__all__ = ["platt_steps", "A_MIN", "sigmoid", "sigmoid_one"]
 
 A_MIN = 1e-12
-
-
-def sigmoid(u):
-    """1 / (1 + exp(-u)), without overflow."""
-    u = np.asarray(u, dtype=float)
-    e = np.exp(-np.abs(u))
-    return np.where(u >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def platt_steps(f, s, calib):

@@ -17,7 +17,7 @@ cpdef enum Schedule:
 
 cpdef enum Kernel:
     KERNEL_LINEAR = 0   # k(a, b) = a.b
-    KERNEL_GAUSSIAN = 1 # k(a, b) = exp(-gamma ||a - b||^2)
+    KERNEL_GAUSSIAN = 1  # k(a, b) = exp(-gamma ||a - b||^2)
     KERNEL_POLY = 2     # k(a, b) = (gamma a.b + coef0)^degree
 
 cpdef enum Transfer:

@@ -8,7 +8,7 @@ line per equation with the tags (F1)-(F5), is :mod:`sosl._core._ftrl_ref`.
 
 The state of coordinate j, (w_j, z_j, n_j), is row j of one C-contiguous (p, 3) array,
 so a round reads and writes one cache line per stored entry instead of three (the
-public ``coef_``, ``z_`` and ``sq_grad_`` of :class:`sosl.FTRLAUC` are its columns).
+``w_``, ``z_`` and ``sq_grad_`` of :class:`sosl.FTRLAUC` are its columns).
 
 The pass guards itself, so that a caller need not copy the O(p) state first: every
 value it writes is checked for finiteness (an ``x - x`` sum per row, a NaN when any
@@ -113,7 +113,6 @@ cdef extern from *:
                          double* undo) noexcept nogil
 
 
-
 def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
               const double[::1] s, const Py_ssize_t[::1] order, double[:, ::1] wzn,
               long long[::1] N, double[::1] score,
@@ -146,7 +145,7 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
     cdef int own
     cdef double y, f, p, c, chk = 0.0
     cdef double inv_gamma = 1.0 / gamma
-    cdef double denom0 = beta + gamma * l2   # (F5) as w = (sign(z) l1 - z) gamma / (sqrt(n) + denom0)
+    cdef double denom0 = beta + gamma * l2   # (F5): w = (sign(z) l1 - z) gamma / (sqrt(n) + denom0)
     cdef double* S = NULL                    # p = 0: no row has a stored entry
     cdef double* U = NULL
     cdef const int* Ip = NULL

@@ -38,7 +38,7 @@ Symbols
 =========  ==========================================  ==============================
 symbol     meaning                                     public name
 =========  ==========================================  ==============================
-w          weights (F5)                                ``coef_``
+w          weights (F5)                                ``w_`` (``coef_[0]``)
 z          FTRL accumulated linear term (F4)           ``z_``
 nsq        sum of squared gradients n_i (F4)           ``sq_grad_``
 N          per-class counts                            ``counts_``
@@ -51,13 +51,9 @@ l1, l2     L1 / L2 weights of FTRL-Proximal            ``l1``, ``l2``
 
 import numpy as np
 
+from ._numeric import ftrl_weights  # noqa: F401  (shared with sosl.state)
+
 __all__ = ["ftrl_weights", "ftrl_pass"]
-
-
-def ftrl_weights(z, nsq, l1, l2, beta, gamma):
-    """The FTRL-Proximal solution (F5), coordinate-wise."""
-    return np.where(np.abs(z) <= l1, 0.0,
-                    -(z - np.sign(z) * l1) / ((beta + np.sqrt(nsq)) / gamma + l2))
 
 
 def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):

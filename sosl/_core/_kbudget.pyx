@@ -6,7 +6,7 @@ Same rounds, same order of operations and the same compressions as the NumPy ref
 The rounds run in a ``nogil`` loop on pool arrays allocated with room for the rounds of a
 chunk (the pool grows by one vector per round); after each round t = 0 mod ``period`` the
 loop returns and the compression runs with the typed KOMP core
-(:func:`sosl._core._kbudget_ref.komp_step`, O(M^3) for M weighted pool vectors, which is
+(:func:`sosl._core._komp_prune.komp_step`, O(M^3) for M weighted pool vectors, which is
 NumPy indexing around :func:`sosl._core._komp.komp_core`). Cost per round O(M p + M |S_t|).
 
 Two entry points share one round loop (``play``), which reads its rows and keeps the pool
@@ -20,21 +20,22 @@ positions), whose kernel rows come from merges of sorted index lists: O(M (nnz(x
 
 import numpy as np
 
-from sosl._core._codes cimport LOSS_S
 from sosl._core._kfun cimport (
+    KernelSpec,
     SlotStore,
     SourceRow,
     SourceRows,
+    StepSpec,
     csr_source,
     get_row,
     store_kernel_row,
     store_put,
     store_self_kernel,
 )
-from sosl._core._losses cimport loss_grad
+from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
 
-from sosl._core._kbudget_ref import komp_step
+from sosl._core._komp_prune import komp_step
 
 #: rounds per allocation of the pool arrays (each chunk copies the pool once)
 CHUNK = 256
@@ -44,9 +45,9 @@ cdef Py_ssize_t play(const SourceRows* rows, SlotStore* Z, const double[::1] s,
                      const Py_ssize_t[::1] order, Py_ssize_t r, Py_ssize_t r_end, double[:, ::1] G,
                      double[::1] beta, double[::1] f, long long[::1] buf, long long[::1] lab,
                      long long[::1] age, Py_ssize_t* n_io, const long long[::1] cap,
-                     long long* t_io, double* acc_io, double lam, int schedule, double eta,
-                     int loss, int kind, double gamma, double degree, double coef0,
-                     double epsilon, long long period, double* kx, double* d) noexcept nogil:
+                     long long* t_io, double* acc_io, const StepSpec* step,
+                     const KernelSpec* kern, double epsilon, long long period, double* kx,
+                     double* d) noexcept nogil:
     """Rounds ``order[r:r_end]``, stopping after a round t = 0 mod period; returns the next r."""
     cdef Py_ssize_t n = n_io[0]
     cdef Py_ssize_t p = rows.p
@@ -55,8 +56,12 @@ cdef Py_ssize_t play(const SourceRows* rows, SlotStore* Z, const double[::1] s,
     cdef long long n_own
     cdef int own, opp
     cdef SourceRow x
+    cdef double lam = step.lam, eta = step.eta
+    cdef int schedule = step.schedule, loss = step.loss
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, d_mu, d_s2, a_new, acc, N
-    cdef double scale = 0.5 if loss == LOSS_S else 1.0
+    cdef double scale = loss_scale(loss)
     while r < r_end:
         i = order[r]
         r += 1
@@ -140,8 +145,7 @@ cdef Py_ssize_t play(const SourceRows* rows, SlotStore* Z, const double[::1] s,
 
 def komp_policy_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                      Z, G, beta, f, buf, lab, age, const long long[::1] cap, long long t0,
-                     double acc, double lam, int schedule, double eta, int loss, int kind,
-                     double gamma, double degree, double coef0, double epsilon,
+                     double acc, StepSpec step, KernelSpec kern, double epsilon,
                      long long period):
     """Run the pass over ``X[order]``; returns ``(Z, G, beta, f, buf, lab, age, t, acc)``.
 
@@ -156,21 +160,20 @@ def komp_policy_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize
     rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
     rows.p = X.shape[1]
     out = _pass(&rows, s, order, (np.ascontiguousarray(Z, dtype=np.float64),), G, beta, f,
-                buf, lab, age, cap, t0, acc, lam, schedule, eta, loss, kind, gamma, degree, coef0,
-                epsilon, period)
+                buf, lab, age, cap, t0, acc, &step, &kern, epsilon, period)
     return out[0][0], *out[1:]
 
 
 def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                          const double[::1] s, const Py_ssize_t[::1] order, Z_ind, Z_val,
                          Z_nnz, G, beta, f, buf, lab, age, const long long[::1] cap,
-                         long long t0, double acc, double lam, int schedule, double eta,
-                         int loss, int kind, double gamma, double degree, double coef0,
+                         long long t0, double acc, StepSpec step, KernelSpec kern,
                          double epsilon, long long period):
     """:func:`komp_policy_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
     indices) with a pool of sparse slots; returns ``(Z_ind, Z_val, Z_nnz, G, beta, f, buf,
     lab, age, t, acc)``. The slots are widened (copied) to the largest nnz of the rows
-    visited. It equals the reference run on the rows and pool densified (tested)."""
+    visited. It equals the reference run on the rows and pool densified
+    (tests/test_okauc.py::test_komp_csr_pass_equals_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t widest = csr_source(data, indices, indptr, order, 0, -1,
@@ -186,15 +189,13 @@ def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const i
     ind[:, :Z_ind.shape[1]] = Z_ind
     val[:, :Z_ind.shape[1]] = Z_val
     out = _pass(&rows, s, order, (ind, val, np.ascontiguousarray(Z_nnz, dtype=np.int32)), G,
-                beta, f, buf, lab, age, cap, t0, acc, lam, schedule, eta, loss, kind, gamma,
-                degree, coef0, epsilon, period)
+                beta, f, buf, lab, age, cap, t0, acc, &step, &kern, epsilon, period)
     return (*out[0], *out[1:])
 
 
 cdef tuple _pass(const SourceRows* rows, const double[::1] s, const Py_ssize_t[::1] order,
                  tuple Z, G, beta, f, buf, lab, age, const long long[::1] cap, long long t0,
-                 double acc, double lam, int schedule, double eta, int loss, int kind,
-                 double gamma, double degree, double coef0, double epsilon,
+                 double acc, const StepSpec* step, const KernelSpec* kern, double epsilon,
                  long long period):
     """The chunk loop of both entry points; the pool ``Z`` is a tuple: ``(Z,)`` dense or
     ``(ind, val, nnz)`` sparse slots. Returns ``(Z, G, beta, f, buf, lab, age, t, acc)``
@@ -248,8 +249,7 @@ cdef tuple _pass(const SourceRows* rows, const double[::1] s, const Py_ssize_t[:
         while r < r_end:
             with nogil:
                 r = play(rows, &st, s, order, r, r_end, Gm, bm, fm, bufm, labm, agem, &n, cap,
-                         &t, &a, lam, schedule, eta, loss, kind, gamma, degree, coef0, epsilon,
-                         period, &work[0], &work[P + 1])
+                         &t, &a, step, kern, epsilon, period, &work[0], &work[P + 1])
             Z = tuple(zb[:n] for zb in Zb)
             G, beta, f = Gb[:n, :n], bb[:n], fb[:n]
             buf, lab, age = bufb[:n], labb[:n], ageb[:n]

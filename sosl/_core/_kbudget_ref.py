@@ -29,7 +29,7 @@ epsilon    relative error budget per unit of step             ``epsilon``
 period     KOMP runs after the rounds t = 0 mod period        ``KOMP_PERIOD``
 =========  ================================================  ==========================
 
-Round t: eqs. (20)-(27) exactly as in :mod:`sosl._core._kernel_ref` (the comparison set S_t
+Round t: eqs. (20)-(27) exactly as in :mod:`sosl._core._okauc_ref` (the comparison set S_t
 is the opposite comparison buffer); x_t joins the pool and its comparison buffer; a buffer
 over its budget releases its oldest vector from the buffer only (its weight stays in f);
 acc += epsilon eta_t. After the rounds t = 0 mod ``period``, KOMP compresses the expansion
@@ -42,45 +42,26 @@ epsilon eta_t, at about 1/period of the cost.
 import numpy as np
 
 from ._codes import Schedule
-from ._kernel_ref import loss_coefficients
 from ._kfun_ref import kernel_row
-from ._komp_prune import komp_prune
+from ._komp_prune import komp_step  # noqa: F401  (re-exported: the compression)
+from ._okauc_ref import loss_coefficients
 
 __all__ = ["komp_policy_pass", "komp_step"]
 
 STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 
 
-def komp_step(Z, G, beta, f, buf, lab, age, acc):
-    """The compression after a round t = 0 mod period; returns the new pool and acc = 0.
-
-    ``Z`` is the pool's (M, p) array, or a tuple of arrays with one row per pool vector
-    (the sparse slots of the typed CSR pass); only its rows are selected here.
-    """
-    D = np.flatnonzero(beta != 0.0)
-    if D.size:
-        kept, w = komp_prune(G[np.ix_(D, D)], beta[D], acc)                # Algorithm 1
-        if kept.size < D.size:
-            beta = beta.copy()
-            beta[D] = 0.0
-            beta[D[kept]] = w
-            f = G[:, D[kept]] @ w                                          # eq. (20) on the pool
-    live = (buf >= 0) | (beta != 0.0)
-    if not live.all():
-        Z = tuple(z[live] for z in Z) if isinstance(Z, tuple) else Z[live]  # sparse slots too
-        G, beta, f = G[np.ix_(live, live)], beta[live], f[live]
-        buf, lab, age = buf[live], lab[live], age[live]
-    return Z, G, beta, f, buf, lab, age, 0.0
-
-
-def komp_policy_pass(X, s, order, Z, G, beta, f, buf, lab, age, cap, t0, acc, lam, schedule,
-                     eta, loss, kind, gamma, degree, coef0, epsilon, period):
+def komp_policy_pass(X, s, order, Z, G, beta, f, buf, lab, age, cap, t0, acc, step, kern,
+                     epsilon, period):
     """Run the pass over ``X[order]``; returns ``(Z, G, beta, f, buf, lab, age, t, acc)``.
 
     The pool arrays are returned as new arrays (the pool grows by one vector per round
-    and shrinks at the compressions); ``loss``, ``schedule``, ``kind`` are codes of
-    :mod:`sosl._core._codes`.
+    and shrinks at the compressions); ``step`` and ``kern`` are the dicts of
+    :func:`sosl._core._kparams.step_spec` and ``kernel_spec`` (their ``loss``,
+    ``schedule`` and ``kind`` are codes of :mod:`sosl._core._codes`).
     """
+    lam, schedule, eta, loss = step["lam"], step["schedule"], step["eta"], step["loss"]
+    kind, gamma, degree, coef0 = kern["kind"], kern["gamma"], kern["degree"], kern["coef0"]
     t = t0
     for i in order:
         t += 1

@@ -30,6 +30,28 @@ from sosl._core._codes cimport KERNEL_GAUSSIAN, KERNEL_POLY
 from sosl._core._rows cimport SourceRow, SourceRows, csr_source, get_row
 
 
+# -- parameter bundles of the kernel passes -------------------------------------------------
+# Built once per call from Python by ``sosl._core._kparams.kernel_spec`` / ``step_spec``
+# (plain dicts with these keys, converted by Cython at the call); the NumPy references
+# take the same dicts.
+
+cdef struct KernelSpec:
+    # the kernel: a ``Kernel`` code and its three parameters (unused ones are ignored)
+    int kind
+    double gamma
+    double degree
+    double coef0
+
+
+cdef struct StepSpec:
+    # the step of a round: eta (0 with the 1/(lam t) schedule), lam, the schedule code
+    # (``Schedule`` or ``PolkSchedule``) and the loss code (``Loss`` or ``PolkLoss``)
+    double eta
+    double lam
+    int schedule
+    int loss
+
+
 cdef extern from "_vexp.h" nogil:
     void sosl_exp_scaled(double* v, Py_ssize_t n, double c)
     void sosl_sqdist_rows(const double* A, Py_ssize_t n, const double* x, Py_ssize_t p,

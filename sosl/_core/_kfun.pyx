@@ -9,7 +9,7 @@ NumPy reference is ``kernel_matrix(X, SV) @ alpha`` of :mod:`sosl._core._kfun_re
 densified rows, and ``sparse_kernel_row`` of the same module for one sparse row.
 """
 
-from sosl._core._kfun cimport kernel_rows, kernel_rows_csr, sosl_exp_scaled
+from sosl._core._kfun cimport KernelSpec, kernel_rows, kernel_rows_csr, sosl_exp_scaled
 
 
 cdef extern from "_vexp.h" nogil:
@@ -33,11 +33,10 @@ def exp_scaled(double[::1] v, double c):
 
 
 def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const double[::1] alpha,
-                    int kind, double gamma, double degree, double coef0, double[::1] out,
-                    double[::1] work):
+                    KernelSpec kern, double[::1] out, double[::1] work):
     """out[i] = sum_q alpha[q] k(SV[q], X[i]) for every row of ``X``.
 
-    ``work`` is scratch space of length at least ``SV.shape[0]``. Cost O(n M p), memory
+    ``kern`` is the kernel (``sosl._core._kparams.kernel_spec``); ``work`` is scratch space of length at least ``SV.shape[0]``. Cost O(n M p), memory
     O(M) beyond the arguments (no (n, M) Gram block).
     """
     cdef Py_ssize_t n = X.shape[0]
@@ -54,7 +53,8 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
         return
     with nogil:
         for i in range(n):
-            kernel_rows(&SV[0, 0], M, &X[i, 0], p, kind, gamma, degree, coef0, &work[0])
+            kernel_rows(&SV[0, 0], M, &X[i, 0], p, kern.kind, kern.gamma, kern.degree,
+                        kern.coef0, &work[0])
             acc = 0.0
             for q in range(M):
                 acc += alpha[q] * work[q]
@@ -63,9 +63,8 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
 
 def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const int[::1] x_ptr,
                         const double[::1] sv_data, const int[::1] sv_ind,
-                        const int[::1] sv_ptr, const double[::1] alpha, int kind,
-                        double gamma, double degree, double coef0, double[::1] out,
-                        double[::1] work):
+                        const int[::1] sv_ptr, const double[::1] alpha, KernelSpec kern,
+                        double[::1] out, double[::1] work):
     """out[i] = sum_q alpha[q] k(SV[q], X[i]) for CSR rows X and CSR support vectors SV.
 
     Both matrices come as (data, indices, indptr) with sorted int32 indices in every row
@@ -92,8 +91,8 @@ def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const in
     with nogil:
         for i in range(n):
             a = x_ptr[i]
-            kernel_rows_csr(&sv_ptr[0], si, sd, M, xi + a, xd + a, x_ptr[i + 1] - a, kind,
-                            gamma, degree, coef0, &work[0])
+            kernel_rows_csr(&sv_ptr[0], si, sd, M, xi + a, xd + a, x_ptr[i + 1] - a,
+                            kern.kind, kern.gamma, kern.degree, kern.coef0, &work[0])
             acc = 0.0
             for q in range(M):
                 acc += alpha[q] * work[q]

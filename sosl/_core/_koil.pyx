@@ -9,7 +9,7 @@ Cost per round: O(B p) kernel evaluations for x_t plus O(k B) to keep f on the b
 to date through the cached Gram matrix (B = N+ + N-), instead of the O(B_o B p) of
 re-evaluating f on the opposite buffer with kernel evaluations.
 
-Two entry points share one pass body (``_pass``), as in :mod:`sosl._core._kernel`:
+Two entry points share one pass body (``_pass``), as in :mod:`sosl._core._okauc`:
 ``koil_pass`` for dense rows and dense slots ``buf`` (B, p), ``koil_pass_csr`` for CSR rows
 and sparse slots (``buf_ind`` (B, L) int32, ``buf_val`` (B, L), ``buf_nnz`` (B,) int32;
 slot j holds ``buf_nnz[j]`` entries at increasing positions ``buf_ind[j, :buf_nnz[j]]``),
@@ -17,10 +17,16 @@ whose kernel rows cost O(B (nnz(x_t) + L)) whatever p (the merges of ``_kfun.pxd
 must be at least the largest nnz of the rows visited (checked).
 """
 
+cimport numpy as cnp
 from libc.math cimport isfinite
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+
+from sosl._core._calibration cimport platt_step
 
 from sosl._core._codes cimport POLICY_RS
 from sosl._core._kfun cimport (
+    KernelSpec,
     SlotStore,
     SourceRow,
     SourceRows,
@@ -29,9 +35,14 @@ from sosl._core._kfun cimport (
     store_kernel_row,
     store_put,
     store_self_kernel,
+    kernel_rows,
 )
 
-cdef long long REFRESH = 1024      # same constant as _koil_ref.REFRESH
+from sosl._core._kparams import KOIL_REFRESH
+
+cnp.import_array()
+
+cdef long long REFRESH = KOIL_REFRESH      # one source for the pass and its reference
 
 
 cdef inline void axpy_col(double* f, double[:, ::1] gram, Py_ssize_t col, double a,
@@ -78,14 +89,14 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
               const double[:, ::1] U, double[:, ::1] buf, double[::1] alpha_mv,
               double[:, ::1] gram, double[::1] f_mv, long long[::1] n_buf, long long[::1] n_seen,
               long long[::1] head, const long long[::1] budgets, long long t0,
-              double eta, double C, Py_ssize_t k_nn, int policy, int kind, double gamma,
-              double degree, double coef0, double[::1] work):
+              double eta, double C, Py_ssize_t k_nn, int policy, KernelSpec kern,
+              double[::1] work):
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
     Raises FloatingPointError (the arrays are then partly updated) at the first row whose
     k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least
-    ``2 B + 2 k_nn`` (B = total slots).
-    See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
+    ``2 B + 2 k_nn`` (B = total slots); ``kern`` is the kernel
+    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -99,7 +110,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     st.SV = &buf[0, 0] if B > 0 else NULL
     st.L = 0
     return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
-                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+                 budgets, t0, eta, C, k_nn, policy, &kern, work)
 
 
 def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -108,12 +119,12 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
                   double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
                   long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
                   const long long[::1] budgets, long long t0, double eta, double C,
-                  Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
-                  double coef0, double[::1] work):
+                  Py_ssize_t k_nn, int policy, KernelSpec kern, double[::1] work):
     """KOIL over the CSR rows ``order`` (``data, indices, indptr``, sorted int32 indices)
     into sparse slots (see the module docstring); every other argument as in
     :func:`koil_pass`; it equals the reference :func:`sosl._core._koil_ref.koil_pass` run on
-    the rows and slots densified (tested)."""
+    the rows and slots densified
+    (tests/test_koil.py::test_csr_pass_matches_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t B = alpha_mv.shape[0]
@@ -131,7 +142,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
     st.nnz = &buf_nnz[0] if B > 0 else NULL
     st.L = L
     return _pass(&rows, &st, s, order, U, alpha_mv, gram, f_mv, n_buf, n_seen, head,
-                 budgets, t0, eta, C, k_nn, policy, kind, gamma, degree, coef0, work)
+                 budgets, t0, eta, C, k_nn, policy, &kern, work)
 
 
 cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s,
@@ -139,8 +150,8 @@ cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s
                      double[::1] alpha_mv, double[:, ::1] gram, double[::1] f_mv,
                      long long[::1] n_buf, long long[::1] n_seen, long long[::1] head,
                      const long long[::1] budgets, long long t0, double eta, double C,
-                     Py_ssize_t k_nn, int policy, int kind, double gamma, double degree,
-                     double coef0, double[::1] work) except? -1:
+                     Py_ssize_t k_nn, int policy, const KernelSpec* kern,
+                     double[::1] work) except? -1:
     """The pass body shared by the dense and the CSR entry point."""
     cdef SourceRow xr
     cdef Py_ssize_t p = rows.p
@@ -149,6 +160,8 @@ cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s
     cdef Py_ssize_t off[2]
     cdef Py_ssize_t r, i, j, l, q, c, o, n_sel, n_viol, pos, best
     cdef long long t = t0
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     cdef double y, kxx, f_x, loss, d2, a_t, a_old, best_d, decay, g
     cdef double* alpha = &alpha_mv[0]
     cdef double* f = &f_mv[0]
@@ -281,3 +294,199 @@ cdef long long _pass(const SourceRows* rows, SlotStore* buf, const double[::1] s
         raise FloatingPointError(f"koil_pass: k(x, x) or f(x) is not finite at row {bad} "
                                  "(the kernel overflowed)")
     return t
+
+
+# -- the uniforms of a round: Philox4x64-10, as numpy.random.Philox draws them ----------------
+cdef extern from *:
+    """
+    #include <stdint.h>
+    static inline uint64_t sosl_mulhilo64(uint64_t a, uint64_t b, uint64_t* hi) {
+        __uint128_t prod = (__uint128_t) a * b;
+        *hi = (uint64_t) (prod >> 64);
+        return (uint64_t) prod;
+    }
+    /* block = Philox4x64-10(counter = (t, 0, 0, 0), key = (seed, 0)) (Salmon et al. 2011) */
+    static inline void sosl_philox_block(uint64_t t, uint64_t seed, uint64_t* out) {
+        uint64_t c0 = t, c1 = 0, c2 = 0, c3 = 0, k0 = seed, k1 = 0, hi0, hi1, lo0, lo1;
+        int r;
+        for (r = 0; r < 10; r++) {
+            if (r > 0) { k0 += 0x9E3779B97F4A7C15ULL; k1 += 0xBB67AE8584CAA73BULL; }
+            lo0 = sosl_mulhilo64(0xD2E7470EE14C6C93ULL, c0, &hi0);
+            lo1 = sosl_mulhilo64(0xCA5A826395121157ULL, c2, &hi1);
+            c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
+        }
+        out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+    }
+    """
+    void sosl_philox_block(uint64_t t, uint64_t seed, uint64_t* out) nogil
+
+
+def philox_uniforms(long long seed, long long t0, Py_ssize_t m):
+    """The uniforms ``U`` (m, 2) of rounds t0 + 1 .. t0 + m: the first two doubles of
+    Philox block t (key ``seed``), ``(u >> 11) 2^-53`` as ``Generator.random`` makes them;
+    the typed twin of ``sosl.koil._philox_uniforms`` (tested equal)."""
+    cdef double[:, ::1] U = cnp.PyArray_ZEROS(2, [m, 2], cnp.NPY_DOUBLE, 0)
+    cdef uint64_t out[4]
+    cdef Py_ssize_t r
+    for r in range(m):
+        sosl_philox_block(<uint64_t> (t0 + r + 1), <uint64_t> seed, out)
+        U[r, 0] = (out[0] >> 11) * (1.0 / 9007199254740992.0)
+        U[r, 1] = (out[1] >> 11) * (1.0 / 9007199254740992.0)
+    return U.base
+
+
+cdef inline double midpoint(const double* f, Py_ssize_t n0, Py_ssize_t off,
+                            Py_ssize_t n1) noexcept nogil:
+    """-(mean f on B- + mean f on B+) / 2 (0 until both are filled), sums in slot order."""
+    cdef Py_ssize_t l
+    cdef double a = 0.0, b = 0.0
+    if n0 == 0 or n1 == 0:
+        return 0.0
+    for l in range(n0):
+        a += f[l]
+    for l in range(off, off + n1):
+        b += f[l]
+    return -0.5 * (a / n0 + b / n1)
+
+
+def koil_midpoint(const double[::1] f, const long long[::1] n_buf, Py_ssize_t off):
+    """The intercept of KOIL from the cached scores (:func:`midpoint`)."""
+    return midpoint(&f[0], n_buf[0], off, n_buf[1])
+
+
+cdef class Stepper:
+    """One-row rounds of KOIL on an estimator's own dense buffers, bound once.
+
+    ``step(x, s, t, seed, intercept)`` plays round t on the 1-D float64 row x (label sign
+    s) in place, as ``partial_fit`` on the row would: the pre-score f(x) + intercept for
+    the Platt scaling (the kernel row of the filled slots in slot order, as the decision
+    function computes it), the round's uniforms (:func:`philox_uniforms`), the pass, and
+    the Platt step. Before anything is written it checks that x is finite with the right
+    length and saves what the round can write: the weights, the cached scores, the
+    counters and the row of the one slot the row can go to (the Gram cache is symmetric:
+    its column is that row). After the pass it checks the weights, the scores and that
+    row; a kernel overflow or anything non-finite restores the saved state. Returns the
+    new intercept, or NaN (the state as it was) when the caller must take the general
+    path, which then reports the row or the overflow. The filled slots must be adjacent
+    (the negative buffer full, or the positive one empty); otherwise NaN too.
+    """
+    cdef SlotStore st
+    cdef SourceRows rows
+    cdef KernelSpec kern
+    cdef double eta, C
+    cdef Py_ssize_t k_nn, B, p, off
+    cdef int policy
+    cdef readonly object arrays
+    cdef double[:, ::1] buf, gram, U
+    cdef double[::1] alpha, f, work, save, s1, calib
+    cdef long long[::1] n_buf, n_seen, head, budgets, save_n
+    cdef Py_ssize_t[::1] order
+
+    def __init__(self, double[:, ::1] buf, double[::1] alpha, double[:, ::1] gram,
+                 double[::1] f, long long[::1] n_buf, long long[::1] n_seen,
+                 long long[::1] head, const long long[::1] budgets, double eta, double C,
+                 Py_ssize_t k_nn, int policy, KernelSpec kern, double[::1] calibration):
+        cdef Py_ssize_t B = alpha.shape[0]
+        if (buf.shape[0] != B or buf.shape[1] == 0 or gram.shape[0] != B
+                or gram.shape[1] != B or f.shape[0] != B or budgets.shape[0] != 2
+                or budgets[0] + budgets[1] != B or calibration.shape[0] != 2 or B == 0):
+            raise ValueError("koil Stepper: inconsistent buffers")
+        self.arrays = (buf.base, alpha.base, gram.base, f.base, n_buf.base, n_seen.base,
+                       head.base, calibration.base)
+        self.buf, self.alpha, self.gram, self.f = buf, alpha, gram, f
+        self.n_buf, self.n_seen, self.head, self.calib = n_buf, n_seen, head, calibration
+        self.budgets = cnp.PyArray_ZEROS(1, [2], cnp.NPY_INT64, 0)
+        self.budgets[0] = budgets[0]
+        self.budgets[1] = budgets[1]
+        self.B, self.p, self.off = B, buf.shape[1], budgets[0]
+        self.eta, self.C, self.k_nn, self.policy, self.kern = eta, C, k_nn, policy, kern
+        self.U = cnp.PyArray_ZEROS(2, [1, 2], cnp.NPY_DOUBLE, 0)
+        self.work = cnp.PyArray_ZEROS(1, [2 * B + 2 * k_nn], cnp.NPY_DOUBLE, 0)
+        self.save = cnp.PyArray_ZEROS(1, [3 * B + self.p], cnp.NPY_DOUBLE, 0)
+        self.save_n = cnp.PyArray_ZEROS(1, [6], cnp.NPY_INT64, 0)
+        self.s1 = cnp.PyArray_ZEROS(1, [1], cnp.NPY_DOUBLE, 0)
+        self.order = cnp.PyArray_ZEROS(1, [1], cnp.NPY_INTP, 0)
+        self.st.dense = True
+        self.st.SV = &buf[0, 0]
+        self.st.L = 0
+        self.rows.dense = True
+        self.rows.p = self.p
+
+    def step(self, const double[::1] x, double s, long long t, long long seed,
+             double intercept):
+        cdef Py_ssize_t B = self.B, p = self.p, off = self.off
+        cdef Py_ssize_t j, l, c = 1 if s > 0 else 0, n0, n1, M
+        cdef double pre, acc
+        cdef uint64_t out[4]
+        cdef double* save = &self.save[0]
+        cdef double* alpha = &self.alpha[0]
+        cdef double* f = &self.f[0]
+        cdef double* grow
+        cdef bint ok
+        if x.shape[0] != p:
+            return float("nan")
+        for l in range(p):
+            if not isfinite(x[l]):
+                return float("nan")
+        n0, n1 = self.n_buf[0], self.n_buf[1]
+        if not (n0 == off or n1 == 0):
+            return float("nan")             # filled slots not adjacent: the general path
+        # the pre-score, as the decision function: kernel row of the filled slots, in order
+        M = n0 + n1 if n0 == off else n0
+        pre = intercept
+        if M > 0:
+            kernel_rows(&self.buf[0, 0], M, &x[0], p, self.kern.kind, self.kern.gamma,
+                        self.kern.degree, self.kern.coef0, &self.work[0])
+            acc = 0.0
+            for l in range(M):
+                acc += alpha[l] * self.work[l]
+            pre = intercept + acc
+        # the uniforms of round t and the slot the round can write
+        sosl_philox_block(<uint64_t> t, <uint64_t> seed, out)
+        self.U[0, 0] = (out[0] >> 11) * (1.0 / 9007199254740992.0)
+        self.U[0, 1] = (out[1] >> 11) * (1.0 / 9007199254740992.0)
+        j = 0 if c == 0 else off
+        if self.n_buf[c] < self.budgets[c]:
+            j += self.n_buf[c]
+        elif self.policy == POLICY_RS:
+            j += <Py_ssize_t> (self.U[0, 1] * self.budgets[c])
+        else:
+            j += self.head[c]
+        grow = &self.gram[j, 0]
+        memcpy(save, alpha, B * sizeof(double))
+        memcpy(save + B, f, B * sizeof(double))
+        memcpy(save + 2 * B, grow, B * sizeof(double))
+        memcpy(save + 3 * B, &self.buf[j, 0], p * sizeof(double))
+        for l in range(2):
+            self.save_n[l] = self.n_buf[l]
+            self.save_n[2 + l] = self.n_seen[l]
+            self.save_n[4 + l] = self.head[l]
+        self.rows.X = &x[0]
+        self.s1[0] = s
+        ok = True
+        try:
+            _pass(&self.rows, &self.st, self.s1, self.order, self.U, self.alpha, self.gram,
+                  self.f, self.n_buf, self.n_seen, self.head, self.budgets, t - 1, self.eta,
+                  self.C, self.k_nn, self.policy, &self.kern, self.work)
+        except FloatingPointError:
+            ok = False
+        if ok:
+            for l in range(B):
+                if not (isfinite(alpha[l]) and isfinite(f[l]) and isfinite(grow[l])):
+                    ok = False
+                    break
+        if not ok:
+            memcpy(alpha, save, B * sizeof(double))
+            memcpy(f, save + B, B * sizeof(double))
+            memcpy(grow, save + 2 * B, B * sizeof(double))
+            for l in range(B):
+                self.gram[l, j] = grow[l]
+            memcpy(&self.buf[j, 0], save + 3 * B, p * sizeof(double))
+            for l in range(2):
+                self.n_buf[l] = self.save_n[l]
+                self.n_seen[l] = self.save_n[2 + l]
+                self.head[l] = self.save_n[4 + l]
+            return float("nan")
+        if isfinite(pre):
+            platt_step(&self.calib[0], pre, 1.0 if s > 0 else 0.0)
+        return midpoint(f, self.n_buf[0], off, self.n_buf[1])

@@ -61,16 +61,19 @@ import numpy as np
 
 from ._codes import KoilPolicy
 from ._kfun_ref import KERNEL_NAMES, kernel_matrix
+from ._kparams import KOIL_REFRESH
 
 __all__ = ["POLICY_RS", "POLICY_FIFO", "KERNEL_NAMES", "REFRESH", "koil_pass", "nearest_slot"]
 
 POLICY_RS = int(KoilPolicy.POLICY_RS)
 POLICY_FIFO = int(KoilPolicy.POLICY_FIFO)
-REFRESH = 1024      # f on the buffer is recomputed from the Gram cache when t % REFRESH == 0
+REFRESH = KOIL_REFRESH   # f on the buffer is recomputed from the Gram cache when t % REFRESH == 0
 
 
-def _kern(kind, gamma, degree, coef0):
-    return {"kernel": KERNEL_NAMES[kind], "gamma": gamma, "degree": int(degree), "coef0": coef0}
+def _kern(spec):
+    """The ``kernel_matrix`` arguments of a ``kernel_spec`` dict."""
+    return {"kernel": KERNEL_NAMES[spec["kind"]], "gamma": spec["gamma"],
+            "degree": int(spec["degree"]), "coef0": spec["coef0"]}
 
 
 def nearest_slot(d2, slots):
@@ -79,15 +82,16 @@ def nearest_slot(d2, slots):
 
 
 def koil_pass(X, s, order, U, buf, alpha, gram, f, n_buf, n_seen, head, budgets, t0,
-              eta, C, k_nn, policy, kind, gamma, degree, coef0, work):
+              eta, C, k_nn, policy, kern, work):
     """Run KOIL over ``X[order]``; update the buffers in place; return the round counter.
 
     ``f`` holds f_t at every filled slot (kept up to date, refreshed from the Gram cache
     every ``REFRESH`` rounds). Raises FloatingPointError at the first row whose k(x_t, x_t)
     or f_t(x_t) is not finite. ``U`` has shape (len(order), 2): the uniforms of each round
-    (RS++ only). ``work`` is unused here (scratch space of the Cython pass).
+    (RS++ only). ``kern`` is the kernel (``_kparams.kernel_spec``). ``work`` is unused here
+    (scratch space of the Cython pass).
     """
-    kern = _kern(kind, gamma, degree, coef0)
+    kern = _kern(kern)
     off = np.array([0, budgets[0]])
     t = t0
     for r in range(order.shape[0]):

@@ -1,10 +1,11 @@
 """Entry point of destructive KOMP with pre-fitting: checks, then the typed core.
 
 :func:`komp_prune` validates its arguments and runs the typed core
-:func:`sosl._core._komp.komp_core` (or, on request, the NumPy reference
-:func:`sosl._core._komp_ref.komp_core_ref`). The algorithm, the symbols and the departure
-from the paper (numerical rank) are described in :mod:`sosl._core._komp_ref`; the public
-module :mod:`sosl.komp` re-exports this function.
+:func:`sosl._core._komp.komp_core` (or, on request, the NumPy/LAPACK core
+:func:`sosl._core._komp_np.komp_core_numpy`). :func:`komp_step` is the compression of
+``OKAUCM(budget_policy="komp")`` after its rounds t = 0 mod period. The algorithm, the
+symbols and the departure from the paper (numerical rank) are described in
+:mod:`sosl._core._komp_ref`; the public module :mod:`sosl.komp` re-exports ``komp_prune``.
 """
 
 from numbers import Real
@@ -12,9 +13,9 @@ from numbers import Real
 import numpy as np
 
 from . import _komp
-from ._komp_ref import as_gram, komp_core_ref, komp_error, single_thread_blas
+from ._komp_np import as_gram, inverse_pd, komp_core_numpy, komp_error, single_thread_blas
 
-__all__ = ["komp_prune", "komp_typed"]
+__all__ = ["komp_prune", "komp_step", "komp_typed", "inverse_pd", "single_thread_blas"]
 
 #: the recomputed error may exceed epsilon by rounding, at most _SLACK * ||f||_H; beyond
 #: that komp_prune returns f unchanged (a last-resort guard: the removal costs are accurate)
@@ -49,7 +50,8 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
         Also return ||f - f_new||_H, recomputed from the final weights.
     backend : {"cython", "numpy"}, default="cython"
         The typed core (:mod:`sosl._core._komp`, plain loops) or the NumPy/LAPACK
-        reference :mod:`sosl._core._komp_ref`; they agree to rounding (tested).
+        reference :mod:`sosl._core._komp_ref`; they agree to rounding
+        (tests/test_komp.py::test_cython_core_matches_numpy_reference).
 
     Raises
     ------
@@ -87,7 +89,7 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
         kept, new_alpha = komp_typed(K, alpha, eps2, rtol)
     else:
         with single_thread_blas():
-            kept, new_alpha = komp_core_ref(K, alpha, eps2, rtol)
+            kept, new_alpha = komp_core_numpy(K, alpha, eps2, rtol)
     if not np.isfinite(new_alpha).all():
         raise ValueError("komp_prune: the re-fitted weights are not finite; K is numerically "
                          "not positive semi-definite (not a Gram matrix of a kernel)")
@@ -146,3 +148,23 @@ def komp_typed(K, alpha, eps2, rtol):
     return kept[:m].copy(), w[:m].copy()
 
 
+def komp_step(Z, G, beta, f, buf, lab, age, acc):
+    """The compression after a round t = 0 mod period; returns the new pool and acc = 0.
+
+    ``Z`` is the pool's (M, p) array, or a tuple of arrays with one row per pool vector
+    (the sparse slots of the typed CSR pass); only its rows are selected here.
+    """
+    D = np.flatnonzero(beta != 0.0)
+    if D.size:
+        kept, w = komp_prune(G[np.ix_(D, D)], beta[D], acc)                # Algorithm 1
+        if kept.size < D.size:
+            beta = beta.copy()
+            beta[D] = 0.0
+            beta[D[kept]] = w
+            f = G[:, D[kept]] @ w                                          # eq. (20) on the pool
+    live = (buf >= 0) | (beta != 0.0)
+    if not live.all():
+        Z = tuple(z[live] for z in Z) if isinstance(Z, tuple) else Z[live]  # sparse slots too
+        G, beta, f = G[np.ix_(live, live)], beta[live], f[live]
+        buf, lab, age = buf[live], lab[live], age[live]
+    return Z, G, beta, f, buf, lab, age, 0.0

@@ -47,8 +47,8 @@ from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dsymv, dsyrk
 
 from sosl._core._calibration cimport platt_step
-from sosl._core._codes cimport LOSS_S, STEP_CONSTANT
-from sosl._core._losses cimport loss_grad
+from sosl._core._codes cimport STEP_CONSTANT
+from sosl._core._losses cimport curvature_bound, loss_grad
 from sosl._core._moments cimport round_prologue
 
 cnp.import_array()
@@ -433,11 +433,10 @@ cdef class Stepper:
                     R = v
                 wn += m.w[j] * m.w[j]
             proof = ok and self.G_factor > 0.0
-            if proof and m.loss == LOSS_S:              # the linear part must contract
-                proof = (m.schedule == STEP_CONSTANT
-                         and m.eta * (m.lam + 10.0 * R * R * p) <= 2.0)
-            if proof:
+            if proof:                   # the step contracts the part of g linear in w
                 eta_max = m.eta if m.schedule == STEP_CONSTANT else 1.0 / (m.lam * <double> t)
+                proof = eta_max * (m.lam + curvature_bound(m.loss) * R * R * p) <= 2.0
+            if proof:
                 proof = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + eta_max * self.G_factor * R
                                                        * sqrt(<double> p)) <= self.margin)
             if proof:

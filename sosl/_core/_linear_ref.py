@@ -12,7 +12,7 @@ Symbols
 =========  ==========================================  ==============================
 symbol     paper                                       public name
 =========  ==========================================  ==============================
-w          w_t, the weight vector                      ``coef_``
+w          w_t, the weight vector                      ``w_`` (``coef_[0]``)
 s          y_t in {-1, +1}                             ``classes_[1]`` -> +1
 xbar       xbar_t^{+/-}, class means (eqs. 15, 17)     ``means_`` (row 0: negative)
 Sigma      Sigma_t^{+/-}, class covariances (16, 18)   ``covariances_``

@@ -1,8 +1,32 @@
-"""NumPy twin of ``_losses.pxd``: the surrogate losses and their partial derivatives.
+"""NumPy twin of ``_losses.pxd``: the surrogate losses, their partial derivatives and the
+constants the learners need from each loss (the kernel learners' scale, the gradient bounds
+of the linear learners' no-copy argument).
 
 One line per equation of Luo, Cheng & Zhang; the typed kernels use ``_losses.pxd``, the
-references, ``verify/`` and ``plots/`` use this module. Changing a loss touches these two
-files.
+references, ``verify/`` and ``plots/`` use this module, the estimators the compiled view
+``_losses.pyx`` (:func:`sosl._core._losses.loss_constants`). Each function has one explicit
+branch per ``Loss`` code and raises ``ValueError`` for any other.
+
+Adding a pairwise loss psi_X(mu, s2) touches exactly these files:
+
+1. ``_codes.pxd``: a code ``LOSS_X`` in ``cpdef enum Loss``;
+2. ``_losses.pxd``: a branch for it in ``loss_grad``, ``loss_scale``, ``grad_bound`` and
+   ``curvature_bound`` (derive G and H as the comments there do, for rows in [-R, R]^p);
+3. this file: the same branches in ``psi``, ``loss_grad``, ``loss_scale``, ``grad_bound``
+   and ``curvature_bound``;
+4. the estimator table: a class with ``_loss = int(Loss.LOSS_X)`` beside ``OAUCM`` in
+   ``sosl/linear.py`` (or the kernel learners' ``sosl/kernel.py``), or an entry in the
+   ``_LOSSES`` table of ``sosl/sketch.py``, and the new name in ``sosl/__init__.py``.
+
+Nothing else branches on a ``Loss`` code
+(tests/test_losses.py::test_no_branch_on_a_loss_code_outside_the_home); every code has its
+branch here and in the .pxd, the two agreeing to 1e-12
+(tests/test_losses.py::test_compiled_loss_equals_reference), and the exported bounds bound
+the step they are used for
+(tests/test_losses.py::test_exported_bounds_hold_at_the_extreme_cases_and_are_not_loose).
+The passes, the references and the no-copy argument of ``sosl.linear`` read the constants
+from here (a new loss also gets a row in tests/test_losses.py's parametrization for free:
+the tests run over every ``Loss`` code).
 
 Symbols
 -------
@@ -13,6 +37,8 @@ s2    w' Sigma_t w = sigma^2, variance of the other     -
       class's scores
 b     1 - mu                                            -
 A     sqrt(b^2 + s2)                                    -
+R     max |x_j| over the rows seen                      -
+G, H  gradient and curvature bounds (``_losses.pxd``)   -
 ====  ===============================================  ==========
 """
 
@@ -20,7 +46,8 @@ import numpy as np
 
 from ._codes import Loss
 
-__all__ = ["psi_m", "psi_s", "psi", "loss_grad", "grad_w"]
+__all__ = ["psi_m", "psi_s", "psi", "loss_grad", "grad_w", "loss_scale", "grad_bound",
+           "curvature_bound"]
 
 LOSS_M = int(Loss.LOSS_M)
 LOSS_S = int(Loss.LOSS_S)
@@ -37,9 +64,17 @@ def psi_s(mu, s2):
     return (1.0 - np.asarray(mu, dtype=float)) ** 2 + np.asarray(s2, dtype=float)
 
 
+def _unknown(loss):
+    return ValueError(f"unknown Loss code {loss!r}: no branch for it in _losses_ref")
+
+
 def psi(loss, mu, s2):
     """psi_M or psi_S by ``Loss`` code."""
-    return psi_m(mu, s2) if loss == LOSS_M else psi_s(mu, s2)
+    if loss == LOSS_M:
+        return psi_m(mu, s2)
+    if loss == LOSS_S:
+        return psi_s(mu, s2)
+    raise _unknown(loss)
 
 
 def loss_grad(loss, mu, s2):
@@ -53,8 +88,10 @@ def loss_grad(loss, mu, s2):
         value = 0.5 * (b + A)                                           # eq. (8)
         d_mu = np.where(A > 0.0, -0.5 * (1.0 + b / safe), -0.5)         # eq. (14): Phi_M
         d_s2 = np.where(A > 0.0, 0.25 / safe, 0.0)                      # phi_M / sigma
-    else:
+    elif loss == LOSS_S:
         value, d_mu, d_s2 = b * b + s2, -2.0 * b, np.ones_like(b)       # eq. (13), factor 2
+    else:
+        raise _unknown(loss)
     return value[()], d_mu[()], d_s2[()]
 
 
@@ -63,3 +100,30 @@ def grad_w(loss, w, a, Sigma):
     Sw = Sigma @ w
     _, d_mu, d_s2 = loss_grad(loss, float(w @ a), float(w @ Sw))
     return d_mu * a + 2.0 * d_s2 * Sw
+
+
+def loss_scale(loss):
+    """Factor of the kernel learners on the loss: psi_M, psi_S / 2 (Section 5.2, eq. 27)."""
+    if loss == LOSS_M:
+        return 1.0
+    if loss == LOSS_S:
+        return 0.5
+    raise _unknown(loss)
+
+
+def grad_bound(loss):
+    """G with ||g0|| <= G R sqrt(p), where g(w) = g0 + M w (see ``_losses.pxd``)."""
+    if loss == LOSS_M:
+        return 3.0      # M = 0, ||g|| <= |d_mu| ||a|| + ||Sigma w|| / (2 A) <= (2 + 1/2) R sqrt(p)
+    if loss == LOSS_S:
+        return 4.0      # g0 = -2 a, ||a|| <= 2 R sqrt(p)
+    raise _unknown(loss)
+
+
+def curvature_bound(loss):
+    """H with 0 <= M <= H R^2 p, where g(w) = g0 + M w (see ``_losses.pxd``)."""
+    if loss == LOSS_M:
+        return 0.0
+    if loss == LOSS_S:
+        return 10.0     # M = 2 (a a' + Sigma), ||a||^2 <= 4 R^2 p, ||Sigma|| <= R^2 p
+    raise _unknown(loss)

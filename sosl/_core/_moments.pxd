@@ -4,7 +4,10 @@
 * ``round_prologue``: which class is the instance's own and which the other one, and the
   step eta_t of the round (a ``Schedule`` code: 1/(lam t) or constant).
 * ``welford_update``: eqs. (15)-(18) in centered (Welford) form on the upper triangle of a
-  class covariance; the NumPy twin is :func:`sosl._core._linear_ref.welford_update`.
+  class covariance, integer counts, no forgetting; the NumPy twin is
+  :func:`sosl._core._moments_ref.welford_update`. No kernel cimports it at present: the
+  linear pass keeps scaled scatters with forgetting (``_linear.pyx``) and OPAUC its own
+  update (``_baselines.pyx``).
 """
 
 from sosl._core._codes cimport STEP_CONSTANT

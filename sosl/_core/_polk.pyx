@@ -50,9 +50,11 @@ from libc.math cimport sqrt, tanh, fabs, pow
 from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
 from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
 from sosl._core._kfun cimport (
+    KernelSpec,
     SlotStore,
     SourceRow,
     SourceRows,
+    StepSpec,
     csr_source,
     get_row,
     kernel_rows_slots,
@@ -68,6 +70,19 @@ STATUS_DONE = 0
 STATUS_GROW = 1
 STATUS_FALLBACK = 2
 STATUS_REBUILD = 3
+
+
+cdef struct PolkSpec:
+    # the KOMP budget of a round (a ``PolkBudget`` code, epsilon, parsimony) and the
+    # numerical tolerances of this pass (rank guard rtol * safety, drift check); built by
+    # ``sosl._core._polk_driver.polk_spec``
+    int eps_rule
+    double epsilon
+    double parsimony
+    double rtol
+    double safety
+    double drift_tol
+    double drift_rel
 
 
 cdef inline double loss_derivative(double z, double y, int loss) noexcept nogil:
@@ -98,12 +113,11 @@ def polk_loss_derivative(double z, double y, int loss):
     return loss_derivative(z, y, loss)
 
 
-def polk_step_and_budget(long long t, double eta, double lam, int schedule, int eps_rule,
-                         double epsilon, double parsimony):
+def polk_step_and_budget(long long t, StepSpec step, PolkSpec polk):
     """``(eta_t, eps_t)`` of round t, as the typed pass computes them."""
     cdef double eps_t
-    cdef double eta_t = step_and_budget(t, eta, lam, schedule, eps_rule, epsilon, parsimony,
-                                        &eps_t)
+    cdef double eta_t = step_and_budget(t, step.eta, step.lam, step.schedule, polk.eps_rule,
+                                        polk.epsilon, polk.parsimony, &eps_t)
     return eta_t, eps_t
 
 
@@ -124,15 +138,14 @@ cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py
 
 def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                    Py_ssize_t r0, double[:, ::1] D, double[::1] w, double[:, ::1] K,
-                   double[:, ::1] G, Py_ssize_t M, long long t_start, double lam, double eta,
-                   int schedule, int eps_rule, double epsilon, double parsimony, int loss,
-                   int kind,
-                   double gamma, double degree, double coef0, double rtol, double safety,
-                   double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
+                   double[:, ::1] G, Py_ssize_t M, long long t_start, StepSpec step,
+                   PolkSpec polk, KernelSpec kern, long long[::1] orders, double[::1] errors,
                    double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
     """Play rounds ``order[r0:]`` from a dictionary of size ``M``; see the module notes.
 
-    The round at position r has the counter t = t_start + r + 1. ``work`` needs
+    The round at position r has the counter t = t_start + r + 1. ``step`` carries eta,
+    lam, the ``PolkSchedule`` and the ``PolkLoss`` code, ``polk`` the KOMP budget and the
+    tolerances, ``kern`` the kernel. ``work`` needs
     ``4 * cap`` doubles and ``iwork`` ``cap`` integers (cap = ``D.shape[0]``).
 
     Returns
@@ -158,26 +171,22 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
     st.dense = True
     st.SV = &D[0, 0]
     st.L = 0
-    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, lam, eta, schedule,
-                 eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
-                 drift_tol, drift_rel, orders, errors, budgets, work, iwork)
+    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, &step, &polk, &kern, orders,
+                 errors, budgets, work, iwork)
 
 
 def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                        const double[::1] s, const Py_ssize_t[::1] order, Py_ssize_t r0,
                        int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
                        double[::1] w, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
-                       long long t_start, double lam, double eta, int schedule, int eps_rule,
-                       double epsilon, double parsimony, int loss, int kind, double gamma,
-                       double degree, double coef0, double rtol, double safety,
-                       double drift_tol, double drift_rel, long long[::1] orders,
-                       double[::1] errors, double[::1] budgets, double[::1] work,
-                       Py_ssize_t[::1] iwork):
+                       long long t_start, StepSpec step, PolkSpec polk, KernelSpec kern,
+                       long long[::1] orders, double[::1] errors, double[::1] budgets,
+                       double[::1] work, Py_ssize_t[::1] iwork):
     """:func:`polk_fast_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
     indices) with a dictionary of sparse slots (see the module notes; L =
     ``D_ind.shape[1]`` must be at least the nnz of every row ``order[r0:]``, checked).
     It plays the rounds of the reference :func:`sosl._core._polk_ref.polk_pass` run on the
-    rows densified (tested)."""
+    rows densified (tests/test_polk.py::test_sparse_pass_equals_reference)."""
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t cap = w.shape[0]
@@ -195,14 +204,13 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     st.val = &D_val[0, 0]
     st.nnz = &D_nnz[0]
     st.L = L
-    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, lam, eta, schedule,
-                 eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol, safety,
-                 drift_tol, drift_rel, orders, errors, budgets, work, iwork)
+    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, &step, &polk, &kern, orders,
+                 errors, budgets, work, iwork)
 
 
 def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
-                           Py_ssize_t M, const int[::1] xi, const double[::1] xv, int kind,
-                           double gamma, double degree, double coef0, double[::1] out):
+                           Py_ssize_t M, const int[::1] xi, const double[::1] xv,
+                           KernelSpec kern, double[::1] out):
     """out[q] = k(slot q, x) for the first M sparse slots and the sparse row ``(xi, xv)``
     (the merges of the typed pass); returns k(x, x). For the rounds played outside it."""
     cdef const int* pi = &xi[0] if xi.shape[0] > 0 else NULL
@@ -213,9 +221,10 @@ def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_n
         raise ValueError("polk_sparse_kernel_row: inconsistent shapes")
     if M > 0:
         kernel_rows_slots(&D_ind[0, 0], &D_val[0, 0], &D_nnz[0], D_ind.shape[1], M, pi, pv,
-                          xi.shape[0], kind, gamma, degree, coef0, &out[0])
-    return sparse_kernel_eval(pi, pv, xi.shape[0], pi, pv, xi.shape[0], kind, gamma, degree,
-                              coef0)
+                          xi.shape[0], kern.kind, kern.gamma, kern.degree, kern.coef0,
+                          &out[0])
+    return sparse_kernel_eval(pi, pv, xi.shape[0], pi, pv, xi.shape[0], kern.kind, kern.gamma,
+                              kern.degree, kern.coef0)
 
 
 cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
@@ -230,10 +239,8 @@ cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] G, Py_
 
 cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
                  const Py_ssize_t[::1] order, Py_ssize_t r0, double[::1] w, double[:, ::1] K,
-                 double[:, ::1] G, Py_ssize_t M, long long t_start, double lam, double eta,
-                 int schedule, int eps_rule, double epsilon, double parsimony, int loss,
-                 int kind, double gamma, double degree, double coef0, double rtol,
-                 double safety, double drift_tol, double drift_rel, long long[::1] orders,
+                 double[:, ::1] G, Py_ssize_t M, long long t_start, const StepSpec* step,
+                 const PolkSpec* polk, const KernelSpec* kern, long long[::1] orders,
                  double[::1] errors, double[::1] budgets, double[::1] work,
                  Py_ssize_t[::1] iwork):
     """Run the pass body without the GIL; ``(status, r, M)``."""
@@ -242,20 +249,17 @@ cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
     cdef int status = 0
     if n_rounds > r0:
         with nogil:
-            status = run(rows, st, s, order, &r, w, K, G, &M, t_start, lam, eta, schedule,
-                         eps_rule, epsilon, parsimony, loss, kind, gamma, degree, coef0, rtol,
-                         safety, drift_tol, drift_rel, orders, errors, budgets, &work[0],
-                         &iwork[0])
+            status = run(rows, st, s, order, &r, w, K, G, &M, t_start, step, polk, kern,
+                         orders, errors, budgets, &work[0], &iwork[0])
     return status, r, M
 
 
 cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
              const Py_ssize_t[::1] order, Py_ssize_t* r_io, double[::1] wm, double[:, ::1] Km,
-             double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, double lam, double eta,
-             int schedule, int eps_rule, double epsilon, double parsimony, int loss, int kind,
-             double gamma, double degree, double coef0, double rtol, double safety,
-             double drift_tol, double drift_rel, long long[::1] orders, double[::1] errors,
-             double[::1] budgets, double* work, Py_ssize_t* I) noexcept nogil:
+             double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, const StepSpec* step,
+             const PolkSpec* polk, const KernelSpec* kern, long long[::1] orders,
+             double[::1] errors, double[::1] budgets, double* work,
+             Py_ssize_t* I) noexcept nogil:
     """The pass body of both entry points; returns the status, updates ``*r_io`` and
     ``*M_io``."""
     cdef Py_ssize_t cap = wm.shape[0]
@@ -275,6 +279,13 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
     cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, acc, gjj, decay
     cdef double fn2, e2, err2, res, kmax, gmax, tol, isc
     cdef bint removed_any, have_b
+    cdef double lam = step.lam, eta = step.eta
+    cdef int schedule = step.schedule, loss = step.loss
+    cdef int eps_rule = polk.eps_rule
+    cdef double epsilon = polk.epsilon, parsimony = polk.parsimony, rtol = polk.rtol
+    cdef double safety = polk.safety, drift_tol = polk.drift_tol, drift_rel = polk.drift_rel
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
 
     for r in range(r_io[0], n_rounds):
         if M + 1 > cap:

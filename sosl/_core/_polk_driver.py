@@ -43,18 +43,27 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _polk
-from ._kfun_ref import KERNEL_CODES, KERNEL_NAMES, kernel_diag, kernel_matrix
-from ._komp_prune import komp_prune
-from ._komp_ref import inverse_pd, single_thread_blas
+from ._komp_prune import inverse_pd, komp_prune, single_thread_blas
+from ._kparams import KERNEL_CODES, KERNEL_NAMES, kernel_diag, kernel_matrix, kernel_spec
 
-__all__ = ["polk_run", "dependent_round", "inverse_if_well_posed", "Slots", "RTOL", "SAFETY",
-           "DRIFT_TOL", "DRIFT_REL", "RETRY"]
+__all__ = ["polk_run", "polk_spec", "dependent_round", "inverse_if_well_posed", "Slots", "RTOL",
+           "SAFETY", "DRIFT_TOL", "DRIFT_REL", "RETRY"]
 
 RTOL = 1e-10
 SAFETY = 100.0
 DRIFT_TOL = 1e-11
 DRIFT_REL = 1e-11
 RETRY = 16
+
+
+def polk_spec(eps_rule, epsilon, parsimony):
+    """The ``PolkSpec`` bundle of the typed pass: the KOMP budget of a round (a
+    ``PolkBudget`` code, ``epsilon``, ``parsimony``) and this module's tolerances. The
+    reference :func:`sosl._core._polk_ref.polk_pass` reads the first three keys."""
+    return {"eps_rule": int(eps_rule), "epsilon": float(epsilon),
+            "parsimony": float(parsimony), "rtol": RTOL, "safety": SAFETY,
+            "drift_tol": DRIFT_TOL, "drift_rel": DRIFT_REL}
+
 
 #: a dictionary of sparse slots: slot q holds ``nnz[q]`` entries at the increasing positions
 #: ``ind[q, :nnz[q]]`` (int32) with values ``val[q, :nnz[q]]``; its rows are its atoms
@@ -64,9 +73,10 @@ Slots = namedtuple("Slots", ["ind", "val", "nnz"])
 def _slots_row_kernels(D, x, kern):
     """``(k_D(x), k(x, x))`` for sparse slots ``D`` and a sparse row ``x = (indices, values)``."""
     kx = np.empty(D.nnz.shape[0])
-    kxx = _polk.polk_sparse_kernel_row(D.ind, D.val, D.nnz, D.nnz.shape[0], x[0], x[1],
-                                       KERNEL_CODES[kern["kernel"]], float(kern["gamma"]),
-                                       float(kern["degree"]), float(kern["coef0"]), kx)
+    kxx = _polk.polk_sparse_kernel_row(
+        D.ind, D.val, D.nnz, D.nnz.shape[0], x[0], x[1],
+        kernel_spec(KERNEL_CODES[kern["kernel"]], kern["gamma"], kern["degree"], kern["coef0"]),
+        kx)
     return kx, kxx
 
 
@@ -146,17 +156,18 @@ def inverse_if_well_posed(K):
     return G
 
 
-def polk_run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
-             loss, kind, gamma, degree, coef0, max_bytes=None):
+def polk_run(X, s, order, D, w, Kdd, G, t0, step, polk, kern, max_bytes=None):
     """POLK over ``X[order]`` (see :func:`_run`), with BLAS limited to one thread.
+
+    ``step``, ``polk`` and ``kern`` are the bundles of :func:`sosl._core._kparams.step_spec`,
+    :func:`polk_spec` and :func:`sosl._core._kparams.kernel_spec`.
 
     The rebuilds and the dependent rounds make small dense LAPACK calls; a threaded BLAS
     only adds contention there. ``max_bytes``: the buffers never grow past it (counting
     the caller's transactional copy); ``MemoryError`` is raised before they would.
     """
     with single_thread_blas():
-        return _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon,
-                    parsimony, loss, kind, gamma, degree, coef0, max_bytes)
+        return _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern, max_bytes)
 
 
 def _to_slots(D, width):
@@ -197,8 +208,7 @@ def _head(buf, M):
     return buf[:M].copy()
 
 
-def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, parsimony,
-         loss, kind, gamma, degree, coef0, max_bytes=None):
+def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
     """Same rounds and outputs as :func:`sosl._core._polk_ref.polk_pass`, with the typed pass.
 
     ``G`` is the inverse Gram matrix of ``D`` kept from the previous pass, or None (no
@@ -218,8 +228,9 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
         As :func:`sosl._core._polk_ref.polk_pass` (``D`` CSR for sparse input), plus the
         inverse G (or None) after ``t``.
     """
-    kern = {"kernel": KERNEL_NAMES[kind], "gamma": gamma, "degree": int(degree), "coef0": coef0}
-    code = kind
+    kern = {"kernel": KERNEL_NAMES[kern_spec["kind"]], "gamma": kern_spec["gamma"],
+            "degree": int(kern_spec["degree"]), "coef0": kern_spec["coef0"]}
+    lam, loss = step["lam"], step["loss"]
     sparse = sp.issparse(X)
     if sparse != sp.issparse(D):
         raise TypeError("polk_run: X and D must be both dense or both scipy.sparse")
@@ -240,9 +251,7 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
         def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
             return _polk.polk_fast_pass_csr(
                 X.data, X.indices, X.indptr, s, order, r, atoms.ind, atoms.val, atoms.nnz,
-                wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
-                code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL, DRIFT_REL, orders, errors,
-                budgets, work, iwork)
+                wb, Kb, Gb, M, t0, step, polk, kern_spec, orders, errors, budgets, work, iwork)
     else:
         X = np.ascontiguousarray(X, dtype=np.float64)
 
@@ -251,9 +260,8 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
 
         def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
             return _polk.polk_fast_pass(
-                X, s, order, r, atoms, wb, Kb, Gb, M, t0, lam, eta, schedule, eps_rule,
-                epsilon, parsimony, loss, code, gamma, degree, coef0, RTOL, SAFETY, DRIFT_TOL,
-                DRIFT_REL, orders, errors, budgets, work, iwork)
+                X, s, order, r, atoms, wb, Kb, Gb, M, t0, step, polk, kern_spec, orders, errors,
+                budgets, work, iwork)
     orders = np.empty(n_rounds, dtype=np.int64)
     errors = np.empty(n_rounds)
     budgets = np.empty(n_rounds)
@@ -314,8 +322,7 @@ def _run(X, s, order, D, w, Kdd, G, t0, lam, eta, schedule, eps_rule, epsilon, p
         D, w = _head(Db, M), wb[:M].copy()
         Kdd = _gram(D, kern)
         t = t0 + r + 1
-        eta_t, eps_t = _polk.polk_step_and_budget(t, eta, lam, schedule, eps_rule, epsilon,
-                                                  parsimony)
+        eta_t, eps_t = _polk.polk_step_and_budget(t, step, polk)
         i = order[r]
         D, w, Kdd, err = dependent_round(D, w, Kdd, row(i), s[i], eta_t, lam, eps_t, loss, kern)
         M = w.shape[0]

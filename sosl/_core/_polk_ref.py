@@ -4,7 +4,8 @@ One line per equation of "Parsimonious Online Learning with Kernels via Sparse
 Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
 eqs. (12), (17)-(18)). The projection (Algorithm 1) is the library's KOMP,
 :func:`sosl._core._komp_prune.komp_prune`, whose typed core has its own NumPy reference
-(:mod:`sosl._core._komp_ref`, tested against it): the comparison of the POLK pass with
+(:mod:`sosl._core._komp_ref`; tests/test_komp.py::test_cython_core_matches_numpy_reference):
+the comparison of the POLK pass with
 this module then isolates what the typed POLK pass adds, the inverse Gram matrix kept
 across rounds, from the rounding differences of two KOMP implementations. This module
 is the reference of
@@ -12,7 +13,8 @@ is the reference of
 every round). The estimator runs the typed pass :mod:`sosl._core._polk` through its driver
 :mod:`sosl._core._polk_driver`, which keeps the inverse Gram matrix across rounds (O(M^2)
 per round) and plays the rounds with numerically dependent atoms with the typed
-rank-revealing KOMP; the two agree to rounding (tests/test_polk.py).
+rank-revealing KOMP; the two agree to rounding
+(tests/test_polk.py::test_fast_pass_equals_reference).
 
 Symbols
 -------
@@ -47,7 +49,7 @@ Conventions
 import numpy as np
 
 from ._codes import PolkBudget, PolkLoss, PolkSchedule
-from ._kfun_ref import kernel_diag, kernel_matrix
+from ._kfun_ref import KERNEL_NAMES, kernel_diag, kernel_matrix
 from ._komp_prune import komp_prune
 
 RTOL = 1e-10        # rank threshold of the projection (the rtol of sosl.komp.komp_prune)
@@ -112,9 +114,13 @@ def polk_step(D, w, Kdd, x, y, eta_t, lam, eps_t, loss, kern):
     return D_tilde[kept], w_new, K_tilde[np.ix_(kept, kept)], f_x, err
 
 
-def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon, parsimony, loss,
-              kern):
+def polk_pass(X, s, order, D, w, Kdd, t0, step, polk, kern):
     """Run POLK over ``X[order]`` starting from ``(D, w, Kdd)`` after ``t0`` rounds.
+
+    ``step`` (``_kparams.step_spec``): ``eta``, ``lam``, the ``schedule`` and ``loss``
+    codes; ``polk`` (``_polk_driver.polk_spec``): the budget rule ``eps_rule``, ``epsilon``,
+    ``parsimony`` (its tolerances are the typed pass's); ``kern``
+    (``_kparams.kernel_spec``): the ``Kernel`` code ``kind`` and its parameters.
 
     Returns
     -------
@@ -124,6 +130,10 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon,
     errors : ndarray of shape (len(order),), ||f~_{t+1} - f_{t+1}||_H of each projection
     budgets : ndarray of shape (len(order),), the budget eps_t of each projection
     """
+    lam, eta, schedule, loss = step["lam"], step["eta"], step["schedule"], step["loss"]
+    eps_rule, epsilon, parsimony = polk["eps_rule"], polk["epsilon"], polk["parsimony"]
+    kern = {"kernel": KERNEL_NAMES[kern["kind"]], "gamma": kern["gamma"],
+            "degree": int(kern["degree"]), "coef0": kern["coef0"]}       # kernel_matrix's form
     m = order.shape[0]
     orders = np.empty(m, dtype=np.int64)
     errors = np.empty(m)
@@ -142,7 +152,8 @@ def polk_pass(X, s, order, D, w, Kdd, t0, lam, eta, schedule, eps_rule, epsilon,
 
 
 # The two updates of the inverse Gram matrix G = K_DD^{-1} used by the typed pass
-# sosl._core._polk (not used by polk_pass above; tested against direct inverses).
+# sosl._core._polk (not used by polk_pass above; tested against direct inverses:
+# tests/test_polk.py::test_inverse_updates_match_direct_inverses).
 
 def border_inverse(G, kx, kxx):
     """Inverse of [[K, k_x], [k_x', k(x, x)]] from G = K^{-1}; returns ``(G~, sc)``.

@@ -47,7 +47,6 @@ from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
 
 
-
 cdef enum:
     PROMOTE = 2       # sosl._core._sketch_ref.PROMOTE (the hysteresis of a promotion)
 

@@ -43,7 +43,7 @@ Symbols
 =========  ==========================================  ==============================
 symbol     paper / sketch                              public name
 =========  ==========================================  ==============================
-w          w_t, the weight vector                      ``coef_``
+w          w_t, the weight vector                      ``coef_[0]``
 xbar       xbar_t^{+/-}, class means (eqs. 15, 17)     ``means_``
 B          frequent-directions sketch of the rows S1   ``sketches_``
 nrows      rows of B in use (<= 2 r)                   -

@@ -1,5 +1,7 @@
 """Fetching the public source files, checksums, and writing the prepared file."""
 
+from __future__ import annotations
+
 import hashlib
 import http.client
 import os
@@ -8,16 +10,20 @@ import tempfile
 import urllib.request
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..exceptions import UnverifiedDatasetWarning
 from ._errors import DownloadError, IntegrityError, UnknownChecksumError
 from ._paths import HIGHDIM_SUBDIR, get_data_dir
 from ._registry import HighDimInfo, any_info_of
 
+if TYPE_CHECKING:
+    from ._paths import StrPath
+
 __all__ = ["UnverifiedDatasetWarning", "sha256sum", "verify_sha256", "download"]
 
 
-def sha256sum(path, chunk=1 << 20):
+def sha256sum(path: StrPath, chunk: int = 1 << 20) -> str:
     """Hex sha256 of a file."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -26,7 +32,7 @@ def sha256sum(path, chunk=1 << 20):
     return h.hexdigest()
 
 
-def verify_sha256(name, path, expected, strict=True):
+def verify_sha256(name: str, path: StrPath, expected: str | None, strict: bool = True) -> str:
     """Check the sha256 of ``path`` against the registry's ``expected`` digest.
 
     Parameters
@@ -172,7 +178,8 @@ def _download_files(name, info, data_dir, overwrite, verbose, verify):
     return targets[0]
 
 
-def download(name, data_dir=None, overwrite=False, verbose=True, verify=True):
+def download(name: str, data_dir: StrPath | None = None, overwrite: bool = False,
+             verbose: bool = True, verify: bool = True) -> Path:
     """Fetch a dataset from its public source, verify it and write it to the data directory.
 
     For a Table 1 dataset the file written is ``<name>.libsvm``. For a high-dimensional one

@@ -23,6 +23,10 @@ The sparse matrices are scipy CSR, float64, with sorted int32 column indices; la
 are binary, or scaled by the vectorizer.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,12 +35,18 @@ from ._errors import IntegrityError
 from ._paths import HIGHDIM_SUBDIR, find_file
 from ._registry import highdim_info_of
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from ._paths import StrPath
+
 __all__ = ["find_highdim", "read_sms_tsv", "read_sparse_binary", "load_sms_spam",
            "read_davidson_csv", "load_davidson_hate", "text_vectorizer", "vectorize_texts",
            "load_w8a", "load_dorothea_valid", "load_highdim"]
 
 
-def find_highdim(name, data_dir=None):
+def find_highdim(name: str, data_dir: StrPath | None = None) -> list[Path]:
     """Paths of a high-dimensional dataset's files (see the module notes for the lookup)."""
     info = highdim_info_of(name)
     return find_file(name, [f for f, _ in info.files], data_dir, subdir=HIGHDIM_SUBDIR)
@@ -61,7 +71,7 @@ def _canonical_csr(X):
     return X
 
 
-def read_sms_tsv(path):
+def read_sms_tsv(path: StrPath) -> tuple[list[str], np.ndarray]:
     """Read ``label<TAB>text`` lines (UTF-8, no header, no quoting).
 
     Returns
@@ -88,7 +98,7 @@ def read_sms_tsv(path):
     return texts, np.array(labels, dtype=str)
 
 
-def read_sparse_binary(path, n_features):
+def read_sparse_binary(path: StrPath, n_features: int) -> sp.csr_matrix:
     """Read the sparse-binary format: line i lists the 1-based columns where row i is 1.
 
     An empty line is a row of zeros.
@@ -127,7 +137,8 @@ def read_sparse_binary(path, n_features):
     return X
 
 
-def load_sms_spam(data_dir=None, verify=True):
+def load_sms_spam(data_dir: StrPath | None = None,
+                  verify: bool = True) -> tuple[list[str], np.ndarray]:
     """The SMS Spam Collection as raw texts and labels (1 = spam).
 
     Parameters
@@ -151,7 +162,7 @@ def load_sms_spam(data_dir=None, verify=True):
     return texts, (labels == info.positive_label).astype(np.int64)
 
 
-def read_davidson_csv(path):
+def read_davidson_csv(path: StrPath) -> tuple[list[str], np.ndarray]:
     """Read the Davidson et al. CSV: a header, then one tweet per record.
 
     Fields are parsed by the :mod:`csv` module (tweets hold commas, quotes and newlines
@@ -191,7 +202,8 @@ def read_davidson_csv(path):
     return texts, np.array(classes, dtype=np.int64)
 
 
-def load_davidson_hate(data_dir=None, verify=True):
+def load_davidson_hate(data_dir: StrPath | None = None,
+                       verify: bool = True) -> tuple[list[str], np.ndarray]:
     """The Davidson et al. tweets as raw texts and labels (1 = hate speech, class 0).
 
     Parameters
@@ -216,7 +228,7 @@ def load_davidson_hate(data_dir=None, verify=True):
     return texts, (classes == int(info.positive_label)).astype(np.int64)
 
 
-def text_vectorizer(method="hashing", n_features=2**20, **kwargs):
+def text_vectorizer(method: str = "hashing", n_features: int = 2**20, **kwargs: Any) -> Any:
     """An unfitted scikit-learn vectorizer for :func:`vectorize_texts`.
 
     Parameters
@@ -244,7 +256,8 @@ def text_vectorizer(method="hashing", n_features=2**20, **kwargs):
     raise ValueError(f"method must be 'hashing' or 'tfidf', got {method!r}")
 
 
-def vectorize_texts(texts, method="hashing", n_features=2**20, **kwargs):
+def vectorize_texts(texts: Iterable[str], method: str = "hashing", n_features: int = 2**20,
+                    **kwargs: Any) -> sp.csr_matrix:
     """Texts as a sparse matrix: ``text_vectorizer(...).fit_transform(texts)`` in CSR.
 
     Parameters
@@ -262,7 +275,8 @@ def vectorize_texts(texts, method="hashing", n_features=2**20, **kwargs):
     return _canonical_csr(text_vectorizer(method, n_features, **kwargs).fit_transform(texts))
 
 
-def load_w8a(data_dir=None, verify=True):
+def load_w8a(data_dir: StrPath | None = None,
+             verify: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
     """The LIBSVM w8a training file: 49,749 x 300 sparse binary, 1,479 positives.
 
     Returns
@@ -277,7 +291,8 @@ def load_w8a(data_dir=None, verify=True):
     return _canonical_csr(X), (labels == float(info.positive_label)).astype(np.int64)
 
 
-def load_dorothea_valid(data_dir=None, verify=True):
+def load_dorothea_valid(data_dir: StrPath | None = None,
+                        verify: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
     """The validation split of Dorothea: 350 x 100,000 sparse binary, 34 positives.
 
     Returns
@@ -303,7 +318,8 @@ _LOADERS = {"sms_spam": load_sms_spam, "w8a": load_w8a, "dorothea_valid": load_d
             "davidson_hate": load_davidson_hate}
 
 
-def load_highdim(name, data_dir=None, verify=True):
+def load_highdim(name: str, data_dir: StrPath | None = None,
+                 verify: bool = True) -> tuple[Any, np.ndarray]:
     """Load a registered high-dimensional dataset by name.
 
     Parameters

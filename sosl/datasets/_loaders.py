@@ -1,5 +1,9 @@
 """Loading and checking the registered datasets of Table 1."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._download import sha256sum, verify_sha256
@@ -8,11 +12,16 @@ from ._paths import find_file
 from ._preprocessing import positive_label, scale_features, to_unit_ball
 from ._registry import DATASETS, info_of
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ._paths import StrPath
+
 __all__ = ["load_libsvm", "load_default", "load_dataset", "available_datasets", "check_dataset",
            "find_dataset"]
 
 
-def load_libsvm(path, n_features=None):
+def load_libsvm(path: StrPath, n_features: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Read a LIBSVM/svmlight file into a dense array.
 
     Parameters
@@ -35,7 +44,7 @@ def load_libsvm(path, n_features=None):
     return np.ascontiguousarray(X.toarray(), dtype=np.float64), np.asarray(y, dtype=np.float64)
 
 
-def load_default(scale=True):
+def load_default(scale: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled breast-cancer data: 569 x 30, malignant (212) = positive.
 
     Returns
@@ -51,14 +60,14 @@ def load_default(scale=True):
     return (scale_features(X) if scale else np.ascontiguousarray(X)), y
 
 
-def find_dataset(name, data_dir=None):
+def find_dataset(name: str, data_dir: StrPath | None = None) -> Path:
     """Path of the prepared file ``<name>.libsvm``: the first searched directory holding it."""
     info = info_of(name)
     unverifiable = info.sha256 is None and any(digest is None for _, digest in info.sources)
     return find_file(name, [info.filename], data_dir, unverifiable=unverifiable)[0]
 
 
-def available_datasets(data_dir=None):
+def available_datasets(data_dir: StrPath | None = None) -> list[str]:
     """Names of the registered Table 1 datasets whose prepared file is present (registry order)."""
     out = []
     for name in DATASETS:
@@ -70,8 +79,9 @@ def available_datasets(data_dir=None):
     return out
 
 
-def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True,
-                 positive_class=None):
+def load_dataset(name: str, data_dir: StrPath | None = None, scale: bool = True,
+                 unit_ball: bool = False, verify: bool = True,
+                 positive_class: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Load a registered dataset as a binary problem with the minority class positive.
 
     Parameters
@@ -138,7 +148,8 @@ def load_dataset(name, data_dir=None, scale=True, unit_ball=False, verify=True,
     return X, y
 
 
-def check_dataset(name, data_dir=None, checksum=True):
+def check_dataset(name: str, data_dir: StrPath | None = None,
+                  checksum: bool = True) -> dict[str, Any]:
     """Check that the local prepared file matches the registry.
 
     Compares rows, features, positive count, the count of every original label (where

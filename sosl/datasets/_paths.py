@@ -1,9 +1,16 @@
 """Where dataset files are looked up: ``data_dir``, then ``$SOSL_DATA_DIR``, then the cache."""
 
+from __future__ import annotations
+
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Union
 
 from ._errors import DataDirectoryError, DatasetNotFoundError
+
+#: a path as a string or a path-like object
+StrPath = Union[str, os.PathLike]
 
 __all__ = ["get_data_dir", "find_file", "candidate_dirs"]
 
@@ -16,7 +23,7 @@ def _cache_dir():
     return Path(base) / "sosl"
 
 
-def get_data_dir(data_dir=None):
+def get_data_dir(data_dir: StrPath | None = None) -> Path:
     """The data directory: ``data_dir`` if given, else ``$SOSL_DATA_DIR``, else the cache dir.
 
     The cache directory is ``$XDG_CACHE_HOME/sosl`` (default ``~/.cache/sosl``).
@@ -34,7 +41,7 @@ def get_data_dir(data_dir=None):
     return _cache_dir()
 
 
-def candidate_dirs(data_dir=None):
+def candidate_dirs(data_dir: StrPath | None = None) -> list[Path]:
     """The directories searched, in order: ``[data_dir]``, else ``[$SOSL_DATA_DIR, cache]``.
 
     A directory the caller named (``data_dir``, or ``$SOSL_DATA_DIR`` when set and not
@@ -65,7 +72,8 @@ def candidate_dirs(data_dir=None):
     return [_cache_dir()]
 
 
-def find_file(name, filenames, data_dir=None, subdir=None, unverifiable=False):
+def find_file(name: str, filenames: Sequence[str], data_dir: StrPath | None = None,
+              subdir: str | None = None, unverifiable: bool = False) -> list[Path]:
     """Paths of ``filenames``, all from the first searched directory that has every one.
 
     With ``subdir``, each directory ``d`` is searched as ``d/subdir`` first, then ``d``.

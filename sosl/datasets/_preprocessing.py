@@ -1,13 +1,20 @@
 """Preprocessing: the paper's feature scaling, the unit-ball projection, binarization rules."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._errors import IntegrityError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["scale_features", "to_unit_ball", "positive_label"]
 
 
-def scale_features(X, feature_range=(-1.0, 1.0)):
+def scale_features(X: ArrayLike, feature_range: tuple[float, float] = (-1.0, 1.0)) -> np.ndarray:
     """Min-max scale every column to ``feature_range`` (the paper's preprocessing).
 
     Parameters
@@ -35,7 +42,7 @@ def scale_features(X, feature_range=(-1.0, 1.0)):
     return np.ascontiguousarray(Xs)
 
 
-def to_unit_ball(X):
+def to_unit_ball(X: ArrayLike) -> np.ndarray:
     """Divide every row by the largest row norm, so that all ``||x|| <= 1``.
 
     One common factor keeps the geometry (ratios of distances, linear separability) and is
@@ -57,7 +64,7 @@ def to_unit_ball(X):
     return np.ascontiguousarray(X / r if r > 0 else X.copy())
 
 
-def positive_label(info, labels, counts):
+def positive_label(info: Any, labels: np.ndarray, counts: np.ndarray) -> float:
     """The original label that a registry rule makes positive.
 
     Parameters

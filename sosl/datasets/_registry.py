@@ -7,11 +7,17 @@ sparse / high-dimensional datasets, :data:`HIGHDIM_DATASETS`), and resolves name
 error for a misspelled one. A checksum written ``unknown`` in the file is ``None`` here.
 """
 
+from __future__ import annotations
+
 import difflib
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from ._errors import UnknownDatasetError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["DATASETS", "HIGHDIM_DATASETS", "DatasetInfo", "HighDimInfo", "read_registry",
            "info_of", "highdim_info_of", "any_info_of"]
@@ -67,18 +73,18 @@ class DatasetInfo:
     n_features: int
     n_positive: int
     paper_ir: float
-    sha256: str = None
-    label_counts: dict = None
-    label_map: dict = None
+    sha256: str | None = None
+    label_counts: dict | None = None
+    label_map: dict | None = None
     note: str = ""
 
     @property
-    def ir(self):
+    def ir(self) -> float:
         """Imbalance ratio of the registered instance set (negatives / positives)."""
         return (self.n_rows - self.n_positive) / self.n_positive
 
     @property
-    def filename(self):
+    def filename(self) -> str:
         """Name of the prepared file, ``<name>.libsvm``."""
         return f"{self.name}.libsvm"
 
@@ -121,12 +127,12 @@ class HighDimInfo:
     note: str = ""
 
     @property
-    def ir(self):
+    def ir(self) -> float:
         """Imbalance ratio (negatives / positives)."""
         return (self.n_rows - self.n_positive) / self.n_positive
 
     @property
-    def positive_label(self):
+    def positive_label(self) -> str:
         """The original label of the positive class, as written in the file."""
         return self.binarize.partition("=")[2]
 
@@ -181,7 +187,7 @@ def _entry(row):
     raise ValueError(f"registry line {name!r}: unknown group {group!r}")
 
 
-def read_registry(text=None):
+def read_registry(text: str | None = None) -> dict[str, DatasetInfo | HighDimInfo]:
     """Parse the registry file into ``{name: DatasetInfo or HighDimInfo}`` (file order).
 
     Parameters
@@ -227,7 +233,7 @@ def _unknown(name, known):
                                f"{', '.join(known)}.")
 
 
-def info_of(name, extra=()):
+def info_of(name: str, extra: Iterable[str] = ()) -> DatasetInfo:
     """The :class:`DatasetInfo` of a Table 1 dataset.
 
     Parameters
@@ -254,7 +260,7 @@ def info_of(name, extra=()):
     raise _unknown(name, list(DATASETS) + list(extra))
 
 
-def highdim_info_of(name):
+def highdim_info_of(name: str) -> HighDimInfo:
     """The :class:`HighDimInfo` of a high-dimensional dataset (UnknownDatasetError if none)."""
     _check_name(name)
     if name in HIGHDIM_DATASETS:
@@ -265,7 +271,7 @@ def highdim_info_of(name):
     raise _unknown(name, list(HIGHDIM_DATASETS))
 
 
-def any_info_of(name):
+def any_info_of(name: str) -> DatasetInfo | HighDimInfo:
     """The registry record of any registered dataset, Table 1 or high-dimensional."""
     _check_name(name)
     for group in (DATASETS, HIGHDIM_DATASETS):

@@ -1,14 +1,18 @@
 """Seeded synthetic streams: a stationary imbalanced stream and a drifting one."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 
 __all__ = ["make_imbalanced_stream", "make_drifting_stream"]
 
 
-def make_imbalanced_stream(n_samples=1000, n_features=5, imbalance_ratio=5.0, class_sep=1.0,
-                           random_state=None):
+def make_imbalanced_stream(n_samples: int = 1000, n_features: int = 5,
+                           imbalance_ratio: float = 5.0, class_sep: float = 1.0,
+                           random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """A seeded synthetic imbalanced stream: two Gaussian classes in random order.
 
     Negatives are N(-class_sep/2 * u, I), positives N(+class_sep/2 * u, I) with u a random
@@ -53,8 +57,10 @@ def _int(value, name, low):
     return int(value)
 
 
-def make_drifting_stream(n_samples=4000, n_features=5, drift="abrupt", drift_at=None, width=None,
-                         imbalance=5.0, class_sep=2.0, angle=np.pi / 2, random_state=None):
+def make_drifting_stream(n_samples: int = 4000, n_features: int = 5, drift: str = "abrupt",
+                         drift_at: int | None = None, width: int | None = None,
+                         imbalance: float = 5.0, class_sep: float = 2.0, angle: float = np.pi / 2,
+                         random_state: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A seeded imbalanced stream whose concept changes once, abruptly or gradually.
 
     Two concepts share everything but the direction that separates the classes. Under

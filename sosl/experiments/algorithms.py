@@ -71,7 +71,7 @@ class AlgorithmSpec:
     fixed: dict = field(default_factory=dict)
     kernel: bool = False
     in_paper: bool = True
-    max_dims: int = None
+    max_dims: int | None = None
 
     def estimator_class(self):
         """The estimator class ``sosl.<cls>`` (or ``<module>.<Name>`` for ``"module:Name"``).
@@ -200,7 +200,7 @@ def check_point(spec, params):
     return None
 
 
-_DOMAIN = {}  # (spec identity, exponents) -> (valid points, restriction messages)
+_DOMAIN: dict = {}  # (spec identity, exponents) -> (valid points, restriction messages)
 
 
 def _spec_key(spec, exps):

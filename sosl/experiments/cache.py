@@ -38,7 +38,7 @@ from ..exceptions import CacheRepairWarning
 try:
     import fcntl
 except ImportError:  # Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["CACHE_NAME", "FIELDS", "KINDS", "CacheError", "CacheRepairWarning", "RowWriter",
            "open_cache", "read_cache"]

@@ -59,7 +59,7 @@ def outer_splits(y, dataset, seed=0, n_repeats=4, n_folds=5):
 
 # per-process cache: the splits are recomputed by every task otherwise (read once per call,
 # so a worker thread clearing it cannot pull a value from under another)
-_SPLITS = {}
+_SPLITS: dict = {}
 
 
 def _outer_splits(y, dataset, seed, n_repeats, n_folds):

@@ -2,7 +2,7 @@
 
 One line per equation of Luo, Cheng & Zhang, "Online AUC Optimization Based on
 Second-order Surrogate Loss" (Section 5, Algorithms 2-4, eqs. 20-28). Same signature and
-the same sample order as the Cython kernel :func:`sosl._core._kernel.kernel_pass`, so the
+the same sample order as the Cython kernel :func:`sosl._core._okauc.kernel_pass`, so the
 two can be compared to ~1e-12; verify/ uses these functions too.
 
 Symbols
@@ -71,7 +71,7 @@ import numpy as np
 
 from ._codes import Loss, Schedule, Transfer
 from ._kfun_ref import kernel_row
-from ._losses_ref import loss_grad, psi
+from ._losses_ref import loss_grad, loss_scale, psi
 
 __all__ = ["LOSS_M", "LOSS_S", "LOSS_SCALE", "TRANSFER_OPTIMAL", "TRANSFER_MIN_ABS",
            "STEP_INV_LAM_T", "STEP_CONSTANT", "kernel_row", "loss_coefficients",
@@ -84,7 +84,7 @@ TRANSFER_MIN_ABS = int(Transfer.TRANSFER_MIN_ABS)
 STEP_INV_LAM_T = int(Schedule.STEP_INV_LAM_T)
 STEP_CONSTANT = int(Schedule.STEP_CONSTANT)
 #: factor on the shared loss: OKAUC-S minimizes psi_S / 2 (Section 5.2, eq. 27)
-LOSS_SCALE = {LOSS_M: 1.0, LOSS_S: 0.5}
+LOSS_SCALE = {int(code): loss_scale(int(code)) for code in Loss}
 
 
 def psi_value(loss, b, s2):
@@ -127,8 +127,8 @@ def choose_transfer(transfer, k_rj, k_rr):
     return best, k_rj[best] / k_rr[best]                                 # eq. (28), Delta
 
 
-def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
-                loss, kind, gamma, degree, coef0, transfer, work, trace):
+def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, step, kern, transfer,
+                work, trace):
     """Run Algorithm 2 (with Algorithms 3 and 4) over ``X[order]``, in place.
 
     Parameters
@@ -139,10 +139,11 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedu
     SV, alpha, G, fb : ndarrays (M, p), (M,), (M, M), (M,), updated in place
     cap, count, head : int64 ndarrays (2,), row 0 the negative buffer; count, head updated
     t0 : int, rounds played before
-    lam : float
-    schedule : ``Schedule`` code; eta : float, the constant step (``STEP_CONSTANT``)
-    loss : ``Loss`` code, LOSS_M psi_M, LOSS_S psi_S / 2
-    kind, gamma, degree, coef0 : ``Kernel`` code and parameters (``sosl.kernels``)
+    step : dict (``_kparams.step_spec``) with ``lam``; ``schedule``, a ``Schedule`` code;
+        ``eta``, the constant step (``STEP_CONSTANT``); ``loss``, a ``Loss`` code, LOSS_M
+        psi_M, LOSS_S psi_S / 2
+    kern : dict (``_kparams.kernel_spec``): ``kind``, a ``Kernel`` code, and ``gamma``,
+        ``degree``, ``coef0``
     transfer : ``Transfer`` code, TRANSFER_OPTIMAL optimal r, TRANSFER_MIN_ABS argmin |k(x_r, x_j)|
     work : ndarray of length >= 3 M, scratch space (unused by the reference; kept for the signature)
     trace : ndarray (m, 2) or (0, 2), per-round diagnostics (see module docstring)
@@ -151,6 +152,8 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedu
     -------
     t : int, rounds played after the pass
     """
+    lam, schedule, eta, loss = step["lam"], step["schedule"], step["eta"], step["loss"]
+    kind, gamma, degree, coef0 = kern["kind"], kern["gamma"], kern["degree"], kern["coef0"]
     t = t0
     start = (0, int(cap[0]))
     record = trace.shape[0] == order.shape[0] and trace.shape[0] > 0
@@ -226,8 +229,7 @@ def kernel_pass(X, s, order, SV, alpha, G, fb, cap, count, head, t0, lam, schedu
 
 
 def kernel_pass_csr(data, indices, indptr, s, order, sv_ind, sv_val, sv_nnz, alpha, G, fb, cap,
-                    count, head, t0, lam, schedule, eta, loss, kind, gamma, degree, coef0,
-                    transfer, work, trace):
+                    count, head, t0, step, kern, transfer, work, trace):
     """:func:`kernel_pass` on CSR rows with sparse slots (the signature of the typed
     ``kernel_pass_csr``), in place.
 
@@ -253,8 +255,7 @@ def kernel_pass_csr(data, indices, indptr, s, order, sv_ind, sv_val, sv_nnz, alp
         slot = start + (count[own] if count[own] < cap[own] else head[own])
         tr = trace[r_:r_ + 1] if trace.shape[0] == order.shape[0] else trace
         t = kernel_pass(x, s[i:i + 1], np.zeros(1, dtype=np.intp), SV, alpha, G, fb, cap,
-                        count, head, t, lam, schedule, eta, loss, kind, gamma, degree, coef0,
-                        transfer, work, tr)
+                        count, head, t, step, kern, transfer, work, tr)
         sv_nnz[slot] = z - a                                             # store x_t sparsely
         sv_ind[slot, :z - a] = indices[a:z]
         sv_val[slot, :z - a] = data[a:z]

@@ -3,8 +3,8 @@
 Section 5 of Luo, Cheng & Zhang (Algorithms 2-4, eqs. 20-28). The classifier is a kernel
 expansion over a positive and a negative buffer of support vectors; the loss of x_t
 compares f_t(x_t) with the mean and variance of f_t over the buffer of the other class.
-The typed pass is :func:`sosl._core._kernel.kernel_pass`, its NumPy reference
-:func:`sosl._core._kernel_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
+The typed pass is :func:`sosl._core._okauc.kernel_pass`, its NumPy reference
+:func:`sosl._core._okauc_ref.kernel_pass`; ``OKAUCM(budget_policy="komp")`` runs
 :func:`sosl._core._kbudget.komp_policy_pass` (reference :mod:`sosl._core._kbudget_ref`).
 The two budget policies keep different state; the estimator picks the adapter
 (``_FifoBuffers`` or ``_KompBuffers``) named by the frozen layout, so a policy switch on a
@@ -12,7 +12,7 @@ fitted model is refused rather than read into the other policy's arrays.
 
 A model whose first ``fit``/``partial_fit`` call receives a sparse matrix stores its
 support vectors sparsely (``_SparseFifoBuffers``, ``_SparseKompBuffers``) and runs
-:func:`sosl._core._kernel.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
+:func:`sosl._core._okauc.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
 on the CSR rows; see the class docstrings.
 """
 
@@ -23,10 +23,10 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
-from ._core import _kbudget, _kernel
+from ._core import _kbudget, _okauc
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
-from ._core._kfun_ref import KERNEL_CODES, KERNEL_NAMES, budget_pair
+from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec, step_spec
 from .exceptions import GrowthWarning
 from .kernels import (
     KERNEL_CONSTRAINTS,
@@ -85,9 +85,10 @@ def _room_for_batch(state, s, lay):
 
 
 class _FifoBuffers:
-    """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_kernel.kernel_pass``."""
+    """State and pass of Algorithm 4 (slot buffers, FIFO + eq. 28): ``_okauc.kernel_pass``."""
 
-    names = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_", "heads_")
+    names: tuple[str, ...] = ("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_",
+                              "counts_", "heads_")
     kernel_arrays = ("gram_buf_", "f_buf_")
 
     @staticmethod
@@ -100,14 +101,14 @@ class _FifoBuffers:
                 "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         _room_for_batch(state, s, lay)
         M = state["alpha_buf_"].shape[0]
-        state["t_"] = _kernel.kernel_pass(
+        state["t_"] = _okauc.kernel_pass(
             X, s, order, state["sv_buf_"], state["alpha_buf_"], state["gram_buf_"],
             state["f_buf_"], state["capacity_"], state["counts_"], state["heads_"],
-            state["t_"], lam, schedule, eta, loss, lay["kernel"], lay["gamma"], lay["degree"],
-            lay["coef0"], transfer, np.zeros(3 * M), np.zeros((0, 2)))
+            state["t_"], step, layout_kernel_spec(lay), transfer, np.zeros(3 * M),
+            np.zeros((0, 2)))
 
     @staticmethod
     def occupied(state):
@@ -127,13 +128,19 @@ class _FifoBuffers:
 
     @classmethod
     def public(cls, state):
-        occ = cls.occupied(state)
-        n0 = int(state["counts_"][0])
-        state["support_vectors_"] = cls.support_vectors(state, occ)
+        counts = state["counts_"]
+        n0, n1 = int(counts[0]), int(counts[1])
+        if cls is _FifoBuffers and (n0 == state["capacity_"][0] or n1 == 0):
+            # the occupied slots are 0 .. k-1: slices (the same values, without the index)
+            occ = slice(0, n0 + n1 if n0 == state["capacity_"][0] else n0)
+            state["support_vectors_"] = state["sv_buf_"][occ].copy()
+        else:
+            occ = cls.occupied(state)
+            state["support_vectors_"] = cls.support_vectors(state, occ)
         state["dual_coef_"] = state["alpha_buf_"][occ].copy()
-        state["n_support_"] = state["counts_"].copy()
+        state["n_support_"] = counts.copy()
         f = state["f_buf_"][occ]
-        if n0 == 0 or n0 == occ.shape[0]:
+        if n0 == 0 or n0 == f.shape[0]:
             state["intercept_"] = 0.0
         else:
             # the class means of f (np.mean's sum and division, without its overhead)
@@ -171,17 +178,16 @@ class _SparseFifoBuffers(_FifoBuffers):
                 "counts_": np.zeros(2, dtype=np.int64), "heads_": np.zeros(2, dtype=np.int64)}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         X = _canonical_csr(X)
         _room_for_batch(state, s, lay)
         state["sv_ind_"], state["sv_val_"] = _widen_slots(state["sv_ind_"], state["sv_val_"], X)
         M = state["alpha_buf_"].shape[0]
-        state["t_"] = _kernel.kernel_pass_csr(
+        state["t_"] = _okauc.kernel_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["sv_ind_"], state["sv_val_"],
             state["sv_nnz_"], state["alpha_buf_"], state["gram_buf_"], state["f_buf_"],
-            state["capacity_"], state["counts_"], state["heads_"], state["t_"], lam, schedule,
-            eta, loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], transfer,
-            np.zeros(3 * M), np.zeros((0, 2)))
+            state["capacity_"], state["counts_"], state["heads_"], state["t_"], step,
+            layout_kernel_spec(lay), transfer, np.zeros(3 * M), np.zeros((0, 2)))
 
     @staticmethod
     def support_vectors(state, occ):
@@ -193,8 +199,9 @@ class _SparseFifoBuffers(_FifoBuffers):
 class _KompBuffers:
     """State and pass of ``budget_policy="komp"``: ``_kbudget.komp_policy_pass``."""
 
-    names = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
-             "pool_age_", "capacity_", "counts_", "komp_budget_")
+    names: tuple[str, ...] = ("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
+                              "pool_label_", "pool_age_", "capacity_", "counts_",
+                              "komp_budget_")
     kernel_arrays = ("pool_gram_", "pool_f_")
 
     @staticmethod
@@ -208,13 +215,12 @@ class _KompBuffers:
                 "counts_": np.zeros(2, dtype=np.int64), "komp_budget_": 0.0}
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         out = _kbudget.komp_policy_pass(
             X, s, order, state["pool_x_"], state["pool_gram_"], state["pool_beta_"],
             state["pool_f_"], state["pool_buf_"], state["pool_label_"], state["pool_age_"],
-            state["capacity_"], state["t_"], float(state["komp_budget_"]), lam, schedule, eta,
-            loss, lay["kernel"], lay["gamma"], lay["degree"], lay["coef0"], epsilon,
-            KOMP_PERIOD)
+            state["capacity_"], state["t_"], float(state["komp_budget_"]), step,
+            layout_kernel_spec(lay), epsilon, KOMP_PERIOD)
         for name, value in zip(("pool_x_", "pool_gram_", "pool_beta_", "pool_f_", "pool_buf_",
                                 "pool_label_", "pool_age_", "t_", "komp_budget_"), out):
             state[name] = value
@@ -267,14 +273,14 @@ class _SparseKompBuffers(_KompBuffers):
         return state
 
     @staticmethod
-    def run(state, X, s, order, lay, lam, schedule, eta, loss, transfer, epsilon):
+    def run(state, X, s, order, lay, step, transfer, epsilon):
         X = _canonical_csr(X)
         out = _kbudget.komp_policy_pass_csr(
             X.data, X.indices, X.indptr, s, order, state["pool_ind_"], state["pool_val_"],
             state["pool_nnz_"], state["pool_gram_"], state["pool_beta_"], state["pool_f_"],
             state["pool_buf_"], state["pool_label_"], state["pool_age_"], state["capacity_"],
-            state["t_"], float(state["komp_budget_"]), lam, schedule, eta, loss, lay["kernel"],
-            lay["gamma"], lay["degree"], lay["coef0"], epsilon, KOMP_PERIOD)
+            state["t_"], float(state["komp_budget_"]), step, layout_kernel_spec(lay), epsilon,
+            KOMP_PERIOD)
         for name, value in zip(("pool_ind_", "pool_val_", "pool_nnz_", "pool_gram_",
                                 "pool_beta_", "pool_f_", "pool_buf_", "pool_label_",
                                 "pool_age_", "t_", "komp_budget_"), out):
@@ -289,8 +295,9 @@ class _SparseKompBuffers(_KompBuffers):
                              state["support_vectors_"].shape[1])
 
 
-_POLICIES = {"fifo": _FifoBuffers, "komp": _KompBuffers}
-_SPARSE_POLICIES = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
+#: ``budget_policy`` -> state adapter (dense and sparse slots)
+_ADAPTERS = {"fifo": _FifoBuffers, "komp": _KompBuffers}
+_SPARSE_ADAPTERS = {"fifo": _SparseFifoBuffers, "komp": _SparseKompBuffers}
 _PUBLIC = ("support_vectors_", "dual_coef_", "n_support_", "intercept_")
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 
@@ -298,11 +305,11 @@ _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 def _adapter(lay):
     """The state adapter of a frozen layout (older layouts have no "storage": dense)."""
     if lay.get("storage") == "csr":
-        return _SPARSE_POLICIES[lay["budget_policy"]]
-    return _POLICIES[lay["budget_policy"]]
+        return _SPARSE_ADAPTERS[lay["budget_policy"]]
+    return _ADAPTERS[lay["budget_policy"]]
 
 
-class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
     The storage of the support vectors follows the first call of a fit
@@ -344,14 +351,9 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         """Budgets (N-, N+) in slot order, kernel and its parameters (they define the cached
         Gram matrix), budget policy, step schedule and the storage of the support vectors
         ("csr" when the first call of the fit was sparse)."""
-        return {"budgets": budget_pair(self.budget, allow_none=True),
-                "kernel": KERNEL_CODES[self.kernel], "gamma": self._gamma(),
-                "gamma_scale": self.gamma == "scale",
-                "degree": float(self.degree), "coef0": float(self.coef0),
-                "budget_policy": self.budget_policy,
-                "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
-                                else Schedule.STEP_CONSTANT),
-                "storage": self._storage()}
+        return self._kernel_layout(
+            budgets=budget_pair(self.budget, allow_none=True), budget_policy=self.budget_policy,
+            schedule=int(Schedule.STEP_INV_LAM_T if self.eta is None else Schedule.STEP_CONSTANT))
 
     # -- state -------------------------------------------------------------------------------
     def _init_state(self, n_features):
@@ -370,7 +372,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         lay = self._layout_
         eta = 0.0 if self.eta is None else float(self.eta)
         epsilon = KOMP_EPSILON if getattr(self, "epsilon", None) is None else float(self.epsilon)
-        policy.run(state, X, s, order, lay, float(self.lam), lay["schedule"], eta, self._loss,
+        policy.run(state, X, s, order, lay, step_spec(eta, self.lam, lay["schedule"], self._loss),
                    TRANSFER_CODES[self.transfer], epsilon)
 
     def _run_pass(self, state, X, s, order):
@@ -409,7 +411,46 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
             "(bytes).")
 
     # -- one row at a time: the pass in place on the live buffers -------------------------
+    def _stepper(self):
+        """The typed one-row path (``_okauc.Stepper``) bound to the current FIFO buffers."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is not None:
+            a = st.arrays
+            if (a[0] is d["sv_buf_"] and a[1] is d["alpha_buf_"] and a[2] is d["gram_buf_"]
+                    and a[3] is d["f_buf_"] and a[4] is d["capacity_"]
+                    and a[5] is d["counts_"] and a[6] is d["heads_"]
+                    and a[7] is d["calibration_"]):
+                return st
+        lay = d["_layout_"]
+        eta = 0.0 if self.eta is None else float(self.eta)
+        st = _okauc.Stepper(d["sv_buf_"], d["alpha_buf_"], d["gram_buf_"], d["f_buf_"],
+                            d["capacity_"], d["counts_"], d["heads_"],
+                            step_spec(eta, self.lam, lay["schedule"], self._loss),
+                            layout_kernel_spec(lay), TRANSFER_CODES[self.transfer],
+                            d["calibration_"])
+        d["_stepper_"] = st
+        return st
+
     def _learn_one_in_place(self, x, s):
+        """Round t on one dense row with budgeted FIFO buffers: the typed
+        ``_okauc.Stepper`` once the occupied slots are adjacent, else
+        :meth:`_learn_one_live`; both equal ``partial_fit`` on the row bit for bit."""
+        d = self.__dict__
+        lay = d["_layout_"]
+        if not (type(x) is np.ndarray and lay["budgets"] is not None
+                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"
+                and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous):
+            return False
+        t = self._stepper().step(x, s, d["t_"], d["intercept_"])
+        if t < 0:
+            return self._learn_one_live(x, s)
+        d["t_"] = t
+        d["n_seen_"] += 1
+        _FifoBuffers.public(d)
+        return True
+
+    def _learn_one_live(self, x, s):
         """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.
 
         With budgeted FIFO buffers the round writes the weights and the scores on the
@@ -519,14 +560,16 @@ _OKAUCM_TAIL = """    Notes
     comparison buffer keeps its weight; KOMP drops dictionary elements and re-fits the
     remaining weights by least squares in H (the multi-vector version of eq. (28)) while
     the error ||f - f_new||_H stays within epsilon * (sum of eta_t since the last
-    compression). KOMP runs every ``sosl.kernel.KOMP_PERIOD`` = 10 rounds. The model
+    compression). KOMP runs every ``sosl.okauc.KOMP_PERIOD`` = 10 rounds. The model
     order (``model_order_``, the number of support vectors) is then set by epsilon, not by
     the budgets; the buffers stay at N+ + N- vectors (``counts_``). Its cost is that of
     the compressions, O(M^3) every ``KOMP_PERIOD`` rounds for M weighted pool vectors
     (the rounds themselves are a typed pass, O(M p + M |S_t|)): hundreds of updates/s at
     budgets 100 + 100, against tens of thousands for FIFO (``benchmarks/bench_kernel.py``,
     ``--komp-compare`` for AUC and model order). With budgets larger than the
-    stream and epsilon = 0 it coincides with the FIFO pass (tested). The fitted state is
+    stream and epsilon = 0 it coincides with the FIFO pass
+    (tests/test_okauc.py::test_komp_policy_without_overflow_equals_fifo_and_compresses).
+    The fitted state is
     then ``pool_x_, pool_gram_, pool_beta_, pool_f_`` (vectors, Gram matrix, weights, f)
     with ``pool_buf_`` (comparison buffer of each vector: 0, 1, or -1 for none),
     ``pool_label_``, ``pool_age_`` and ``komp_budget_`` (error budget carried over). A
@@ -565,7 +608,9 @@ _OKAUCS_HEAD = """OKAUC-S: online kernel AUC maximization, second-order square s
 
     The linear :class:`~sosl.OAUCS` minimizes the unhalved loss lam/2 ||w||^2 + psi_S, so
     with ``kernel="linear"`` and ``budget=None``, ``OKAUCS(lam / 2, eta=2 * eta)`` takes
-    exactly the steps of ``OAUCS(lam, eta)`` (tested). (:class:`OKAUCM` and
+    exactly the steps of ``OAUCS(lam, eta)``
+    (tests/test_okauc.py::test_linear_kernel_without_budget_is_the_linear_learner).
+    (:class:`OKAUCM` and
     :class:`~sosl.OAUCM` share one convention: same ``lam`` and ``eta``, same steps.)
 
     Parameters
@@ -634,8 +679,10 @@ _SHARED_DOC = """
     n_support_ : ndarray of shape (2,)
         Sizes of the negative and the positive buffer.
     intercept_ : float
-        Minus the midpoint of the mean of f over the two buffers: the decision threshold
-        of ``predict`` (AUC ignores it); 0 until both buffers are non-empty.
+        -(mean of f on the negative buffer + mean of f on the positive buffer) / 2, from
+        the scores kept on the buffers (``budget_policy="komp"``: on the comparison
+        buffers), so that ``predict`` cuts at the midpoint of the two class means (AUC
+        ignores it); 0 until both buffers are non-empty.
     t_, n_seen_ : int
         Rounds played since the start of ``fit`` (or the first ``partial_fit``).
     classes_ : ndarray of shape (2,)
@@ -645,9 +692,11 @@ _SHARED_DOC = """
     sv_buf_, alpha_buf_, gram_buf_, f_buf_, capacity_, counts_, heads_ : ndarrays
         The internal state: buffer slots, their weights, their cached Gram matrix, f on
         them (kept up to date), capacities, fill counts and FIFO heads (row/entry 0 is the
-        negative buffer). See :mod:`sosl._core._kernel_ref`. A model storing its support
-        vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of ``sv_buf_`` (see
-        Notes).
+        negative buffer). ``counts_`` is the number of occupied slots of each buffer
+        (at most ``capacity_``), not the number of instances of each class seen, which
+        ``counts_`` is in the linear learners. See :mod:`sosl._core._okauc_ref`. A model
+        storing its support vectors sparsely has ``sv_ind_, sv_val_, sv_nnz_`` in place of
+        ``sv_buf_`` (see Notes).
 """
 
 _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or the first
@@ -657,7 +706,7 @@ _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or th
     slot q keeps its ``sv_nnz_[q]`` stored entries at the increasing feature positions
     ``sv_ind_[q, :sv_nnz_[q]]`` (int32) with values ``sv_val_[q, :sv_nnz_[q]]``; the slot
     width L = ``sv_ind_.shape[1]`` is widened before a pass to the largest nnz among the
-    rows it visits. The pass (:func:`sosl._core._kernel.kernel_pass_csr`) and
+    rows it visits. The pass (:func:`sosl._core._okauc.kernel_pass_csr`) and
     ``decision_function`` compute every kernel value from a merge of two sorted index
     lists, so a round costs O(M (nnz(x_t) + L) + M |S_t|) and the model holds
     O(M L + M^2) numbers, whatever the number of features; ``support_vectors_`` is then a
@@ -666,7 +715,7 @@ _SPARSE_NOTE = """    Sparse input. When the first call of a fit (``fit``, or th
     the same rows given sparse. A model fitted on dense input keeps dense support vectors
     and densifies later sparse input a block of rows at a time. Either way the fitted
     model equals, to rounding, the one fitted on the same rows in the other format
-    (tested at rtol 1e-12).
+    (tested at rtol 1e-12: tests/test_okauc.py::test_sparse_fitted_model_equals_dense_fitted).
 """
 
 

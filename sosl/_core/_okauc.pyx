@@ -3,7 +3,7 @@
 
 One ``nogil`` loop over the samples in a given order; no validation, no allocation of
 results. The NumPy reference with the same signature, one line per equation, is
-:mod:`sosl._core._kernel_ref`; see it for the symbol table, the slot layout of the buffers
+:mod:`sosl._core._okauc_ref`; see it for the symbol table, the slot layout of the buffers
 and the conventions. Cost per round: O(M p) kernel evaluations for x_t against the M
 stored vectors, plus O(M |S_t|) to keep f on the buffers up to date through the cached
 Gram matrix (one BLAS dgemv per occupied block, or one for both once the first block is
@@ -25,36 +25,45 @@ j", which branch once per round on the storage (``SlotStore`` of ``_kfun.pxd``),
 element.
 """
 
-from libc.math cimport fabs
+cimport numpy as cnp
+from libc.math cimport fabs, isfinite
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemv
 
-from sosl._core._codes cimport LOSS_S, TRANSFER_OPTIMAL
+from sosl._core._calibration cimport platt_step
+
+from sosl._core._codes cimport TRANSFER_OPTIMAL
 from sosl._core._kfun cimport (
+    KernelSpec,
+    kernel_rows,
     SlotStore,
     SourceRow,
     SourceRows,
+    StepSpec,
     csr_source,
     get_row,
     store_kernel_row,
     store_put,
     store_self_kernel,
 )
-from sosl._core._losses cimport loss_grad
+from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
+
+cnp.import_array()
 
 
 def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                 double[:, ::1] SV, double[::1] alpha, double[:, ::1] G, double[::1] fb,
                 const long long[::1] cap, long long[::1] count, long long[::1] head,
-                long long t0, double lam, int schedule, double eta, int loss, int kind,
-                double gamma,
-                double degree, double coef0, int transfer, double[::1] work,
-                double[:, ::1] trace):
+                long long t0, StepSpec step, KernelSpec kern, int transfer,
+                double[::1] work, double[:, ::1] trace):
     """Run Algorithm 2 over ``X[order]``; update the buffers in place.
 
-    ``work`` is scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
+    ``step`` carries eta, lam, the ``Schedule`` and the ``Loss`` code, ``kern`` the
+    kernel (``sosl._core._kparams.step_spec`` / ``kernel_spec`` build them). ``work`` is
+    scratch space of length at least ``3 M`` (M = ``alpha.shape[0]``).
     Returns the round counter after the pass. See
-    :func:`sosl._core._kernel_ref.kernel_pass` for the parameters.
+    :func:`sosl._core._okauc_ref.kernel_pass` for the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -75,25 +84,23 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     st.val = NULL
     st.nnz = NULL
     st.L = 0
-    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
-                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, &step, &kern,
+                 transfer, work, trace)
 
 
 def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                     const double[::1] s, const Py_ssize_t[::1] order, int[:, ::1] sv_ind,
                     double[:, ::1] sv_val, int[::1] sv_nnz, double[::1] alpha,
                     double[:, ::1] G, double[::1] fb, const long long[::1] cap,
-                    long long[::1] count, long long[::1] head, long long t0, double lam,
-                    int schedule, double eta, int loss, int kind, double gamma,
-                    double degree, double coef0, int transfer, double[::1] work,
-                    double[:, ::1] trace):
+                    long long[::1] count, long long[::1] head, long long t0, StepSpec step,
+                    KernelSpec kern, int transfer, double[::1] work, double[:, ::1] trace):
     """Run Algorithm 2 over the CSR rows ``order`` into sparse slots; in place.
 
     The rows are ``(data, indices, indptr)`` of a canonical CSR matrix (sorted int32
     indices); the slots ``sv_ind`` (M, L) int32, ``sv_val`` (M, L), ``sv_nnz`` (M,) int32
     (see the module docstring), with L at least the largest nnz of the rows visited
     (checked). Every other argument as in :func:`kernel_pass`; the reference is
-    :func:`sosl._core._kernel_ref.kernel_pass_csr`. Returns the round counter.
+    :func:`sosl._core._okauc_ref.kernel_pass_csr`. Returns the round counter.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -113,16 +120,16 @@ def kernel_pass_csr(const double[::1] data, const int[::1] indices, const int[::
     st.val = &sv_val[0, 0] if M > 0 and L > 0 else NULL
     st.nnz = &sv_nnz[0] if M > 0 else NULL
     st.L = L
-    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, lam, schedule, eta,
-                 loss, kind, gamma, degree, coef0, transfer, work, trace)
+    return _pass(&rows, &st, s, order, alpha, G, fb, cap, count, head, t0, &step, &kern,
+                 transfer, work, trace)
 
 
 cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
                      const Py_ssize_t[::1] order, double[::1] alpha, double[:, ::1] G,
                      double[::1] fb, const long long[::1] cap, long long[::1] count,
-                     long long[::1] head, long long t0, double lam, int schedule, double eta,
-                     int loss, int kind, double gamma, double degree, double coef0,
-                     int transfer, double[::1] work, double[:, ::1] trace) except? -1:
+                     long long[::1] head, long long t0, const StepSpec* step,
+                     const KernelSpec* kern, int transfer, double[::1] work,
+                     double[:, ::1] trace) except? -1:
     """The pass body shared by the dense and the CSR entry point."""
     cdef SourceRow xr
     cdef Py_ssize_t p = rows.p
@@ -141,8 +148,12 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
     cdef Py_ssize_t r_, i, c, q, l, j, rs, slot
     cdef long long t = t0
     cdef int own, opp, record
+    cdef double lam = step.lam, eta = step.eta
+    cdef int schedule = step.schedule, loss = step.loss
+    cdef int kind = kern.kind
+    cdef double gamma = kern.gamma, degree = kern.degree, coef0 = kern.coef0
     # the kernel learners minimize psi_M and psi_S / 2 (eq. 27): the shared loss times `scale`
-    cdef double scale = 0.5 if loss == LOSS_S else 1.0
+    cdef double scale = loss_scale(loss)
     cdef double y, eta_t, kxx, fx, decay, mu, s2, b, psi, d_mu, d_s2, a_new, acc, aj
     cdef double score, best_score, delta, krr, krj, N, eN
     if (work.shape[0] < 3 * M or G.shape[0] != M or G.shape[1] != M
@@ -299,3 +310,127 @@ cdef long long _pass(const SourceRows* rows, SlotStore* sv, const double[::1] s,
             alpha[slot] = a_new
             fb[slot] = fx
     return t
+
+
+cdef class Stepper:
+    """One-row rounds of OKAUC-M/S with budgeted FIFO buffers on an estimator's own dense
+    buffers, bound once (``learn_one``'s typed path).
+
+    ``step(x, s, t0, intercept)`` plays round t0 + 1 on the 1-D float64 row x (label sign
+    s) in place, as ``partial_fit`` on the row would: the pre-score f(x) + intercept for
+    the Platt scaling (the kernel row of the occupied slots in slot order, as the decision
+    function computes it from ``support_vectors_``), the pass and the Platt step. Before
+    anything is written it checks that x is finite with the right length and the
+    pre-score finite, and saves what the round can write: the weights, the scores on the
+    buffers, the counters and the row of the slot x goes to (its class's next free slot,
+    or its oldest one; the Gram cache is symmetric, so its column is that row). After the
+    pass it checks the weights, the scores and that row; anything non-finite restores the
+    saved state. Returns the round counter after the round, or -1 (the state as it was)
+    when the caller must take the general path, which then reports the row or the
+    overflow. The occupied slots must be adjacent (the negative buffer full, or the
+    positive one empty); otherwise -1 too. The caller refreshes the public attributes.
+    """
+    cdef SlotStore st
+    cdef SourceRows rows
+    cdef KernelSpec kern
+    cdef StepSpec step_
+    cdef int transfer
+    cdef Py_ssize_t M, p
+    cdef readonly object arrays
+    cdef double[:, ::1] SV, G, trace
+    cdef double[::1] alpha, fb, work, save, s1, calib
+    cdef long long[::1] cap, count, head
+    cdef long long save_n[4]
+    cdef Py_ssize_t[::1] order
+
+    def __init__(self, double[:, ::1] SV, double[::1] alpha, double[:, ::1] G,
+                 double[::1] fb, long long[::1] cap, long long[::1] count,
+                 long long[::1] head, StepSpec step, KernelSpec kern, int transfer,
+                 double[::1] calibration):
+        cdef Py_ssize_t M = alpha.shape[0]
+        if (SV.shape[0] != M or SV.shape[1] == 0 or G.shape[0] != M or G.shape[1] != M
+                or fb.shape[0] != M or cap.shape[0] != 2 or cap[0] + cap[1] != M
+                or cap[0] < 1 or cap[1] < 1 or calibration.shape[0] != 2):
+            raise ValueError("okauc Stepper: inconsistent buffers")
+        self.arrays = (SV.base, alpha.base, G.base, fb.base, cap.base, count.base,
+                       head.base, calibration.base)
+        self.SV, self.alpha, self.G, self.fb = SV, alpha, G, fb
+        self.cap, self.count, self.head, self.calib = cap, count, head, calibration
+        self.M, self.p = M, SV.shape[1]
+        self.step_, self.kern, self.transfer = step, kern, transfer
+        self.work = cnp.PyArray_ZEROS(1, [3 * M], cnp.NPY_DOUBLE, 0)
+        self.save = cnp.PyArray_ZEROS(1, [3 * M + self.p], cnp.NPY_DOUBLE, 0)
+        self.s1 = cnp.PyArray_ZEROS(1, [1], cnp.NPY_DOUBLE, 0)
+        self.order = cnp.PyArray_ZEROS(1, [1], cnp.NPY_INTP, 0)
+        self.trace = cnp.PyArray_ZEROS(2, [0, 2], cnp.NPY_DOUBLE, 0)
+        self.st.dense = True
+        self.st.SV = &SV[0, 0]
+        self.st.ind = NULL
+        self.st.val = NULL
+        self.st.nnz = NULL
+        self.st.L = 0
+        self.rows.dense = True
+        self.rows.data = NULL
+        self.rows.indices = NULL
+        self.rows.indptr = NULL
+        self.rows.p = self.p
+
+    def step(self, const double[::1] x, double s, long long t0, double intercept):
+        cdef Py_ssize_t M = self.M, p = self.p, c0 = self.cap[0]
+        cdef Py_ssize_t l, k, slot, own = 1 if s > 0 else 0
+        cdef long long n0 = self.count[0], n1 = self.count[1], t
+        cdef double pre, acc
+        cdef double* save = &self.save[0]
+        cdef double* alpha = &self.alpha[0]
+        cdef double* fb = &self.fb[0]
+        cdef double* grow
+        cdef bint ok
+        if x.shape[0] != p:
+            return -1
+        for l in range(p):
+            if not isfinite(x[l]):
+                return -1
+        if not (n0 == c0 or n1 == 0):
+            return -1                     # occupied slots not adjacent: the general path
+        k = n0 + n1 if n0 == c0 else n0
+        pre = intercept
+        if k > 0:
+            kernel_rows(&self.SV[0, 0], k, &x[0], p, self.kern.kind, self.kern.gamma,
+                        self.kern.degree, self.kern.coef0, &self.work[0])
+            acc = 0.0
+            for l in range(k):
+                acc += alpha[l] * self.work[l]
+            pre = acc + intercept
+        if not isfinite(pre):
+            return -1
+        slot = (0 if own == 0 else c0) + (self.count[own] if self.count[own] < self.cap[own]
+                                          else self.head[own])
+        grow = &self.G[slot, 0]
+        memcpy(save, alpha, M * sizeof(double))
+        memcpy(save + M, fb, M * sizeof(double))
+        memcpy(save + 2 * M, grow, M * sizeof(double))
+        memcpy(save + 3 * M, &self.SV[slot, 0], p * sizeof(double))
+        self.save_n[0], self.save_n[1] = self.count[0], self.count[1]
+        self.save_n[2], self.save_n[3] = self.head[0], self.head[1]
+        self.rows.X = &x[0]
+        self.s1[0] = s
+        t = _pass(&self.rows, &self.st, self.s1, self.order, self.alpha, self.G, self.fb,
+                  self.cap, self.count, self.head, t0, &self.step_, &self.kern,
+                  self.transfer, self.work, self.trace)
+        ok = True
+        for l in range(M):
+            if not (isfinite(alpha[l]) and isfinite(fb[l]) and isfinite(grow[l])):
+                ok = False
+                break
+        if not ok:
+            memcpy(alpha, save, M * sizeof(double))
+            memcpy(fb, save + M, M * sizeof(double))
+            memcpy(grow, save + 2 * M, M * sizeof(double))
+            for l in range(M):
+                self.G[l, slot] = grow[l]
+            memcpy(&self.SV[slot, 0], save + 3 * M, p * sizeof(double))
+            self.count[0], self.count[1] = self.save_n[0], self.save_n[1]
+            self.head[0], self.head[1] = self.save_n[2], self.save_n[3]
+            return -1
+        platt_step(&self.calib[0], pre, 1.0 if s > 0 else 0.0)
+        return t

@@ -9,12 +9,23 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sosl import OKAUCM, OKAUCS
-from sosl._core import _kbudget, _kbudget_ref, _kernel
-from sosl._core import _kernel_ref as ref
+from sosl._core import _kbudget, _kbudget_ref, _okauc
+from sosl._core import _okauc_ref as ref
+from sosl._core._kparams import kernel_spec, step_spec
 from sosl.kernels import KERNEL_CODES, gamma_from_sigma, kernel_matrix, sigma_from_gamma
 from sosl.metrics import auc
 
 KPAR = dict(gamma=0.7, degree=2.0, coef0=1.0)
+
+
+def _step(lam, eta, loss):
+    """The step bundle; ``eta=None`` is the 1/(lam t) schedule."""
+    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
+    return step_spec(0.0 if eta is None else eta, lam, schedule, loss)
+
+
+def _kern(kind):
+    return kernel_spec(kind, KPAR["gamma"], KPAR["degree"], KPAR["coef0"])
 
 
 def _state(p, caps):
@@ -28,11 +39,9 @@ def _run(pass_fn, X, s, order, caps, lam, eta, loss, kind=1, transfer=0, trace=F
     """One pass from empty buffers; ``eta=None`` is the 1/(lam t) schedule."""
     st = _state(X.shape[1], caps)
     tr = np.zeros((order.shape[0] if trace else 0, 2))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
-    eta = 0.0 if eta is None else eta
     t = pass_fn(X, s, order, st["SV"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                st["head"], 0, lam, schedule, eta, loss, kind, KPAR["gamma"], KPAR["degree"],
-                KPAR["coef0"], transfer, np.zeros(3 * (caps[0] + caps[1])), tr)
+                st["head"], 0, _step(lam, eta, loss), _kern(kind), transfer,
+                np.zeros(3 * (caps[0] + caps[1])), tr)
     st["t"], st["trace"] = t, tr
     return st
 
@@ -87,7 +96,7 @@ CONFIGS = [(0.1, None, ref.LOSS_M), (0.01, 0.3, ref.LOSS_M), (0.01, 0.05, ref.LO
 @pytest.mark.parametrize("name,X,s,caps", STREAMS, ids=[c[0] for c in STREAMS])
 def test_cython_equals_reference(name, X, s, caps, lam, eta, loss):
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
     _assert_same(c, r)
     if X.shape[0] > 1 and name != "constant":
@@ -100,7 +109,7 @@ def test_cython_equals_reference_kernels_and_transfer(kind, transfer):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
     for lam, eta, loss in CONFIGS[:3]:
-        c = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
+        c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
         r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
         _assert_same(c, r)
 
@@ -121,7 +130,7 @@ ORIGINAL_LOSS_COEFFICIENTS = ref.loss_coefficients
 def test_mutant_reference_is_caught(monkeypatch):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
     monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
     m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
@@ -133,7 +142,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
     """The literal rule in place of the default must change the result on an overflowing stream."""
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     original = ref.choose_transfer
     monkeypatch.setattr(ref, "choose_transfer",
                         lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
@@ -145,7 +154,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
 def test_cached_f_and_gram_match_direct_evaluation():
     name, X, s, caps = STREAMS[0]
     order = np.random.default_rng(3).permutation(X.shape[0]).astype(np.intp)
-    c = _run(_kernel.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
+    c = _run(_okauc.kernel_pass, X, s, order, caps, 0.05, None, ref.LOSS_M)
     occ = _occ(c)
     K = kernel_matrix(c["SV"][occ], c["SV"][occ], "gaussian", KPAR["gamma"])
     np.testing.assert_allclose(c["G"][np.ix_(occ, occ)], K, rtol=1e-13, atol=1e-14)
@@ -294,16 +303,16 @@ def test_linear_kernel_without_budget_is_the_linear_learner(eta):
     y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=250) > 0.3).astype(int)
     lin = OAUCM(lam=0.01, eta=eta).fit(X, y)
     ker = OKAUCM(lam=0.01, eta=eta, kernel="linear", budget=None).fit(X, y)
-    np.testing.assert_allclose(ker.dual_coef_ @ ker.support_vectors_, lin.coef_,
+    np.testing.assert_allclose(ker.dual_coef_ @ ker.support_vectors_, lin.coef_[0],
                                rtol=1e-10, atol=1e-12)
     # OKAUC-S halves the loss: (lam/2, 2 eta) there is (lam, eta) in OAUC-S
     e = 0.01 if eta is None else eta
     lin_s = OAUCS(lam=0.02, eta=e).fit(X, y)
     ker_s = OKAUCS(lam=0.01, eta=2 * e, kernel="linear", budget=None).fit(X, y)
-    np.testing.assert_allclose(ker_s.dual_coef_ @ ker_s.support_vectors_, lin_s.coef_,
+    np.testing.assert_allclose(ker_s.dual_coef_ @ ker_s.support_vectors_, lin_s.coef_[0],
                                rtol=1e-10, atol=1e-12)
     same = OKAUCS(lam=0.02, eta=e, kernel="linear", budget=None).fit(X, y)
-    assert np.max(np.abs(same.dual_coef_ @ same.support_vectors_ - lin_s.coef_)) > 1e-4
+    assert np.max(np.abs(same.dual_coef_ @ same.support_vectors_ - lin_s.coef_[0])) > 1e-4
 
 
 def test_learns_a_nonlinear_concept():
@@ -370,13 +379,11 @@ def _pool_run(fn, X, s, caps, lam, eta, loss, eps, bounds=None):
     p = X.shape[1]
     pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     bounds = bounds or [0, X.shape[0]]
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = fn(X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t,
-                 acc, lam, schedule, 0.0 if eta is None else eta, loss, 1, KPAR["gamma"],
-                 KPAR["degree"], KPAR["coef0"], eps, 10)
+                 acc, _step(lam, eta, loss), _kern(1), eps, 10)
         pool, t, acc = out[:7], out[7], out[8]
     return pool, t, acc
 
@@ -500,12 +507,10 @@ def _run_csr(pass_fn, X, s, order, caps, lam, eta, loss, kind, transfer=0, trace
               fb=np.zeros(M), cap=np.array(caps, dtype=np.int64),
               count=np.zeros(2, dtype=np.int64), head=np.zeros(2, dtype=np.int64))
     tr = np.zeros((order.shape[0] if trace else 0, 2))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     st["t"] = pass_fn(Xs.data, Xs.indices, Xs.indptr, s, order, st["ind"], st["val"],
                       st["nnz"], st["alpha"], st["G"], st["fb"], st["cap"], st["count"],
-                      st["head"], 0, lam, schedule, 0.0 if eta is None else eta, loss, kind,
-                      KPAR["gamma"], KPAR["degree"], KPAR["coef0"], transfer, np.zeros(3 * M),
-                      tr)
+                      st["head"], 0, _step(lam, eta, loss), _kern(kind), transfer,
+                      np.zeros(3 * M), tr)
     st["trace"] = tr
     SV = np.zeros((M, X.shape[1]))                          # the slots densified
     for q in range(M):
@@ -522,12 +527,12 @@ def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
     X, s = _sparse_stream()
     order = np.random.default_rng(2).permutation(X.shape[0]).astype(np.intp)
     caps = (9, 7)
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
     _assert_same(c, r)
     assert np.abs(r["alpha"]).max() > 1e-3
     assert c["head"].tolist() != [0, 0] or c["t"] > 2 * sum(caps)     # removals happened
-    d = _run(_kernel.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
+    d = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
     _assert_same(c, d)                                      # and the typed dense pass
     # the reference with the CSR signature: the same slots, entry for entry
     rc = _run_csr(ref.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
@@ -539,7 +544,7 @@ def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
 def test_csr_pass_equals_reference_transfer_rules(transfer):
     X, s = _sparse_stream(seed=4)
     order = np.arange(X.shape[0], dtype=np.intp)
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
                  transfer)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
                          transfer))
@@ -551,7 +556,7 @@ def test_csr_pass_mutant_merge_is_caught(monkeypatch):
     X, s = _sparse_stream(seed=5)
     order = np.arange(X.shape[0], dtype=np.intp)
     args = ((9, 7), 0.05, None, ref.LOSS_M, KERNEL_CODES["gaussian"])
-    c = _run_csr(_kernel.kernel_pass_csr, X, s, order, *args)
+    c = _run_csr(_okauc.kernel_pass_csr, X, s, order, *args)
     _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
 
     def mutant_row(SV, x, kind, gamma, degree, coef0):
@@ -573,15 +578,15 @@ def test_csr_pass_rejects_narrow_slots_and_bad_shapes():
     order = np.arange(20, dtype=np.intp)
     ind, val = np.zeros((M, width - 1), dtype=np.int32), np.zeros((M, width - 1))
     with pytest.raises(ValueError, match="slots hold at most"):
-        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
+        _okauc.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order, ind, val,
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
-                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),
                                 0, np.zeros(3 * M), np.zeros((0, 2)))
     with pytest.raises(ValueError, match="inconsistent shapes"):
-        _kernel.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
+        _okauc.kernel_pass_csr(Xs.data, Xs.indices, Xs.indptr, s, order,
                                 np.zeros((M, width), dtype=np.int32), np.zeros((M - 1, width)),
                                 np.zeros(M, dtype=np.int32), a, G, fb, cap, z.copy(), z.copy(),
-                                0, 0.1, ref.STEP_INV_LAM_T, 0.0, ref.LOSS_M, 1, 1.0, 2.0, 1.0,
+                                0, _step(0.1, None, ref.LOSS_M), kernel_spec(1, 1.0, 2.0, 1.0),
                                 0, np.zeros(3 * M), np.zeros((0, 2)))
     assert np.all(a == 0.0) and np.all(G == 0.0)            # nothing was written
 
@@ -714,14 +719,12 @@ def _komp_pool_csr(Xs, s, caps, lam, eta, loss, eps, kind, bounds):
     pool = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1)), np.zeros(0, dtype=np.int32),
             np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     widths = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = _kbudget.komp_policy_pass_csr(
             Xs.data, Xs.indices, Xs.indptr, s, np.arange(a, b, dtype=np.intp), *pool,
-            np.array(caps, dtype=np.int64), t, acc, lam, schedule, 0.0 if eta is None else eta,
-            loss, kind, KPAR["gamma"], KPAR["degree"], KPAR["coef0"], eps, 10)
+            np.array(caps, dtype=np.int64), t, acc, _step(lam, eta, loss), _kern(kind), eps, 10)
         pool, t, acc = out[:9], out[9], out[10]
         widths.append(pool[0].shape[1])
     ind, val, nnz = pool[:3]
@@ -735,13 +738,11 @@ def _komp_ref_run(X, s, caps, lam, eta, loss, eps, kind, bounds):
     p = X.shape[1]
     pool = (np.zeros((0, p)), np.zeros((0, 0)), np.zeros(0), np.zeros(0),
             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    schedule = ref.STEP_INV_LAM_T if eta is None else ref.STEP_CONSTANT
     t, acc = 0, 0.0
     for a, b in zip(bounds[:-1], bounds[1:]):
         out = _kbudget_ref.komp_policy_pass(
             X, s, np.arange(a, b, dtype=np.intp), *pool, np.array(caps, dtype=np.int64), t, acc,
-            lam, schedule, 0.0 if eta is None else eta, loss, kind, KPAR["gamma"],
-            KPAR["degree"], KPAR["coef0"], eps, 10)
+            _step(lam, eta, loss), _kern(kind), eps, 10)
         pool, t, acc = out[:7], out[7], out[8]
     return pool, t, acc
 
@@ -866,8 +867,9 @@ def test_sparse_fit_then_dense_fit_starts_over_dense():
 
 # -- learn_one in place on budgeted FIFO buffers ---------------------------------------------
 def _state_bytes(m):
+    # the typed one-row helper (_stepper_) is not state: pickling drops it, calls rebuild it
     return {k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k not in ("_params_ok", "_lock_")}
+            if k not in ("_params_ok", "_lock_", "_stepper_")}
 
 
 @pytest.mark.parametrize("Est,kw", [(OKAUCM, {}), (OKAUCS, {"eta": 0.05}),
@@ -888,6 +890,26 @@ def test_learn_one_in_place_equals_partial_fit_bit_for_bit(Est, kw):
         assert _state_bytes(a) == _state_bytes(b), i
     assert a.gram_buf_ is G                      # no copy: the buffers were updated in place
     assert a.counts_.tolist() == list(a.capacity_)   # the ring was reached
+    assert "_stepper_" in a.__dict__              # the typed path played the late rounds
+
+
+def test_typed_one_row_path_mutant_is_caught():
+    """The comparison above with a Stepper bound to lam 1% off (the mutant) fails."""
+    from sosl._base import BaseOnlineAUC
+    from sosl._core import _okauc
+    from sosl._core._kparams import layout_kernel_spec, step_spec
+    X, y = _circle(80, 23)
+    a = OKAUCM(budget=6).partial_fit(X[:30], y[:30], classes=[0, 1])
+    b = pickle.loads(pickle.dumps(a))
+    d, lay = a.__dict__, a._layout_
+    d["_stepper_"] = _okauc.Stepper(
+        d["sv_buf_"], d["alpha_buf_"], d["gram_buf_"], d["f_buf_"], d["capacity_"],
+        d["counts_"], d["heads_"], step_spec(0.0, 1.01 * a.lam, lay["schedule"], a._loss),
+        layout_kernel_spec(lay), 0, d["calibration_"])
+    for i in range(30, 80):
+        a.learn_one(X[i], y[i])
+        BaseOnlineAUC.partial_fit(b, X[i:i + 1], y[i:i + 1])
+    assert a.t_ == b.t_ and not np.array_equal(a.alpha_buf_, b.alpha_buf_)
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
