@@ -29,6 +29,14 @@ state) accepts sparse input a densified block at a time.
 Rows so large that a score w.x, a squared norm or a scalar of the state is not finite in
 double precision raise ``FloatingPointError`` (in training and in scoring) and leave the
 model as it was.
+
+``learn_one`` on a fitted model plays the row without the general path's re-validation:
+OAM (dense buffers), SOLAM and AdaOAM run a typed round on the live state
+(``oam_one``, ``solam_one``, ``adaoam_one`` of :mod:`sosl._core._baselines`: the pass's
+round on one row, saving the O(p) values it writes and restoring them if one comes out
+non-finite; AdaOAM's O(p^2) covariance update is made last, once it cannot overflow, so
+nothing O(p^2) is copied); the other learners, and CSR rows, play the round on copies of
+the state. Either way the result equals ``partial_fit`` on the row bit for bit.
 """
 
 import math
@@ -40,9 +48,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _blocks, _canonical_csr, _model_lock
+from ._base import BaseOnlineAUC, _blocks, _canonical_csr, _finite_array, _model_lock
 from ._coef import LinearCoef
 from ._core import _baselines
+from ._core._calibration import platt_steps
 from ._core._codes import OamUpdate, Schedule
 
 __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
@@ -85,6 +94,37 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
 
     def _decision(self, X):
         return X @ self.w_ + self.intercept_[0]      # under the base's errstate (_raw_scores)
+
+    # -- one dense row: a typed round on the live state (OAM, SOLAM, AdaOAM) ---------------
+    def _typed_row(self, x):
+        """Whether ``x`` suits a typed one-row round: a finite float64 1-D C-contiguous
+        row of ``n_features_in_`` values (anything else takes the round on copies)."""
+        return (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.shape[0] == self.__dict__["n_features_in_"] and x.flags.c_contiguous
+                and _finite_array(x))
+
+    def _one_row_scratch(self, n):
+        """Scratch of ``n`` doubles for the typed one-row round, kept across calls (not
+        pickled)."""
+        work = self.__dict__.get("_one_row_work")
+        if work is None or work.shape[0] != n:
+            work = np.empty(n)
+            self.__dict__["_one_row_work"] = work
+        return work
+
+    def _commit_one_row(self, pre, s, t=None):
+        """The end of a typed one-row round: the counters and the Platt step on the
+        pre-round score (as the general path)."""
+        d = self.__dict__
+        d["t_"] = d["t_"] + 1 if t is None else t
+        d["n_seen_"] += 1
+        if math.isfinite(pre[0]):
+            platt_steps(pre, np.array([s]), d["calibration_"])
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_one_row_work", None)
+        return state
 
     def score_one(self, x):
         d = self.__dict__
@@ -468,6 +508,31 @@ class OAM(_LinearBaseline):
                                               state["buffer_rows_"], *common, np.zeros(2 * p))
         state["intercept_"] = np.array([self._threshold(state)])
 
+    def _learn_one_in_place(self, x, s):
+        """A dense row on a model with dense buffers: the typed round
+        (:func:`sosl._core._baselines.oam_one`) on the live state, which saves w and the
+        counts, and the slot the row replaces as it writes it, and restores them if a weight
+        or the intercept is not finite (False is then returned: the general path reports
+        it). The pre-score, the round and the intercept are the general path's, bit for
+        bit. Other rows (sparse buffers, CSR rows) take the round on copies."""
+        d = self.__dict__
+        B = d.get("buffer_rows_")
+        if B is None or not self._typed_row(x):
+            return super()._learn_one_in_place(x, s)
+        p = x.shape[0]
+        pre = self._raw_scores(x.reshape(1, p))
+        act = d.get("_one_row_act")
+        if act is None or act.shape[0] != B.shape[1]:
+            act = d["_one_row_act"] = np.zeros(B.shape[1], dtype=np.uint8)
+        icpt = _baselines.oam_one(x, s, d["w_"], B, d["buffer_fill_"], d["counts_"],
+                                  d["rng_state_"], float(self.C), d["_layout_"]["update"],
+                                  self._one_row_scratch(4 * p), act)
+        if icpt != icpt:
+            return False
+        d["intercept_"] = np.array([icpt])
+        self._commit_one_row(pre, s)
+        return True
+
     def _reserve(self, state, longest):
         """Grow the sparse slots to a power-of-two capacity of at least ``longest`` (every
         slot gets that width: one very long row widens them all, so the size is checked
@@ -502,6 +567,7 @@ class OAM(_LinearBaseline):
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_oam_work", None)
+        state.pop("_one_row_act", None)
         return state
 
     @staticmethod
@@ -514,9 +580,7 @@ class OAM(_LinearBaseline):
         w = state["w_"]
         with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
             if state.get("buffer_values_") is None:
-                B = state["buffer_rows_"]
-                return float(-(0.5 * ((B[0, :fill[0]] @ w).sum() / fill[0])
-                               + 0.5 * ((B[1, :fill[1]] @ w).sum() / fill[1])))
+                return -_baselines.oam_midpoint_dense(w, state["buffer_rows_"], fill)
             return -_baselines.oam_midpoint_score(
                 w, state["buffer_indices_"], state["buffer_values_"], state["buffer_nnz_"],
                 fill)
@@ -732,6 +796,28 @@ class SOLAM(_LinearBaseline):
         state["w_"] = state["v_avg_"][:p].copy()
         state["intercept_"] = np.array([-0.5 * (state["v_avg_"][p] + state["v_avg_"][p + 1])])
 
+    def _learn_one_in_place(self, x, s):
+        """A dense row: the typed round (:func:`sosl._core._baselines.solam_one`, the pass's
+        body on one row) on the live state, which saves what it writes (O(p)) and restores
+        it if a value is not finite (False is then returned: the general path reports it);
+        ``w_`` is then updated in place. Bit for bit the general path's round. CSR rows
+        take the round on copies."""
+        if not self._typed_row(x):
+            return super()._learn_one_in_place(x, s)
+        d = self.__dict__
+        p = x.shape[0]
+        pre = self._raw_scores(x.reshape(1, p))
+        v_avg = d["v_avg_"]
+        t = _baselines.solam_one(x, s, d["v_"], v_avg, d["alpha_"], d["step_sum_"],
+                                 d["counts_"], d["t_"], float(self.eta), float(self.radius),
+                                 self._one_row_scratch(4 * p + 7))
+        if t < 0:
+            return False
+        d["w_"][:] = v_avg[:p]
+        d["intercept_"] = np.array([-0.5 * (v_avg[p] + v_avg[p + 1])])
+        self._commit_one_row(pre, s, t)
+        return True
+
 
 class AdaOAM(_LinearBaseline):
     """AdaOAM: OPAUC's one-pass square-loss gradient with AdaGrad per-feature steps.
@@ -842,7 +928,28 @@ class AdaOAM(_LinearBaseline):
             float(self.eta), float(self.delta), np.zeros(4 * p))
         if np.any(state["counts_"] == 0):
             state["intercept_"] = np.zeros(1)
-        else:
-            mid = 0.5 * (state["means_"][0] + state["means_"][1])
-            with np.errstate(over="ignore", invalid="ignore"):   # checked by _run_pass
-                state["intercept_"] = np.array([-(state["w_"] @ mid)])
+        else:                                    # non-finite: refused by the general path
+            state["intercept_"] = np.array([_baselines.adaoam_intercept(state["w_"],
+                                                                    state["means_"])])
+
+    def _learn_one_in_place(self, x, s):
+        """A dense row: the typed round (:func:`sosl._core._baselines.adaoam_one`) on the
+        live state. It saves w, the squared gradients and the own class's mean (O(p)) and
+        makes the O(p^2) covariance update last, once every value of the round is finite
+        and the update cannot overflow, so nothing O(p^2) is copied; otherwise it restores
+        what it wrote and False is returned (the general path then reports the problem or
+        plays the round). Bit for bit the general path's round."""
+        if not self._typed_row(x):
+            return super()._learn_one_in_place(x, s)
+        d = self.__dict__
+        p = x.shape[0]
+        pre = self._raw_scores(x.reshape(1, p))
+        icpt = _baselines.adaoam_one(x, s, d["w_"], d["means_"], d["covariances_"],
+                                     d["counts_"], d["grad_sq_"], float(self.lam),
+                                     float(self.eta), float(self.delta),
+                                     self._one_row_scratch(7 * p))
+        if icpt != icpt:
+            return False
+        d["intercept_"] = np.array([icpt])
+        self._commit_one_row(pre, s)
+        return True

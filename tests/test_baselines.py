@@ -1038,3 +1038,171 @@ def test_score_one_typed_path_and_its_refusals(est, monkeypatch):
             m.score_one(bad)
     with pytest.raises(NotFittedError):
         pickle.loads(pickle.dumps(est)).score_one(X[0])
+
+
+# -- typed one-row rounds: OAM (dense buffers), SOLAM, AdaOAM ---------------------------------
+def _typed_one_row_estimators():
+    return [e for e in _estimators() if isinstance(e, (OAM, SOLAM, AdaOAM))]
+
+
+def _fitted(est):
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _same_bits(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        u, v = np.asarray(a[k]), np.asarray(b[k])
+        assert u.dtype == v.dtype and u.shape == v.shape and u.tobytes() == v.tobytes(), k
+
+
+@pytest.mark.parametrize("est", _typed_one_row_estimators(), ids=lambda e: repr(e))
+def test_typed_one_row_round_is_taken_and_equals_partial_fit(est, monkeypatch):
+    """learn_one on dense rows runs the typed round (the round on copies and the general
+    path are patched to fail) and equals the general one-row partial_fit bit for bit in
+    every fitted attribute, the Platt scaling included; the mutant without the Platt step
+    is caught, so the comparison sees it."""
+    import sosl.baselines
+    from sosl._base import BaseOnlineAUC
+    X, y = _data(11)
+    start = pickle.loads(pickle.dumps(est)).partial_fit(X[:20], y[:20])
+    general = pickle.loads(pickle.dumps(start))
+    for i in range(20, 120):
+        BaseOnlineAUC.partial_fit(general, X[i:i + 1], y[i:i + 1])
+    for mutant in (False, True):
+        typed = pickle.loads(pickle.dumps(start))
+        with monkeypatch.context() as mp:
+            mp.setattr(BaseOnlineAUC, "_learn_one_by_copy",
+                       lambda self, x, s: pytest.fail("the round on copies ran"))
+            mp.setattr(BaseOnlineAUC, "_learn_one_general",
+                       lambda self, *args: pytest.fail("the general path ran"))
+            if mutant:
+                mp.setattr(sosl.baselines, "platt_steps", lambda f, s, c: None)
+            for i in range(20, 120):
+                typed.learn_one(X[i], y[i])
+        if mutant:
+            with pytest.raises(AssertionError, match="calibration_"):
+                _same_bits(_fitted(typed), _fitted(general))
+        else:
+            _same_bits(_fitted(typed), _fitted(general))
+    assert typed.t_ == 120 and np.any(typed.coef_ != 0)
+
+
+@pytest.mark.parametrize("est", _typed_one_row_estimators(), ids=lambda e: repr(e))
+def test_typed_one_row_failure_leaves_the_state_as_it_was(est):
+    """Rows too large for the round: whenever the general path refuses one (it raises and
+    leaves the state unchanged), the typed round refused it too, with the state exactly as
+    it was (bit for bit), and learn_one then raises the general path's error on the
+    unchanged model. At least one of the rows is refused (the check is not vacuous)."""
+    X, y = _data(12)
+    fitted = pickle.dumps(pickle.loads(pickle.dumps(est)).fit(X, y))
+    before = _fitted(pickle.loads(fitted))
+    refused = 0
+    for scale in (1e150, 1e200, 1e300, 1.7e308):
+        for label, sign in (("pos", 1.0), ("neg", -1.0)):
+            row = np.full(X.shape[1], scale)
+            probe = pickle.loads(fitted)
+            try:
+                probe.partial_fit(row.reshape(1, -1), [label])
+            except FloatingPointError:
+                _same_bits(_fitted(probe), before)
+                m = pickle.loads(fitted)
+                assert not m._learn_one_in_place(row, sign)
+                _same_bits(_fitted(m), before)
+                with pytest.raises(FloatingPointError):
+                    m.learn_one(row, label)
+                _same_bits(_fitted(m), before)
+                refused += 1
+    assert refused > 0
+
+
+def _copies(*arrays):
+    return [a.copy() for a in arrays]
+
+
+def test_oam_one_restores_what_the_round_wrote():
+    """The kernel's transaction: a row whose pairwise norm overflows (sequential update) or
+    whose intercept does (gradient update) leaves w, the buffers, the counts and the
+    generator bit for bit; the pass without the transaction (the control) writes them."""
+    rng = np.random.default_rng(3)
+    p, budget = 5, 4
+    X = rng.normal(size=(40, p))
+    s = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    for update, C in ((OAM_SEQ, 0.5), (OAM_GRA, 1e150)):
+        st = [np.zeros(p), np.zeros((2, budget, p)), np.zeros(2, np.int64),
+              np.zeros(2, np.int64), np.array([7], np.uint64)]
+        K.oam_pass(X, s, np.arange(40, dtype=np.intp), *st, 0, 0.5, update, np.zeros(2 * p))
+        assert st[2].min() == budget                       # full buffers: a replacement
+        x = np.full(p, 1e200)
+        refused = 0
+        for y in (1.0, -1.0):
+            saved = _copies(*st)
+            icpt = K.oam_one(x, y, *st, C, update, np.full(4 * p, np.nan),
+                             np.zeros(budget, np.uint8))
+            if not np.isnan(icpt):
+                st = saved                                 # committed: start again
+                continue
+            refused += 1
+            for a, b in zip(st, saved):
+                assert a.tobytes() == b.tobytes()
+            control = _copies(*st)
+            try:
+                K.oam_pass(x.reshape(1, p), np.array([y]), np.zeros(1, np.intp), *control,
+                           0, C, update, np.zeros(2 * p))
+            except FloatingPointError:
+                pass
+            assert any(a.tobytes() != b.tobytes() for a, b in zip(control, saved))
+        assert refused > 0
+        good = K.oam_one(X[0], 1.0, *st, 0.5, update, np.zeros(4 * p),
+                         np.zeros(budget, np.uint8))
+        assert np.isfinite(good)
+
+
+def test_adaoam_one_commits_the_covariance_only_when_it_stays_finite():
+    """AdaOAM's covariance update is made last, and only when every term it adds is below
+    2^1020 (so it cannot overflow): a row just inside the bound commits a finite state
+    equal to the pass's; rows past it are refused with the state bit for bit as it was,
+    both one the pass still keeps finite (the bound is conservative: the general path then
+    plays it) and one where the pass (the control) makes the covariance non-finite."""
+    p = 3
+
+    def state():
+        return [np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p)),
+                np.array([0, 2], np.int64), np.zeros(p)]
+
+    # x = v in a class of 2 rows at 0: d_old = v, d_new = 2 v / 3, term d_old d_new / 3
+    edge = 2.0 ** 509.9 * 1.5                   # the term just under 2^1020: committed
+    for value, commits, finite in ((edge, True, True),
+                                   (2.0 ** 512, False, True),    # refused: left to the
+                                   (2.0 ** 514, False, False)):  # general path
+        st, ref = state(), state()
+        x = np.full(p, value)
+        icpt = K.adaoam_one(x, 1.0, *st, 0.01, 0.1, 1e-3, np.zeros(7 * p))
+        K.adaoam_pass(x.reshape(1, p), np.ones(1), np.zeros(1, np.intp), *ref, 0,
+                      0.01, 0.1, 1e-3, np.zeros(4 * p))
+        assert np.isfinite(ref[2]).all() == finite
+        if commits:
+            assert icpt == 0.0 and all(np.isfinite(a).all() for a in st)
+            for a, b in zip(st, ref):
+                np.testing.assert_array_equal(a, b)
+            assert np.abs(st[2][1]).max() > 2.0 ** 1018       # the edge was reached
+        else:
+            assert np.isnan(icpt)
+            for a, b in zip(st, state()):
+                assert a.tobytes() == b.tobytes()
+
+
+def test_dense_midpoints_equal_numpy():
+    """OAM's dense-buffer midpoint and AdaOAM's intercept (the typed functions both the
+    pass and the one-row round use) against NumPy, and a mutant (the whole buffer
+    averaged instead of its filled rows) caught."""
+    rng = np.random.default_rng(8)
+    w, B = rng.normal(size=6), rng.normal(size=(2, 5, 6))
+    nB = np.array([3, 5], np.int64)
+    ref = 0.5 * (B[0, :3] @ w).mean() + 0.5 * (B[1, :5] @ w).mean()
+    np.testing.assert_allclose(K.oam_midpoint_dense(w, B, nB), ref, rtol=1e-13)
+    mutant = 0.5 * (B[0] @ w).mean() + 0.5 * (B[1] @ w).mean()
+    assert not np.isclose(K.oam_midpoint_dense(w, B, nB), mutant, rtol=1e-6)
+    means = rng.normal(size=(2, 6))
+    np.testing.assert_allclose(K.adaoam_intercept(w, means), -w @ means.mean(axis=0),
+                               rtol=1e-13)

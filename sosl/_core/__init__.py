@@ -11,7 +11,7 @@ _linear      OAUCM, OAUCS (linear)         _codes _losses _moments       test_li
                                            _calibration
 _sketch      SketchedOAUCM (sketch)        _codes _losses _moments       test_sketch*
 _ftrl        FTRLAUC (ftrl)                -                             test_ftrl*
-_baselines   OAM, OLUBAUC, SOLAM, AdaOAM,  _codes _losses                test_baselines
+_baselines   OAM, OLUBAUC, SOLAM, AdaOAM,  _codes _losses _rows          test_baselines
              Perceptron, PAI (baselines)
 _okauc       OKAUCM, OKAUCS, FIFO (okauc)  _codes _kfun _losses _moments test_okauc
 _kbudget     OKAUCM budget_policy="komp"   _codes _kfun _losses _moments test_okauc
@@ -25,8 +25,10 @@ _calibration Platt scaling (_base)         _calibration                  test_ca
 
 Shared declarations: ``_codes.pxd`` (every option code; Python view ``_codes.pyx``),
 ``_losses.pxd`` (psi_M, psi_S and their partials; twin ``_losses_ref.py``),
-``_moments.pxd`` (the round prologue; twin ``_moments_ref.py``), ``_kfun.pxd`` (kernel
-evaluation, the ``KernelSpec`` / ``StepSpec`` bundles, the row views of the kernel passes),
+``_moments.pxd`` (the round prologue; twin ``_moments_ref.py``), ``_rows.pxd`` (the row
+view: dense or CSR rows and their primitives, one pass body for both formats; the
+baselines cimport it, the kernel passes through ``_kfun.pxd``), ``_kfun.pxd`` (kernel
+evaluation, the ``KernelSpec`` / ``StepSpec`` bundles, the support-vector slot stores),
 ``_komp_greedy.pxd`` (the KOMP removals), ``_calibration.pxd`` (one Platt step).
 
 Production helpers in Python (never a ``*_ref`` module: a reference is an oracle only, and

@@ -1,39 +1,64 @@
 # cython: language_level=3
 """Typed kernels of the linear online baselines: Perceptron, PA-I, OAM, OL-UBAUC, SOLAM, AdaOAM.
 
-One ``nogil`` loop per learner over the samples in a given order; no validation, no
+One ``nogil`` pass per learner over the samples in a given order; no validation, no
 allocation of results. The NumPy references with the same signatures, one line per
 equation, are in :mod:`sosl._core._baselines_ref` (symbol table, equations, and the
 conventions at guards). Per-round cost on dense rows: O(p) for Perceptron, PA-I, OL-UBAUC
 and SOLAM; O(budget p) for OAM; O(p^2) for AdaOAM.
 
-The ``*_pass_csr`` kernels run the same learners on a CSR matrix (``data``, ``indices``,
-``indptr``; sorted int32 column indices) and give the same state as the dense pass up to
-rounding. Perceptron, PA-I, OL-UBAUC and SOLAM cost O(nnz(x_t)) per round: the weights
-are held as ``w = a u`` (a scalar scale ``a`` times a vector ``u``), so
-a shrinkage or a projection onto a ball multiplies ``a`` only, and SOLAM's running
-average of the iterates is kept as ``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector
-``Q`` changed only where ``u`` changes). Converting to and from that form costs O(p) once
-per pass. OAM's CSR pass keeps its buffers as sparse rows (sorted columns and values in
-fixed-capacity slots, a state of another shape than the dense pass's, holding the same
-rows) and forms each pairwise difference x_t - x by merging the two rows' columns, so a
-round costs O(sum over the opposite buffer of nnz(x_t) + nnz(x)) with no term in p, and
-:func:`oam_midpoint_score` gives its intercept in O(buffered values).
+Each pass is written once, over the row view of :mod:`sosl._core._rows` (``SourceRows``:
+dense rows or a CSR matrix with sorted int32 column indices); ``*_pass`` points the view
+at a dense (n, p) array and ``*_pass_csr`` at CSR arrays (``data``, ``indices``,
+``indptr``), and both run the same body, so the CSR pass gives the state of the dense
+pass over the same rows up to rounding. On a CSR row Perceptron, PA-I, OL-UBAUC and SOLAM
+cost O(nnz(x_t)) per round: OL-UBAUC and SOLAM hold their weights as ``w = a u`` (a
+scalar scale ``a`` times a vector ``u``, in both formats), so a shrinkage or a projection
+onto a ball multiplies ``a`` only, and SOLAM's running average of the iterates is kept as
+``Gamma vbar = c u - Q`` (a scalar ``c`` and a vector ``Q`` changed only where ``u``
+changes). Converting to and from that form costs O(p) once per pass. OAM's buffers are an
+``OamStore``: dense slots for dense rows, or sparse slots (sorted columns and values in
+fixed-capacity slots, a state of another shape holding the same rows) for CSR rows, where
+each pairwise difference x_t - x is formed by merging the two rows' columns, so a round
+costs O(sum over the opposite buffer of nnz(x_t) + nnz(x)) with no term in p; the
+intercept is :func:`oam_midpoint_score` (sparse) or :func:`oam_midpoint_dense`.
+
+``oam_one``, ``solam_one`` and ``adaoam_one`` play one dense row on the live state for
+``learn_one``: the round of the pass, with what it writes saved first (O(p); for AdaOAM
+the O(p^2) covariance update is made only once it is known to stay finite, so nothing
+O(p^2) is copied) and restored if a written value is not finite.
 
 A score w.x_t (or a squared norm) that is not finite stops the pass with a
 ``FloatingPointError`` naming the row: the features are too large for double precision.
 """
 
-from libc.math cimport isfinite, sqrt
+import numpy as np
+
+from libc.math cimport fabs, isfinite, sqrt
+from libc.string cimport memcpy
 
 from sosl._core._codes cimport LOSS_S, OAM_SEQ, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
+from sosl._core._rows cimport (
+    SourceRow,
+    SourceRows,
+    csr_source,
+    dense_dot,
+    dense_source,
+    get_row,
+    row_axpy,
+    row_dot,
+    row_sq,
+)
 
 # u (of w = a u) is folded back into w when |a| falls below this (OL-UBAUC: no
 # cancellation, as for scikit-learn's weight vector); SOLAM folds back at a larger
 # scale, because its average c u - Q loses about log10(1 / a) digits to cancellation
 cdef double RESCALE_MIN = 1e-9
 cdef double RESCALE_MIN_AVG = 1e-3
+# AdaOAM's one-row path makes the covariance update only when every term it adds stays
+# below this (three such terms cannot overflow: 3 * 2^1020 < DBL_MAX ~ 2^1024)
+cdef double SAFE_TERM = 2.0 ** 1020
 
 
 def _overflow(Py_ssize_t row, str what):
@@ -42,38 +67,13 @@ def _overflow(Py_ssize_t row, str what):
         "for double precision (scale them)")
 
 
-cdef inline double sdot(const double* w, const double* xd, const int* xi,
-                        Py_ssize_t nnz) noexcept nogil:
-    """w.x for a sparse row x (values ``xd``, columns ``xi``)."""
+cdef inline bint all_finite(const double* a, Py_ssize_t n) noexcept nogil:
+    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else)."""
     cdef Py_ssize_t k
     cdef double acc = 0.0
-    for k in range(nnz):
-        acc += w[xi[k]] * xd[k]
-    return acc
-
-
-cdef inline double ssq(const double* xd, Py_ssize_t nnz) noexcept nogil:
-    """||x||^2 for a sparse row."""
-    cdef Py_ssize_t k
-    cdef double acc = 0.0
-    for k in range(nnz):
-        acc += xd[k] * xd[k]
-    return acc
-
-
-cdef inline double dot(const double* a, const double* b, Py_ssize_t p) noexcept nogil:
-    """a.b with four partial sums (breaks the add latency chain; the order of the sum
-    differs from NumPy's only by rounding, as NumPy's own BLAS order does)."""
-    cdef Py_ssize_t j, q = p - p % 4
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    for j in range(0, q, 4):
-        s0 += a[j] * b[j]
-        s1 += a[j + 1] * b[j + 1]
-        s2 += a[j + 2] * b[j + 2]
-        s3 += a[j + 3] * b[j + 3]
-    for j in range(q, p):
-        s0 += a[j] * b[j]
-    return (s0 + s1) + (s2 + s3)
+    for k in range(n):
+        acc += a[k] - a[k]
+    return acc == 0.0
 
 
 cdef inline unsigned long long splitmix64(unsigned long long* state) noexcept nogil:
@@ -86,118 +86,132 @@ cdef inline unsigned long long splitmix64(unsigned long long* state) noexcept no
     return z ^ (z >> 31)
 
 
-def perceptron_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-                    double[::1] w, long long t0):
-    """Perceptron over ``X[order]``; see :func:`sosl._core._baselines_ref.perceptron_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
-    cdef long long t = t0
-    cdef const double* x
+cdef inline const double* cptr(const double[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef inline const Py_ssize_t* optr(const Py_ssize_t[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef inline SourceRows dense_rows(const double[:, ::1] X) noexcept:
+    cdef SourceRows rows
+    dense_source(X, &rows)
+    return rows
+
+
+cdef inline SourceRows csr_rows(const double[::1] data, const int[::1] indices,
+                                const int[::1] indptr, const Py_ssize_t[::1] order,
+                                str name) except *:
+    cdef SourceRows rows
+    csr_source(data, indices, indptr, order, 0, -1, name, &rows)
+    return rows
+
+
+# -- Perceptron ---------------------------------------------------------------------------
+
+cdef long long perceptron_rows(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
+                               const Py_ssize_t[::1] order, double[::1] w,
+                               long long t) except -1:
+    """The perceptron over the rows ``order`` of ``rows``; returns the round counter."""
+    cdef Py_ssize_t m = order.shape[0], r, i, bad = -1
+    cdef SourceRow x
     cdef double y, f
     with nogil:
         for r in range(m):
             t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            f = dot(&w[0], x, p)
+            i = order[r]
+            get_row(rows, i, &x)
+            y = s[i]
+            f = row_dot(&x, p, &w[0])
             if not isfinite(f):
-                bad = order[r]
+                bad = i
                 break
             if y * f <= 0.0:
-                for j in range(p):
-                    w[j] += y * x[j]
+                row_axpy(&x, p, y, &w[0])
     if bad >= 0:
         _overflow(bad, "score w.x")
     return t
+
+
+def perceptron_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+                    double[::1] w, long long t0):
+    """Perceptron over ``X[order]``; see :func:`sosl._core._baselines_ref.perceptron_pass`."""
+    cdef SourceRows rows = dense_rows(X)
+    return perceptron_rows(&rows, X.shape[1], s, order, w, t0)
 
 
 def perceptron_pass_csr(const double[::1] data, const int[::1] indices,
                         const int[::1] indptr, const double[::1] s,
                         const Py_ssize_t[::1] order, double[::1] w, long long t0):
     """Perceptron over the CSR rows ``order``, O(nnz) per round; as :func:`perceptron_pass`."""
-    cdef Py_ssize_t m = order.shape[0], r, k, lo, nnz, bad = -1
-    cdef long long t = t0
-    cdef double y, f
+    cdef SourceRows rows = csr_rows(data, indices, indptr, order, "perceptron_pass_csr")
+    return perceptron_rows(&rows, w.shape[0], s, order, w, t0)
+
+
+# -- PA-I ---------------------------------------------------------------------------------
+
+cdef long long pa1_rows(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
+                        const Py_ssize_t[::1] order, double[::1] w, long long t,
+                        double C) except -1:
+    """PA-I over the rows ``order`` of ``rows``; returns the round counter."""
+    cdef Py_ssize_t m = order.shape[0], r, i, bad = -1
+    cdef SourceRow x
+    cdef double y, sq, f, loss, tau
     with nogil:
         for r in range(m):
             t += 1
-            lo = indptr[order[r]]
-            nnz = indptr[order[r] + 1] - lo
-            y = s[order[r]]
-            f = sdot(&w[0], &data[lo], &indices[lo], nnz)
-            if not isfinite(f):
-                bad = order[r]
+            i = order[r]
+            get_row(rows, i, &x)
+            y = s[i]
+            sq = row_sq(&x, p)
+            f = row_dot(&x, p, &w[0])
+            if not (isfinite(sq) and isfinite(f)):
+                bad = i
                 break
-            if y * f <= 0.0:
-                for k in range(lo, lo + nnz):
-                    w[indices[k]] += y * data[k]
+            if sq == 0.0:
+                continue
+            loss = 1.0 - y * f
+            if loss < 0.0:
+                loss = 0.0
+            tau = loss / sq
+            if tau > C:
+                tau = C
+            row_axpy(&x, p, tau * y, &w[0])
     if bad >= 0:
-        _overflow(bad, "score w.x")
+        _overflow(bad, "score w.x or norm ||x||^2")
     return t
 
 
 def pa1_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
              double[::1] w, long long t0, double C):
     """PA-I over ``X[order]``; see :func:`sosl._core._baselines_ref.pa1_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
-    cdef long long t = t0
-    cdef const double* x
-    cdef double y, sq, f, loss, tau
-    with nogil:
-        for r in range(m):
-            t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            sq = dot(x, x, p)
-            f = dot(&w[0], x, p)
-            if not (isfinite(sq) and isfinite(f)):
-                bad = order[r]
-                break
-            if sq == 0.0:
-                continue
-            loss = 1.0 - y * f
-            if loss < 0.0:
-                loss = 0.0
-            tau = loss / sq
-            if tau > C:
-                tau = C
-            for j in range(p):
-                w[j] += tau * y * x[j]
-    if bad >= 0:
-        _overflow(bad, "score w.x or norm ||x||^2")
-    return t
+    cdef SourceRows rows = dense_rows(X)
+    return pa1_rows(&rows, X.shape[1], s, order, w, t0, C)
 
 
 def pa1_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                  const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
                  long long t0, double C):
     """PA-I over the CSR rows ``order``, O(nnz) per round; as :func:`pa1_pass`."""
-    cdef Py_ssize_t m = order.shape[0], r, k, lo, nnz, bad = -1
-    cdef long long t = t0
-    cdef double y, sq, f, loss, tau
-    with nogil:
-        for r in range(m):
-            t += 1
-            lo = indptr[order[r]]
-            nnz = indptr[order[r] + 1] - lo
-            y = s[order[r]]
-            sq = ssq(&data[lo], nnz)
-            f = sdot(&w[0], &data[lo], &indices[lo], nnz)
-            if not (isfinite(sq) and isfinite(f)):
-                bad = order[r]
-                break
-            if sq == 0.0:
-                continue
-            loss = 1.0 - y * f
-            if loss < 0.0:
-                loss = 0.0
-            tau = loss / sq
-            if tau > C:
-                tau = C
-            for k in range(lo, lo + nnz):
-                w[indices[k]] += tau * y * data[k]
-    if bad >= 0:
-        _overflow(bad, "score w.x or norm ||x||^2")
-    return t
+    cdef SourceRows rows = csr_rows(data, indices, indptr, order, "pa1_pass_csr")
+    return pa1_rows(&rows, w.shape[0], s, order, w, t0, C)
+
+
+# -- OAM ----------------------------------------------------------------------------------
+# The buffers: slot q of class c is slot c budget + q. Dense slots hold p values at
+# B + slot p; sparse slots hold Bn[slot] sorted columns and values at Bi, Bv + slot cap
+# (zeros after them). Dense rows go with dense slots, CSR rows with sparse slots.
+
+cdef struct OamStore:
+    bint dense
+    double* d          # dense: scratch of p for the difference x_t - b
+    double* B
+    int* Bi
+    double* Bv
+    long long* Bn
+    Py_ssize_t cap
+    Py_ssize_t p
 
 
 cdef inline double oam_round_weight(double y, double C, Py_ssize_t budget, long long* N,
@@ -228,117 +242,67 @@ cdef inline double oam_seq_step(double y, double wd, double sq, double C_t) noex
     return tau
 
 
-cdef inline bint oam_step(const double* x, double y, Py_ssize_t p, double* w, double* B,
-                          long long* nB, long long* N, unsigned long long* rng, double C,
-                          int update, Py_ssize_t budget, double* d,
-                          double* g) noexcept nogil:
-    """One OAM round on a dense row ``x``; False if a score or a norm is not finite."""
-    cdef Py_ssize_t j, q
-    cdef unsigned long long u
-    cdef int k, o
-    cdef double* b
-    cdef double C_t, sq, tau, wd
-    C_t = oam_round_weight(y, C, budget, N, &k, &o)
-    if update == OAM_SEQ:
-        for q in range(nB[o]):
-            b = &B[(o * budget + q) * p]
-            for j in range(p):
-                d[j] = x[j] - b[j]
-            sq = dot(d, d, p)
-            wd = dot(w, d, p)
-            if not (isfinite(sq) and isfinite(wd)):
-                return False
-            if sq == 0.0:
-                continue
-            tau = oam_seq_step(y, wd, sq, C_t)
-            for j in range(p):
-                w[j] += tau * y * d[j]
-    elif nB[o] > 0:
-        for j in range(p):
-            g[j] = 0.0
-        for q in range(nB[o]):
-            b = &B[(o * budget + q) * p]
-            for j in range(p):
-                d[j] = x[j] - b[j]
-            wd = dot(w, d, p)
-            if not isfinite(wd):
-                return False
-            if y * wd <= 1.0:
-                for j in range(p):
-                    g[j] += d[j]
-        for j in range(p):
-            w[j] += (C_t / 2.0) * y * g[j]
-    if nB[k] < budget:
-        b = &B[(k * budget + nB[k]) * p]
-        for j in range(p):
-            b[j] = x[j]
-        nB[k] += 1
-    else:
-        u = splitmix64(rng) % (<unsigned long long> N[k])
-        if u < <unsigned long long> budget:
-            b = &B[(k * budget + <Py_ssize_t> u) * p]
-            for j in range(p):
-                b[j] = x[j]
-    return True
+cdef inline void dense_pair_stats(const double* x, const double* b, const double* w,
+                                  double* d, Py_ssize_t p, bint need_sq, double* sq,
+                                  double* wd) noexcept nogil:
+    """``pair_stats`` of dense rows: d = x - b written to ``d``, then the sums."""
+    cdef Py_ssize_t j
+    for j in range(p):
+        d[j] = x[j] - b[j]
+    if need_sq:
+        sq[0] = dense_dot(d, d, p)
+    wd[0] = dense_dot(w, d, p)
 
 
-def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-             double[::1] w, double[:, :, ::1] B, long long[::1] nB, long long[::1] N,
-             unsigned long long[::1] rng, long long t0, double C, int update,
-             double[::1] work):
-    """OAM over ``X[order]``; ``work`` is scratch space of length >= 2 p.
-
-    See :func:`sosl._core._baselines_ref.oam_pass`.
-    """
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], budget = B.shape[1], r, bad = -1
-    cdef long long t = t0
-    with nogil:
-        for r in range(m):
-            t += 1
-            if not oam_step(&X[order[r], 0], s[order[r]], p, &w[0], &B[0, 0, 0], &nB[0],
-                            &N[0], &rng[0], C, update, budget, &work[0], &work[p]):
-                bad = order[r]
-                break
-    if bad >= 0:
-        _overflow(bad, "pairwise score w.(x_t - x) or norm")
-    return t
-
-
-cdef inline void pair_stats(const double* w, const int* xi, const double* xv, Py_ssize_t nx,
-                            const int* bi, const double* bv, Py_ssize_t nb, double* sq,
+cdef void sparse_pair_stats(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
+                            const double* bv, Py_ssize_t nb, const double* w, double* sq,
                             double* wd) noexcept nogil:
-    """||d||^2 and w.d for d = x - b, two sparse rows with sorted columns (one merge).
-
-    Each entry of d is formed as the dense round forms it (x_j - b_j, x_j, or -b_j where
-    the other row has no value), so only the order of the two sums differs.
-    """
+    """``pair_stats`` of sparse rows: one merge of the sorted columns."""
     cdef Py_ssize_t a = 0, c = 0
-    cdef int j
+    cdef int col
     cdef double dj, acc_sq = 0.0, acc_wd = 0.0
     while a < nx or c < nb:
         if c >= nb or (a < nx and xi[a] < bi[c]):
-            j = xi[a]
+            col = xi[a]
             dj = xv[a]
             a += 1
         elif a >= nx or bi[c] < xi[a]:
-            j = bi[c]
+            col = bi[c]
             dj = -bv[c]
             c += 1
         else:
-            j = xi[a]
+            col = xi[a]
             dj = xv[a] - bv[c]
             a += 1
             c += 1
         acc_sq += dj * dj
-        acc_wd += w[j] * dj
+        acc_wd += w[col] * dj
     sq[0] = acc_sq
     wd[0] = acc_wd
 
 
-cdef inline void pair_axpy(double* v, double coef, const int* xi, const double* xv,
-                           Py_ssize_t nx, const int* bi, const double* bv,
-                           Py_ssize_t nb) noexcept nogil:
-    """v += coef d on the columns of d = x - b (the union of the two rows' columns)."""
+cdef inline void pair_stats(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
+                            const double* w, bint need_sq, double* sq,
+                            double* wd) noexcept nogil:
+    """w.d and (if ``need_sq``; a sparse merge forms it anyway) ||d||^2 for the pairwise
+    difference d = x_t - b, b the row in ``slot``.
+
+    Dense: d is written to the store's scratch ``st.d`` (for ``pair_axpy``), then the two
+    sums run in four interleaved partial sums. Sparse: one merge of the sorted columns,
+    each entry of d formed as the dense round forms it (x_j - b_j, x_j, or -b_j where the
+    other row has no value), so only the order of the two sums differs.
+    """
+    if st.dense:
+        dense_pair_stats(x.x, st.B + slot * st.p, w, st.d, st.p, need_sq, sq, wd)
+    else:
+        sparse_pair_stats(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
+                          st.Bn[slot], w, sq, wd)
+
+
+cdef void sparse_pair_axpy(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
+                           const double* bv, Py_ssize_t nb, double coef,
+                           double* v) noexcept nogil:
+    """``pair_axpy`` of sparse rows, on the union of their columns."""
     cdef Py_ssize_t a = 0, c = 0
     while a < nx or c < nb:
         if c >= nb or (a < nx and xi[a] < bi[c]):
@@ -353,80 +317,188 @@ cdef inline void pair_axpy(double* v, double coef, const int* xi, const double* 
             c += 1
 
 
-cdef inline bint oam_step_csr(const int* xi, const double* xv, Py_ssize_t nx, double y,
-                              double* w, int* Bi, double* Bv, long long* Bn, Py_ssize_t cap,
-                              long long* nB, long long* N, unsigned long long* rng,
-                              double C, int update, Py_ssize_t budget, double* g,
-                              unsigned char* act) noexcept nogil:
-    """One OAM round on a sparse row against sparse buffers; False if a score or a norm
-    is not finite. Slot q of class c holds ``Bn[c budget + q]`` sorted columns and values
-    at ``Bi``, ``Bv`` offset ``(c budget + q) cap``; the rest of a slot is 0."""
-    cdef Py_ssize_t q, a, slot, nb, old
-    cdef unsigned long long u
-    cdef int k, o
+cdef inline void pair_axpy(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
+                           double coef, double* v) noexcept nogil:
+    """v += coef d on the columns of d = x_t - b, right after ``pair_stats`` of the same
+    slot (all p, from ``st.d``; the union of the two rows' columns for sparse rows)."""
+    cdef Py_ssize_t j
+    cdef const double* d = st.d
+    if st.dense:
+        for j in range(st.p):
+            v[j] += coef * d[j]
+    else:
+        sparse_pair_axpy(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
+                         st.Bn[slot], coef, v)
+
+
+cdef inline void grad_apply(const OamStore* st, const SourceRow* x, Py_ssize_t first,
+                            Py_ssize_t n, const unsigned char* act, double coef, double* w,
+                            double* g) noexcept nogil:
+    """w += coef g (unless ``w`` is NULL) on the columns g holds (of x_t and of the active
+    slots first .. first + n - 1), and g back to 0 there."""
+    cdef Py_ssize_t j, q, a
+    cdef const int* bi
+    if st.dense:
+        if w != NULL:
+            for j in range(st.p):
+                w[j] += coef * g[j]
+        for j in range(st.p):
+            g[j] = 0.0
+        return
+    for a in range(x.xn):
+        if w != NULL:
+            w[x.xi[a]] += coef * g[x.xi[a]]
+        g[x.xi[a]] = 0.0
+    for q in range(n):
+        if act[q]:
+            bi = st.Bi + (first + q) * st.cap
+            for a in range(st.Bn[first + q]):
+                if w != NULL:
+                    w[bi[a]] += coef * g[bi[a]]
+                g[bi[a]] = 0.0
+
+
+cdef inline void store_row(OamStore* st, Py_ssize_t slot, const SourceRow* x,
+                           double* saved) noexcept nogil:
+    """Write x_t into ``slot`` (a sparse slot: clear what a longer occupant left after it);
+    a dense slot's old content goes to ``saved`` first unless it is NULL."""
+    cdef Py_ssize_t j, old
+    cdef double* b
     cdef int* bi
     cdef double* bv
-    cdef double C_t, sq, tau, wd, coef
+    if st.dense:
+        b = st.B + slot * st.p
+        if saved != NULL:
+            memcpy(saved, b, st.p * sizeof(double))
+        for j in range(st.p):
+            b[j] = x.x[j]
+        return
+    old = st.Bn[slot]
+    bi = st.Bi + slot * st.cap
+    bv = st.Bv + slot * st.cap
+    for j in range(x.xn):
+        bi[j] = x.xi[j]
+        bv[j] = x.xv[j]
+    for j in range(x.xn, old):
+        bi[j] = 0
+        bv[j] = 0.0
+    st.Bn[slot] = x.xn
+
+
+cdef inline bint oam_update(const SourceRow* x, double y, const OamStore* st, double* w,
+                            const long long* nB, long long* N, double C, int update,
+                            Py_ssize_t budget, double* g, unsigned char* act,
+                            int* k) noexcept nogil:
+    """The classifier part of an OAM round (x_t counted in its class ``k``, the update
+    against the other buffer); False if a score or a norm is not finite. ``g`` (all 0,
+    left 0) and ``act`` (budget flags) are the gradient update's scratch."""
+    cdef Py_ssize_t q, first
+    cdef int o
+    cdef double C_t, sq, wd, tau
     cdef bint any_active = False
-    C_t = oam_round_weight(y, C, budget, N, &k, &o)
+    C_t = oam_round_weight(y, C, budget, N, k, &o)
+    first = o * budget
     if update == OAM_SEQ:
         for q in range(nB[o]):
-            slot = o * budget + q
-            bi = &Bi[slot * cap]
-            bv = &Bv[slot * cap]
-            nb = Bn[slot]
-            pair_stats(w, xi, xv, nx, bi, bv, nb, &sq, &wd)
+            pair_stats(st, first + q, x, w, True, &sq, &wd)
             if not (isfinite(sq) and isfinite(wd)):
                 return False
             if sq == 0.0:
                 continue
             tau = oam_seq_step(y, wd, sq, C_t)
-            pair_axpy(w, tau * y, xi, xv, nx, bi, bv, nb)
+            pair_axpy(st, first + q, x, tau * y, w)
     elif nB[o] > 0:
-        # every pairwise score at w_t first (the gradient is evaluated there), then the
-        # sum of the active differences in g (zero outside a pass), then one step
+        # every pairwise score at w_t (the gradient is evaluated there, w changes only
+        # after the loop), the active differences summed in g, then one step
         for q in range(nB[o]):
-            slot = o * budget + q
-            pair_stats(w, xi, xv, nx, &Bi[slot * cap], &Bv[slot * cap], Bn[slot], &sq, &wd)
+            pair_stats(st, first + q, x, w, False, &sq, &wd)
             if not isfinite(wd):
+                grad_apply(st, x, first, q, act, 0.0, NULL, g)   # g back to 0
                 return False
             act[q] = y * wd <= 1.0
-            any_active = any_active or act[q]
+            if act[q]:
+                any_active = True
+                pair_axpy(st, first + q, x, 1.0, g)
         if any_active:
-            for q in range(nB[o]):
-                if act[q]:
-                    slot = o * budget + q
-                    pair_axpy(g, 1.0, xi, xv, nx, &Bi[slot * cap], &Bv[slot * cap], Bn[slot])
-            coef = (C_t / 2.0) * y
-            for a in range(nx):
-                w[xi[a]] += coef * g[xi[a]]
-                g[xi[a]] = 0.0
-            for q in range(nB[o]):
-                if act[q]:
-                    slot = o * budget + q
-                    bi = &Bi[slot * cap]
-                    for a in range(Bn[slot]):
-                        w[bi[a]] += coef * g[bi[a]]
-                        g[bi[a]] = 0.0
+            grad_apply(st, x, first, nB[o], act, (C_t / 2.0) * y, w, g)
+    return True
+
+
+cdef inline Py_ssize_t oam_reservoir(const SourceRow* x, OamStore* st, long long* nB,
+                                     const long long* N, unsigned long long* rng,
+                                     Py_ssize_t budget, int k, double* saved) noexcept nogil:
+    """x_t enters the buffer of its class ``k`` by reservoir sampling (Algorithm R);
+    returns the slot written, or -1."""
+    cdef Py_ssize_t slot
+    cdef unsigned long long u
     if nB[k] < budget:
         slot = k * budget + nB[k]
         nB[k] += 1
     else:
         u = splitmix64(rng) % (<unsigned long long> N[k])
         if u >= <unsigned long long> budget:
-            return True
+            return -1
         slot = k * budget + <Py_ssize_t> u
-    old = Bn[slot]
-    bi = &Bi[slot * cap]
-    bv = &Bv[slot * cap]
-    for a in range(nx):
-        bi[a] = xi[a]
-        bv[a] = xv[a]
-    for a in range(nx, old):
-        bi[a] = 0
-        bv[a] = 0.0
-    Bn[slot] = nx
-    return True
+    store_row(st, slot, x, saved)
+    return slot
+
+
+cdef long long oam_rows(const SourceRows* rows, OamStore* st, const double[::1] s,
+                        const Py_ssize_t[::1] order, double[::1] w, long long[::1] nB,
+                        long long[::1] N, unsigned long long[::1] rng, long long t, double C,
+                        int update, Py_ssize_t budget, double* g,
+                        unsigned char* act) except -1:
+    """OAM over the rows ``order`` of ``rows`` against the buffers ``st``."""
+    cdef Py_ssize_t m = order.shape[0], r, i, bad = -1
+    cdef SourceRow x
+    cdef int k
+    with nogil:
+        for r in range(m):
+            t += 1
+            i = order[r]
+            get_row(rows, i, &x)
+            if not oam_update(&x, s[i], st, &w[0], &nB[0], &N[0], C, update, budget, g, act,
+                              &k):
+                bad = i
+                break
+            oam_reservoir(&x, st, &nB[0], &N[0], &rng[0], budget, k, NULL)
+    if bad >= 0:
+        _overflow(bad, "pairwise score w.(x_t - x) or norm")
+    return t
+
+
+cdef inline OamStore dense_store(double[:, :, ::1] B, double* d) noexcept:
+    cdef OamStore st
+    st.dense = True
+    st.d = d
+    st.B = &B[0, 0, 0] if B.shape[2] > 0 else NULL
+    st.Bi = NULL
+    st.Bv = NULL
+    st.Bn = NULL
+    st.cap = 0
+    st.p = B.shape[2]
+    return st
+
+
+def oam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+             double[::1] w, double[:, :, ::1] B, long long[::1] nB, long long[::1] N,
+             unsigned long long[::1] rng, long long t0, double C, int update,
+             double[::1] work):
+    """OAM over ``X[order]``; ``work`` is scratch space of length >= 2 p.
+
+    See :func:`sosl._core._baselines_ref.oam_pass`.
+    """
+    cdef Py_ssize_t p = X.shape[1], budget = B.shape[1], j
+    cdef SourceRows rows = dense_rows(X)
+    cdef OamStore st
+    cdef unsigned char[::1] act = np.zeros(budget, dtype=np.uint8)
+    if work.shape[0] < 2 * p or B.shape[2] != p:
+        raise ValueError("oam_pass: need work of length >= 2 p and buffers of p columns")
+    st = dense_store(B, &work[p] if p > 0 else NULL)
+    for j in range(p):
+        work[j] = 0.0
+    return oam_rows(&rows, &st, s, order, w, nB, N, rng, t0, C, update, budget,
+                    &work[0] if p > 0 else NULL, &act[0])
 
 
 def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -438,41 +510,54 @@ def oam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
 
     Buffer slot q of class c holds a row as ``Bn[c, q]`` sorted columns ``Bi[c, q, :]``
     and values ``Bv[c, q, :]`` (zeros after them); the capacity ``Bi.shape[2]`` must be
-    at least the longest row of the pass. A round costs O(sum over the opposite buffer
-    of nnz(x_t) + nnz(x)), independent of p. Scratch: ``g`` (length p, all zero, left
-    zero; used by the gradient update only, may be empty for the sequential one) and
-    ``act`` (length >= buffer size). See :func:`sosl._core._baselines_ref.oam_pass_csr`;
-    the state equals that of :func:`oam_pass` over the same rows given dense.
+    at least the longest row of the pass (checked before any round). A round costs
+    O(sum over the opposite buffer of nnz(x_t) + nnz(x)), independent of p. Scratch:
+    ``g`` (length p, all zero, left zero; used by the gradient update only, may be empty
+    for the sequential one) and ``act`` (length >= buffer size). See
+    :func:`sosl._core._baselines_ref.oam_pass_csr`; the state equals that of
+    :func:`oam_pass` over the same rows given dense.
     """
-    cdef Py_ssize_t m = order.shape[0], budget = Bi.shape[1], cap = Bi.shape[2]
-    cdef Py_ssize_t r, lo, nx, bad = -1, long_row = -1
-    cdef long long t = t0
-    cdef const double* xd = &data[0] if data.shape[0] > 0 else NULL
-    cdef const int* xi = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef double* gp = &g[0] if g.shape[0] > 0 else NULL
-    cdef unsigned char* ap = &act[0] if act.shape[0] > 0 else NULL
-    if update != OAM_SEQ and (g.shape[0] < w.shape[0] or act.shape[0] < budget):
-        raise ValueError("the gradient update needs scratch g of length p and act of "
-                         "length buffer_size")
-    with nogil:
-        for r in range(m):
-            lo = indptr[order[r]]
-            nx = indptr[order[r] + 1] - lo
-            if nx > cap:
-                long_row = order[r]
-                break
-            t += 1
-            if not oam_step_csr(xi + lo, xd + lo, nx, s[order[r]], &w[0],
-                                &Bi[0, 0, 0], &Bv[0, 0, 0], &Bn[0, 0], cap, &nB[0], &N[0],
-                                &rng[0], C, update, budget, gp, ap):
-                bad = order[r]
-                break
-    if long_row >= 0:
-        raise ValueError(f"row {long_row} has {indptr[long_row + 1] - indptr[long_row]} "
-                         f"stored values, more than the buffer capacity {cap}")
-    if bad >= 0:
-        _overflow(bad, "pairwise score w.(x_t - x) or norm")
-    return t
+    cdef Py_ssize_t budget = Bi.shape[1], cap = Bi.shape[2], r, i
+    cdef SourceRows rows = csr_rows(data, indices, indptr, order, "oam_pass_csr")
+    cdef OamStore st
+    if act.shape[0] < budget or (update != OAM_SEQ and g.shape[0] < w.shape[0]):
+        raise ValueError("the gradient update needs scratch g of length p, and every "
+                         "update act of length buffer_size")
+    for r in range(order.shape[0]):
+        i = order[r]
+        if indptr[i + 1] - indptr[i] > cap:
+            raise ValueError(f"row {i} has {indptr[i + 1] - indptr[i]} stored values, more "
+                             f"than the buffer capacity {cap}")
+    st.dense = False
+    st.d = NULL
+    st.B = NULL
+    st.Bi = &Bi[0, 0, 0]
+    st.Bv = &Bv[0, 0, 0]
+    st.Bn = &Bn[0, 0]
+    st.cap = cap
+    st.p = w.shape[0]
+    return oam_rows(&rows, &st, s, order, w, nB, N, rng, t0, C, update, budget,
+                    &g[0] if g.shape[0] > 0 else NULL, &act[0])
+
+
+cdef inline double midpoint_dense(const double* w, const double* B, const long long* nB,
+                                  Py_ssize_t budget, Py_ssize_t p) noexcept nogil:
+    """w.(mean(B^-) + mean(B^+)) / 2 over dense buffers, as the mean of the buffered rows'
+    scores w.x per class."""
+    cdef Py_ssize_t k, q
+    cdef double acc, mid = 0.0
+    for k in range(2):
+        acc = 0.0
+        for q in range(nB[k]):
+            acc += dense_dot(&B[(k * budget + q) * p], w, p)
+        mid += 0.5 * (acc / <double> nB[k])
+    return mid
+
+
+def oam_midpoint_dense(const double[::1] w, const double[:, :, ::1] B,
+                       const long long[::1] nB):
+    """w.(mean(B^-) + mean(B^+)) / 2 over dense buffers (both holding an instance)."""
+    return midpoint_dense(&w[0], &B[0, 0, 0], &nB[0], B.shape[1], B.shape[2])
 
 
 def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
@@ -480,9 +565,9 @@ def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
                        const long long[::1] nB):
     """w.(mean(B^-) + mean(B^+)) / 2 over sparse buffers, O(buffered values).
 
-    Formed as the mean of the buffered rows' scores w.x per class, as the estimator does
-    for dense buffers. Both buffers must hold an instance. See
-    :func:`sosl._core._baselines_ref.oam_midpoint_score`.
+    Formed as the mean of the buffered rows' scores w.x per class, as
+    :func:`oam_midpoint_dense` does for dense buffers. Both buffers must hold an instance.
+    See :func:`sosl._core._baselines_ref.oam_midpoint_score`.
     """
     cdef Py_ssize_t k, q, a
     cdef double acc, mid = 0.0
@@ -496,68 +581,103 @@ def oam_midpoint_score(const double[::1] w, const int[:, :, ::1] Bi,
     return mid
 
 
-def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-               double[::1] w, double[::1] c, long long[::1] N, long long t0, double lam,
-               int schedule, double eta):
-    """OL-UBAUC (reconstruction) over ``X[order]``; see ``_baselines_ref.ubauc_pass``."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
-    cdef long long t = t0
-    cdef int k
-    cdef const double* x
-    cdef double y, f, omega, eta_t, margin, coef_x, g_c
-    with nogil:
-        for r in range(m):
-            t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            k = 1 if y > 0 else 0
-            N[k] += 1
-            omega = <double> t / (2.0 * <double> N[k])
-            if schedule == STEP_CONSTANT:
-                eta_t = eta
-            else:
-                eta_t = 1.0 / (lam * <double> t)
-            f = dot(&w[0], x, p)
-            if not isfinite(f):
-                bad = order[r]
-                break
-            margin = y * (f - c[0])
-            if margin < 1.0:
-                coef_x = -omega * y
-                g_c = omega * y
-            else:
-                coef_x = 0.0
-                g_c = 0.0
-            for j in range(p):
-                w[j] -= eta_t * (lam * w[j] + coef_x * x[j])
-            c[0] -= eta_t * g_c
-    if bad >= 0:
-        _overflow(bad, "score w.x")
-    return t
+def oam_one(const double[::1] x, double y, double[::1] w, double[:, :, ::1] B,
+            long long[::1] nB, long long[::1] N, unsigned long long[::1] rng, double C,
+            int update, double[::1] work, unsigned char[::1] act):
+    """One OAM round on the dense row ``x`` (label sign ``y``) against dense buffers, on
+    the live state, transactional; ``work`` (length >= 4 p) and ``act`` (length >= the
+    buffer size) are scratch.
 
-
-def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-                   const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
-                   double[::1] c, long long[::1] N, long long t0, double lam, int schedule,
-                   double eta):
-    """OL-UBAUC over the CSR rows ``order``, O(nnz) per round; as :func:`ubauc_pass`.
-
-    ``w = a u`` during the pass (``u`` in place in ``w``): the shrinkage
-    ``w <- (1 - eta_t lam) w`` multiplies ``a``, the hinge step changes ``u`` on the
-    row's columns by ``-eta_t coef_x x / a``. A shrink factor of exactly 0 (round 1 of
-    eta_t = 1/(lam t)) zeroes ``u`` (O(p), once).
+    The round of :func:`oam_pass`, with w and the counts saved first and the buffer slot
+    the row replaces saved as it is written. Returns the new intercept, minus
+    :func:`oam_midpoint_dense` (0 until both buffers hold an instance), or NaN with the
+    state exactly as it was when a score, a weight or the intercept is not finite.
     """
-    cdef Py_ssize_t p = w.shape[0], m = order.shape[0], r, j, k, lo, nnz, bad = -1
-    cdef long long t = t0
+    cdef Py_ssize_t p = x.shape[0], budget = B.shape[1], slot, j
+    cdef OamStore st
+    cdef SourceRow xr
+    cdef long long N0 = N[0], N1 = N[1], nB0 = nB[0], nB1 = nB[1]
+    cdef unsigned long long rng0 = rng[0]
+    cdef double* g = &work[0]
+    cdef double* w_saved = &work[p]
+    cdef double* slot_saved = &work[2 * p]
+    cdef double* d = &work[3 * p]
+    cdef double icpt = 0.0
+    cdef bint ok
+    cdef int k
+    if (work.shape[0] < 4 * p or act.shape[0] < budget or w.shape[0] != p
+            or B.shape[2] != p or p == 0):
+        raise ValueError("oam_one: need work of length >= 4 p, act of length >= the buffer "
+                         "size and state of p columns")
+    st = dense_store(B, d)
+    xr.dense = True
+    xr.x = &x[0]
+    xr.xi = NULL
+    xr.xv = NULL
+    xr.xn = p
+    with nogil:
+        for j in range(p):
+            g[j] = 0.0
+        memcpy(w_saved, &w[0], p * sizeof(double))
+        ok = oam_update(&xr, y, &st, &w[0], &nB[0], &N[0], C, update, budget, g, &act[0],
+                        &k) and all_finite(&w[0], p)
+        slot = -1
+        if ok:
+            slot = oam_reservoir(&xr, &st, &nB[0], &N[0], &rng[0], budget, k, slot_saved)
+            if nB[0] > 0 and nB[1] > 0:
+                icpt = -midpoint_dense(&w[0], &B[0, 0, 0], &nB[0], budget, p)
+                ok = isfinite(icpt)
+        if not ok:
+            memcpy(&w[0], w_saved, p * sizeof(double))
+            if slot >= 0:
+                memcpy(&B[0, 0, 0] + slot * p, slot_saved, p * sizeof(double))
+            N[0], N[1], nB[0], nB[1], rng[0] = N0, N1, nB0, nB1, rng0
+    return icpt if ok else float("nan")
+
+
+# -- OL-UBAUC -----------------------------------------------------------------------------
+
+cdef inline double ubauc_step(const SourceRow* x, Py_ssize_t p, double* w, double step,
+                              double a) noexcept nogil:
+    """u -= step x on the row's columns, for w = a u (``u`` in place in ``w``); returns the
+    scale after it. A dense row folds ``a`` back into w in the same sweep (its round costs
+    O(p) anyway, and every round then starts from w itself, so a pass split into calls
+    gives the same bits); a sparse row keeps it unless |a| < ``RESCALE_MIN`` (O(p))."""
+    cdef Py_ssize_t j
+    if x.dense:
+        for j in range(p):
+            w[j] = a * (w[j] - step * x.x[j])
+        return 1.0
+    if step != 0.0:
+        row_axpy(x, p, -step, w)
+    if -RESCALE_MIN < a < RESCALE_MIN:
+        for j in range(p):
+            w[j] *= a
+        return 1.0
+    return a
+
+
+cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
+                          const Py_ssize_t[::1] order, double[::1] w, double[::1] c,
+                          long long[::1] N, long long t, double lam, int schedule,
+                          double eta) except -1:
+    """OL-UBAUC over the rows ``order`` of ``rows``, with ``w = a u`` (``u`` in place in
+    ``w``): the shrinkage ``w <- (1 - eta_t lam) w`` multiplies ``a``, the hinge step
+    changes ``u`` on the row's columns by ``-eta_t coef_x x / a``. A shrink factor of
+    exactly 0 (round 1 of eta_t = 1/(lam t)) zeroes ``u`` (O(p), once); ``u`` is folded
+    back into ``w`` after every dense round, when |a| < ``RESCALE_MIN`` and at the end of
+    the pass."""
+    cdef Py_ssize_t m = order.shape[0], r, i, j, bad = -1
+    cdef SourceRow x
     cdef int cls
-    cdef double y, f, omega, eta_t, margin, coef_x, g_c, shrink, step
+    cdef double y, f, omega, eta_t, margin, coef_x, g_c, shrink
     cdef double a = 1.0
     with nogil:
         for r in range(m):
             t += 1
-            lo = indptr[order[r]]
-            nnz = indptr[order[r] + 1] - lo
-            y = s[order[r]]
+            i = order[r]
+            get_row(rows, i, &x)
+            y = s[i]
             cls = 1 if y > 0 else 0
             N[cls] += 1
             omega = <double> t / (2.0 * <double> N[cls])
@@ -565,9 +685,9 @@ def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
                 eta_t = eta
             else:
                 eta_t = 1.0 / (lam * <double> t)
-            f = a * sdot(&w[0], &data[lo], &indices[lo], nnz)
+            f = a * row_dot(&x, p, &w[0])
             if not isfinite(f):
-                bad = order[r]
+                bad = i
                 break
             margin = y * (f - c[0])
             if margin < 1.0:
@@ -583,14 +703,7 @@ def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
                 a = 1.0
             else:
                 a *= shrink
-            if coef_x != 0.0:
-                step = eta_t * coef_x / a
-                for k in range(lo, lo + nnz):
-                    w[indices[k]] -= step * data[k]
-            if -RESCALE_MIN < a < RESCALE_MIN:
-                for j in range(p):
-                    w[j] *= a
-                a = 1.0
+            a = ubauc_step(&x, p, &w[0], eta_t * coef_x / a, a)
             c[0] -= eta_t * g_c
         if a != 1.0:
             for j in range(p):
@@ -599,6 +712,25 @@ def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1
         _overflow(bad, "score w.x")
     return t
 
+
+def ubauc_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+               double[::1] w, double[::1] c, long long[::1] N, long long t0, double lam,
+               int schedule, double eta):
+    """OL-UBAUC (reconstruction) over ``X[order]``; see ``_baselines_ref.ubauc_pass``."""
+    cdef SourceRows rows = dense_rows(X)
+    return ubauc_rows(&rows, X.shape[1], s, order, w, c, N, t0, lam, schedule, eta)
+
+
+def ubauc_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                   const double[::1] s, const Py_ssize_t[::1] order, double[::1] w,
+                   double[::1] c, long long[::1] N, long long t0, double lam, int schedule,
+                   double eta):
+    """OL-UBAUC over the CSR rows ``order``, O(nnz) per round; as :func:`ubauc_pass`."""
+    cdef SourceRows rows = csr_rows(data, indices, indptr, order, "ubauc_pass_csr")
+    return ubauc_rows(&rows, w.shape[0], s, order, w, c, N, t0, lam, schedule, eta)
+
+
+# -- SOLAM --------------------------------------------------------------------------------
 
 cdef inline void solam_scalars(double y, double f, double ph, double a, double b,
                                double al, double* cx, double* g_a, double* g_b,
@@ -620,175 +752,376 @@ cdef inline double clip(double val, double R) noexcept nogil:
     return R if val > R else (-R if val < -R else val)
 
 
-def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
-               double[::1] v, double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
-               long long[::1] N, long long t0, double eta, double R):
-    """SOLAM over ``X[order]``; see :func:`sosl._core._baselines_ref.solam_pass`."""
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
-    cdef long long t = t0
-    cdef const double* x
+cdef inline double uq_dot(const SourceRow* x, const double* uq) noexcept nogil:
+    """u.x for a sparse row x, with u interleaved with Q in ``uq`` (u_j at uq[2 j])."""
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    for k in range(x.xn):
+        acc += uq[2 * <Py_ssize_t> x.xi[k]] * x.xv[k]
+    return acc
+
+
+cdef inline double uq_move(double* uq, Py_ssize_t j, double xj, double step,
+                           double c) noexcept nogil:
+    """u_j -= step x_j and Q_j += c (the change of u_j); returns the old u_j."""
+    cdef double old = uq[2 * j]
+    cdef double new = old - step * xj
+    uq[2 * j] = new
+    uq[2 * j + 1] += c * (new - old)
+    return old
+
+
+cdef inline double avg_of(double c, double u, double Q, double inv_Gamma) noexcept nogil:
+    """wbar_j = (c u_j - Q_j) / Gamma."""
+    return (c * u - Q) * inv_Gamma
+
+
+cdef inline double uq_step(const SourceRow* x, double* uq, double step, double c,
+                           double uu) noexcept nogil:
+    """The primal step (``uq_move``) on a sparse row's columns; returns ||u||^2 after it,
+    updated on those columns."""
+    cdef Py_ssize_t j, k
+    cdef double old, new
+    for k in range(x.xn):
+        j = x.xi[k]
+        old = uq_move(uq, j, x.xv[k], step, c)
+        new = uq[2 * j]
+        uu += new * new - old * old
+    return uu
+
+
+cdef inline double dense_step(const double* x, Py_ssize_t p, double* v, double* v_avg,
+                              double step, double c, double Gamma_old,
+                              double inv_Gamma) noexcept nogil:
+    """The primal step of a dense round, which starts from the plain state (sc = 1,
+    ``u = w``, ``Q = -Gamma_old wbar``) and forms it again at once: per column the step
+    of ``uq_move`` and the average of ``avg_of``, in one sweep; returns ||u||^2 after it.
+    (A dense round costs O(p) anyway, so the state between rounds and between calls is
+    plain w and wbar: a pass split into calls gives the same bits.)"""
+    cdef Py_ssize_t j
+    cdef double uq[2]
+    cdef double uu = 0.0
+    for j in range(p):
+        uq[0] = v[j]
+        uq[1] = -Gamma_old * v_avg[j]
+        uq_move(uq, 0, x[j], step, c)
+        v[j] = uq[0]
+        v_avg[j] = avg_of(c, uq[0], uq[1], inv_Gamma)
+        uu += uq[0] * uq[0]
+    return uu
+
+
+cdef inline double solam_enter(const double* v, const double* v_avg, double Gamma,
+                               double* uq, Py_ssize_t p) noexcept nogil:
+    """Enter the scaled form from (w, wbar): u = w, Q = -Gamma wbar (sc = 1, c = 0);
+    returns ||u||^2."""
+    cdef Py_ssize_t j
+    cdef double uu = 0.0
+    for j in range(p):
+        uu += v[j] * v[j]
+        uq[2 * j] = v[j]
+        uq[2 * j + 1] = -Gamma * v_avg[j]
+    return uu
+
+
+cdef inline void solam_leave(const double* uq, double c, double sc, double Gamma,
+                             double* v, double* v_avg, Py_ssize_t p) noexcept nogil:
+    """Leave the scaled form: w = sc u and wbar = (c u - Q) / Gamma (Gamma > 0 after any
+    round, eta > 0)."""
+    cdef Py_ssize_t j
+    cdef double G = 1.0 / Gamma if Gamma > 0.0 else 0.0
+    for j in range(p):
+        v_avg[j] = avg_of(c, uq[2 * j], uq[2 * j + 1], G)
+        v[j] = sc * uq[2 * j]
+
+
+cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
+                          const Py_ssize_t* order, Py_ssize_t m, double* v, double* v_avg,
+                          double* alpha, double* step_sum, long long* N, long long t,
+                          double eta, double R, double* uq, Py_ssize_t* bad) noexcept nogil:
+    """SOLAM over the rows ``order[:m]`` of ``rows``; ``bad`` gets the row whose score or
+    norm is not finite (the pass stops there), else -1.
+
+    During the pass ``w = sc u`` and the gamma-weighted sum of the iterates is
+    ``Gamma wbar = c u - Q``: adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a
+    step du on the row's columns adds c du to ``Q``; the projection onto ||w|| <= R
+    multiplies ``sc`` (with ||u||^2 kept up to date). On CSR rows ``u`` and ``Q`` are
+    interleaved in ``uq`` (length >= 2 p; ``uq[2j] = u_j``, ``uq[2j+1] = Q_j``) so that
+    a row's update touches one cache line per column; when ``sc`` falls below
+    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart from
+    it (O(p)), which bounds the cancellation in ``c u - Q``. A dense round starts from
+    and ends in the plain state (``dense_step``; ``uq`` is not used).
+    """
+    cdef Py_ssize_t r, i, j
+    cdef SourceRow x
     cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
-    with nogil:
-        for r in range(m):
-            t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            if y > 0:
-                N[1] += 1
-            else:
-                N[0] += 1
-            ph = <double> N[1] / <double> t
-            gamma = eta / sqrt(<double> t)
-            a = v[p]
-            b = v[p + 1]
-            al = alpha[0]
-            f = dot(&v[0], x, p)
-            if not isfinite(f):
-                bad = order[r]
-                break
-            solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
-            G = step_sum[0] + gamma
-            r_old = step_sum[0] / G
-            r_new = gamma / G
-            for j in range(p + 2):
-                v_avg[j] = v_avg[j] * r_old + r_new * v[j]
-            alpha[1] = (step_sum[0] * alpha[1] + gamma * al) / G
-            step_sum[0] = G
-            nw = 0.0
-            for j in range(p):
-                v[j] = v[j] - gamma * (cx * x[j])
-                nw += v[j] * v[j]
-            nw = sqrt(nw)
-            if not isfinite(nw):
-                bad = order[r]
-                break
-            if nw > R:
+    cdef double sc = 1.0, c = 0.0, uu = 0.0, S_j, G_old
+    bad[0] = -1
+    if m == 0:
+        return t
+    if not rows.dense:
+        uu = solam_enter(v, v_avg, step_sum[0], uq, p)
+    for r in range(m):
+        t += 1
+        i = order[r]
+        get_row(rows, i, &x)
+        y = s[i]
+        if y > 0:
+            N[1] += 1
+        else:
+            N[0] += 1
+        ph = <double> N[1] / <double> t
+        gamma = eta / sqrt(<double> t)
+        a = v[p]
+        b = v[p + 1]
+        al = alpha[0]
+        f = dense_dot(v, x.x, p) if x.dense else sc * uq_dot(&x, uq)
+        if not isfinite(f):
+            bad[0] = i
+            break
+        solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
+        G_old = step_sum[0]
+        G = G_old + gamma
+        r_old = G_old / G
+        r_new = gamma / G
+        c += gamma * sc
+        v_avg[p] = v_avg[p] * r_old + r_new * a
+        v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
+        alpha[1] = (G_old * alpha[1] + gamma * al) / G
+        step_sum[0] = G
+        if x.dense:
+            uu = dense_step(x.x, p, v, v_avg, gamma * cx / sc, c, G_old, 1.0 / G)
+        else:
+            uu = uq_step(&x, uq, gamma * cx / sc, c, uu)
+        if uu < 0.0:
+            uu = 0.0
+        nw = sc * sqrt(uu)
+        if not isfinite(nw):
+            bad[0] = i
+            break
+        if nw > R:
+            sc *= R / nw
+        if x.dense:
+            if sc != 1.0:
                 for j in range(p):
-                    v[j] *= R / nw
-            v[p] = clip(a - gamma * g_a, R)
-            v[p + 1] = clip(b - gamma * g_b, R)
-            alpha[0] = clip(al + gamma * g_al, 2.0 * R)
+                    v[j] *= sc
+            sc = 1.0
+            c = 0.0
+        elif sc < RESCALE_MIN_AVG:
+            uu = 0.0
+            for j in range(p):
+                S_j = c * uq[2 * j] - uq[2 * j + 1]
+                uq[2 * j] *= sc
+                uq[2 * j + 1] = -S_j
+                uu += uq[2 * j] * uq[2 * j]
+            c = 0.0
+            sc = 1.0
+        v[p] = clip(a - gamma * g_a, R)
+        v[p + 1] = clip(b - gamma * g_b, R)
+        alpha[0] = clip(al + gamma * g_al, 2.0 * R)
+    if not rows.dense:
+        solam_leave(uq, c, sc, step_sum[0], v, v_avg, p)
+    return t
+
+
+cdef long long solam_run(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
+                         const Py_ssize_t[::1] order, double[::1] v, double[::1] v_avg,
+                         double[::1] alpha, double[::1] step_sum, long long[::1] N,
+                         long long t0, double eta, double R, double[::1] work) except -1:
+    cdef Py_ssize_t bad
+    cdef long long t
+    cdef const double* sp = cptr(s)
+    cdef const Py_ssize_t* op = optr(order)
+    if work is None:
+        work = np.empty(2 * p)
+    if v.shape[0] != p + 2 or v_avg.shape[0] != p + 2 or work.shape[0] < 2 * p:
+        raise ValueError("solam: need v and v_avg of length p + 2 and work of length >= 2 p")
+    with nogil:
+        t = solam_rows(rows, p, sp, op, order.shape[0], &v[0], &v_avg[0],
+                       &alpha[0], &step_sum[0], &N[0], t0, eta, R,
+                       &work[0] if p > 0 else NULL, &bad)
     if bad >= 0:
         _overflow(bad, "score w.x or norm ||w||")
     return t
+
+
+def solam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+               double[::1] v, double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
+               long long[::1] N, long long t0, double eta, double R, double[::1] work=None):
+    """SOLAM over ``X[order]``; ``work`` (length >= 2 p) is scratch, allocated if None.
+
+    See :func:`sosl._core._baselines_ref.solam_pass`.
+    """
+    cdef SourceRows rows = dense_rows(X)
+    return solam_run(&rows, X.shape[1], s, order, v, v_avg, alpha, step_sum, N, t0, eta, R,
+                     work)
 
 
 def solam_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                    const double[::1] s, const Py_ssize_t[::1] order, double[::1] v,
                    double[::1] v_avg, double[::1] alpha, double[::1] step_sum,
-                   long long[::1] N, long long t0, double eta, double R, double[::1] work):
-    """SOLAM over the CSR rows ``order``, O(nnz) per round; as :func:`solam_pass`.
+                   long long[::1] N, long long t0, double eta, double R,
+                   double[::1] work=None):
+    """SOLAM over the CSR rows ``order``, O(nnz) per round; as :func:`solam_pass`."""
+    cdef SourceRows rows = csr_rows(data, indices, indptr, order, "solam_pass_csr")
+    return solam_run(&rows, v.shape[0] - 2, s, order, v, v_avg, alpha, step_sum, N, t0, eta,
+                     R, work)
 
-    During the pass ``w = sc u`` and the gamma-weighted sum of the iterates is
-    ``Gamma wbar = c u - Q``: adding gamma_t w_t to the sum adds gamma_t sc to ``c``; a
-    step du on the row's columns adds c du to ``Q``; the projection onto ||w|| <= R
-    multiplies ``sc`` (with ||u||^2 kept up to date on the row's columns). ``u`` and ``Q``
-    are interleaved in ``work`` (length >= 2 p; ``work[2j] = u_j``, ``work[2j+1] = Q_j``)
-    so that a row's update touches one cache line per column. When ``sc`` falls below
-    ``RESCALE_MIN_AVG`` the sum is formed, ``u`` takes the scale and ``c, Q`` restart from
-    it (O(p)), which bounds the cancellation in ``c u - Q``.
+
+def solam_one(const double[::1] x, double y, double[::1] v, double[::1] v_avg,
+              double[::1] alpha, double[::1] step_sum, long long[::1] N, long long t0,
+              double eta, double R, double[::1] work):
+    """One SOLAM round on the dense row ``x`` (label sign ``y``) on the live state,
+    transactional; ``work`` is scratch of length >= 4 p + 7.
+
+    The round of :func:`solam_pass` (the same body on one row), with the state it writes
+    saved first (O(p)). Returns the round counter after it, or -1 with the state exactly
+    as it was when a score, a norm or a written value is not finite.
     """
-    cdef Py_ssize_t p = v.shape[0] - 2, m = order.shape[0], r, j, k, lo, nnz, bad = -1
-    cdef long long t = t0
-    cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
-    cdef double sc = 1.0, c = 0.0, uu = 0.0, step, old, new, S_j, acc
+    cdef Py_ssize_t p = x.shape[0], n = p + 2, bad, order0 = 0
+    cdef SourceRow xr
+    cdef SourceRows rows
+    cdef double s0 = y
     cdef double* uq = &work[0]
-    if m == 0:
-        return t
+    cdef double* saved = &work[2 * p]
+    cdef long long t = -1, N0 = N[0], N1 = N[1]
+    cdef bint ok
+    if v.shape[0] != n or v_avg.shape[0] != n or work.shape[0] < 2 * p + 2 * n + 3 or p == 0:
+        raise ValueError("solam_one: need v, v_avg of length p + 2 and work of length "
+                         ">= 4 p + 7")
+    rows.dense = True
+    rows.X = &x[0]
+    rows.p = p
     with nogil:
-        for j in range(p):
-            uu += v[j] * v[j]
-            uq[2 * j] = v[j]
-            uq[2 * j + 1] = -step_sum[0] * v_avg[j]
-        for r in range(m):
-            t += 1
-            lo = indptr[order[r]]
-            nnz = indptr[order[r] + 1] - lo
-            y = s[order[r]]
-            if y > 0:
-                N[1] += 1
-            else:
-                N[0] += 1
-            ph = <double> N[1] / <double> t
-            gamma = eta / sqrt(<double> t)
-            a = v[p]
-            b = v[p + 1]
-            al = alpha[0]
-            acc = 0.0
-            for k in range(lo, lo + nnz):
-                acc += uq[2 * <Py_ssize_t> indices[k]] * data[k]
-            f = sc * acc
-            if not isfinite(f):
-                bad = order[r]
-                break
-            solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
-            G = step_sum[0] + gamma
-            r_old = step_sum[0] / G
-            r_new = gamma / G
-            c += gamma * sc
-            v_avg[p] = v_avg[p] * r_old + r_new * a
-            v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
-            alpha[1] = (step_sum[0] * alpha[1] + gamma * al) / G
-            step_sum[0] = G
-            step = gamma * cx / sc
-            for k in range(lo, lo + nnz):
-                j = 2 * <Py_ssize_t> indices[k]
-                old = uq[j]
-                new = old - step * data[k]
-                uq[j] = new
-                uu += new * new - old * old
-                uq[j + 1] += c * (new - old)
-            if uu < 0.0:
-                uu = 0.0
-            nw = sc * sqrt(uu)
-            if not isfinite(nw):
-                bad = order[r]
-                break
-            if nw > R:
-                sc *= R / nw
-            if sc < RESCALE_MIN_AVG:
-                uu = 0.0
-                for j in range(p):
-                    S_j = c * uq[2 * j] - uq[2 * j + 1]
-                    uq[2 * j] *= sc
-                    uq[2 * j + 1] = -S_j
-                    uu += uq[2 * j] * uq[2 * j]
-                c = 0.0
-                sc = 1.0
-            v[p] = clip(a - gamma * g_a, R)
-            v[p + 1] = clip(b - gamma * g_b, R)
-            alpha[0] = clip(al + gamma * g_al, 2.0 * R)
-        # wbar = (c u - Q) / Gamma; Gamma > 0 after any round (eta > 0)
-        G = 1.0 / step_sum[0] if step_sum[0] > 0.0 else 0.0
-        for j in range(p):
-            v_avg[j] = (c * uq[2 * j] - uq[2 * j + 1]) * G
-            v[j] = sc * uq[2 * j]
-    if bad >= 0:
-        _overflow(bad, "score w.x or norm ||w||")
-    return t
+        memcpy(saved, &v[0], n * sizeof(double))
+        memcpy(saved + n, &v_avg[0], n * sizeof(double))
+        saved[2 * n], saved[2 * n + 1], saved[2 * n + 2] = alpha[0], alpha[1], step_sum[0]
+        t = solam_rows(&rows, p, &s0, &order0, 1, &v[0], &v_avg[0], &alpha[0],
+                       &step_sum[0], &N[0], t0, eta, R, uq, &bad)
+        ok = (bad < 0 and all_finite(&v[0], n) and all_finite(&v_avg[0], n)
+              and all_finite(&alpha[0], 2) and isfinite(step_sum[0]))
+        if not ok:
+            memcpy(&v[0], saved, n * sizeof(double))
+            memcpy(&v_avg[0], saved + n, n * sizeof(double))
+            alpha[0], alpha[1], step_sum[0] = saved[2 * n], saved[2 * n + 1], saved[2 * n + 2]
+            N[0], N[1] = N0, N1
+    return t if ok else -1
 
 
-cdef inline void welford_update(const double* x, double* xbar, double* Sigma,
-                                long long* N, double* d_old, double* d_new,
-                                Py_ssize_t p) noexcept nogil:
-    """Add x to a class (count, mean, covariance) in centered (Welford) form, in place."""
-    cdef Py_ssize_t j, k
-    cdef double n, inv_n, dj
-    cdef double* row
+# -- AdaOAM -------------------------------------------------------------------------------
+
+cdef inline void welford_mean(const double* x, double* xbar, long long* N, double* d_old,
+                              double* d_new, Py_ssize_t p) noexcept nogil:
+    """The count and mean part of ``welford_full``: N += 1, xbar += (x - xbar) / N, with
+    d_old = x - xbar before and d_new = x - xbar after."""
+    cdef Py_ssize_t j
+    cdef double n
     N[0] += 1
     n = <double> N[0]
-    inv_n = 1.0 / n
     for j in range(p):
         d_old[j] = x[j] - xbar[j]
         xbar[j] += d_old[j] / n
         d_new[j] = x[j] - xbar[j]
-    # O(p^2) part: a multiplication by 1/n (vectorizes; a division per entry does not),
-    # equal to the reference's division up to rounding
+
+
+cdef inline void welford_cov(double* Sigma, long long N, const double* d_old,
+                             const double* d_new, Py_ssize_t p) noexcept nogil:
+    """The covariance part of ``welford_full``: Sigma += (d_old d_new' - Sigma) / N on the
+    whole p x p square, as a multiplication by 1/N (vectorizes; a division per entry does
+    not), equal to the reference's division up to rounding."""
+    cdef Py_ssize_t j, k
+    cdef double inv_n = 1.0 / <double> N, dj
+    cdef double* row
     for j in range(p):
         dj = d_old[j] * inv_n
         row = &Sigma[j * p]
         for k in range(p):
             row[k] += dj * d_new[k] - row[k] * inv_n
+
+
+cdef inline void welford_full(const double* x, double* xbar, double* Sigma, long long* N,
+                              double* d_old, double* d_new, Py_ssize_t p) noexcept nogil:
+    """Add x to a class (count, mean, full p x p covariance) in Welford's form, in place.
+
+    Not the ``welford_update`` of ``_moments.pxd``: that one keeps only the upper triangle
+    (the second-order learners read no other) and divides by N; AdaOAM multiplies Sigma by
+    w row by row, so it keeps the whole square. Both are the reference
+    :func:`sosl._core._moments_ref.welford_update` up to rounding.
+    """
+    welford_mean(x, xbar, N, d_old, d_new, p)
+    welford_cov(Sigma, N[0], d_old, d_new, p)
+
+
+cdef inline bint adaoam_grad(const double* x, double y, const double* w, const double* xbar,
+                             const double* S, long long n_opp, double lam, Py_ssize_t p,
+                             double* a, double* g) noexcept nogil:
+    """The gradient g of the round at w (``S``, ``xbar``: the other class's covariance and
+    mean, ``n_opp`` its count); False if w.a or w' S w is not finite."""
+    cdef Py_ssize_t j
+    cdef double wa, s2, d_mu, d_s2
+    if n_opp > 0:
+        wa = 0.0
+        for j in range(p):
+            a[j] = y * (x[j] - xbar[j])
+            wa += w[j] * a[j]
+        for j in range(p):
+            g[j] = dense_dot(&S[j * p], w, p)
+        s2 = dense_dot(w, g, p)
+        if not (isfinite(wa) and isfinite(s2)):
+            return False
+        # half the gradient of psi_S(w.a, w' Sigma w): d_mu a + 2 d_s2 Sigma w
+        loss_grad(LOSS_S, wa, s2, &d_mu, &d_s2)
+        for j in range(p):
+            g[j] = lam * w[j] + 0.5 * d_mu * a[j] + d_s2 * g[j]
+    else:
+        for j in range(p):
+            g[j] = lam * w[j]
+    return True
+
+
+cdef inline void adagrad_step(const double* g, double* G2, double* w, double eta,
+                              double delta, Py_ssize_t p) noexcept nogil:
+    """G2 += g^2, w -= eta g / (delta + sqrt(G2)) (a 0 denominator leaves w_j as it is)."""
+    cdef Py_ssize_t j
+    cdef double H
+    for j in range(p):
+        G2[j] += g[j] * g[j]
+        H = delta + sqrt(G2[j])
+        if H > 0.0:
+            w[j] -= eta * (g[j] / H)
+
+
+cdef long long adaoam_rows(const SourceRows* rows, Py_ssize_t p, const double[::1] s,
+                           const Py_ssize_t[::1] order, double[::1] w, double[:, ::1] xbar,
+                           double[:, :, ::1] Sigma, long long[::1] N, double[::1] G2,
+                           long long t, double lam, double eta, double delta,
+                           double* work) except -1:
+    """AdaOAM over the (dense) rows ``order`` of ``rows``; ``work``: 4 p scratch."""
+    cdef Py_ssize_t m = order.shape[0], r, i, bad = -1
+    cdef SourceRow x
+    cdef int own, opp
+    cdef double* a = work
+    cdef double* g = work + p
+    cdef double* d_old = work + 2 * p
+    cdef double* d_new = work + 3 * p
+    cdef double y
+    with nogil:
+        for r in range(m):
+            t += 1
+            i = order[r]
+            get_row(rows, i, &x)
+            y = s[i]
+            own = 1 if y > 0 else 0
+            opp = 1 - own
+            if not adaoam_grad(x.x, y, &w[0], &xbar[opp, 0], &Sigma[opp, 0, 0], N[opp], lam,
+                               p, a, g):
+                bad = i
+                break
+            welford_full(x.x, &xbar[own, 0], &Sigma[own, 0, 0], &N[own], d_old, d_new, p)
+            adagrad_step(g, &G2[0], &w[0], eta, delta, p)
+    if bad >= 0:
+        _overflow(bad, "score w.a or variance w' Sigma w")
+    return t
 
 
 def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
@@ -799,52 +1132,90 @@ def adaoam_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
 
     See :func:`sosl._core._baselines_ref.adaoam_pass`.
     """
-    cdef Py_ssize_t p = X.shape[1], m = order.shape[0], r, j, bad = -1
-    cdef long long t = t0
-    cdef int own, opp
-    cdef const double* x
-    cdef double* S
+    cdef SourceRows rows = dense_rows(X)
+    cdef Py_ssize_t p = X.shape[1]
+    if work.shape[0] < 4 * p:
+        raise ValueError("adaoam_pass: need work of length >= 4 p")
+    return adaoam_rows(&rows, p, s, order, w, xbar, Sigma, N, G2, t0, lam, eta, delta,
+                       &work[0] if work.shape[0] > 0 else NULL)
+
+
+cdef inline double midpoint_means(const double* w, const double* xbar,
+                                  Py_ssize_t p) noexcept nogil:
+    """w.(xbar^- + xbar^+) / 2."""
+    cdef Py_ssize_t j
+    cdef double acc = 0.0
+    for j in range(p):
+        acc += w[j] * (0.5 * (xbar[j] + xbar[p + j]))
+    return acc
+
+
+def adaoam_intercept(const double[::1] w, const double[:, ::1] xbar):
+    """-w.(xbar^- + xbar^+) / 2, AdaOAM's intercept (both classes seen)."""
+    return -midpoint_means(&w[0], &xbar[0, 0], w.shape[0])
+
+
+cdef inline double max_abs(const double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef double mx = 0.0
+    for k in range(n):
+        if fabs(a[k]) > mx:
+            mx = fabs(a[k])
+    return mx
+
+
+def adaoam_one(const double[::1] x, double y, double[::1] w, double[:, ::1] xbar,
+               double[:, :, ::1] Sigma, long long[::1] N, double[::1] G2, double lam,
+               double eta, double delta, double[::1] work):
+    """One AdaOAM round on the dense row ``x`` (label sign ``y``) on the live state,
+    transactional, with no O(p^2) copy; ``work`` is scratch of length >= 7 p.
+
+    The round of :func:`adaoam_pass` (its gradient, Welford and AdaGrad steps: the own
+    class's statistics and the AdaGrad step are independent, so their order does not
+    matter) in an order that commits the O(p^2) covariance update last: the gradient,
+    the AdaGrad step (w and G2 saved first), the own class's count and mean (saved), the
+    new intercept, and only then the covariance, once every term it adds is known to be
+    below 2^1020 in magnitude (so the sum of three cannot overflow). Returns the new
+    intercept (0 until both classes are seen), or NaN with the state exactly as it was
+    when the round would make a value non-finite (or its covariance update might).
+    """
+    cdef Py_ssize_t p = x.shape[0]
+    cdef int own = 1 if y > 0 else 0, opp = 1 - own
     cdef double* a = &work[0]
     cdef double* g = &work[p]
     cdef double* d_old = &work[2 * p]
     cdef double* d_new = &work[3 * p]
-    cdef double y, wa, s2, d_mu, d_s2, H
+    cdef double* w_saved = &work[4 * p]
+    cdef double* G2_saved = &work[5 * p]
+    cdef double* xbar_saved = &work[6 * p]
+    cdef long long n_saved = N[own]
+    cdef double icpt = 0.0
+    cdef bint ok
+    if (work.shape[0] < 7 * p or p == 0 or w.shape[0] != p or xbar.shape[1] != p
+            or Sigma.shape[1] != p or Sigma.shape[2] != p):
+        raise ValueError("adaoam_one: need work of length >= 7 p and state of p columns")
     with nogil:
-        for r in range(m):
-            t += 1
-            x = &X[order[r], 0]
-            y = s[order[r]]
-            if y > 0:
-                own = 1
-                opp = 0
+        ok = adaoam_grad(&x[0], y, &w[0], &xbar[opp, 0], &Sigma[opp, 0, 0], N[opp], lam, p,
+                         a, g)
+        if ok:
+            memcpy(w_saved, &w[0], p * sizeof(double))
+            memcpy(G2_saved, &G2[0], p * sizeof(double))
+            memcpy(xbar_saved, &xbar[own, 0], p * sizeof(double))
+            adagrad_step(g, &G2[0], &w[0], eta, delta, p)
+            welford_mean(&x[0], &xbar[own, 0], &N[own], d_old, d_new, p)
+            ok = (all_finite(&w[0], p) and all_finite(&G2[0], p)
+                  and all_finite(&xbar[own, 0], p) and all_finite(d_old, p)
+                  and all_finite(d_new, p))
+            if ok and N[opp] > 0:
+                icpt = -midpoint_means(&w[0], &xbar[0, 0], p)
+                ok = isfinite(icpt)
+            ok = ok and (max_abs(d_old, p) / <double> N[own] * max_abs(d_new, p) < SAFE_TERM
+                         and max_abs(&Sigma[own, 0, 0], p * p) < SAFE_TERM)
+            if ok:
+                welford_cov(&Sigma[own, 0, 0], N[own], d_old, d_new, p)
             else:
-                own = 0
-                opp = 1
-            if N[opp] > 0:
-                S = &Sigma[opp, 0, 0]
-                wa = 0.0
-                for j in range(p):
-                    a[j] = y * (x[j] - xbar[opp, j])
-                    wa += w[j] * a[j]
-                for j in range(p):
-                    g[j] = dot(&S[j * p], &w[0], p)
-                s2 = dot(&w[0], g, p)
-                if not (isfinite(wa) and isfinite(s2)):
-                    bad = order[r]
-                    break
-                # half the gradient of psi_S(w.a, w' Sigma w): d_mu a + 2 d_s2 Sigma w
-                loss_grad(LOSS_S, wa, s2, &d_mu, &d_s2)
-                for j in range(p):
-                    g[j] = lam * w[j] + 0.5 * d_mu * a[j] + d_s2 * g[j]
-            else:
-                for j in range(p):
-                    g[j] = lam * w[j]
-            welford_update(x, &xbar[own, 0], &Sigma[own, 0, 0], &N[own], d_old, d_new, p)
-            for j in range(p):
-                G2[j] += g[j] * g[j]
-                H = delta + sqrt(G2[j])
-                if H > 0.0:
-                    w[j] -= eta * (g[j] / H)
-    if bad >= 0:
-        _overflow(bad, "score w.a or variance w' Sigma w")
-    return t
+                memcpy(&w[0], w_saved, p * sizeof(double))
+                memcpy(&G2[0], G2_saved, p * sizeof(double))
+                memcpy(&xbar[own, 0], xbar_saved, p * sizeof(double))
+                N[own] = n_saved
+    return icpt if ok else float("nan")

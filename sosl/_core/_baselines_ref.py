@@ -4,10 +4,12 @@ One line per equation, same signatures and the same sample order as the Cython k
 in :mod:`sosl._core._baselines`, so the two can be compared to ~1e-12 (bit-identical
 random draws included). Each pass updates its state arrays in place and returns the
 round counter after the pass. The same functions are the references of the kernels'
-CSR passes (``*_pass_csr``), given the rows densified: a sparse pass must give the state
-of the dense pass over the same rows. OAM's CSR pass keeps its buffers as sparse rows, a
-state of another shape; its own reference, :func:`oam_pass_csr`, runs the round of
-:func:`oam_pass` on that state (and the tests check both against each other).
+CSR passes (``*_pass_csr``, the same pass body over the CSR form of the row view), given
+the rows densified: a sparse pass must give the state of the dense pass over the same
+rows; and of the kernels' one-row rounds (``oam_one``, ``solam_one``, ``adaoam_one``).
+OAM's CSR pass keeps its buffers as sparse rows, a state of another shape; its own
+reference, :func:`oam_pass_csr`, runs the round of :func:`oam_pass` on that state (and
+the tests check both against each other).
 
 A score w.x_t (or a squared norm) that is not finite stops a pass with a
 ``FloatingPointError`` naming the row, as in the kernels.
@@ -354,8 +356,9 @@ def adaoam_pass(X, s, order, w, xbar, Sigma, N, G2, t0, lam, eta, delta):
     g_t = lam w - (1 - w.a) a + Sigma w; it is lam w alone before any opposite instance.
     AdaGrad: G2 += g_t^2, w <- w - eta g_t / (delta + sqrt(G2)) per feature (a feature
     whose denominator is 0 has had only zero gradients and is left unchanged).
-    The own class's mean and covariance then take x_t in (Welford form; the kernel
-    multiplies by 1/n where :func:`welford_update` divides by n, equal up to rounding).
+    The own class's mean and covariance then take x_t in (Welford form, on the whole
+    p x p square; the kernel's ``welford_full`` multiplies by 1/n where
+    :func:`welford_update` divides by n, equal up to rounding).
     """
     t = t0
     for i in order:

@@ -26,6 +26,8 @@ from them, the Gaussian rows through the same ``sosl_exp_scaled`` sweep.
 from libc.math cimport exp, pow
 
 from sosl._core._codes cimport KERNEL_GAUSSIAN, KERNEL_POLY
+# the row view (re-exported: the kernel passes cimport it from here or from _rows)
+from sosl._core._rows cimport SourceRow, SourceRows, csr_source, get_row
 
 
 # -- parameter bundles of the kernel passes -------------------------------------------------
@@ -243,21 +245,11 @@ cdef inline void kernel_rows_csr(const int* indptr, const int* ind, const double
 
 
 # -- one pass body for dense and CSR rows -------------------------------------------------
-# The kernel passes read their rows through ``SourceRows`` (dense (n, p) or CSR) and keep
+# The kernel passes read their rows through ``SourceRows`` (``_rows.pxd``) and keep
 # their support vectors in a ``SlotStore`` (dense (M, p) slots, or sparse slots of width L:
 # slot q holds nnz[q] entries at ind + q L, val + q L, at increasing positions). Dense rows
 # go with dense slots, CSR rows with sparse slots. Each round fetches x_t once
 # (``get_row``); the per-round steps below branch once on the storage, not per element.
-
-cdef struct SourceRows:
-    # the input rows: dense (row i at X + i p) or CSR (data, indices, indptr)
-    bint dense
-    const double* X
-    const double* data
-    const int* indices
-    const int* indptr
-    Py_ssize_t p
-
 
 cdef struct SlotStore:
     # the support-vector slots: dense (slot q at SV + q p) or sparse (see above)
@@ -267,62 +259,6 @@ cdef struct SlotStore:
     double* val
     int* nnz
     Py_ssize_t L
-
-
-cdef inline Py_ssize_t csr_source(const double[::1] data, const int[::1] indices,
-                                  const int[::1] indptr, const Py_ssize_t[::1] order,
-                                  Py_ssize_t r0, Py_ssize_t L, str name,
-                                  SourceRows* rows) except -1:
-    """Point ``rows`` at CSR arrays after checking the rows ``order[r0:]`` will visit.
-
-    Each visited row must lie in the matrix and, when ``L >= 0``, hold at most ``L``
-    stored entries (the width of the slots it will be written to). Returns the largest
-    number of stored entries among the visited rows (0 if none). ``name`` starts the
-    messages of the ValueError raised otherwise.
-    """
-    cdef Py_ssize_t n = indptr.shape[0] - 1
-    cdef Py_ssize_t r_, i, width, widest = 0
-    if n < 0 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]:
-        raise ValueError(f"{name}: inconsistent shapes (need indptr of length n + 1 and "
-                         "indices and data of equal length)")
-    for r_ in range(r0, order.shape[0]):
-        i = order[r_]
-        if i < 0 or i >= n:
-            raise ValueError(f"{name}: order holds a row outside the matrix")
-        width = indptr[i + 1] - indptr[i]
-        if 0 <= L < width:
-            raise ValueError(f"{name}: row {i} has {width} stored entries but the slots "
-                             f"hold at most L = {L}")
-        if width > widest:
-            widest = width
-    rows.dense = False
-    rows.X = NULL
-    rows.data = &data[0] if data.shape[0] > 0 else NULL
-    rows.indices = &indices[0] if indices.shape[0] > 0 else NULL
-    rows.indptr = &indptr[0]
-    rows.p = 0
-    return widest
-
-
-cdef struct SourceRow:
-    # the current row x_t: its dense pointer, or its sparse entries
-    const double* x
-    const int* xi
-    const double* xv
-    Py_ssize_t xn
-
-
-cdef inline void get_row(const SourceRows* rows, Py_ssize_t i,
-                         SourceRow* r) noexcept nogil:
-    """Point ``r`` at row i of ``rows``."""
-    cdef Py_ssize_t a
-    if rows.dense:
-        r.x = rows.X + i * rows.p
-    else:
-        a = rows.indptr[i]
-        r.xi = rows.indices + a
-        r.xv = rows.data + a
-        r.xn = rows.indptr[i + 1] - a
 
 
 cdef inline void store_kernel_row(const SlotStore* st, const SourceRow* r, Py_ssize_t first,
