@@ -96,7 +96,8 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     Raises FloatingPointError (the arrays are then partly updated) at the first row whose
     k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least
     ``2 B + 2 k_nn`` (B = total slots); ``kern`` is the kernel
-    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
+    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for
+    the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
