@@ -191,7 +191,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
     X, y = _data(5, n=3000, p=6)
     with distributed.Client(clusters[1]):
         Xd, yd = _dask(X[:2000], y[:2000], 500)
-        wrapper = Parallel(OAUCM(lam=0.01)).fit(Xd, yd)
+        wrapper = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(Xd, yd)
         lazy = wrapper.decision_function(da.from_array(X, chunks=(700, 6)))
         assert np.array_equal(lazy.compute(), wrapper.estimator_.decision_function(X))
         proba = wrapper.predict_proba(da.from_array(X, chunks=(700, 6))).compute()
