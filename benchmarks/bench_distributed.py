@@ -15,10 +15,16 @@
    the rows (seeded) are the test set.
 2. **Bytes per merge** (the pickled class moments, 2p^2 + 3p + 3 numbers that matter) at
    p = 50, 500, 2000.
-3. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (16 blocks),
-   persisted, then fitted on a ``LocalCluster`` of 1 and of 2 single-threaded worker
-   processes (interleaved, min of ``--repeats``): wall time and the thread CPU seconds of
-   the tasks, beside the in-memory sequential pass over the same rows (process CPU time).
+3. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (``da.random``, a
+   seeded generator task per block, 16 blocks), persisted there and rebalanced to 8 blocks
+   per worker *before* timing (as Parquet or loader data would already sit on the
+   workers: the timed fit ships no rows from the client), then fitted on a
+   ``LocalCluster`` of 1 and of 2 single-threaded worker processes (interleaved, min of
+   ``--repeats``; ``--work-stealing off`` keeps every task on the worker that holds its
+   block). Printed: wall time; the process CPU time of the busiest worker process
+   (tasks, serialization, event loop) per row it owns, against the in-memory sequential
+   pass over the same rows (process CPU time); the thread CPU time of the moments and
+   pass tasks; the bytes the workers fetched from each other during the fit.
 4. **Projection** to 16-256 workers from the measured per-row task cost and the merge size,
    under the network model printed with it.
 
@@ -124,21 +130,43 @@ def _worker_cpu(dask_worker=None):
     return time.process_time(), got
 
 
-def speed(args):
+def _make_block(j, rows, p):
+    rng = np.random.default_rng([0, j])
+    X = rng.normal(size=(rows, p))
+    y = ((X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=rows)) > 2.0).astype(np.int64)
+    return X, y
+
+
+def _blocks_on_workers(client, nb, rows, p):
+    """A (X, y) pair of dask arrays whose block j is made and held by worker j mod W."""
+    import operator
+
+    import dask
     import dask.array as da
+    workers = sorted(client.scheduler_info()["workers"])
+    Xs, ys = [], []
+    for j in range(nb):
+        at = dict(workers=[workers[j % len(workers)]], allow_other_workers=False)
+        pair = client.submit(_make_block, j, rows, p, pure=False, **at)
+        Xs.append(client.submit(operator.getitem, pair, 0, **at))
+        ys.append(client.submit(operator.getitem, pair, 1, **at))
+    client.gather(ys)                           # every block made (only y comes back)
+    X = da.concatenate([da.from_delayed(dask.delayed(f), (rows, p), dtype=float) for f in Xs])
+    y = da.concatenate([da.from_delayed(dask.delayed(f), (rows,), dtype=np.int64) for f in ys])
+    return X, y
+
+
+def speed(args):
     import distributed
 
     from sosl.dask import Parallel
     n, p, nb = args.rows, 50, 16
     print(f"\n== 3. Speed: {n:,} x {p} dask array in {nb} blocks, OAUCM(lam=1e-3), 1 epoch")
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared with other jobs)")
-    # the rows are made on the workers (a seeded generator task per block) and persisted
-    # there before timing, as a user's Parquet or loader data would already be: the timed
-    # fit ships no rows from the client
-    rs = da.random.RandomState(0)
-    Xd = rs.normal(size=(n, p), chunks=(n // nb, p))
-    yd = ((Xd[:, 0] + 0.5 * Xd[:, 1] + rs.normal(size=n, chunks=n // nb)) > 2.0).astype(int)
-    X, y = Xd.compute(), yd.compute()          # the same rows in memory, for the peer
+    # the rows are made on the workers (a seeded generator task per block, block j on
+    # worker j mod W) and kept there before timing, as a user's Parquet or loader data
+    # would already be: the timed fit ships no rows from the client
+    rows = n // nb
     kw = dict(threads_per_worker=1, processes=True, protocol="tcp://", host="127.0.0.1",
               dashboard_address="127.0.0.1:0", silence_logs=40)
     inf = np.inf
@@ -158,12 +186,23 @@ def speed(args):
     clients = {w: distributed.Client(c, set_as_default=False) for w, c in clusters.items()}
     data = {}
     for w, cl in clients.items():
-        data[w] = cl.persist([Xd, yd])
-        with cl.as_current():
-            distributed.wait(data[w])
+        data[w] = _blocks_on_workers(cl, nb, rows, p)
         held = cl.who_has(data[w][0])
         per = {a: sum(a in v for v in held.values()) for a in cl.scheduler_info()["workers"]}
         print(f"{w} worker(s): X blocks held per worker {sorted(per.values())}")
+    X = clients[1].compute(data[1][0]).result()    # the same rows in memory, for the peer
+    y = clients[1].compute(data[1][1]).result()
+    # an idle worker process burns CPU too (event loop, heartbeats, dask's sampling
+    # profiler), in proportion to wall time: on a loaded machine a fit's wall time grows and
+    # so does this share of the worker's process CPU; measured here, idle, for 3 s
+    idle = {}
+    for w, cl in clients.items():
+        a, t0 = cl.run(_worker_cpu), time.perf_counter()
+        time.sleep(3.0)
+        b, dt = cl.run(_worker_cpu), time.perf_counter() - t0
+        idle[w] = max((b[k][0] - a[k][0]) / dt for k in a)
+    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * r:.1f} ms/s"
+                                                  for w, r in idle.items()))
     coefs = {}
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -198,22 +237,26 @@ def speed(args):
     print(f"min of {args.repeats}, interleaved; 'worker CPU' is the process CPU time of the "
           "busiest worker process (tasks, (de)serialization, its event loop); 'moments' and "
           "'passes' the thread CPU time of those tasks, summed over the workers")
-    print(f"{'run':22s} {'wall s':>8s} {'worker CPU':>11s} {'us/row':>7s} {'moments':>8s} "
-          f"{'passes':>8s} {'moved MB':>9s}")
+    print("'net' subtracts the idle rate times the wall time")
+    print(f"{'run':22s} {'wall s':>8s} {'worker CPU':>11s} {'us/row':>7s} {'net us/row':>10s} "
+          f"{'moments':>8s} {'passes':>8s} {'moved MB':>9s}")
     print(f"{'in-memory fit':22s} {mem_wall:8.2f} {mem_cpu:11.2f} {1e6 * mem_cpu / n:7.3f}"
-          "   (process CPU of this process, one pass)")
+          f" {1e6 * mem_cpu / n:10.3f}   (process CPU of this process, one pass)")
+    net = {}
     for w in (1, 2):
         r = res[w]
         rows_w = n / w
+        net[w] = r["proc"] - idle[w] * r["wall"]
         print(f"{'Parallel, ' + str(w) + ' worker(s)':22s} {r['wall']:8.2f} {r['proc']:11.2f} "
-              f"{1e6 * r['proc'] / rows_w:7.3f} {r['mom']:8.2f} {r['pas']:8.2f} "
-              f"{moved[w] / 1e6:9.1f}")
+              f"{1e6 * r['proc'] / rows_w:7.3f} {1e6 * net[w] / rows_w:10.3f} "
+              f"{r['mom']:8.2f} {r['pas']:8.2f} {moved[w] / 1e6:9.1f}")
     r1, r2 = res[1], res[2]
     print(f"speedup 2 workers over 1: {r1['wall'] / r2['wall']:.2f}x wall")
-    print(f"CPU per row against the in-memory pass (load-independent): pass tasks "
-          f"{r2['pas'] / mem_cpu:.2f}x, moments tasks {r2['mom'] / mem_cpu:.2f}x, busiest "
-          f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x (1 worker: "
-          f"{r1['proc'] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
+    print(f"CPU per row against the in-memory pass: pass tasks {r2['pas'] / mem_cpu:.2f}x, "
+          f"moments tasks {r2['mom'] / mem_cpu:.2f}x (thread CPU, load-independent); busiest "
+          f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x, net "
+          f"{net[2] / (mem_cpu / 2):.2f}x (1 worker: {r1['proc'] / mem_cpu:.2f}x, net "
+          f"{net[1] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return res, n
 
@@ -249,7 +292,7 @@ def projection(res, n, sizes):
           "to different children, in parallel), the w tree one w message per level; one "
           "worker per core, blocks evenly spread, no stragglers, data already on the "
           f"workers. 'fixed' adds the measured wall time of the 1-worker fit not spent in "
-          f"tasks ({fixed:.2f} s: scheduling, the label scan, the client's final merge; on "
+          f"tasks ({fixed:.2f} s: scheduling, three round trips, the client's final merge; on "
           "this loaded machine an upper bound)")
     print(f"{'workers':>8s} {'rows':>8s} {'compute s':>10s} {'merges s':>9s} {'total s':>8s} "
           f"{'speedup':>8s} {'+fixed s':>9s} {'speedup':>8s}")
