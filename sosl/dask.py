@@ -296,6 +296,8 @@ def _block_terms(prep, w, m, s2, loss):
     ``A[c] = sum_{i in c} d_mu_i s_i`` and ``B[c] = sum_{i in c} d_s2_i`` let the client
     finish the gradient: :func:`_batch_objective`.
     """
+    # the loss's NumPy twin, vectorized over the block's rows (elementwise work beside two
+    # BLAS/sparse products); a typed kernel for these sums is not written yet
     from ._core._losses_ref import loss_grad
     t0 = time.thread_time()
     X, s = prep
