@@ -355,6 +355,44 @@ def _independent_fit(template_est, X, y, classes, entropy, j):
                 "cpu": time.thread_time() - t_start}
 
 
+# -- placement --------------------------------------------------------------------------------
+def _holders(Xs):
+    """For each block, the workers of the current ``distributed`` client that already hold
+    it in memory (None: no client, or the block is not computed yet)."""
+    import sys
+    if "distributed" not in sys.modules:
+        return [None] * len(Xs)
+    import distributed
+    try:
+        client = distributed.default_client()
+    except ValueError:                                  # no client: a local scheduler
+        return [None] * len(Xs)
+    keys = []
+    for Xb in Xs:
+        if not hasattr(Xb, "key"):                      # an in-memory block
+            return [None] * len(Xs)
+        futs = distributed.futures_of(Xb)               # a task over one stored block
+        keys.append(futs[0].key if len(futs) == 1 else Xb.key)
+    who = client.sync(client.scheduler.who_has, keys=keys)
+    return [sorted(who.get(k, ())) or None for k in keys]
+
+
+def _at(holders, j):
+    """Tasks of block j go to a worker that holds it. A loose restriction: dask's own
+    placement can pick another worker when one is busier (moving the block, tens of MB),
+    which this prevents while the holder lives; if it is lost, any worker may run them."""
+    import contextlib
+    if holders[j] is None:
+        return contextlib.nullcontext()
+    return _dask().annotate(workers=holders[j], allow_other_workers=True)
+
+
+def _task(holders, j, fn, *args):
+    from dask import delayed
+    with _at(holders, j):
+        return delayed(fn)(*args)
+
+
 # -- input ------------------------------------------------------------------------------------
 def _classes(labels, classes, K):
     """The two classes, from the labels found in each block (and the user's ``classes``)."""
@@ -610,9 +648,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_independent(self, template_est, Xs, ys, classes, entropy, cpu):
         dask = _dask()
-        from dask import delayed
-        out = dask.compute(*[delayed(_independent_fit)(template_est, Xb, yb, classes, entropy,
-                                                       j)
+        at = _holders(Xs)
+        out = dask.compute(*[_task(at, j, _independent_fit, template_est, Xb, yb, classes,
+                                   entropy, j)
                              for j, (Xb, yb) in enumerate(zip(Xs, ys))])
         metas = [m for _, m in out]
         self._check_metas(metas)
@@ -625,13 +663,14 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
+        at = _holders(Xs)
 
         def op(a, b):
             return delayed(_merge_op, pure=True)(a, b, beta)
 
         def moments_round(epoch, classes):
             # one read of each block: its labels and its moments (slot 1: its top label)
-            summ = dask.persist(*[delayed(_summary)(Xb, yb, beta, order_moments, epoch, j)
+            summ = dask.persist(*[_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
                                   for j, (Xb, yb) in enumerate(zip(Xs, ys))])
             metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
             if classes is None or epoch == 0:
@@ -661,8 +700,8 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 classes, p, rows, total, others = moments_round(epoch, classes)
             w_in = None if w0 is None else delayed(w0)
             results = dask.persist(*[
-                delayed(_block_pass)(template, Xb, yb, others[j], w_in, results[j], entropy,
-                                     epoch, j, K == 1)
+                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, results[j],
+                      entropy, epoch, j, K == 1)
                 for j, (Xb, yb) in enumerate(zip(Xs, ys))])
             mix = _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
                                      lambda a, b: delayed(_mix_add)(a, b))
@@ -690,7 +729,8 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from dask import delayed
         from scipy.optimize import minimize
         moments = dask.compute(total)[0]
-        prepared = dask.persist(*[delayed(_prepared)(Xb, yb, template.classes, j)
+        at = _holders(Xs)
+        prepared = dask.persist(*[_task(at, j, _prepared, Xb, yb, template.classes, j)
                                   for j, (Xb, yb) in enumerate(zip(Xs, ys))])
         n = int(moments.counts.sum())
         means = moments.means

@@ -395,3 +395,26 @@ def test_dask_dataframe_with_a_label_column_or_a_series():
     with pytest.raises(ValueError, match="numeric"):
         wrapper.fit(dd.from_pandas(text, npartitions=2), "label")
     assert not hasattr(wrapper, "estimator_")
+
+
+def _received(dask_worker=None):
+    return [k for t in dask_worker.transfer_incoming_log for k in t.get("keys", {})]
+
+
+def test_block_tasks_run_where_the_block_is(clusters):
+    from sosl.dask import _holders
+    X, y = _data(14, n=16000, p=20)
+    assert _holders([X[:10], X[10:]]) == [None, None]          # in memory: no placement
+    with distributed.Client(clusters[1]) as client:
+        Xd, yd = client.persist(list(_dask(X, y, 2000)))
+        distributed.wait([Xd, yd])
+        blocks = list(Xd.to_delayed()[:, 0])
+        who = client.who_has(Xd)
+        want = [sorted(who[b.key]) for b in blocks]
+        assert _holders(blocks) == want
+        assert len({w[0] for w in want}) == 2                  # both workers hold blocks
+        before = {w: len(k) for w, k in client.run(_received).items()}
+        Parallel(OAUCM(lam=0.01), n_epochs=2).fit(Xd, yd)
+        got = [k for w, keys in client.run(_received).items() for k in keys[before[w]:]]
+    assert got                                          # y blocks and moments do travel
+    assert not {b.key for b in blocks} & set(got)      # no X block moved
