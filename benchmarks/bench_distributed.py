@@ -153,6 +153,8 @@ def _blocks_on_workers(client, nb, rows, p):
     client.gather(ys)                           # every block made (only y comes back)
     X = da.concatenate([da.from_delayed(dask.delayed(f), (rows, p), dtype=float) for f in Xs])
     y = da.concatenate([da.from_delayed(dask.delayed(f), (rows,), dtype=np.int64) for f in ys])
+    X, y = client.persist([X, y])               # blocks under the array's own keys, in place
+    client.gather(client.compute(y.sum()))
     return X, y
 
 
