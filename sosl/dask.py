@@ -364,7 +364,7 @@ def _holders(Xs):
         return [None] * len(Xs)
     import distributed
     try:
-        client = distributed.default_client()
+        client = distributed.Client.current(allow_global=True)   # as_current() too
     except ValueError:                                  # no client: a local scheduler
         return [None] * len(Xs)
     keys = []
