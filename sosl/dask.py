@@ -70,6 +70,13 @@ many rows per block the two are within 0.001-0.01.
 The result depends on the blocks (their number, sizes and order), the seed, and nothing
 else: the trees are fixed by the block count, so 1 or 20 workers give the same bits.
 
+Placement: on a ``distributed`` client, the tasks of a block that is already in cluster
+memory (a persisted array or dataframe) are placed on a worker that holds it, a loose
+restriction (any worker runs them if the holder is lost). Without it dask's placement was
+seen moving 50 MB blocks to the less busy worker of a loaded machine (155-307 MB per fit
+in ``benchmarks/bench_distributed.py``). Only the moments (``2 p^2 + O(p)`` numbers per
+block), ``w`` and a few numbers per block travel.
+
 Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
 ``moments="local"`` and one epoch: one independent fit per block, then
 :func:`sosl.state.merge` (frequent-directions merge of the sketches; FTRL's per-coordinate
