@@ -10,7 +10,11 @@ Work is split into independent tasks run through joblib:
    best of them per run is the *oracle*, a selection made on the test fold itself: no honest
    selection on that grid can beat it, so its mean over the runs is the ceiling of the
    cell. Batch references (:data:`~sosl.experiments.algorithms.REFERENCES`) run through
-   the same three steps.
+   the same three steps; the capped ones (SVC, OKAUC-M_inf) on a dataset whose training
+   parts exceed ``reference_max_train`` rows (4 000) run them on the first partition only,
+   on a stratified subsample of each training part, and record the protocol
+   ``1x5/5@4000`` (see :mod:`sosl.experiments.protocol`). The tables take, per cell, the
+   rows of the run's protocol, else those of its capped protocol, and label the latter.
 
 Every finished task is appended at once as one row of ``<out>/rows.csv``; a later call
 with the same ``out`` skips the rows already there, so an interrupted run resumes where it
@@ -73,7 +77,19 @@ from .algorithms import (
 )
 from .backends import executor
 from .cache import CACHE_NAME, FIELDS, open_cache, read_cache
-from .protocol import DIVERGED, FAILED, INVALID, cv_score, error_kind, heldout_score, outer_splits
+from .protocol import (
+    DIVERGED,
+    FAILED,
+    INVALID,
+    REFERENCE_MAX_TRAIN,
+    capped_protocol,
+    cv_score,
+    error_kind,
+    heldout_score,
+    needs_cap,
+    outer_splits,
+    parse_protocol,
+)
 
 #: progress and the run's messages (``run_experiment(log=None)``) go to this logger
 LOGGER = logging.getLogger("sosl.experiments")
@@ -192,11 +208,72 @@ def _params_key(params):
     return json.dumps(params, sort_keys=True)
 
 
+def plan(dataset, spec, cfg):
+    """``(protocol, runs, max_train)`` of one (dataset, learner or reference) of a run.
+
+    The run's protocol, its ``repeats x folds`` runs and no cap, except for a capped batch
+    reference (``spec.capped``) on a dataset whose training parts exceed
+    ``cfg["reference_max_train"]`` rows (None: never capped): then the protocol of
+    :func:`~sosl.experiments.protocol.capped_protocol`, the ``folds`` runs of the first
+    partition, and that cap.
+    """
+    cap = cfg.get("reference_max_train")
+    if spec.capped and cap is not None:
+        y = get_data(dataset, cfg["data_dir"], cfg["verify"])[1]
+        if needs_cap(y, dataset, cfg["seed"], cfg["n_repeats"], cfg["n_folds"], cap):
+            return (capped_protocol(cfg["n_folds"], cfg["inner_folds"], cap), cfg["n_folds"],
+                    int(cap))
+    return cfg["protocol"], cfg["n_repeats"] * cfg["n_folds"], None
+
+
+def _capped_prefix(protocol):
+    """``"1x5/5@"`` for ``"4x5/5"``: how the capped protocols of a run's protocol begin."""
+    try:
+        _, folds, inner, cap = parse_protocol(protocol)
+    except ValueError:
+        return None
+    return None if cap is not None else f"1x{folds}/{inner}@"
+
+
+def same_protocol(row_protocol, protocol):
+    """Whether a row of ``row_protocol`` belongs to the tables of ``protocol``: the same
+    string, or the capped-reference protocol of the same folds (``1x5/5@4000`` for
+    ``4x5/5``)."""
+    if row_protocol == protocol:
+        return True
+    prefix = _capped_prefix(protocol)
+    return bool(prefix) and str(row_protocol).startswith(prefix)
+
+
+def pick_protocol(rows, protocol):
+    """The rows of ``protocol`` and, for each (dataset, algorithm, seed) with none of them,
+    those of one capped protocol of the same folds (see :func:`same_protocol`).
+
+    So a cell is never a mix: a reference run both ways (``reference_max_train=None`` on a
+    cache holding capped rows) is reported from its full-protocol rows.
+    """
+    prefix = _capped_prefix(protocol)
+    if prefix is None:
+        return [r for r in rows if r["protocol"] == protocol]
+    full, capped = set(), {}
+    for r in rows:
+        cell = (r["dataset"], r["algorithm"], int(r["seed"]))
+        if r["protocol"] == protocol:
+            full.add(cell)
+        elif r["protocol"].startswith(prefix):
+            capped.setdefault(cell, r["protocol"])
+    return [r for r in rows if r["protocol"] == protocol or (
+        (r["dataset"], r["algorithm"], int(r["seed"])) not in full
+        and capped.get((r["dataset"], r["algorithm"], int(r["seed"]))) == r["protocol"])]
+
+
 def _task(kind, dataset, algorithm, run, params, cfg):
     t0, c0 = time.perf_counter(), time.process_time()
     X, y = get_data(dataset, cfg["data_dir"], cfg["verify"])
     spec = spec_of(algorithm)
-    proto = dict(seed=cfg["seed"], n_repeats=cfg["n_repeats"], n_folds=cfg["n_folds"])
+    protocol, _, max_train = plan(dataset, spec, cfg)
+    proto = dict(seed=cfg["seed"], n_repeats=cfg["n_repeats"], n_folds=cfg["n_folds"],
+                 max_train=max_train)
     if kind == "cv":
         score, err = cv_score(spec, params, X, y, dataset, run, inner_folds=cfg["inner_folds"],
                               **proto)
@@ -205,7 +282,7 @@ def _task(kind, dataset, algorithm, run, params, cfg):
     label = grid_label(spec, cfg["grid"], cfg["max_points"]) if kind == "test" else ""
     return {"kind": kind, "dataset": dataset, "algorithm": algorithm, "run": run,
             "params": _params_key(params), "grid": label,
-            "seed": cfg["seed"], "protocol": cfg["protocol"], "auc": score,
+            "seed": cfg["seed"], "protocol": protocol, "auc": score,
             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
             "error": err, "pid": os.getpid(),
             "thread": threading.current_thread().name}
@@ -309,7 +386,8 @@ def run_specs(algorithms=None, ceilings=False, references=None):
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=None, max_points=None, scheduler=None,
-                   ceilings=False, references=None, verify=True, positive_class=None):
+                   ceilings=False, references=None, verify=True, positive_class=None,
+                   reference_max_train=REFERENCE_MAX_TRAIN):
     """Run (or resume) the protocol, write the tables and report what happened.
 
     Parameters
@@ -369,6 +447,12 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
         positive class instead of the registry's rule (the command line's
         ``--positive-class``); such a dataset's rows and table rows are named
         ``<name>:pos=<label>`` (see :func:`run_name` and :func:`with_positive_classes`).
+    reference_max_train : int or None, default=4000
+        The capped batch references (SVC, OKAUC-M_inf) on a dataset whose training parts
+        exceed this many rows run on the first partition only (``n_folds`` runs), on a
+        stratified subsample of this many rows of each training part, recorded under the
+        protocol ``1x<folds>/<inner>@<rows>`` and labelled in the tables (the command
+        line's ``--reference-max-train``); None runs them by the full protocol everywhere.
 
     Returns
     -------
@@ -389,7 +473,9 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
            "verify": bool(verify),
            "max_points": None if max_points is None else int(max_points),
-           "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}"}
+           "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}",
+           "reference_max_train": (None if reference_max_train is None
+                                   else int(reference_max_train))}
     n_runs = cfg["n_repeats"] * cfg["n_folds"]
     if not verify:
         check_checksums(datasets, data_dir)
@@ -405,33 +491,41 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     existing, writer = open_cache(out / CACHE_NAME)
     done = {_key(r) for r in existing}
     rows_now = []
+    plans = {(d, s.name): plan(d, s, cfg) for d in datasets for s in specs}
+
+    def base(d, s):
+        return {"grid": "", "seed": cfg["seed"], "protocol": plans[(d, s.name)][0],
+                "dataset": d, "algorithm": s.name}
+
     with writer, executor(backend, n_jobs, scheduler) as ex:
-        base = {"grid": "", "seed": cfg["seed"], "protocol": cfg["protocol"]}
         cv_tasks = [("cv", d, s.name, r, p) for d in datasets for s in specs
-                    for r in range(n_runs) for p in grid_points(s, grid, max_points)
-                    if _key({**base, "kind": "cv", "dataset": d, "algorithm": s.name, "run": r,
+                    for r in range(plans[(d, s.name)][1]) for p in grid_points(s, grid, max_points)
+                    if _key({**base(d, s), "kind": "cv", "run": r,
                              "params": _params_key(p)}) not in done]
         rows_now += _run_tasks(ex, cv_tasks, cfg, writer, "cv  ", progress)
         all_rows = existing + rows_now
         cv_by = defaultdict(list)
         for r in all_rows:
-            if r["kind"] == "cv" and r["seed"] == cfg["seed"] and r["protocol"] == cfg["protocol"]:
+            cell = plans.get((r["dataset"], r["algorithm"]))
+            if (r["kind"] == "cv" and cell is not None and r["seed"] == cfg["seed"]
+                    and r["protocol"] == cell[0]):
                 cv_by[(r["dataset"], r["algorithm"], int(r["run"]))].append(r)
         test_tasks = []
         for d in datasets:
             for s in specs:
-                for r in range(n_runs):
+                for r in range(plans[(d, s.name)][1]):
                     best = _select(cv_by[(d, s.name, r)], grid_points(s, grid, max_points))
-                    row = {**base, "kind": "test", "dataset": d, "algorithm": s.name, "run": r,
-                           "params": _params_key(best), "grid": grid_label(s, grid, max_points)}
+                    row = {**base(d, s), "kind": "test", "run": r, "params": _params_key(best),
+                           "grid": grid_label(s, grid, max_points)}
                     if _key(row) not in done:
                         test_tasks.append(("test", d, s.name, r, best))
         rows_now += _run_tasks(ex, test_tasks, cfg, writer, "test", progress)
         if ceilings:
             oracle_tasks = [("oracle", d, s.name, r, p) for d in datasets for s in specs
-                            for r in range(n_runs) for p in grid_points(s, grid, max_points)
-                            if _key({**base, "kind": "oracle", "dataset": d, "algorithm": s.name,
-                                     "run": r, "params": _params_key(p)}) not in done]
+                            for r in range(plans[(d, s.name)][1])
+                            for p in grid_points(s, grid, max_points)
+                            if _key({**base(d, s), "kind": "oracle", "run": r,
+                                     "params": _params_key(p)}) not in done]
             rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, "oracle", progress)
     task_seconds = defaultdict(float)
     for r in rows_now:
@@ -439,8 +533,8 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     labels = {s.name: grid_label(s, grid, max_points) for s in specs}
     test_rows = _unique([r for r in existing + rows_now if r["kind"] == "test"
                          and r["algorithm"] in labels and r["grid"] == labels[r["algorithm"]]
-                         and int(r["seed"]) == cfg["seed"] and r["protocol"] == cfg["protocol"]
-                         and r["dataset"] in datasets])
+                         and int(r["seed"]) == cfg["seed"] and r["dataset"] in datasets
+                         and r["protocol"] == plans[(r["dataset"], r["algorithm"])][0]])
     ceil = oracle_ceilings(existing + rows_now, grid, cfg["seed"], cfg["protocol"], max_points)
     tables = report(test_rows, out, suffix=f"_{grid}", ceilings=ceil, grid=grid)
     text, recs = run_summary(existing + rows_now, datasets, [s.name for s in specs], grid,
@@ -480,13 +574,13 @@ def oracle_ceilings(rows, grid, seed=0, protocol="4x5/5", max_points=None):
     """
     points, best, seen = {}, {}, defaultdict(set)
     out = defaultdict(dict)
-    for r in rows:
+    for r in pick_protocol(rows, protocol):
         if (r["kind"] == "ceiling" and int(r["seed"]) == int(seed)
-                and r["protocol"] == protocol and r["algorithm"] in _registry()
+                and r["algorithm"] in _registry()
                 and r["grid"] == grid_label(spec_of(r["algorithm"]), grid, max_points)):
             out[(r["dataset"], r["algorithm"])][int(r["run"])] = float(r["auc"])
             continue                              # a record's run oracle, complete already
-        if (r["kind"] != "oracle" or int(r["seed"]) != int(seed) or r["protocol"] != protocol
+        if (r["kind"] != "oracle" or int(r["seed"]) != int(seed)
                 or r["algorithm"] not in _registry()):
             continue
         a = r["algorithm"]
@@ -546,13 +640,14 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
     exps = _exponents(grid)
     lo, hi = exps[0], exps[-1]
     recs, notes = [], []
+    rows = pick_protocol(rows, protocol)
     for d in datasets:
         for a in algorithms:
             spec = spec_of(a)
             points = {_params_key(p) for p in grid_points(spec, grid, max_points)}
             label = grid_label(spec, grid, max_points)
             mine = [r for r in rows if r["dataset"] == d and r["algorithm"] == a
-                    and int(r["seed"]) == int(seed) and r["protocol"] == protocol]
+                    and int(r["seed"]) == int(seed)]
             cv = {}
             for r in mine:
                 if r["kind"] == "cv" and r["params"] in points:
@@ -663,7 +758,22 @@ STD_KINDS = (("auc_std", "std over runs"),
 PAPER_RUNS = 20
 
 
-def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
+#: the label of a capped reference's cells in every table (see :func:`_capped_label`)
+CAPPED_MARK = "†"
+
+
+def _sub(rec):
+    """The capped-reference mark of a table record, or ``""``."""
+    return CAPPED_MARK if rec.get("protocol") else ""
+
+
+def _capped_label(protocol):
+    """``"reference: 4,000-row subsample, 1 x 5 folds"`` for ``"1x5/5@4000"``."""
+    reps, folds, _, cap = parse_protocol(protocol)
+    return f"reference: {cap:,}-row subsample, {reps} x {folds} folds"
+
+
+def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=(), capped=()):
     lines = [
         "Legend:",
         "- `ours ± s`: mean of the test AUC over the runs of the protocol (repeats x folds) "
@@ -696,6 +806,14 @@ def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=()):
                      "selection on the training part, refit, test): " + "; ".join(
                          _REFERENCE_NOTES[r] for r in references if r in _REFERENCE_NOTES)
                      + ".")
+    for proto in capped:
+        lines.append(f"- `{CAPPED_MARK}` after our value or the algorithm ({_capped_label(proto)}):"
+                     f" a batch reference on a dataset whose training parts exceed "
+                     f"{parse_protocol(proto)[3]:,} rows, run on the first outer partition only "
+                     f"and on a stratified subsample of {parse_protocol(proto)[3]:,} rows of "
+                     "each training part (the same rows for every grid point, a fixed seed per "
+                     "run; the test fold whole), because its fits grow with the cube of the "
+                     "training size; the learners' cells and ceilings keep the full protocol.")
     for d in relabelled:
         base, label = split_run_name(d)
         lines.append(f"- `{d}`: {base} with its original label {label:g} as the positive "
@@ -793,8 +911,11 @@ def _reachability(recs, grid):
             continue
         reach = [r for r in mine if r["auc_mean"] >= best_paper[r["dataset"]][0]
                  - best_paper[r["dataset"]][1]]
+        subs = [r["protocol"] for r in mine if r["protocol"]]
         text = (f"- {name} (batch reference): within the paper's std of (or above) the best "
-                f"paper cell of its dataset on {len(reach)} of {len(mine)} datasets")
+                f"paper cell of its dataset on {len(reach)} of {len(mine)} datasets"
+                + (f" ({len(subs)} of them `{CAPPED_MARK}`, {_capped_label(subs[0])})"
+                   if subs else ""))
         with_or = [r for r in mine if r["oracle_mean"] is not None]
         if with_or:
             above = [r["dataset"] for r in with_or if round(
@@ -835,7 +956,10 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
     runs_of = defaultdict(list)
     parts = defaultdict(lambda: defaultdict(list))  # per outer partition (repeat)
     folds_seen = set()
+    capped_of = {}  # (dataset, algorithm) -> the capped protocol of its rows
     for r in test_rows:
+        if parse_protocol(r.get("protocol") or "1x1/1")[3] is not None:
+            capped_of[(r["dataset"], r["algorithm"])] = r["protocol"]
         agg[(r["dataset"], r["algorithm"])].append(100.0 * float(r["auc"]))
         runs_of[(r["dataset"], r["algorithm"])].append(int(r.get("run", 0)))
         proto = r.get("protocol") or ""
@@ -866,6 +990,7 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 sem = std / np.sqrt(len(v))
                 ceil = _cell_ceiling(ceilings.get((d, a)), runs_of[(d, a)])
                 recs.append({"table": table, "dataset": d, "algorithm": a, "n_runs": len(v),
+                             "protocol": capped_of.get((d, a), ""),
                              "auc_mean": round(mean, 2), "auc_std": round(std, 2),
                              "std_of_partition_means": round(std_parts, 2),
                              "auc_sem": round(sem, 2),
@@ -903,7 +1028,7 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 if r is None:
                     cells.append("")
                 elif r["paper_mean"] is None:
-                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / -")
+                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f}{_sub(r)} / -")
                 else:
                     mark = "!" if r["flagged"] else ""
                     up = ("^" if r["above_ceiling"] else "") + (
@@ -914,7 +1039,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
         refs = [a for a in algos if a in REFERENCES]
         lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?", with_ceilings,
-                                refs, [d for d in dsets if split_run_name(d)[1] is not None])
+                                refs, [d for d in dsets if split_run_name(d)[1] is not None],
+                                sorted({r["protocol"] for r in recs if r["protocol"]}))
         lines += [""]
 
         def fmt(x):
@@ -932,8 +1058,9 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 paper_cell = ("-" if r["paper_mean"] is None else
                               f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}")
                 gap = fmt(r["paper_minus_oracle"]) + (" ^" if r["above_ceiling"] else "")
-                lines.append(f"| {r['dataset']} | {r['algorithm']} | {r['auc_mean']:.2f} | "
-                             f"{r['oracle_mean']:.2f} | {r['oracle_mean'] - r['auc_mean']:.2f} "
+                lines.append(f"| {r['dataset']} | {r['algorithm']}{_sub(r)} | "
+                             f"{r['auc_mean']:.2f} | {r['oracle_mean']:.2f} | "
+                             f"{r['oracle_mean'] - r['auc_mean']:.2f} "
                              f"| {paper_cell} | {gap} |")
             lines += [""] + _reachability(recs, grid) + [""]
         lines += ["| dataset | algorithm | runs | std over runs | std of repetition means "
@@ -943,7 +1070,7 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
         for r in recs:
             ratios = " / ".join(fmt(r[k]) for k in ("ratio_std_runs", "ratio_std_means",
                                                     "ratio_sem"))
-            lines.append(f"| {r['dataset']} | {r['algorithm']} | {r['n_runs']} | "
+            lines.append(f"| {r['dataset']} | {r['algorithm']}{_sub(r)} | {r['n_runs']} | "
                          f"{fmt(r['auc_std'])} | {fmt(r['std_of_partition_means'])} | "
                          f"{fmt(r['auc_sem'])} | {fmt(r['paper_std'])} | {ratios} |")
         medians = []
@@ -977,20 +1104,22 @@ def export_record(out, dest, grid, seed=0, protocol="4x5/5", max_points=None):
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     known = _registry()
-    cached = load_rows(out)
+    cached = pick_protocol(load_rows(out), protocol)
     tests = _unique([r for r in cached if r["kind"] == "test" and r["algorithm"] in known
                      and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
-                     and r["seed"] == int(seed) and r["protocol"] == protocol])
+                     and r["seed"] == int(seed)])
     if not tests:
         return []
     ceil = oracle_ceilings(cached, grid, seed, protocol, max_points)
+    cell_protocol = {(r["dataset"], r["algorithm"]): r["protocol"] for r in tests}
     rows = [dict(r) for r in tests]
     for (d, a), runs in sorted(ceil.items()):
         for run, auc in sorted(runs.items()):
             rows.append({**{k: "" for k in FIELDS}, "kind": "ceiling", "dataset": d,
                          "algorithm": a, "run": run, "params": "{}",
                          "grid": grid_label(known[a], grid, max_points), "seed": int(seed),
-                         "protocol": protocol, "auc": auc, "seconds": 0.0,
+                         "protocol": cell_protocol.get((d, a), protocol), "auc": auc,
+                         "seconds": 0.0,
                          "cpu_seconds": 0.0})
     record = dest / CACHE_NAME
     tmp = record.with_suffix(".tmp")
@@ -1020,9 +1149,10 @@ def report_from_cache(out, grid, seed=0, protocol="4x5/5", datasets=None, algori
         algorithms = list(algorithms) + [n for n in default_references(tables)
                                          if n not in algorithms]
     cached = load_rows(out)
-    rows = _unique([r for r in cached if r["kind"] == "test" and r["algorithm"] in known
+    rows = _unique([r for r in pick_protocol(cached, protocol) if r["kind"] == "test"
+                    and r["algorithm"] in known
                     and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
-                    and r["seed"] == int(seed) and r["protocol"] == protocol
+                    and r["seed"] == int(seed)
                     and (datasets is None or r["dataset"] in datasets)
                     and (algorithms is None or r["algorithm"] in algorithms)])
     order = {d: i for i, d in enumerate(ds.DATASETS)}
@@ -1056,12 +1186,11 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
     paths : list of str
         ``[]`` when there is nothing to report, else the file written.
     """
-    rows = load_rows(out)
+    rows = pick_protocol(load_rows(out), protocol)
     known = _registry()
     tests = defaultdict(int)
     for r in rows:
         if (r["kind"] == "test" and r["algorithm"] in known and r["seed"] == int(seed)
-                and r["protocol"] == protocol
                 and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
                 and (datasets is None or r["dataset"] in datasets)
                 and (algorithms is None or r["algorithm"] in algorithms)):
@@ -1074,7 +1203,7 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
     cpu_oracle = defaultdict(float)
     for r in rows:
         key = (r["dataset"], r["algorithm"])
-        if key not in tests or r["seed"] != int(seed) or r["protocol"] != protocol:
+        if key not in tests or r["seed"] != int(seed):
             continue
         k = _key(r)
         if k in seen:       # a task cached twice counts once
