@@ -11,7 +11,7 @@ import pytest
 
 import sosl.experiments as ex
 from sosl.exceptions import ExperimentWarning
-from sosl.experiments import protocol, runner
+from sosl.experiments import protocol, runner, tables
 from sosl.experiments.__main__ import main
 
 #: synthetic: 2000 rows, 1 positive in 6; 2 x 3 folds give training parts of 1333-1334 rows
@@ -141,7 +141,7 @@ def test_capped_cells_are_labelled_in_every_table(capped_run, tmp_path):
     assert label in md
     lines = md.splitlines()
     main_row = next(ln for ln in lines if ln.startswith("| synthetic |") and " / -" in ln)
-    assert main_row.count(runner.CAPPED_MARK) == 1            # SVC's cell, not PA-I's
+    assert main_row.count(tables.CAPPED_MARK) == 1            # SVC's cell, not PA-I's
     n_svc = sum(ln.startswith("| synthetic | SVC† |") for ln in lines)
     assert n_svc == 2                                        # ceilings and spread tables
     assert not any(ln.startswith("| synthetic | SVC |") for ln in lines)
