@@ -219,8 +219,8 @@ def _reachability(recs, grid):
         subs = [r["protocol"] for r in mine if r["protocol"]]
         text = (f"- {name} (batch reference): within the paper's std of (or above) the best "
                 f"paper cell of its dataset on {len(reach)} of {len(mine)} datasets"
-                + (f" ({len(subs)} of them `{CAPPED_MARK}`, {_capped_label(subs[0])})"
-                   if subs else ""))
+                + (f" (of the {len(mine)}, {len(subs)} `{CAPPED_MARK}`: "
+                   f"{_capped_label(subs[0])})" if subs else ""))
         with_or = [r for r in mine if r["oracle_mean"] is not None]
         if with_or:
             above = [r["dataset"] for r in with_or if round(
