@@ -75,6 +75,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sparse.py --repeat 3
 	$(BIN)/python benchmarks/bench_kernel_sparse.py --repeat 3
 	$(BIN)/python benchmarks/bench_calibration.py
+	$(BIN)/python benchmarks/bench_river.py --repeat 5
 	$(if $(BASELINE_PYTHON),$(BIN)/python benchmarks/bench_against.py --baseline-python \
 		$(BASELINE_PYTHON),@echo "(make bench BASELINE_PYTHON=<an earlier checkout>/.venv/bin/python \
 		also times this build against that one)")
