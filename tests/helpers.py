@@ -54,3 +54,51 @@ def same_state(a, b):
         elif u != v:
             return False
     return True
+
+
+# -- stream builders shared by several files ---------------------------------------------
+def sparse_stream(n=160, p=30, seed=0, grow=False):
+    """Sparse rows (about 20% non-zeros; with ``grow`` the density rises along the stream,
+    so later batches have rows with more stored entries) and labels that depend on them."""
+    rng = np.random.default_rng(seed)
+    density = np.linspace(0.05, 0.5, n)[:, None] if grow else 0.2
+    X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < density)
+    X[3, 5] = 0.0                                           # an empty coordinate; plus a row
+    X[7] = 0.0                                              # with no stored entry at all
+    s = np.where(X[:, 0] - X[:, 1] + 0.5 * X[:, 2:6].sum(axis=1)
+                 + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, s
+
+
+def noisy_ball(rng, n, p=2, noise=0.1):
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = (np.sum(X ** 2, axis=1) < 0.5 * p / 2).astype(int)
+    flip = rng.random(n) < noise
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+def koil_stream(rng, n, p, pos_rate=0.3, dup=False, first_neg=0):
+    X = rng.uniform(-1, 1, size=(n, p))
+    if dup:
+        X[n // 2:] = X[: n - n // 2]                      # every row repeated once
+    score = X[:, 0] + 0.5 * np.sin(3 * X[:, -1]) + 0.3 * rng.normal(size=n)
+    y = (score > np.quantile(score, 1 - pos_rate)).astype(int)
+    y[:first_neg] = 0                                      # one class only for a while
+    return X, y
+
+
+def koil_sparse_stream(rng, n, p, grow=False):
+    density = np.linspace(0.05, 0.6, n)[:, None] if grow else 0.25
+    X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < density)
+    X[4] = 0.0                                             # a row without stored entries
+    score = X[:, 0] - X[:, 1] + 0.4 * X[:, 2:].sum(axis=1) + 0.2 * rng.normal(size=n)
+    y = (score > np.quantile(score, 0.7)).astype(int)
+    return X, y
+
+
+def labelled_linear(n=400, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(X @ np.arange(1, p + 1) + rng.normal(size=n) > 1.0, "pos", "neg")
+    return X, y

@@ -124,7 +124,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
     into sparse slots (see the module docstring); every other argument as in
     :func:`koil_pass`; it equals the reference :func:`sosl._core._koil_ref.koil_pass` run on
     the rows and slots densified
-    (tests/test_koil.py::test_csr_pass_matches_reference_on_densified_rows)."""
+    (tests/_core/test_koil.py::test_csr_pass_matches_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t B = alpha_mv.shape[0]

@@ -1,29 +1,20 @@
-"""Tests of POLK: FSGD recursion, KOMP budgets, bounded model order, API."""
+"""POLK's typed passes (``_polk.pyx``, dense and CSR) against the NumPy reference: the
+FSGD recursion, KOMP budgets, the inverse updates, loss derivatives, each with a mutant."""
 
-import importlib
 import inspect
 import pickle
-import sys
-import tracemalloc
 import types
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import noisy_ball
 
 import sosl.polk
 from sosl import POLK
 from sosl._core import _polk_driver, _polk_ref
 from sosl._core._kparams import KERNEL_CODES, kernel_spec, step_spec
 from sosl.kernels import kernel_matrix
-
-
-def _data(rng, n, p=2, noise=0.1):
-    X = rng.uniform(-1, 1, size=(n, p))
-    y = (np.sum(X ** 2, axis=1) < 0.5 * p / 2).astype(int)
-    flip = rng.random(n) < noise
-    y[flip] = 1 - y[flip]
-    return X, y
 
 
 def _fsgd_by_hand(X, s, eta, lam, loss, gamma):
@@ -48,7 +39,7 @@ def _fsgd_by_hand(X, s, eta, lam, loss, gamma):
 def test_no_projection_equals_functional_sgd(loss):
     """With epsilon = 0 nothing with a nonzero weight can be removed: POLK is FSGD."""
     rng = np.random.default_rng(0)
-    X, y = _data(rng, 60, p=3)
+    X, y = noisy_ball(rng, 60, p=3)
     s = np.where(y == 1, 1.0, -1.0)
     model = POLK(loss=loss, eta=0.3, lam=0.05, epsilon=0.0, gamma=2.0).fit(X, y)
     w = _fsgd_by_hand(X, s, 0.3, 0.05, loss, 2.0)
@@ -76,7 +67,7 @@ def _mutant_ref(old, new):
 ])
 def test_mutant_is_caught(old, new):
     rng = np.random.default_rng(0)
-    X, y = _data(rng, 60, p=3)
+    X, y = noisy_ball(rng, 60, p=3)
     s = np.where(y == 1, 1.0, -1.0)
     params = dict(loss="logistic", eta=0.3, lam=0.05, epsilon=0.0, gamma=2.0)
     w = _fsgd_by_hand(X, s, 0.3, 0.05, "logistic", 2.0)
@@ -89,7 +80,7 @@ def test_mutant_is_caught(old, new):
 
 def test_projection_within_budget_and_order_bounded():
     rng = np.random.default_rng(1)
-    X, y = _data(rng, 3000)
+    X, y = noisy_ball(rng, 3000)
     model = POLK(eta=0.1, lam=1e-3, gamma=2.0).fit(X, y)
     eps = 1.0 * 0.1 ** 1.5
     np.testing.assert_allclose(model.projection_budgets_, eps)
@@ -100,27 +91,6 @@ def test_projection_within_budget_and_order_bounded():
     assert orders.max() < 100
     assert orders[1500:].max() <= 1.2 * orders[:1500].max() + 2  # no growth in the second half
     assert model.score(X, y) > 0.8
-
-
-def test_diminishing_schedule_budgets():
-    rng = np.random.default_rng(2)
-    X, y = _data(rng, 200)
-    model = POLK(eta=0.5, lam=0.1, schedule="diminishing", parsimony=2.0).fit(X, y)
-    t = np.arange(1, 201)
-    eta_t = 0.5 / (1 + 0.1 * 0.5 * t)
-    np.testing.assert_allclose(model.projection_budgets_, 2.0 * eta_t ** 2, rtol=1e-14)
-    assert np.all(model.projection_errors_ <= model.projection_budgets_ * (1 + 1e-9))
-
-
-def test_kernel_expansion_reproduces_decision():
-    rng = np.random.default_rng(3)
-    X, y = _data(rng, 300)
-    model = POLK(eta=0.2, gamma=3.0).fit(X, y)
-    K = kernel_matrix(X, model.support_vectors_, gamma=3.0)
-    np.testing.assert_allclose(model.decision_function(X), K @ model.dual_coef_, rtol=1e-12)
-    np.testing.assert_allclose(model.gram_, kernel_matrix(model.support_vectors_,
-                                                          model.support_vectors_, gamma=3.0),
-                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "square"])
@@ -134,60 +104,28 @@ def test_loss_derivative_matches_finite_differences(loss):
             assert _polk_ref.loss_derivative(z, y, code) == pytest.approx(num, abs=1e-6)
 
 
-def test_fit_equals_partial_fit_and_pickle():
-    rng = np.random.default_rng(4)
-    X, y = _data(rng, 400)
-    full = POLK(eta=0.2, gamma=2.0).fit(X, y)
-    part = POLK(eta=0.2, gamma=2.0)
-    for a, b in [(0, 1), (1, 150), (150, 151), (151, 400)]:
-        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
-        part = pickle.loads(pickle.dumps(part))
-    np.testing.assert_array_equal(full.dual_coef_, part.dual_coef_)
-    np.testing.assert_array_equal(full.model_orders_, part.model_orders_)
-    assert part.t_ == 400
-
-
-@pytest.mark.parametrize("params, err, match", [
-    ({"loss": "huber"}, ValueError, "loss"),
-    ({"schedule": "adagrad"}, ValueError, "schedule"),
-    ({"eta": 0.0}, ValueError, "eta"),
-    ({"lam": 0.0}, ValueError, "lam"),
-    ({"eta": 2.0, "lam": 0.5}, ValueError, "1/lam"),
-    ({"epsilon": -1.0}, ValueError, "epsilon"),
-    ({"parsimony": "a"}, TypeError, "parsimony"),
-    ({"kernel": "laplace"}, ValueError, "kernel"),
-])
-def test_bad_params(params, err, match):
-    with pytest.raises(err, match=match):
-        POLK(**params).fit(np.array([[0.0], [1.0]]), [0, 1])
-
-
-# ---------------------------------------------------------------------------------------
-# Typed pass (sosl._core._polk, inverse Gram matrix kept across rounds) vs the reference
-# ---------------------------------------------------------------------------------------
-
 def _fast_streams():
     """(name, X, y, params): several losses/schedules, epsilon = 0, duplicates, p = 1, kernels."""
     rng = np.random.default_rng(11)
     out = []
-    X, y = _data(rng, 400)
+    X, y = noisy_ball(rng, 400)
     out.append(("hinge", X, y, dict(eta=0.2, gamma=2.0)))
-    X, y = _data(rng, 300, p=3)
+    X, y = noisy_ball(rng, 300, p=3)
     out.append(("logistic-diminishing", X, y, dict(loss="logistic", eta=0.5, lam=0.05,
                                                    schedule="diminishing", parsimony=2.0,
                                                    gamma=3.0)))
-    X, y = _data(rng, 300, p=4)
+    X, y = noisy_ball(rng, 300, p=4)
     out.append(("square", X, y, dict(loss="square", eta=0.3, lam=0.01, epsilon=0.02,
                                      gamma=1.0)))
-    X, y = _data(rng, 150, p=3)
+    X, y = noisy_ball(rng, 150, p=3)
     out.append(("epsilon0", X, y, dict(eta=1.0, lam=0.05, epsilon=0.0, gamma=8.0)))
-    X, y = _data(rng, 300)
+    X, y = noisy_ball(rng, 300)
     X[1::2] = X[::2]                               # every point twice in a row, ...
     X[200:250] = X[20:70]                          # ... and some again much later
     out.append(("duplicates", X, y, dict(eta=0.2, gamma=2.0)))
-    X, y = _data(rng, 300, p=1)
+    X, y = noisy_ball(rng, 300, p=1)
     out.append(("p1", X, y, dict(eta=0.5, lam=0.01, gamma=30.0)))
-    X, y = _data(rng, 200)
+    X, y = noisy_ball(rng, 200)
     out.append(("poly", X, y, dict(kernel="poly", degree=2, gamma=1.0, eta=0.1, lam=0.01)))
     return out
 
@@ -342,36 +280,6 @@ def test_inverse_updates_match_direct_inverses():
                                    np.linalg.inv(K), rtol=1e-9, atol=1e-9)
 
 
-def test_missing_extension_is_an_import_error(monkeypatch):
-    """No silent fallback to the NumPy reference: without the typed pass POLK cannot load."""
-    import sosl._core
-    monkeypatch.setitem(sys.modules, "sosl._core._polk", None)
-    monkeypatch.delattr(sosl._core, "_polk")
-    monkeypatch.delitem(sys.modules, "sosl._core._polk_driver")
-    with pytest.raises(ImportError):
-        importlib.import_module("sosl._core._polk_driver")
-
-
-@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
-@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
-def test_overflowing_kernel_raises():
-    rng = np.random.default_rng(16)
-    X, y = _data(rng, 40)
-    with pytest.raises(FloatingPointError, match="poly kernel overflowed"):
-        POLK(kernel="poly").fit(X * 1e155, y)
-    m = POLK(kernel="poly").fit(X, y)
-    w = m.dual_coef_.copy()
-    with pytest.raises(FloatingPointError, match="kernel overflowed"):
-        m.partial_fit(X * 1e155, y)
-    np.testing.assert_array_equal(m.dual_coef_, w)
-    with pytest.raises(FloatingPointError, match="not finite"):
-        m.predict(X * 1e155)
-
-
-# ---------------------------------------------------------------------------------------
-# Sparse rows: CSR input, a dictionary of sparse slots (polk_fast_pass_csr)
-# ---------------------------------------------------------------------------------------
-
 def _sparsify(X, seed, p=600):
     """X with one entry of every third row zeroed (when it has two or more), placed at
     scattered columns of p."""
@@ -420,86 +328,6 @@ def test_sparse_pass_equals_reference(monkeypatch, name, X, y, params):
         assert len(calls) > 10                              # the sparse fallback rounds ran
 
 
-def _sparse_stream(seed, n=500, p=400):
-    """Rows whose nnz grows along the stream (the slots must widen between calls)."""
-    rng = np.random.default_rng(seed)
-    X = np.zeros((n, p))
-    for i in range(n):
-        k = 1 + i // 60
-        X[i, rng.choice(40 + 10 * k, size=k, replace=False)] = rng.uniform(-1, 1, k)
-    X[3::7] = X[1::7][:X[3::7].shape[0]]                    # some repeated rows
-    y = (X[:, :20].sum(axis=1) + 0.2 * rng.normal(size=n) > 0).astype(int)
-    return X, y
-
-
-def test_sparse_fit_equals_dense_fit_in_chunks_and_pickled():
-    """CSR fit == dense fit (rtol 1e-12) and == partial_fit in chunks of growing row nnz,
-    pickled between the calls."""
-    X, y = _sparse_stream(21)
-    params = dict(eta=0.3, gamma=0.8)
-    Xs = sp.csr_matrix(X)
-    dense = POLK(**params).fit(X, y)
-    assert np.any(np.diff(dense.model_orders_) < 0) and dense.model_orders_.max() > 20
-    whole = POLK(**params).fit(Xs, y)
-    part = POLK(**params)
-    for a, b in [(0, 1), (1, 90), (90, 200), (200, 201), (201, 500)]:
-        part.partial_fit(Xs[a:b], y[a:b], classes=[0, 1])
-        part = pickle.loads(pickle.dumps(part))
-    widths = np.diff(whole.support_vectors_.indptr)
-    assert widths.max() > 5                                   # rows of growing nnz were stored
-    f = dense.decision_function(X)
-    assert np.ptp(f) > 0
-    for m in (whole, part):
-        np.testing.assert_array_equal(m.model_orders_, dense.model_orders_)
-        np.testing.assert_array_equal(m.support_vectors_.toarray(), dense.support_vectors_)
-        scale = np.abs(dense.dual_coef_).max()
-        np.testing.assert_allclose(m.dual_coef_, dense.dual_coef_, rtol=1e-12,
-                                   atol=1e-12 * scale)
-        np.testing.assert_allclose(m.decision_function(Xs), f, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(m.decision_function(X), f, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(part.dual_coef_, whole.dual_coef_)
-
-
-def _snapshot(model):
-    out = {}
-    for k, v in vars(model).items():
-        if k == "_lock_":                      # the model's lock is not state
-            continue
-        if isinstance(v, np.ndarray):
-            out[k] = v.copy()
-        elif sp.issparse(v):
-            out[k] = v.toarray()
-        else:
-            out[k] = pickle.dumps(v)
-    return out
-
-
-@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
-@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
-def test_sparse_bad_input_leaves_state_unchanged():
-    X, y = _sparse_stream(22, n=200, p=300)
-    Xs = sp.csr_matrix(X)
-    m = POLK(kernel="poly", degree=2).fit(Xs[:150], y[:150])
-    before = _snapshot(m)
-    bad_nan = Xs[150:].copy()
-    bad_nan.data[3] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        m.partial_fit(bad_nan, y[150:])
-    with pytest.raises(ValueError, match="features"):
-        m.partial_fit(sp.csr_matrix(np.ones((2, 301))), [0, 1])
-    with pytest.raises(FloatingPointError, match="kernel overflowed"):
-        m.partial_fit(Xs[150:] * 1e155, y[150:])
-    with pytest.raises(ValueError, match="classes"):
-        m.partial_fit(Xs[150:], y[150:] + 5)
-    after = _snapshot(m)
-    assert after.keys() == before.keys()
-    for k, v in before.items():
-        np.testing.assert_array_equal(after[k], v, err_msg=k)
-    m.partial_fit(Xs[150:], y[150:])                         # and it goes on as before
-    ref = POLK(kernel="poly", degree=2).fit(Xs, y)
-    np.testing.assert_array_equal(m.dual_coef_, ref.dual_coef_)
-
-
 def test_sparse_mutant_is_caught(monkeypatch):
     """Rows handed to the merges with their indices in decreasing order (a non-canonical
     CSR the two-pointer merges misread) must be caught by the comparison."""
@@ -520,34 +348,3 @@ def test_sparse_mutant_is_caught(monkeypatch):
         _assert_same_run(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
     monkeypatch.undo()
     _assert_same_run(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
-
-
-def test_sparse_model_memory_does_not_depend_on_p():
-    """At p = 2^20 with 8 non-zeros per row, the fitted arrays and the allocations of a
-    partial_fit call stay below one p-long float vector (8 MiB, the bound); a model with a
-    dense dictionary (negative control) fed two of the same CSR rows exceeds it."""
-    p = 1 << 20
-    rng = np.random.default_rng(23)
-    n = 300
-    cols = np.concatenate([np.sort(rng.choice(p, size=8, replace=False)) for _ in range(n)])
-    X = sp.csr_matrix((rng.uniform(-1, 1, 8 * n), cols, np.arange(0, 8 * n + 1, 8)),
-                      shape=(n, p))
-    y = (rng.random(n) < 0.4).astype(int)
-    m = POLK(eta=0.3, gamma=0.5).fit(X[:200], y[:200])
-    assert m.model_orders_.max() > 20
-    arrays = [v for v in vars(m).values() if isinstance(v, np.ndarray)]
-    arrays += [m.support_vectors_.data, m.support_vectors_.indices, m.support_vectors_.indptr]
-    assert all(p not in a.shape for a in arrays)
-    bound = 8 * p                                            # one float64 vector of length p
-    assert sum(a.nbytes for a in arrays) < bound / 4
-
-    def peak(model, rows, labels):
-        tracemalloc.start()
-        try:
-            model.partial_fit(rows, labels)
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-    assert peak(m, X[200:], y[200:]) < bound
-    control = POLK(eta=0.3, gamma=0.5).fit(X[:2].toarray(), [0, 1])
-    assert peak(control, X[200:202], y[200:202]) > bound
