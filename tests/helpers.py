@@ -56,6 +56,49 @@ def same_state(a, b):
     return True
 
 
+# -- the two state comparisons -------------------------------------------------------------
+# "the same state" (bit for bit: an equivalence of two runs of the same code, or a refused
+# call) and "close to the reference" (a typed pass against its NumPy twin, to rounding) are
+# different claims; each has its own name.
+def assert_same_state(a, b):
+    """Assert two ``fitted_state`` dicts are equal byte for byte, naming the first key
+    that differs."""
+    assert a.keys() == b.keys(), sorted(set(a) ^ set(b))
+    for k in a:
+        assert same_state({k: a[k]}, {k: b[k]}), f"'{k}' differs"
+
+
+def snapshot(model, skip=()):
+    """Deep copy of every attribute of ``model`` (public or not) except ``skip``."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(model).items()
+            if k not in skip}
+
+
+def assert_unchanged(before, model, skip=()):
+    """Assert ``model`` still holds the attributes of ``snapshot(model, skip)`` bit for bit
+    (a NaN equals a NaN)."""
+    after = {k: v for k, v in vars(model).items() if k not in skip}
+    assert before.keys() == after.keys(), sorted(set(before) ^ set(after))
+    for k, v in before.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, after[k], err_msg=k)
+        else:
+            assert v == after[k] or (v != v and after[k] != after[k]), k
+
+
+def assert_close_to_reference(typed, ref, rtol=1e-12, atol=1e-14, names=None):
+    """Assert a typed pass's state dict equals its reference's to rounding: float arrays
+    within ``rtol``/``atol``, everything else exactly (all keys, or only ``names``)."""
+    if names is None:
+        assert typed.keys() == ref.keys(), sorted(set(typed) ^ set(ref))
+    for k in ref if names is None else names:
+        x, y = np.asarray(typed[k]), np.asarray(ref[k])
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=atol, err_msg=k)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=k)
+
+
 # -- stream builders shared by several files ---------------------------------------------
 def sparse_stream(n=160, p=30, seed=0, grow=False):
     """Sparse rows (about 20% non-zeros; with ``grow`` the density rises along the stream,

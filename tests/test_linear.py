@@ -1,11 +1,10 @@
 """OAUC-M / OAUC-M_c / OAUC-S as estimators: labels, shuffling, refused input and
 parameters, sparse rows (the pass against its reference: tests/_core/test_linear.py)."""
 
-import pickle
 
 import numpy as np
 import pytest
-from helpers import labelled_linear
+from helpers import assert_unchanged, labelled_linear, snapshot
 
 from sosl import OAUCM, OAUCS
 from sosl.metrics import auc
@@ -33,28 +32,6 @@ def test_fit_with_three_numeric_labels_raises():
         OAUCM().fit(X, np.zeros(6))
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 100])
-def test_fit_equals_partial_fit_in_chunks(chunk):
-    X, y = labelled_linear()
-    full = OAUCM(lam=0.05).fit(X, y)
-    inc = OAUCM(lam=0.05)
-    for start in range(0, len(y), chunk):
-        inc.partial_fit(X[start:start + chunk], y[start:start + chunk], classes=["neg", "pos"])
-    np.testing.assert_array_equal(full.coef_, inc.coef_)
-    np.testing.assert_array_equal(full.covariances_, inc.covariances_)
-    assert inc.t_ == full.t_
-
-
-def test_pickle_mid_stream_is_bit_identical():
-    X, y = labelled_linear()
-    a = OAUCM(lam=0.05).partial_fit(X[:150], y[:150])
-    b = pickle.loads(pickle.dumps(a))
-    a.partial_fit(X[150:], y[150:])
-    b.partial_fit(X[150:], y[150:])
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    assert a.coef_.tobytes() == OAUCM(lam=0.05).fit(X, y).coef_.tobytes()
-
-
 def test_shuffle_is_explicit_and_seeded():
     X, y = labelled_linear()
     plain = OAUCM(lam=0.05).fit(X, y)
@@ -75,20 +52,6 @@ def test_predict_threshold_is_midpoint_of_projected_means():
     np.testing.assert_array_equal(m.predict(X), np.where(X @ w > mid, "pos", "neg"))
 
 
-def _snapshot(m):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()}
-
-
-def _assert_same(before, m):
-    after = vars(m)
-    assert before.keys() == after.keys()
-    for k, v in before.items():
-        if isinstance(v, np.ndarray):
-            np.testing.assert_array_equal(v, after[k])
-        else:
-            assert v == after[k], k
-
-
 BAD = [
     ("nan", lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y),
      ValueError, "NaN"),
@@ -106,18 +69,18 @@ BAD = [
 def test_bad_partial_fit_leaves_model_unchanged(name, make, exc, match):
     X, y = labelled_linear()
     m = OAUCM(lam=0.05).fit(X[:200], y[:200])
-    before = _snapshot(m)
+    before = snapshot(m)
     Xb, yb = make(X[200:], y[200:])
     with pytest.raises(exc, match=match):
         m.partial_fit(Xb, yb)
-    _assert_same(before, m)
+    assert_unchanged(before, m)
 
 
 @pytest.mark.parametrize("name,make,exc,match", BAD, ids=[b[0] for b in BAD])
 def test_bad_fit_leaves_model_unchanged(name, make, exc, match):
     X, y = labelled_linear()
     m = OAUCM(lam=0.05).fit(X[:200], y[:200])
-    before = _snapshot(m)
+    before = snapshot(m)
     Xb, yb = make(X[200:], y[200:])
     if name == "unknown-label":  # a fresh fit accepts any two labels; make it one class instead
         yb = np.full_like(yb, "pos")
@@ -129,7 +92,7 @@ def test_bad_fit_leaves_model_unchanged(name, make, exc, match):
         exc, match = ValueError, "NaN"
     with pytest.raises(exc, match=match):
         m.fit(Xb, yb)
-    _assert_same(before, m)
+    assert_unchanged(before, m)
 
 
 def test_one_class_fit_and_first_partial_fit_need_two_classes():
@@ -192,10 +155,10 @@ def test_diverging_step_raises_and_keeps_state():
     X = X * 50.0
     m = OAUCS(lam=0.01, eta=1e-4).fit(X[:100], y[:100])
     m.set_params(eta=10.0)
-    before = _snapshot(m)
+    before = snapshot(m)
     with pytest.raises(FloatingPointError, match="non-finite"):
         m.partial_fit(X[100:], y[100:])
-    _assert_same(before, m)
+    assert_unchanged(before, m)
 
 
 def test_lam_zero_allowed_with_constant_step():

@@ -22,11 +22,10 @@ def _circle(n, seed):
     return X, (np.hypot(X[:, 0], X[:, 1]) < 0.6).astype(int)
 
 
-@pytest.mark.parametrize("Est,kw", [(OKAUCM, dict(lam=1e-3, gamma=4.0, budget=30)),
-                                    (OKAUCM, dict(lam=1e-2, gamma=4.0, budget=None)),
-                                    (OKAUCM, dict(lam=1e-3, gamma=4.0, budget=(20, 15), eta=0.5)),
-                                    (OKAUCS, dict(gamma=4.0, budget=25))])
+@pytest.mark.parametrize("Est,kw", [(OKAUCM, dict(lam=1e-2, gamma=4.0, budget=None))])
 def test_fit_equals_partial_fit_in_chunks_and_pickle(Est, kw):
+    """The unbounded buffer, compared on its filled part (its capacity grows by doubling, so
+    it depends on the call pattern; the budgeted cases: tests/test_contract.py)."""
     X, y = _circle(300, 0)
     full = Est(**kw).fit(X, y)
     part = Est(**kw)

@@ -36,19 +36,6 @@ def test_kernel_expansion_reproduces_decision():
                                rtol=1e-12)
 
 
-def test_fit_equals_partial_fit_and_pickle():
-    rng = np.random.default_rng(4)
-    X, y = noisy_ball(rng, 400)
-    full = POLK(eta=0.2, gamma=2.0).fit(X, y)
-    part = POLK(eta=0.2, gamma=2.0)
-    for a, b in [(0, 1), (1, 150), (150, 151), (151, 400)]:
-        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
-        part = pickle.loads(pickle.dumps(part))
-    np.testing.assert_array_equal(full.dual_coef_, part.dual_coef_)
-    np.testing.assert_array_equal(full.model_orders_, part.model_orders_)
-    assert part.t_ == 400
-
-
 @pytest.mark.parametrize("params, err, match", [
     ({"loss": "huber"}, ValueError, "loss"),
     ({"schedule": "adagrad"}, ValueError, "schedule"),

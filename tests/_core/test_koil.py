@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import koil_sparse_stream, koil_stream
+from helpers import assert_close_to_reference, koil_sparse_stream, koil_stream
 
 from sosl import KOIL
 from sosl._core import _koil, _koil_ref
@@ -28,11 +28,13 @@ def _run_both(model, X, y, ref_module=_koil_ref, order=None):
     return st_c, st_r
 
 
-def _assert_same(st_c, st_r):
-    for name in ("buffer_", "alpha_", "gram_", "buffer_scores_"):
-        np.testing.assert_allclose(st_c[name], st_r[name], rtol=1e-12, atol=1e-13, err_msg=name)
-    for name in ("n_buffer_", "n_class_seen_", "fifo_head_"):
-        np.testing.assert_array_equal(st_c[name], st_r[name], err_msg=name)
+#: the arrays of the pass compared with the reference (floats to 1e-12, counters exactly)
+COMPARED = ("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_",
+            "fifo_head_")
+
+
+def _assert_close_to_reference(st_c, st_r):
+    assert_close_to_reference(st_c, st_r, rtol=1e-12, atol=1e-13, names=COMPARED)
 
 
 CASES = [
@@ -54,7 +56,7 @@ def test_cython_matches_reference(policy, kernel, kp, n, p, budget, k, opts):
     model = KOIL(policy=policy, kernel=kernel, budget=budget, n_neighbors=k, eta=0.1, C=1.0,
                  random_state=3, **kp)
     st_c, st_r = _run_both(model, X, y)
-    _assert_same(st_c, st_r)
+    _assert_close_to_reference(st_c, st_r)
     budgets = np.array(model._layout()["budgets"])
     np.testing.assert_array_equal(st_c["n_buffer_"], budgets)      # both buffers got full
     np.testing.assert_allclose(st_c["buffer_scores_"],                 # cached f == gram @ alpha
@@ -68,7 +70,7 @@ def test_cython_matches_reference_on_a_shuffled_order():
     X, y = koil_stream(rng, 300, 3)
     model = KOIL(budget=8, n_neighbors=4, gamma=3.0, random_state=1)
     st_c, st_r = _run_both(model, X, y, order=rng.permutation(300).astype(np.intp))
-    _assert_same(st_c, st_r)
+    _assert_close_to_reference(st_c, st_r)
 
 
 def _mutant(old, new):
@@ -94,7 +96,7 @@ def test_mutant_reference_is_caught(old, new):
     model = KOIL(policy="fifo++", budget=(6, 9), n_neighbors=3, eta=0.1, gamma=2.0, random_state=0)
     st_c, st_r = _run_both(model, X, y, ref_module=_mutant(old, new))
     with pytest.raises(AssertionError):
-        _assert_same(st_c, st_r)
+        _assert_close_to_reference(st_c, st_r)
 
 
 def test_nearest_violators_are_selected():
@@ -150,7 +152,7 @@ def test_csr_pass_matches_reference_on_densified_rows(policy, kernel, kp):
     t_r = _koil_ref.koil_pass(*model._pass_args(st_r, X, s, order, lay))
     assert t_c == t_r == 400
     st_c["buffer_"] = _densified(st_c, 12)
-    _assert_same(st_c, st_r)
+    _assert_close_to_reference(st_c, st_r)
     assert np.all(st_c["n_class_seen_"] > np.array(lay["budgets"]))   # replacements happened
     assert np.count_nonzero(st_c["alpha_"]) > 0
 
@@ -172,7 +174,7 @@ def test_csr_pass_mutant_distance_is_caught(monkeypatch):
     st_c["buffer_"] = _densified(st_c, 10)
     good = copy.deepcopy(st_r)
     _koil_ref.koil_pass(*model._pass_args(good, X, s, order, lay))
-    _assert_same(st_c, good)
+    _assert_close_to_reference(st_c, good)
     original = _koil_ref.kernel_matrix
 
     def mutant_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
@@ -185,7 +187,7 @@ def test_csr_pass_mutant_distance_is_caught(monkeypatch):
     bad = copy.deepcopy(st_r)
     _koil_ref.koil_pass(*model._pass_args(bad, X, s, order, lay))
     with pytest.raises(AssertionError):
-        _assert_same(st_c, bad)
+        _assert_close_to_reference(st_c, bad)
 
 
 def test_philox_uniforms_equal_an_advanced_fresh_generator():

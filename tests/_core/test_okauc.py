@@ -50,7 +50,7 @@ def _occ(st):
     return np.r_[0:st["count"][0], c0:c0 + st["count"][1]]
 
 
-def _assert_same(c, r, rtol=1e-12):
+def _assert_close_on_slots(c, r, rtol=1e-12):
     assert c["t"] == r["t"]
     for name in ("count", "head"):
         np.testing.assert_array_equal(c[name], r[name])
@@ -99,7 +99,7 @@ def test_cython_equals_reference(name, X, s, caps, lam, eta, loss):
     order = np.random.default_rng(1).permutation(X.shape[0]).astype(np.intp)
     c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, trace=True)
-    _assert_same(c, r)
+    _assert_close_on_slots(c, r)
     if X.shape[0] > 1 and name != "constant":
         assert np.abs(r["alpha"]).max() > 1e-3          # not trivially zero
 
@@ -112,7 +112,7 @@ def test_cython_equals_reference_kernels_and_transfer(kind, transfer):
     for lam, eta, loss in CONFIGS[:3]:
         c = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
         r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, transfer, True)
-        _assert_same(c, r)
+        _assert_close_on_slots(c, r)
 
 
 def _mutant_loss_coefficients(loss, y, eta_t, b, s2, fO, mu):
@@ -132,11 +132,11 @@ def test_mutant_reference_is_caught(monkeypatch):
     name, X, s, caps = STREAMS[0]
     order = np.arange(X.shape[0], dtype=np.intp)
     c = _run(_okauc.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
-    _assert_same(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
+    _assert_close_on_slots(c, _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M))
     monkeypatch.setattr(ref, "loss_coefficients", _mutant_loss_coefficients)
     m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
-        _assert_same(c, m)
+        _assert_close_on_slots(c, m)
 
 
 def test_mutant_transfer_is_caught(monkeypatch):
@@ -149,7 +149,7 @@ def test_mutant_transfer_is_caught(monkeypatch):
                         lambda transfer, k_rj, k_rr: original(ref.TRANSFER_MIN_ABS, k_rj, k_rr))
     m = _run(ref.kernel_pass, X, s, order, caps, 0.1, None, ref.LOSS_M)
     with pytest.raises(AssertionError):
-        _assert_same(c, m)
+        _assert_close_on_slots(c, m)
 
 
 def test_cached_f_and_gram_match_direct_evaluation():
@@ -340,14 +340,14 @@ def test_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss):
     caps = (9, 7)
     c = _run_csr(_okauc.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
     r = _run(ref.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
-    _assert_same(c, r)
+    _assert_close_on_slots(c, r)
     assert np.abs(r["alpha"]).max() > 1e-3
     assert c["head"].tolist() != [0, 0] or c["t"] > 2 * sum(caps)     # removals happened
     d = _run(_okauc.kernel_pass, X, s, order, caps, lam, eta, loss, kind, trace=True)
-    _assert_same(c, d)                                      # and the typed dense pass
+    _assert_close_on_slots(c, d)                                      # and the typed dense pass
     # the reference with the CSR signature: the same slots, entry for entry
     rc = _run_csr(ref.kernel_pass_csr, X, s, order, caps, lam, eta, loss, kind, trace=True)
-    _assert_same(c, rc)
+    _assert_close_on_slots(c, rc)
     np.testing.assert_array_equal(c["nnz"], rc["nnz"])
 
 
@@ -357,8 +357,8 @@ def test_csr_pass_equals_reference_transfer_rules(transfer):
     order = np.arange(X.shape[0], dtype=np.intp)
     c = _run_csr(_okauc.kernel_pass_csr, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
                  transfer)
-    _assert_same(c, _run(ref.kernel_pass, X, s, order, (5, 6), 0.05, None, ref.LOSS_M, 1,
-                         transfer))
+    _assert_close_on_slots(c, _run(ref.kernel_pass, X, s, order, (5, 6), 0.05, None,
+                                   ref.LOSS_M, 1, transfer))
 
 
 def test_csr_pass_mutant_merge_is_caught(monkeypatch):
@@ -368,7 +368,7 @@ def test_csr_pass_mutant_merge_is_caught(monkeypatch):
     order = np.arange(X.shape[0], dtype=np.intp)
     args = ((9, 7), 0.05, None, ref.LOSS_M, KERNEL_CODES["gaussian"])
     c = _run_csr(_okauc.kernel_pass_csr, X, s, order, *args)
-    _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
+    _assert_close_on_slots(c, _run(ref.kernel_pass, X, s, order, *args))
 
     def mutant_row(SV, x, kind, gamma, degree, coef0):
         D = (SV - x) * (SV != 0)                            # x-only coordinates dropped
@@ -376,7 +376,7 @@ def test_csr_pass_mutant_merge_is_caught(monkeypatch):
 
     monkeypatch.setattr(ref, "kernel_row", mutant_row)
     with pytest.raises(AssertionError):
-        _assert_same(c, _run(ref.kernel_pass, X, s, order, *args))
+        _assert_close_on_slots(c, _run(ref.kernel_pass, X, s, order, *args))
 
 
 def test_csr_pass_rejects_narrow_slots_and_bad_shapes():
