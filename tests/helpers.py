@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 
 import sosl
+from sosl import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
 
 #: every public learner of sosl
 ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
@@ -145,3 +146,58 @@ def labelled_linear(n=400, p=5, seed=0):
     X = rng.uniform(-1, 1, size=(n, p))
     y = np.where(X @ np.arange(1, p + 1) + rng.normal(size=n) > 1.0, "pos", "neg")
     return X, y
+
+
+# -- the linear baselines (tests/test_baselines*.py, tests/_core/test_baselines.py) -----
+def mutant_of(func, old, new):
+    """A mutant: the function ``func`` (of a reference module) recompiled in its module's
+    namespace with one source fragment ``old`` replaced by ``new`` (it must occur once)."""
+    src = inspect.getsource(func)
+    assert src.count(old) == 1, old
+    ns = dict(vars(inspect.getmodule(func)))
+    exec(compile(src.replace(old, new), "<mutant>", "exec"), ns)
+    return ns[func.__name__]
+
+
+def sparsify(X, seed, density=0.4):
+    """X with most entries set to 0 (each row keeps about ``density`` of its entries, and
+    at least one)."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random(X.shape) < density
+    keep[np.arange(X.shape[0]), rng.integers(0, X.shape[1], X.shape[0])] = True
+    return np.ascontiguousarray(X * keep)
+
+
+def baseline_learners():
+    return [Perceptron(), PAI(C=0.5), OAM(C=0.3, buffer_size=8, random_state=0),
+            OAM(C=0.3, update="gra", buffer_size=8, random_state=0), OLUBAUC(lam=0.05),
+            OLUBAUC(lam=0.01, eta=0.05), SOLAM(eta=0.5, radius=5.0),
+            AdaOAM(lam=0.01, eta=0.1, delta=1e-3)]
+
+
+def baseline_stream(seed=0, n=240, p=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = np.where(X[:, 0] - 0.5 * X[:, 1] + 0.5 * rng.normal(size=n) > 0.6, "pos", "neg")
+    return X, y
+
+
+def baseline_state(est):
+    return {name: getattr(est, name) for name in est._state_names + ("t_", "n_seen_")}
+
+
+def comparable_baseline_state(est):
+    """The state of a fitted estimator with OAM's buffers dense whatever their storage, so
+    that models with dense and with sparse buffers can be compared."""
+    state = baseline_state(est)
+    if isinstance(est, OAM):
+        for name in OAM._DENSE_STORE + OAM._SPARSE_STORE:
+            state.pop(name, None)
+        B = est.buffers_
+        if isinstance(B, tuple):
+            dense = np.zeros((2, est.buffer_size, est.n_features_in_))
+            for k in range(2):
+                dense[k, :B[k].shape[0]] = B[k].toarray()
+            B = dense
+        state["buffers"] = B
+    return state
