@@ -1,4 +1,6 @@
-"""Helpers shared by several test files (imported as ``helpers``; see conftest.py)."""
+"""Helpers shared by several test files (imported as ``helpers``; see conftest.py): the
+learners and their small settings, the state comparisons, the reference mutant, and the
+stream builders used by more than one file (a builder used by one file stays in it)."""
 
 import inspect
 
