@@ -269,7 +269,7 @@ def _pool_run(fn, X, s, caps, lam, eta, loss, eps, bounds=None):
     return pool, t, acc
 
 
-def _assert_same_pool(c, r, rtol=1e-10):
+def _assert_pool_close(c, r, rtol=1e-10):
     (pc, tc, ac), (pr, tr, ar) = c, r
     assert tc == tr
     for name, a, b in zip(("Z", "G", "beta", "f", "buf", "lab", "age"), pc, pr):
@@ -291,7 +291,7 @@ def test_komp_policy_cython_equals_reference(lam, eta, loss, eps):
     bounds = [0, 7, 40, 300]
     c = _pool_run(_kbudget.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
     r = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (15, 12), lam, eta, loss, eps, bounds)
-    _assert_same_pool(c, r)
+    _assert_pool_close(c, r)
     beta, buf = r[0][2], r[0][4]
     assert np.count_nonzero(beta) < 300 - 10            # KOMP removed vectors
     assert np.sum(buf == -1) > 0                        # vectors left the comparison buffers
@@ -306,7 +306,7 @@ def test_komp_policy_mutant_is_caught(monkeypatch):
     monkeypatch.setattr(_kbudget_ref, "loss_coefficients", _mutant_loss_coefficients)
     m = _pool_run(_kbudget_ref.komp_policy_pass, X, s, (10, 10), 0.1, None, ref.LOSS_M, 0.02)
     with pytest.raises(AssertionError):
-        _assert_same_pool(c, m)
+        _assert_pool_close(c, m)
 
 
 def _run_csr(pass_fn, X, s, order, caps, lam, eta, loss, kind, transfer=0, trace=False):
@@ -448,7 +448,7 @@ def test_komp_csr_pass_equals_reference_on_densified_rows(kind, lam, eta, loss, 
     bounds = [0, 7, 40, 300]
     c, widths = _komp_pool_csr(sp.csr_matrix(X), s, (15, 12), lam, eta, loss, eps, kind, bounds)
     r = _komp_ref_run(X, s, (15, 12), lam, eta, loss, eps, kind, bounds)
-    _assert_same_pool(c, r)
+    _assert_pool_close(c, r)
     assert widths[0] < widths[-1]                       # the slots widened between calls
     beta, buf = r[0][2], r[0][4]
     assert np.count_nonzero(beta) < 300 - 10            # KOMP removed vectors
@@ -467,6 +467,6 @@ def test_komp_csr_pass_mutant_is_caught():
     bad = sp.csr_matrix((data, ind, Xs.indptr), shape=Xs.shape)
     args = ((10, 10), 0.1, None, ref.LOSS_M, 0.02, 1, [0, 120])
     r = _komp_ref_run(X, s, *args)
-    _assert_same_pool(_komp_pool_csr(Xs, s, *args)[0], r)
+    _assert_pool_close(_komp_pool_csr(Xs, s, *args)[0], r)
     with pytest.raises(AssertionError):
-        _assert_same_pool(_komp_pool_csr(bad, s, *args)[0], r)
+        _assert_pool_close(_komp_pool_csr(bad, s, *args)[0], r)

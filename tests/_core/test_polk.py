@@ -167,7 +167,7 @@ def _count_dependent_rounds(monkeypatch):
     return calls
 
 
-def _assert_same_run(fast, ref, wtol=2e-11, gtol=1e-9, etol=1e-15):
+def _assert_run_close(fast, ref, wtol=2e-11, gtol=1e-9, etol=1e-15):
     """Same dictionary and orders; weights to wtol * max|w| (and the function in H-norm)."""
     np.testing.assert_array_equal(fast.model_orders_, ref.model_orders_)
     np.testing.assert_array_equal(fast.support_vectors_, ref.support_vectors_)
@@ -191,7 +191,7 @@ def test_fast_pass_equals_reference(monkeypatch, name, X, y, params):
     ref = _reference_run(X, y, params)
     calls = _count_dependent_rounds(monkeypatch)
     fast = _fit(X, y, params)
-    _assert_same_run(fast, ref)
+    _assert_run_close(fast, ref)
     assert fast.model_orders_.max() > 4                     # not a trivial dictionary
     assert np.any(np.diff(ref.model_orders_) < 1)           # atoms were removed
     if name in ("duplicates", "poly"):
@@ -212,7 +212,7 @@ def test_fast_pass_resumed_over_partial_fit(monkeypatch):
     part.partial_fit(X[1:137], y[1:137])
     part = pickle.loads(pickle.dumps(part))
     part.partial_fit(X[137:], y[137:])
-    _assert_same_run(part, ref)
+    _assert_run_close(part, ref)
     np.testing.assert_array_equal(part.dual_coef_, whole.dual_coef_)
     np.testing.assert_array_equal(part.projection_errors_, whole.projection_errors_)
 
@@ -223,12 +223,12 @@ def test_fast_pass_rebuilds_and_old_state(monkeypatch):
     ref = _reference_run(X, y, params)
     monkeypatch.setattr(_polk_driver, "DRIFT_TOL", 0.0)
     monkeypatch.setattr(_polk_driver, "DRIFT_REL", 0.0)
-    _assert_same_run(_fit(X, y, params), ref)
+    _assert_run_close(_fit(X, y, params), ref)
     monkeypatch.undo()
     half = _fit(X[:150], y[:150], params)
     half._gram_inv = None                                   # e.g. a state from the reference
     half.partial_fit(X[150:], y[150:])
-    _assert_same_run(half, ref)
+    _assert_run_close(half, ref)
 
 
 def test_fast_pass_mutant_is_caught(monkeypatch):
@@ -249,7 +249,7 @@ def test_fast_pass_mutant_is_caught(monkeypatch):
     assert len(calls) < 10                                  # the typed pass did play the rounds
     assert not np.array_equal(fast.model_orders_, ref.model_orders_)
     with pytest.raises(AssertionError):
-        _assert_same_run(fast, ref)
+        _assert_run_close(fast, ref)
 
 
 def test_fast_pass_rank_threshold_is_the_reference_one():
@@ -320,7 +320,7 @@ def test_sparse_pass_equals_reference(monkeypatch, name, X, y, params):
     kappa = np.linalg.cond(ref.gram_)
     G = fast._gram_inv
     drift = _polk_driver.DRIFT_REL * np.diag(fast.gram_).max() * np.diag(G).max()
-    _assert_same_run(_densified(fast), ref, wtol=max(2e-11, 1e-16 * kappa),
+    _assert_run_close(_densified(fast), ref, wtol=max(2e-11, 1e-16 * kappa),
                      gtol=max(1e-9, drift), etol=1e-15 * max(1.0, np.abs(ref.gram_).max()))
     assert fast.model_orders_.max() > 4
     assert np.any(np.diff(ref.model_orders_) < 1)           # atoms were removed
@@ -345,6 +345,6 @@ def test_sparse_mutant_is_caught(monkeypatch):
         return sp.csr_matrix((data, ind, A.indptr), shape=A.shape)
     monkeypatch.setattr(_polk_driver, "_canonical", reversed_rows)
     with pytest.raises(AssertionError):
-        _assert_same_run(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
+        _assert_run_close(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
     monkeypatch.undo()
-    _assert_same_run(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
+    _assert_run_close(_densified(_fit(sp.csr_matrix(X), y, params)), ref)
