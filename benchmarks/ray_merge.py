@@ -86,7 +86,8 @@ def main(argv=None):
 
     from sosl.dask import Parallel
     with dask.config.set(scheduler="synchronous"):
-        ref = Parallel(OAUCM(lam=lam)).fit([b[0] for b in blocks], [b[1] for b in blocks])
+        ref = Parallel(OAUCM(lam=lam), n_epochs=1).fit([b[0] for b in blocks],
+                                                       [b[1] for b in blocks])
     e = ref.estimator_
     print(f"{args.rows:,} x {args.features} rows in {args.blocks} blocks: Ray fit in "
           f"{wall:.2f} s wall, t = {est.t_:,}")

@@ -67,9 +67,8 @@ nitpick_ignore_regex = [
                r"|numbers|concurrent|os|io)(\..*)?"),
     (r"py:.*", r"(ArrayLike|Self|Any|Callable|Iterable|Sequence|Mapping|NDArray)"),
     (r"py:class", r".*\.(ArrayLike|Self)$"),
-    # the standard library: no inventory offline
-    (r"py:.*", r"(warnings|threading|pickle|time|math|itertools|functools|dataclasses|enum"
-               r"|argparse|abc|builtins)(\..*)?"),
+    # the standard library, every module of it: no inventory offline
+    (r"py:.*", rf"({'|'.join(sorted(sys.stdlib_module_names))})(\..*)?"),
     # private modules named in module docstrings (the kernels and their references)
     (r"py:.*", r"sosl(\.\w+)*\._\w+.*"),
     # public submodules whose names are re-exported by a documented module
@@ -105,6 +104,10 @@ API_MODULES = [
     ("Data-parallel fit", "sosl.dask", "Training on shards of the data, then merging."),
     ("Command line", "sosl.cli", "The sosl learn / sosl score command line."),
     ("Experiments", "sosl.experiments", "The paper's experimental protocol."),
+    ("Experiment summary", "sosl.experiments.summary",
+     "Reducing the runner's rows: protocols, ceilings, the run summary, costs."),
+    ("Experiment tables", "sosl.experiments.tables",
+     "The tables beside the paper's values and the result record."),
     ("Experiment runner", "sosl.experiments.runner",
      "The runner's public names that sosl.experiments does not re-export."),
 ]
@@ -116,11 +119,14 @@ def _write_api_index():
              "Every public name of every module below, one page each, generated from its",
              "docstring.", ""]
     experiments = importlib.import_module("sosl.experiments")
+    paged = set()    # (name, object) of the experiments' submodules documented so far
     for title, modname, blurb in API_MODULES:
         mod = importlib.import_module(modname)
         names = [n for n in mod.__all__ if not n.startswith("__")]
-        if modname == "sosl.experiments.runner":    # its re-exported names have their pages
-            names = [n for n in names if getattr(experiments, n, None) is not getattr(mod, n)]
+        if modname.startswith("sosl.experiments."):  # a re-exported name has one page
+            names = [n for n in names if getattr(experiments, n, None) is not getattr(mod, n)
+                     and (n, id(getattr(mod, n))) not in paged]
+            paged.update((n, id(getattr(mod, n))) for n in names)
         lines += [title, "-" * len(title), "", f".. automodule:: {modname}", "   :no-members:",
                   "", blurb, "", f".. currentmodule:: {modname}", "", ".. autosummary::",
                   "   :toctree: generated", "   :nosignatures:", ""]

@@ -13,17 +13,57 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
 * :class:`KOIL` -- the kernel baseline KOIL (k nearest opposite SVs, RS++ / FIFO++ buffers);
 * :class:`POLK` -- parsimonious online learning with kernels (functional SGD + KOMP,
   :mod:`sosl.komp`).
+
+``import sosl`` is cheap: it loads none of the estimator modules (they need scikit-learn,
+whose import is most of the cost of using sosl). Each public name is loaded on first use --
+``sosl.OAUCM``, ``from sosl import OAUCM`` -- and so is each public submodule
+(``sosl.metrics``, ``sosl.river``, ...), as if imported by name (PEP 562).
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from ._version import __version__
-from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
-from .ftrl import FTRLAUC
-from .koil import KOIL
-from .linear import OAUCM, OAUCS
-from .okauc import OKAUCM, OKAUCS
-from .polk import POLK
-from .sketch import SketchedOAUCM
+
+#: the module of each public estimator, loaded when the estimator is first asked for
+_HOME = {
+    "OAUCM": "linear", "OAUCS": "linear", "SketchedOAUCM": "sketch", "FTRLAUC": "ftrl",
+    "OKAUCM": "okauc", "OKAUCS": "okauc", "Perceptron": "baselines", "PAI": "baselines",
+    "OAM": "baselines", "OLUBAUC": "baselines", "SOLAM": "baselines", "AdaOAM": "baselines",
+    "KOIL": "koil", "POLK": "polk",
+}
+#: the public submodules, each importable as ``sosl.<name>`` without an import statement
+_SUBMODULES = (
+    "baselines", "cli", "dask", "datasets", "evaluate", "exceptions", "experiments", "ftrl",
+    "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river", "sketch",
+    "state",
+)
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",
            "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "FTRLAUC", "KOIL", "POLK",
            "__version__"]
+
+if _TYPE_CHECKING:  # what static analysers see: the eager imports the lazy ones stand for
+    from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
+    from .ftrl import FTRLAUC
+    from .koil import KOIL
+    from .linear import OAUCM, OAUCS
+    from .okauc import OKAUCM, OKAUCS
+    from .polk import POLK
+    from .sketch import SketchedOAUCM
+
+
+def __getattr__(name):
+    from importlib import import_module
+
+    if name in _HOME:
+        value = getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
+        globals()[name] = value             # later look-ups do not come back here
+        return value
+    if name in _SUBMODULES:
+        return import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    # the same names whether or not anything has been loaded yet
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

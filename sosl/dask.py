@@ -9,7 +9,9 @@ so a second worker adds nothing; here every block is played at the same time.
 The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
 --------------------------------------------------------------
 1. **Moments.** Each block computes the exact class moments of its rows (count, weight,
-   mean, scatter; :func:`sosl.state.moments_of_rows`). A fixed balanced tree of Chan merges
+   mean, scatter; :func:`sosl.state.moments_of_rows`) and, in the same read, its labels
+   (the client learns the two classes from them; no separate label scan). A fixed
+   balanced tree of Chan merges
    (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
    ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
    in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block.
@@ -32,6 +34,32 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
    (a global step counter, every block restarting at the merged ``t``, makes each epoch's
    steps K times too small and stalls; a reset to 0 discards the merged ``w`` in one
    step). The identity of step 3 then holds for all the rounds of all epochs.
+   ``n_epochs="auto"`` (the default) plays 2 epochs when the blocks hold fewer than 5,000
+   rows on average and 1 otherwise (one block: 1, the sequential pass). Measured
+   (``benchmarks/bench_distributed.py``, test AUC minus the sequential pass's): the loss of
+   one epoch grows as blocks shrink, not with K as such: w8a shuffled -0.0010 / -0.0021 /
+   -0.0035 at 2,186 / 1,093 / 546 rows per block, with 2 epochs -0.0006 / -0.0011 /
+   -0.0019; blocks of 3,281 rows and more (the synthetic stream, K <= 64) lose at most
+   0.0001 with one epoch. A second epoch is a second pass over the data, so "auto" pays
+   it only where blocks are small (the whole fit is cheap) and the gain is measured.
+
+``solver="lbfgs"``: the batch objective on the exact global moments
+--------------------------------------------------------------------
+After the moments round, scipy's L-BFGS-B minimizes, from ``w = 0``,
+
+    F(w) = lam/2 ||w||^2 + (1/n) sum_i psi(s_i w.(x_i - xbar_{o(i)}), w' Sigma_{o(i)} w)
+
+over all n rows, where ``s_i = +-1`` is row i's label sign, ``o(i)`` the other class and
+``xbar_k``, ``Sigma_k`` the mean and (count-normalized) covariance of *all* rows of class
+k; ``psi`` is the learner's loss (psi_M for OAUC-M, psi_S for OAUC-S,
+:mod:`sosl._core._losses_ref`). This is the online learner's round loss with the moments of
+the earlier rows replaced by those of every row. Each evaluation of ``F`` and its gradient
+is one pass over the blocks, which are held in cluster memory for the fit: each block
+returns ``sum psi``, ``X'(d_mu s)`` and four class sums, and the client adds the
+covariance terms (``O(p^2)``). ``eta`` is not used; forgetting must be 1.0. The merged
+model gets the exact global moments, ``t_ = n`` (it goes on streaming as a learner that has
+played n rounds) and a Platt scaling learned per block as in step 3. ``n_passes_`` counts
+the evaluations, ``n_iter_`` the L-BFGS iterations (at most ``max_iter``).
 
 ``moments="local"``: each block's pass starts from empty moments (it sees only its own
 rows); the merged model still gets the exact global moments. Measured in
@@ -42,6 +70,13 @@ many rows per block the two are within 0.001-0.01.
 The result depends on the blocks (their number, sizes and order), the seed, and nothing
 else: the trees are fixed by the block count, so 1 or 20 workers give the same bits.
 
+Placement: on a ``distributed`` client, the tasks of a block that is already in cluster
+memory (a persisted array or dataframe) are placed on a worker that holds it, a loose
+restriction (any worker runs them if the holder is lost). Without it dask's placement was
+seen moving 50 MB blocks to the less busy worker of a loaded machine (155-307 MB per fit
+in ``benchmarks/bench_distributed.py``). Only the moments (``2 p^2 + O(p)`` numbers per
+block), ``w`` and a few numbers per block travel.
+
 Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
 ``moments="local"`` and one epoch: one independent fit per block, then
 :func:`sosl.state.merge` (frequent-directions merge of the sketches; FTRL's per-coordinate
@@ -51,7 +86,6 @@ rule). Learners without a merge (:mod:`sosl.state`) are refused.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from numbers import Integral
 
@@ -66,6 +100,7 @@ from . import state as _state
 __all__ = ["Parallel"]
 
 _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base)
+_AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
 _LINEAR = ("OAUCM", "OAUCS")
 _INDEPENDENT = ("SketchedOAUCM", "FTRLAUC")
 
@@ -104,9 +139,13 @@ def _as_block(X, j):
         if X.nnz and not np.isfinite(X.data).all():
             raise ValueError(f"block {j}: X contains NaN or infinity")
         return X
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy(dtype=np.float64)
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    try:
+        if hasattr(X, "to_numpy"):
+            X = X.to_numpy(dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"block {j}: X must be numeric (dense columns of numbers): "
+                         f"{exc}") from None
     if not X.flags.aligned:
         X = X.copy()
     if X.ndim != 2:
@@ -157,23 +196,34 @@ def _block(X, y, entropy, epoch, j):
     return _ordered(X, y, entropy, epoch, j)
 
 
-def _summary(X, y, classes, beta, entropy, epoch, j):
-    """(moments of the block's rows in pass order, meta): the map step of the moments."""
+def _summary(X, y, beta, entropy, epoch, j):
+    """The map step of the moments, in the same read as the label scan: ``((labels, moments),
+    meta)``, with the moments of the rows labelled ``labels[-1]`` in class slot 1 and the
+    others in slot 0 (the client, once it has every block's labels, maps slots to classes:
+    :func:`_moments_of`)."""
     t0 = time.thread_time()
     with _one_blas_thread():
         X, y = _block(X, y, entropy, epoch, j)
-        mom = _state.moments_of_rows(X, _signs(y, classes), beta)
-    meta = {"block": j, "rows": X.shape[0], "p": X.shape[1],
+        labels = np.unique(y)
+        s = np.where(y == labels[-1], 1.0, -1.0) if labels.shape[0] else np.zeros(0)
+        mom = _state.moments_of_rows(X, s, beta)
+    meta = {"block": j, "rows": X.shape[0], "p": X.shape[1], "labels": labels,
             "kind": "sparse" if sp.issparse(X) else "dense", "cpu": time.thread_time() - t0}
-    return mom, meta
+    return (labels, mom), meta
 
 
 def _meta_of(summary):
     return summary[1]
 
 
-def _moments_of(summary):
-    return summary[0]
+def _moments_of(summary, classes):
+    """The block's moments with slot k holding class ``classes[k]`` (a swap of the two slots
+    when the block's top label is the negative class; exact)."""
+    labels, mom = summary[0]
+    if labels.shape[0] and labels[-1] != classes[1]:
+        mom = _state.Moments(mom.counts[::-1].copy(), mom.weights[::-1].copy(),
+                             mom.means[::-1].copy(), mom.scatter[::-1].copy(), mom.max_abs)
+    return mom
 
 
 def _merge_op(a, b, beta):
@@ -222,6 +272,14 @@ def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state)
     return out
 
 
+def _auto_epochs(rows):
+    """``n_epochs="auto"``: 2 epochs when the blocks are small (on average fewer than
+    ``_AUTO_ROWS`` rows), else 1 (see the class docstring for the measurements)."""
+    if len(rows) == 1:                                  # one block: the sequential pass
+        return 1
+    return 2 if np.mean(rows) < _AUTO_ROWS else 1
+
+
 def _mix_leaf(res):
     c = res["calibration"]
     return (res["t"], res["t"] * res["coef"], c[1], c[1] * c[0], 1, res["cpu"])
@@ -229,6 +287,68 @@ def _mix_leaf(res):
 
 def _mix_add(a, b):
     return tuple(x + y for x, y in zip(a, b))
+
+
+def _prepared(X, y, classes, j):
+    """Block j checked and its label signs, held in memory for the L-BFGS evaluations."""
+    X, y = _block(X, y, None, 0, j)
+    return X, _signs(y, classes)
+
+
+def _block_terms(prep, w, m, s2, loss):
+    """Block sums of the batch objective at w: ``(sum psi, X' (d_mu s), A, B, cpu)``.
+
+    Row i of class c (sign s_i) meets the other class o: ``mu_i = s_i (x_i.w - m_o)`` with
+    ``m_o = w.xbar_o`` and ``s2_o = w' Sigma_o w`` (the client's, from the global moments).
+    ``A[c] = sum_{i in c} d_mu_i s_i`` and ``B[c] = sum_{i in c} d_s2_i`` let the client
+    finish the gradient: :func:`_batch_objective`.
+    """
+    # the loss of _losses.pxd at every row of the block (beside two BLAS/sparse products)
+    from ._core._losses import loss_value_grad_rows
+    t0 = time.thread_time()
+    X, s = prep
+    pos = s > 0
+    A, B = np.zeros(2), np.zeros(2)
+    if X.shape[0] == 0:
+        return 0.0, np.zeros(X.shape[1]), A, B, time.thread_time() - t0
+    with _one_blas_thread():
+        f = np.asarray(X @ w).ravel()
+        mu = s * (f - np.where(pos, m[0], m[1]))        # positives meet class 0, negatives 1
+        val, d_mu, d_s2 = loss_value_grad_rows(
+            loss, np.ascontiguousarray(mu, dtype=np.float64),
+            np.ascontiguousarray(np.where(pos, s2[0], s2[1]), dtype=np.float64))
+        ds = d_mu * s
+        u = np.asarray(X.T @ ds).ravel()
+    A[0], A[1] = ds[~pos].sum(), ds[pos].sum()
+    B[0], B[1] = d_s2[~pos].sum(), d_s2[pos].sum()
+    return float(val.sum()), u, A, B, time.thread_time() - t0
+
+
+def _add_terms(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4])
+
+
+def _batch_objective(terms, n, means, covs, lam, w):
+    """``F(w)`` and its gradient from the summed block terms (see ``Parallel``, solver).
+
+    ``grad = lam w + (1/n) [X'(d_mu s) - sum_c A_c xbar_o(c) + 2 sum_c B_c Sigma_o(c) w]``
+    with ``o(c) = 1 - c``, the class row i of class c is compared with.
+    """
+    val, u, A, B = terms[:4]
+    g = lam * w + (u - A[0] * means[1] - A[1] * means[0]
+                   + 2.0 * (B[0] * (covs[1] @ w) + B[1] * (covs[0] @ w))) / n
+    return 0.5 * lam * float(w @ w) + val / n, g
+
+
+def _lbfgs_calibration(template, prep, moments, w, n, j):
+    """Block j's Platt steps for the final w (as a fresh fit's: the last rows, in order)."""
+    t0 = time.thread_time()
+    X, s = prep
+    with _one_blas_thread():
+        est = _state.from_state(_state.linear_state(template, moments, w, n, n, [1.0, 1.0]))
+        calib = (_in_sample_calibration(est, X, s) if X.shape[0]
+                 else np.array([1.0, 1.0]))
+    return {"t": X.shape[0], "coef": w, "calibration": calib, "cpu": time.thread_time() - t0}
 
 
 def _independent_fit(template_est, X, y, classes, entropy, j):
@@ -242,7 +362,61 @@ def _independent_fit(template_est, X, y, classes, entropy, j):
                 "cpu": time.thread_time() - t_start}
 
 
+# -- placement --------------------------------------------------------------------------------
+def _holders(Xs):
+    """For each block, the workers of the current ``distributed`` client that already hold
+    it in memory (None: no client, or the block is not computed yet)."""
+    import sys
+    if "distributed" not in sys.modules:
+        return [None] * len(Xs)
+    import distributed
+    try:
+        client = distributed.Client.current(allow_global=True)   # as_current() too
+    except ValueError:                                  # no client: a local scheduler
+        return [None] * len(Xs)
+    keys = []
+    for Xb in Xs:
+        if not hasattr(Xb, "key"):                      # an in-memory block
+            return [None] * len(Xs)
+        futs = distributed.futures_of(Xb)               # a task over one stored block
+        keys.append(futs[0].key if len(futs) == 1 else Xb.key)
+    who = client.sync(client.scheduler.who_has, keys=keys)
+    return [sorted(who.get(k, ())) or None for k in keys]
+
+
+def _at(holders, j):
+    """Tasks of block j go to a worker that holds it. A loose restriction: dask's own
+    placement can pick another worker when one is busier (moving the block, tens of MB),
+    which this prevents while the holder lives; if it is lost, any worker may run them."""
+    import contextlib
+    if holders[j] is None:
+        return contextlib.nullcontext()
+    return _dask().annotate(workers=holders[j], allow_other_workers=True)
+
+
+def _task(holders, j, fn, *args):
+    from dask import delayed
+    with _at(holders, j):
+        return delayed(fn)(*args)
+
+
 # -- input ------------------------------------------------------------------------------------
+def _classes(labels, classes, K):
+    """The two classes, from the labels found in each block (and the user's ``classes``)."""
+    found = np.unique(np.concatenate([np.asarray(u) for u in labels]))
+    if found.shape[0] != 2:
+        raise ValueError(f"the labels over all {K} blocks are {found.tolist()[:5]}: a "
+                         "binary learner needs exactly two classes (a class missing from "
+                         "every block cannot be learned)")
+    if classes is None:
+        return found
+    classes = np.asarray(classes)
+    if classes.shape != (2,) or set(classes.tolist()) != set(found.tolist()):
+        raise ValueError(f"classes={classes.tolist()} differ from the labels found "
+                         f"{found.tolist()}")
+    return classes
+
+
 def _split(X, y):
     """Lists of row blocks of X and y (delayed objects or in-memory blocks)."""
     dask = _dask()
@@ -251,6 +425,11 @@ def _split(X, y):
             raise ValueError("a list of X blocks needs a list of y blocks of the same length")
         return list(X), list(y)
     if dask.is_dask_collection(X) and hasattr(X, "npartitions") and hasattr(X, "columns"):
+        if isinstance(y, str):                          # the label is a column of X
+            if y not in X.columns:
+                raise ValueError(f"label column {y!r} is not a column of X (columns: "
+                                 f"{list(X.columns)[:8]})")
+            X, y = X.drop(columns=[y]), X[y]
         Xs = list(X.to_delayed())                       # a dask dataframe: its partitions
         if not (dask.is_dask_collection(y) and hasattr(y, "to_delayed")):
             raise TypeError("with a dask dataframe X, y must be a dask series or array")
@@ -306,9 +485,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         uses the same t-weighted mix as parameter mixing), or
         :class:`sosl.SketchedOAUCM` / :class:`sosl.FTRLAUC` (``moments="local"``, one
         epoch). Its own ``shuffle`` must be False (use this wrapper's).
-    n_epochs : int, default=1
+    n_epochs : int or "auto", default="auto"
         Passes over the data (iterative parameter mixing; each block continues its own
-        step count).
+        step count). "auto": 2 when the blocks hold fewer than 5,000 rows on average,
+        else 1 (see the module docstring for the measurements).
     moments : {"global", "local"}, default="global"
         Start each block's pass from the exact moments of the other blocks, or from none.
     shuffle : bool, default=False
@@ -316,6 +496,12 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from ``random_state``); off: the rows of each block in their given order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    solver : {"online", "lbfgs"}, default="online"
+        "online": one pass per block and epoch, merged (the default). "lbfgs": minimize
+        the batch objective on the exact global moments (module docstring) with L-BFGS,
+        one pass over the blocks per evaluation; OAUC-M and OAUC-S only.
+    max_iter : int, default=200
+        Most L-BFGS iterations (``solver="lbfgs"``).
 
     Attributes
     ----------
@@ -328,7 +514,11 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Rows of each block.
     task_cpu_seconds_ : dict
         Thread CPU seconds spent in the tasks: ``"moments"`` and ``"passes"`` (sums over
-        blocks and epochs), for benchmarks.
+        blocks and epochs, or L-BFGS evaluations), for benchmarks.
+    n_iter_ : int
+        Epochs played, or L-BFGS iterations.
+    n_passes_ : int
+        Passes over the blocks after the moments round (epochs, or L-BFGS evaluations).
 
     Examples
     --------
@@ -339,17 +529,19 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> X = rng.normal(size=(4000, 5)); y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
     >>> model = Parallel(OAUCM(lam=1e-3)).fit(da.from_array(X, chunks=(1000, 5)),
     ...                                        da.from_array(y, chunks=1000))
-    >>> model.estimator_.t_, model.estimator_.counts_.sum()
-    (4000, np.int64(4000))
+    >>> model.n_iter_, model.estimator_.t_, model.estimator_.counts_.sum()   # small blocks
+    (2, 8000, np.int64(4000))
     """
 
-    def __init__(self, estimator, n_epochs=1, moments="global", shuffle=False,
-                 random_state=None):
+    def __init__(self, estimator, n_epochs="auto", moments="global", shuffle=False,
+                 random_state=None, solver="online", max_iter=200):
         self.estimator = estimator
         self.n_epochs = n_epochs
         self.moments = moments
         self.shuffle = shuffle
         self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
 
     # -- checks ---------------------------------------------------------------------------
     def _check(self):
@@ -361,9 +553,16 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if name not in _LINEAR + _INDEPENDENT:
             raise TypeError(f"{name} has no mergeable state (see sosl.state); Parallel fits "
                             f"{', '.join(_LINEAR + _INDEPENDENT)}")
-        if not (isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
+        if not (isinstance(self.n_epochs, str) and self.n_epochs == "auto") and not (
+                isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
                 and self.n_epochs >= 1):
-            raise ValueError(f"n_epochs must be an integer >= 1, got {self.n_epochs!r}")
+            raise ValueError(f"n_epochs must be 'auto' or an integer >= 1, got "
+                             f"{self.n_epochs!r}")
+        if self.solver not in ("online", "lbfgs"):
+            raise ValueError(f"solver must be 'online' or 'lbfgs', got {self.solver!r}")
+        if not (isinstance(self.max_iter, Integral) and not isinstance(self.max_iter, bool)
+                and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         if self.moments not in ("global", "local"):
             raise ValueError(f"moments must be 'global' or 'local', got {self.moments!r}")
         if not isinstance(self.shuffle, (bool, np.bool_)):
@@ -371,9 +570,19 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if getattr(est, "shuffle", False):
             raise ValueError("the estimator's own shuffle=True is not used by Parallel: set it "
                              "to False and pass shuffle=True (and random_state) to Parallel")
-        if name in _INDEPENDENT and (self.moments != "local" or self.n_epochs != 1):
-            raise ValueError(f"{name} is fitted with moments='local' and n_epochs=1 (one "
-                             "independent fit per block, then sosl.state.merge)")
+        if name in _INDEPENDENT and (self.moments != "local"
+                                     or self.n_epochs not in (1, "auto")
+                                     or self.solver != "online"):
+            raise ValueError(f"{name} is fitted with moments='local', n_epochs=1 and "
+                             "solver='online' (one independent fit per block, then "
+                             "sosl.state.merge)")
+        if self.solver == "lbfgs":
+            if self.moments != "global":
+                raise ValueError("solver='lbfgs' minimizes the batch objective on the exact "
+                                 "global moments: moments must be 'global'")
+            if float(getattr(est, "forgetting", 1.0)) != 1.0:
+                raise ValueError("solver='lbfgs' weighs every row alike: it needs "
+                                 "forgetting=1.0")
         template = clone(est)
         template._check_hyper(fitted=False)             # bad hyper-parameters fail here
         return template
@@ -386,9 +595,14 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ----------
         X : dask array, dask dataframe, list of arrays, or one array
             Rows; dense or scipy.sparse blocks (all of one kind). A dask array chunked
-            along the columns is rechunked to whole rows. An in-memory array is one block.
-        y : dask array / series (same row blocks), list of arrays, or array
-            Labels, two distinct values over all blocks.
+            along the columns is rechunked to whole rows; a dask dataframe's partitions
+            are the blocks (numeric columns). An in-memory array is one block. Blocks
+            that come from a loader are read once per round (moments, then each epoch's
+            pass): persist them first to read the source once.
+        y : dask array / series (same row blocks), str, list of arrays, or array
+            Labels, two distinct values over all blocks; with a dask dataframe ``X``, a
+            column name takes the labels from that column (and drops it from the
+            features).
         classes : array-like of shape (2,), optional
             ``[negative, positive]``; default: the sorted labels found.
 
@@ -401,19 +615,6 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         template_est = self._check()
         Xs, ys = _split(X, y)
         K = len(Xs)
-        scan = dask.compute(*[delayed(_label_scan)(yb, j) for j, yb in enumerate(ys)])
-        found = np.unique(np.concatenate([u for u, _ in scan]))
-        if found.shape[0] != 2:
-            raise ValueError(f"the labels over all {K} blocks are {found.tolist()[:5]}: a "
-                             "binary learner needs exactly two classes (a class missing from "
-                             "every block cannot be learned)")
-        if classes is None:
-            classes = found
-        else:
-            classes = np.asarray(classes)
-            if classes.shape != (2,) or set(classes.tolist()) != set(found.tolist()):
-                raise ValueError(f"classes={classes.tolist()} differ from the labels found "
-                                 f"{found.tolist()}")
         entropy = None
         if self.shuffle:
             rs = self.random_state
@@ -421,10 +622,13 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                        else int(check_random_state(rs).randint(2**31 - 1)))
         name = type(template_est).__name__
         cpu = {"moments": 0.0, "passes": 0.0}
+        info = {}
         if name in _INDEPENDENT:
+            scan = dask.compute(*[delayed(_label_scan)(yb, j) for j, yb in enumerate(ys)])
+            classes = _classes([u for u, _ in scan], classes, K)
             fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
         else:
-            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu)
+            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info)
         est, rows = fitted
         # everything computed: commit (a failure above leaves the wrapper as it was)
         self.estimator_ = est
@@ -432,6 +636,8 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = est.n_features_in_
         self.block_rows_ = rows
         self.task_cpu_seconds_ = cpu
+        self.n_iter_ = info.get("n_iter", 1)
+        self.n_passes_ = info.get("n_passes", 1)
         return self
 
     @staticmethod
@@ -449,73 +655,120 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_independent(self, template_est, Xs, ys, classes, entropy, cpu):
         dask = _dask()
-        from dask import delayed
-        out = dask.compute(*[delayed(_independent_fit)(template_est, Xb, yb, classes, entropy,
-                                                       j)
+        at = _holders(Xs)
+        out = dask.compute(*[_task(at, j, _independent_fit, template_est, Xb, yb, classes,
+                                   entropy, j)
                              for j, (Xb, yb) in enumerate(zip(Xs, ys))])
         metas = [m for _, m in out]
         self._check_metas(metas)
         cpu["passes"] = sum(m["cpu"] for m in metas)
         return _state.from_state(_state.merge([s for s, _ in out])), [m["rows"] for m in metas]
 
-    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu):
+    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info):
         dask = _dask()
         from dask import delayed
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
-        template = _state.LearnerState(
-            learner=type(template_est).__name__,
-            params=copy.deepcopy(template_est.get_params(deep=False)), classes=classes,
-            n_features=0, layout=template_est._layout(), arrays={}, t=0, n_seen=0,
-            calibration=np.array([1.0, 1.0]))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
+        at = _holders(Xs)
 
         def op(a, b):
             return delayed(_merge_op, pure=True)(a, b, beta)
 
-        def moments_round(epoch):
-            summ = dask.persist(*[delayed(_summary)(Xb, yb, classes, beta, order_moments,
-                                                    epoch, j)
+        def moments_round(epoch, classes):
+            # one read of each block: its labels and its moments (slot 1: its top label)
+            summ = dask.persist(*[_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
                                   for j, (Xb, yb) in enumerate(zip(Xs, ys))])
             metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
+            if classes is None or epoch == 0:
+                classes = _classes([m["labels"] for m in metas], classes, K)
             p = self._check_metas(metas)
             cpu["moments"] += sum(m["cpu"] for m in metas)
-            leaves = [delayed(_moments_of)(s) for s in summ]
+            leaves = [delayed(_moments_of)(s, classes) for s in summ]
             total, others = _state.tree_exclusive(leaves, op, None)
             if self.moments == "local":
                 others = [None] * K
-            return p, [m["rows"] for m in metas], total, others
+            return classes, p, [m["rows"] for m in metas], total, others
 
-        p, rows, total, others = moments_round(0)
-        template = dataclasses.replace(template, n_features=p)
+        classes, p, rows, total, others = moments_round(0, classes)
+        template = _state.LearnerState(
+            learner=type(template_est).__name__,
+            params=copy.deepcopy(template_est.get_params(deep=False)), classes=classes,
+            n_features=p, layout=template_est._layout(), arrays={}, t=0, n_seen=0,
+            calibration=np.array([1.0, 1.0]))
+        if self.solver == "lbfgs":
+            return self._fit_lbfgs(template, Xs, ys, total, cpu, info), rows
+        n_epochs = _auto_epochs(rows) if self.n_epochs == "auto" else int(self.n_epochs)
+        info.update(n_iter=n_epochs, n_passes=n_epochs)
         results = [None] * K
         w0 = None
-        for epoch in range(self.n_epochs):
+        for epoch in range(n_epochs):
             if epoch and beta < 1.0 and entropy is not None:
-                p, rows, total, others = moments_round(epoch)
+                classes, p, rows, total, others = moments_round(epoch, classes)
             w_in = None if w0 is None else delayed(w0)
             results = dask.persist(*[
-                delayed(_block_pass)(template, Xb, yb, others[j], w_in, results[j], entropy,
-                                     epoch, j, K == 1)
+                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, results[j],
+                      entropy, epoch, j, K == 1)
                 for j, (Xb, yb) in enumerate(zip(Xs, ys))])
-            T, S, sumH, sumHA, n, c = dask.compute(
-                _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
-                                   lambda a, b: delayed(_mix_add)(a, b)))[0]
-            cpu["passes"] += c
+            mix = _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
+                                     lambda a, b: delayed(_mix_add)(a, b))
+            last = epoch == n_epochs - 1
             if K == 1:                                  # no mixing: the pass's own bits
-                w0 = dask.compute(results[0])[0]["coef"]
-            else:
-                w0 = S / T if T > 0 else S / n
+                res = dask.compute(results[0])[0]
+                cpu["passes"] += res["cpu"]
+                w0 = res["coef"]
+                continue
+            # the last epoch fetches the mix and the global moments in one round trip
+            (T, S, sumH, sumHA, n, c), moments = dask.compute(mix, total if last else None)
+            cpu["passes"] += c
+            w0 = S / T if T > 0 else S / n
         if K == 1:
-            res = dask.compute(results[0])[0]
-            st = res["state"]
-            est = _state.from_state(st)
-            return est, rows
-        moments = dask.compute(total)[0]
+            return _state.from_state(res["state"]), rows
         H = sumH - (K - 1)
         calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
         st = _state.linear_state(template, moments, w0, T, T, calib)
         return _state.from_state(st), rows
+
+    def _fit_lbfgs(self, template, Xs, ys, total, cpu, info):
+        """L-BFGS on the batch objective against the exact global moments (see the class
+        docstring); each evaluation one pass over the blocks held in cluster memory."""
+        dask = _dask()
+        from dask import delayed
+        from scipy.optimize import minimize
+        moments = dask.compute(total)[0]
+        at = _holders(Xs)
+        prepared = dask.persist(*[_task(at, j, _prepared, Xb, yb, template.classes, j)
+                                  for j, (Xb, yb) in enumerate(zip(Xs, ys))])
+        n = int(moments.counts.sum())
+        means = moments.means
+        covs = moments.scatter / moments.weights[:, None, None]
+        lam = float(template.params["lam"])
+        loss = int(type(self.estimator)._loss)
+        seen = {}
+
+        def fun(w):
+            w = np.ascontiguousarray(w, dtype=np.float64)
+            m, s2 = means @ w, np.einsum("i,kij,j->k", w, covs, w)
+            terms = dask.compute(_state.tree_reduce(
+                [delayed(_block_terms)(pj, w, m, s2, loss) for pj in prepared],
+                lambda a, b: delayed(_add_terms)(a, b)))[0]
+            cpu["passes"] += terms[4]
+            seen["evals"] = seen.get("evals", 0) + 1
+            return _batch_objective(terms, n, means, covs, lam, w)
+
+        res = minimize(fun, np.zeros(template.n_features), jac=True, method="L-BFGS-B",
+                       options={"maxiter": self.max_iter})
+        w = np.ascontiguousarray(res.x, dtype=np.float64)
+        if not np.isfinite(w).all():
+            raise FloatingPointError("L-BFGS gave non-finite weights; scale the features")
+        cal = dask.compute(_state.tree_reduce(
+            [delayed(_mix_leaf)(delayed(_lbfgs_calibration)(template, pj, moments, w, n, j))
+             for j, pj in enumerate(prepared)], lambda a, b: delayed(_mix_add)(a, b)))[0]
+        K = len(prepared)
+        H = cal[2] - (K - 1)
+        calib = np.array([max((cal[3] - (K - 1)) / H, 1e-12), H])
+        info.update(n_iter=int(res.nit), n_passes=seen.get("evals", 0))
+        return _state.from_state(_state.linear_state(template, moments, w, n, n, calib))
 
     # -- delegation -----------------------------------------------------------------------
     def to_estimator(self):

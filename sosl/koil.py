@@ -33,8 +33,9 @@ def _philox_uniforms(seed, t0, m):
     Four doubles per block, two used; the stream is the same whatever the chunking of
     the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks. They are
     those of ``numpy.random.Philox(key=seed)`` advanced by t0 blocks, computed by the typed
-    :func:`sosl._core._koil.philox_uniforms` (tested equal): building a ``Philox`` draws OS
-    entropy for a seed it then ignores, the cost of a one-row call.
+    :func:`sosl._core._koil.philox_uniforms` (tested equal:
+    tests/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator): building
+    a ``Philox`` draws OS entropy for a seed it then ignores, the cost of a one-row call.
     """
     return _koil.philox_uniforms(seed, t0, m)
 
@@ -340,7 +341,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         returns False: the general path then reports the problem on the unchanged model.
         The pre-score for the Platt scaling, the pass, the intercept and the Platt step
         are those of the general path, so the result equals ``partial_fit`` on the row bit
-        for bit (tested).
+        for bit (tested: tests/test_koil.py::test_learn_one_in_place_equals_partial_fit).
         """
         d = self.__dict__
         lay = d["_layout_"]

@@ -191,7 +191,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
     X, y = _data(5, n=3000, p=6)
     with distributed.Client(clusters[1]):
         Xd, yd = _dask(X[:2000], y[:2000], 500)
-        wrapper = Parallel(OAUCM(lam=0.01)).fit(Xd, yd)
+        wrapper = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(Xd, yd)
         lazy = wrapper.decision_function(da.from_array(X, chunks=(700, 6)))
         assert np.array_equal(lazy.compute(), wrapper.estimator_.decision_function(X))
         proba = wrapper.predict_proba(da.from_array(X, chunks=(700, 6))).compute()
@@ -249,3 +249,172 @@ def test_blocks_at_odd_addresses_give_the_same_bits():
     assert np.allclose(c.scatter, S.moments_of_rows(X[:2500], np.where(y[:2500] == 1, 1.0,
                                                                       -1.0)).scatter,
                        rtol=1e-12, atol=1e-10)
+
+
+def test_blocks_of_one_class_get_their_moments_in_the_right_slot():
+    # rows sorted by label: the first blocks hold negatives only, the last positives only
+    X, y = _data(8, n=2000, p=5)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    blocks = [(X[i], y[i]) for i in np.split(np.arange(2000), [700, 1400, 1600])]
+    w, _, ts, mom = _simulate(blocks, 0.01, 1)
+    est = Parallel(OAUCM(lam=0.01), n_epochs=1).fit([b[0] for b in blocks],
+                                                    [b[1] for b in blocks]).estimator_
+    assert [len(np.unique(b[1])) for b in blocks] == [1, 1, 2, 1]
+    assert np.array_equal(est.counts_, mom.counts)
+    assert np.allclose(est.means_, mom.means, rtol=1e-12, atol=1e-14)
+    assert np.abs(w).max() > 1e-3
+    assert np.abs(est.coef_ - w).max() < 1e-11 * np.abs(w).max()
+    # labels given the other way round: the slots follow classes=[1, 0]
+    flipped = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(
+        [b[0] for b in blocks], [b[1] for b in blocks], classes=[1, 0]).estimator_
+    assert np.array_equal(flipped.counts_, mom.counts[::-1])
+
+
+def test_n_epochs_auto_plays_two_epochs_on_small_blocks_only():
+    from sosl.dask import _AUTO_ROWS
+    X, y = _data(9, n=4 * _AUTO_ROWS, p=4)
+    small = np.array_split(np.arange(X.shape[0]), 8)            # _AUTO_ROWS / 2 rows each
+    large = np.array_split(np.arange(X.shape[0]), 2)            # 2 x _AUTO_ROWS rows each
+    fits = {}
+    for name, idx in (("small", small), ("large", large), ("one", [np.arange(3000)])):
+        fits[name] = Parallel(OAUCM(lam=0.01)).fit([X[i] for i in idx], [y[i] for i in idx])
+    assert fits["small"].n_iter_ == 2 and fits["small"].estimator_.t_ == 2 * X.shape[0]
+    assert fits["large"].n_iter_ == 1 and fits["large"].estimator_.t_ == X.shape[0]
+    assert fits["one"].n_iter_ == 1                            # one block: the sequential pass
+    two = Parallel(OAUCM(lam=0.01), n_epochs=2).fit([X[i] for i in small], [y[i] for i in small])
+    assert np.array_equal(two.estimator_.coef_, fits["small"].estimator_.coef_)
+
+
+# -- solver="lbfgs" ----------------------------------------------------------------------------
+def _objective_at(blocks, mom, w, lam, loss, drop_covariance_term=False):
+    from sosl.dask import _add_terms, _batch_objective, _block_terms, _prepared
+    classes = np.array([0, 1])
+    covs = mom.scatter / mom.weights[:, None, None]
+    m, s2 = mom.means @ w, np.einsum("i,kij,j->k", w, covs, w)
+    terms = [_block_terms(_prepared(Xb, yb, classes, j), w, m, s2, loss)
+             for j, (Xb, yb) in enumerate(blocks)]
+    tot = terms[0]
+    for t in terms[1:]:
+        tot = _add_terms(tot, t)
+    n = int(mom.counts.sum())
+    F, g = _batch_objective(tot, n, mom.means, covs, lam, w)
+    if drop_covariance_term:                                    # the mutant: no d s2/dw
+        B = tot[3]
+        g = g - 2.0 * (B[0] * (covs[1] @ w) + B[1] * (covs[0] @ w)) / n
+    return F, g
+
+
+@pytest.mark.parametrize("Est", [OAUCM, OAUCS])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_batch_objective_and_its_gradient(Est, sparse):
+    from sosl._core._losses_ref import psi
+    X, y = _data(10, n=900, p=6)
+    if sparse:
+        X[np.abs(X) < 0.6] = 0.0
+    idx = np.split(np.arange(900), [200, 650])
+    blocks = [((sp.csr_matrix(X[i]) if sparse else X[i]), y[i]) for i in idx]
+    s = np.where(y == 1, 1.0, -1.0)
+    mom = S.moments_of_rows(X, s)
+    covs = mom.scatter / mom.weights[:, None, None]
+    lam, loss = 0.05, Est._loss
+    w = np.random.default_rng(11).normal(size=6) * 0.4
+    F, g = _objective_at(blocks, mom, w, lam, loss)
+    # F written out row by row: each row against the other class's global mean/covariance
+    other = np.where(s > 0, 0, 1)
+    mu = s * (X @ w - mom.means[other] @ w)
+    s2 = np.array([w @ covs[k] @ w for k in other])
+    assert np.isclose(F, 0.5 * lam * w @ w + psi(loss, mu, s2).mean(), rtol=1e-12, atol=0)
+    h = 1e-6
+    fd = np.array([(_objective_at(blocks, mom, w + h * e, lam, loss)[0]
+                    - _objective_at(blocks, mom, w - h * e, lam, loss)[0]) / (2 * h)
+                   for e in np.eye(6)])
+    assert np.abs(g).max() > 1e-2
+    assert np.abs(fd - g).max() < 1e-6 * np.abs(g).max()
+    _, g_mut = _objective_at(blocks, mom, w, lam, loss, drop_covariance_term=True)
+    assert np.abs(fd - g_mut).max() > 1e-3 * np.abs(g).max()   # the mutant is caught
+
+
+def test_lbfgs_fit_minimizes_the_batch_objective(clusters):
+    X, y = _data(12, n=3000, p=8)
+    Xd, yd = _dask(X, y, 700)
+    fits = []
+    for cluster in clusters:
+        with distributed.Client(cluster):
+            fits.append(Parallel(OAUCM(lam=0.01), solver="lbfgs").fit(Xd, yd))
+    a, b = fits
+    _all_equal(a.estimator_, b.estimator_)                    # 1 and 2 workers: same bits
+    est = a.estimator_
+    mom = S.moments_of_rows(X, np.where(y == 1, 1.0, -1.0))
+    assert est.t_ == 3000 and np.array_equal(est.counts_, mom.counts)
+    assert a.n_passes_ >= a.n_iter_ >= 1
+    blocks = [(X[i:i + 700], y[i:i + 700]) for i in range(0, 3000, 700)]
+    F, g = _objective_at(blocks, mom, est.coef_[0], 0.01, OAUCM._loss)
+    _, g0 = _objective_at(blocks, mom, np.zeros(8), 0.01, OAUCM._loss)
+    assert np.abs(g).max() < 1e-4 * np.abs(g0).max()          # a stationary point
+    online = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(Xd, yd).estimator_
+    assert F < _objective_at(blocks, mom, online.coef_[0], 0.01, OAUCM._loss)[0]
+    est.partial_fit(X[:100], y[:100])                         # a plain learner goes on
+    assert est.t_ == 3100
+    with pytest.raises(ValueError, match="forgetting"):
+        Parallel(OAUCM(forgetting=0.99), solver="lbfgs").fit([X], [y])
+    with pytest.raises(ValueError, match="global"):
+        Parallel(OAUCM(), solver="lbfgs", moments="local").fit([X], [y])
+    with pytest.raises(ValueError, match="solver"):
+        Parallel(OAUCM(), solver="newton").fit([X], [y])
+    with pytest.raises(ValueError, match="max_iter"):
+        Parallel(OAUCM(), solver="lbfgs", max_iter=0).fit([X], [y])
+
+
+# -- dask dataframe input ----------------------------------------------------------------------
+def test_dask_dataframe_with_a_label_column_or_a_series():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _data(13, n=2400, p=5)
+    df = pd.DataFrame(X, columns=[f"f{k}" for k in range(5)])
+    df["label"] = y
+    ddf = dd.from_pandas(df, npartitions=4)
+    assert ddf.map_partitions(len).compute().tolist() == [600] * 4
+    feats = [f"f{k}" for k in range(5)]
+    by_column = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(ddf, "label")
+    by_series = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(ddf[feats], ddf["label"])
+    by_array = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(*_dask(X, y, 600))
+    _all_equal(by_column.estimator_, by_array.estimator_)
+    _all_equal(by_series.estimator_, by_array.estimator_)
+    assert np.abs(by_array.estimator_.coef_).max() > 1e-3
+    scores = by_column.decision_function(ddf[feats]).compute()
+    assert np.array_equal(scores, by_array.estimator_.decision_function(X))
+    # mutant: partitions in another order are another fit
+    shuffled = dd.from_pandas(df.iloc[::-1].reset_index(drop=True), npartitions=4)
+    other = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(shuffled, "label")
+    assert not np.array_equal(other.estimator_.coef_, by_column.estimator_.coef_)
+    wrapper = Parallel(OAUCM(lam=0.01))
+    with pytest.raises(ValueError, match="label column 'target'"):
+        wrapper.fit(ddf, "target")
+    text = df.assign(f0=["a"] * 2400)
+    with pytest.raises(ValueError, match="numeric"):
+        wrapper.fit(dd.from_pandas(text, npartitions=2), "label")
+    assert not hasattr(wrapper, "estimator_")
+
+
+def _received(dask_worker=None):
+    return [k for t in dask_worker.transfer_incoming_log for k in t.get("keys", {})]
+
+
+def test_block_tasks_run_where_the_block_is(clusters):
+    from sosl.dask import _holders
+    X, y = _data(14, n=16000, p=20)
+    assert _holders([X[:10], X[10:]]) == [None, None]          # in memory: no placement
+    with distributed.Client(clusters[1]) as client:
+        Xd, yd = client.persist(list(_dask(X, y, 2000)))
+        distributed.wait([Xd, yd])
+        blocks = list(Xd.to_delayed()[:, 0])
+        who = client.who_has(Xd)
+        want = [sorted(who[b.key]) for b in blocks]
+        assert _holders(blocks) == want
+        assert len({w[0] for w in want}) == 2                  # both workers hold blocks
+        before = {w: len(k) for w, k in client.run(_received).items()}
+        Parallel(OAUCM(lam=0.01), n_epochs=2).fit(Xd, yd)
+        got = [k for w, keys in client.run(_received).items() for k in keys[before[w]:]]
+    assert got                                          # y blocks and moments do travel
+    assert not {b.key for b in blocks} & set(got)      # no X block moved

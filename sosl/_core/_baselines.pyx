@@ -979,7 +979,6 @@ def solam_one(const double[::1] x, double y, double[::1] v, double[::1] v_avg,
     as it was when a score, a norm or a written value is not finite.
     """
     cdef Py_ssize_t p = x.shape[0], n = p + 2, bad, order0 = 0
-    cdef SourceRow xr
     cdef SourceRows rows
     cdef double s0 = y
     cdef double* uq = &work[0]

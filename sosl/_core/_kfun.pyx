@@ -36,8 +36,9 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
                     KernelSpec kern, double[::1] out, double[::1] work):
     """out[i] = sum_q alpha[q] k(SV[q], X[i]) for every row of ``X``.
 
-    ``kern`` is the kernel (``sosl._core._kparams.kernel_spec``); ``work`` is scratch space of length at least ``SV.shape[0]``. Cost O(n M p), memory
-    O(M) beyond the arguments (no (n, M) Gram block).
+    ``kern`` is the kernel (``sosl._core._kparams.kernel_spec``); ``work`` is scratch space
+    of length at least ``SV.shape[0]``. Cost O(n M p), memory O(M) beyond the arguments (no
+    (n, M) Gram block).
     """
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t p = X.shape[1]

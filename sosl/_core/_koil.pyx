@@ -96,7 +96,8 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     Raises FloatingPointError (the arrays are then partly updated) at the first row whose
     k(x_t, x_t) or f_t(x_t) is not finite. ``work`` is scratch space of length at least
     ``2 B + 2 k_nn`` (B = total slots); ``kern`` is the kernel
-    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for the parameters.
+    (``sosl._core._kparams.kernel_spec``). See :func:`sosl._core._koil_ref.koil_pass` for
+    the parameters.
     """
     cdef SourceRows rows
     cdef SlotStore st
@@ -324,7 +325,8 @@ cdef extern from *:
 def philox_uniforms(long long seed, long long t0, Py_ssize_t m):
     """The uniforms ``U`` (m, 2) of rounds t0 + 1 .. t0 + m: the first two doubles of
     Philox block t (key ``seed``), ``(u >> 11) 2^-53`` as ``Generator.random`` makes them;
-    the typed twin of ``sosl.koil._philox_uniforms`` (tested equal)."""
+    the typed twin of ``sosl.koil._philox_uniforms`` (tested equal:
+    tests/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator)."""
     cdef double[:, ::1] U = cnp.PyArray_ZEROS(2, [m, 2], cnp.NPY_DOUBLE, 0)
     cdef uint64_t out[4]
     cdef Py_ssize_t r

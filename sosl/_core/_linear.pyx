@@ -494,7 +494,6 @@ cdef class Stepper:
                 save_round(m, own, self.calib, b, False)
         return R if ok else -1.0
 
-
     def batch(self, const double[:, ::1] X, const double[::1] s, long long t0, double R_seen,
               double[::1] work, double[::1] pre):
         """Rounds t0 + 1, ... on the rows of X in order (``partial_fit``'s fast path), in place.

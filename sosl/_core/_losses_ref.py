@@ -15,7 +15,7 @@ Adding a pairwise loss psi_X(mu, s2) touches exactly these files:
 3. this file: the same branches in ``psi``, ``loss_grad``, ``loss_scale``, ``grad_bound``
    and ``curvature_bound``;
 4. the estimator table: a class with ``_loss = int(Loss.LOSS_X)`` beside ``OAUCM`` in
-   ``sosl/linear.py`` (or the kernel learners' ``sosl/kernel.py``), or an entry in the
+   ``sosl/linear.py`` (or the kernel learners' ``sosl/okauc.py``), or an entry in the
    ``_LOSSES`` table of ``sosl/sketch.py``, and the new name in ``sosl/__init__.py``.
 
 Nothing else branches on a ``Loss`` code

@@ -67,7 +67,14 @@ the cell's ceiling. A paper value above the ceiling by more than the paper's std
 ``^``: this protocol cannot reach it on this data. The flag also runs batch references on
 the same splits, preprocessing and protocol (:data:`REFERENCES`: logistic regression for
 Table 2, the RBF ``SVC`` and OKAUC-M with unbounded buffers for Table 3; ``--references``
-picks them). ``--report-only`` shows whatever ceilings and references are cached.
+picks them). The two Table 3 references are capped: on a dataset whose training parts
+exceed 4 000 rows they run on a stratified 4 000-row subsample of each training part over
+1 x 5 folds (``--reference-max-train``), and their cells are marked in every table.
+``--report-only`` shows whatever ceilings and references are cached.
+
+The code: :mod:`~sosl.experiments.runner` computes and caches the rows,
+:mod:`~sosl.experiments.summary` reduces them and :mod:`~sosl.experiments.tables` writes
+the tables and the result record.
 """
 
 from .algorithms import (

@@ -22,6 +22,7 @@ from .algorithms import ALGORITHMS, GRIDS, REFERENCES
 from .backends import BACKENDS, BackendUnavailable
 from .cache import CacheError
 from .estimate import estimate_run, format_estimate
+from .protocol import REFERENCE_MAX_TRAIN
 from .runner import (
     DEFAULT_OUT,
     cached_grids,
@@ -180,6 +181,14 @@ def build_parser():
                    help="batch references to run beside --algorithms (default with "
                         "--ceilings: those of the tables concerned; give none to run none): "
                         f"{', '.join(REFERENCES)}")
+    p.add_argument("--reference-max-train", type=_int_at_least(0, "0 = never capped"),
+                   default=REFERENCE_MAX_TRAIN, metavar="ROWS",
+                   help=f"on datasets whose training parts exceed ROWS (default "
+                        f"{REFERENCE_MAX_TRAIN}), run the capped batch references (SVC, "
+                        "OKAUC-M_inf) on a stratified subsample of ROWS rows of each training "
+                        "part over the first partition only (1 x folds runs), recorded as "
+                        "protocol 1x<folds>/<inner>@ROWS and labelled in the tables; 0 = the "
+                        "full protocol everywhere")
     p.add_argument("--estimate", nargs="?", const=3, default=None, metavar="K",
                    type=_int_at_least(1, "grid points timed per learner"),
                    help="compute nothing of the protocol: count the tasks the cache in --out "
@@ -298,7 +307,8 @@ def _estimate(args, names):
     proto = f"{args.repeats}x{args.folds}/{args.inner_folds}"
     cfg = {"seed": args.seed, "n_repeats": args.repeats, "n_folds": args.folds,
            "inner_folds": args.inner_folds, "max_points": args.max_points,
-           "protocol": proto, "data_dir": args.data_dir, "verify": not args.no_verify}
+           "protocol": proto, "data_dir": args.data_dir, "verify": not args.no_verify,
+           "reference_max_train": args.reference_max_train or None}
     specs = run_specs(args.algorithms, args.ceilings, args.references)
     try:
         if args.no_verify:
@@ -358,7 +368,8 @@ def _run_experiment(args, names, log):
                           inner_folds=args.inner_folds, data_dir=args.data_dir,
                           progress=not args.quiet, max_points=args.max_points, log=log,
                           ceilings=args.ceilings, references=args.references,
-                          verify=not args.no_verify)
+                          verify=not args.no_verify,
+                          reference_max_train=args.reference_max_train or None)
 
 
 def main(argv=None):

@@ -25,7 +25,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from .algorithms import grid_label, grid_points
 from .protocol import _fit_auc, run_seed, train_part
-from .runner import _params_key, get_data
+from .runner import _params_key, get_data, plan
 
 __all__ = ["estimate_run", "format_estimate"]
 
@@ -61,30 +61,31 @@ def estimate_run(datasets, specs, grid, rows, cfg, points=3, ceilings=False):
         Per (dataset, learner): ``cv_left``, ``refits_left``, ``inner_s`` and ``refit_s``
         (the timed fits, lists; empty when nothing of that kind is left) and ``cpu_s``.
     """
-    seed, n_runs = cfg["seed"], cfg["n_repeats"] * cfg["n_folds"]
-    mine = [r for r in rows if r["seed"] == seed and r["protocol"] == cfg["protocol"]]
-    done = {(r["kind"], r["dataset"], r["algorithm"], int(r["run"]), r["params"])
+    seed = cfg["seed"]
+    mine = [r for r in rows if r["seed"] == seed]
+    done = {(r["kind"], r["dataset"], r["algorithm"], int(r["run"]), r["params"], r["protocol"])
             for r in mine}
-    tested = {(r["dataset"], r["algorithm"], int(r["run"]), r["grid"]) for r in mine
-              if r["kind"] == "test"}
+    tested = {(r["dataset"], r["algorithm"], int(r["run"]), r["grid"], r["protocol"])
+              for r in mine if r["kind"] == "test"}
     records = []
     for d in datasets:
         X, y = get_data(d, cfg["data_dir"], cfg.get("verify", True))
         for s in specs:
+            proto, n_runs, max_train = plan(d, s, {"reference_max_train": None, **cfg})
             pts = grid_points(s, grid, cfg["max_points"])
             keys = [_params_key(p) for p in pts]
-            cv_left = sum((("cv", d, s.name, r, k) not in done) for r in range(n_runs)
+            cv_left = sum((("cv", d, s.name, r, k, proto) not in done) for r in range(n_runs)
                           for k in keys)
             label = grid_label(s, grid, cfg["max_points"])
-            refits = sum((d, s.name, r, label) not in tested for r in range(n_runs))
+            refits = sum((d, s.name, r, label, proto) not in tested for r in range(n_runs))
             if ceilings:
-                refits += sum((("oracle", d, s.name, r, k) not in done)
+                refits += sum((("oracle", d, s.name, r, k, proto) not in done)
                               for r in range(n_runs) for k in keys)
             rng = np.random.default_rng(run_seed(seed, d + "/" + s.name, 0, 7))
             sample = [pts[i] for i in rng.choice(len(pts), min(points, len(pts)),
                                                  replace=False)]
             train, test = train_part(y, d, 0, seed, cfg["n_repeats"], cfg["n_folds"],
-                                     s.kernel)
+                                     s.kernel, max_train)
             skf = StratifiedKFold(cfg["inner_folds"], shuffle=True,
                                   random_state=run_seed(seed, d, 0, 2))
             a, b = next(skf.split(np.zeros(train.shape[0]), y[train]))

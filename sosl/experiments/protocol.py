@@ -13,6 +13,13 @@
   runs.
 * Kernel learners get training parts larger than 10 000 rows subsampled uniformly without
   replacement (same seed rule).
+* Capped batch references (the SVC and the unbounded OKAUC-M, whose fits grow with the cube
+  of the training size): on a dataset whose training parts exceed 4 000 rows they are run on
+  the first partition only (1 x ``n_folds`` runs), each training part replaced by a
+  stratified subsample of 4 000 of its rows, drawn with a seed fixed by (dataset, run), so
+  every grid point, the inner CV, the refit and the oracle see the same rows; the test fold
+  is the run's whole test fold. Such rows are recorded under their own protocol,
+  ``1x5/5@4000`` (:func:`capped_protocol`), so they never mix with full-protocol rows.
 
 Departures where the paper is silent: the folds are stratified (every fold keeps the
 class ratio, so the 132 positives of shuttle reach every test fold), the features are
@@ -31,11 +38,76 @@ from sklearn.model_selection import StratifiedKFold
 from ..metrics import auc
 from .algorithms import check_point
 
-__all__ = ["KERNEL_MAX_TRAIN", "cv_score", "error_kind", "outer_splits", "heldout_score",
-           "run_seed", "train_part"]
+__all__ = ["KERNEL_MAX_TRAIN", "REFERENCE_MAX_TRAIN", "capped_protocol", "cv_score",
+           "error_kind", "needs_cap", "outer_splits", "heldout_score", "parse_protocol",
+           "run_seed", "stratified_subsample", "train_part"]
 
 #: training parts of kernel learners are subsampled to this size (Section 6.3)
 KERNEL_MAX_TRAIN = 10_000
+
+#: training parts of the capped batch references are subsampled to this size, stratified,
+#: on datasets whose training parts exceed it (issue 25's decision: references, not protocol)
+REFERENCE_MAX_TRAIN = 4_000
+
+
+def capped_protocol(n_folds, inner_folds, max_train):
+    """The protocol recorded by a capped reference: ``"1x<folds>/<inner>@<max_train>"``."""
+    return f"1x{int(n_folds)}/{int(inner_folds)}@{int(max_train)}"
+
+
+def parse_protocol(protocol):
+    """``(repeats, folds, inner folds, max_train or None)`` of a recorded protocol string.
+
+    ``"4x5/5"`` gives ``(4, 5, 5, None)``, ``"1x5/5@4000"`` gives ``(1, 5, 5, 4000)``.
+
+    Raises
+    ------
+    ValueError
+        For a string of neither form.
+    """
+    head, at, cap = str(protocol).partition("@")
+    try:
+        reps, rest = head.split("x")
+        folds, inner = rest.split("/")
+        return int(reps), int(folds), int(inner), (int(cap) if at else None)
+    except ValueError:
+        raise ValueError(f"a protocol is '<repeats>x<folds>/<inner folds>[@<rows>]', got "
+                         f"{protocol!r}") from None
+
+
+def needs_cap(y, dataset, seed=0, n_repeats=4, n_folds=5, max_train=REFERENCE_MAX_TRAIN):
+    """Whether a training part of the outer loop exceeds ``max_train`` rows (None: never)."""
+    if max_train is None:
+        return False
+    splits = outer_splits(y, dataset, seed, n_repeats, n_folds)
+    return max(train.shape[0] for train, _ in splits) > int(max_train)
+
+
+def stratified_subsample(train, y, size, seed):
+    """``size`` indices of ``train``, sorted, with each class in proportion to its count.
+
+    Each class gets its share ``size * n_c / n`` rounded down, the rows left over go to
+    the largest remainders (ties to the smaller label), and a class present in ``train``
+    keeps at least one row; within a class the rows are drawn uniformly without
+    replacement from ``np.random.default_rng(seed)``. ``train`` itself is returned when it
+    has at most ``size`` rows.
+    """
+    train = np.asarray(train)
+    size = int(size)
+    if train.shape[0] <= size:
+        return train
+    labels, counts = np.unique(np.asarray(y)[train], return_counts=True)
+    share = size * counts / counts.sum()
+    take = np.floor(share).astype(int)
+    for i in np.argsort(-(share - take), kind="stable")[:size - take.sum()]:
+        take[i] += 1
+    for i in np.flatnonzero(take == 0):   # a rare class keeps a row, taken from the largest
+        take[i] = 1
+        take[np.argmax(take)] -= 1
+    rng = np.random.default_rng(seed)
+    lab = np.asarray(y)[train]
+    parts = [rng.choice(train[lab == c], k, replace=False) for c, k in zip(labels, take)]
+    return np.sort(np.concatenate(parts))
 
 
 def run_seed(seed, dataset, run, stage):
@@ -70,9 +142,16 @@ def _outer_splits(y, dataset, seed, n_repeats, n_folds):
     return out
 
 
-def train_part(y, dataset, run, seed=0, n_repeats=4, n_folds=5, kernel=False):
-    """Training and test indices of one outer run (training part subsampled for kernels)."""
+def train_part(y, dataset, run, seed=0, n_repeats=4, n_folds=5, kernel=False, max_train=None):
+    """Training and test indices of one outer run (training part subsampled for kernels).
+
+    With ``max_train`` (a capped reference), a training part larger than that is replaced
+    by its :func:`stratified_subsample` of ``max_train`` rows (seed stage 4 of the run),
+    instead of the kernel learners' uniform one.
+    """
     train, test = outer_splits(y, dataset, seed, n_repeats, n_folds)[run]
+    if max_train is not None:
+        return stratified_subsample(train, y, max_train, run_seed(seed, dataset, run, 4)), test
     if kernel and train.shape[0] > KERNEL_MAX_TRAIN:
         rng = np.random.default_rng(run_seed(seed, dataset, run, 1))
         train = np.sort(rng.choice(train, KERNEL_MAX_TRAIN, replace=False))
@@ -134,8 +213,11 @@ def _fit_auc(spec, params, X, y, train, test, order_seed):
     return auc(y[test], scores), ""
 
 
-def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, inner_folds=5):
+def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
+             max_train=None):
     """Mean inner-CV AUC of one grid point on the training part of one run.
+
+    ``max_train``: the capped references' subsample size (see :func:`train_part`).
 
     Returns
     -------
@@ -143,7 +225,7 @@ def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, i
     error : str
         Empty, or the first failure met (its fold then scores 0).
     """
-    train, _ = train_part(y, dataset, run, seed, n_repeats, n_folds, spec.kernel)
+    train, _ = train_part(y, dataset, run, seed, n_repeats, n_folds, spec.kernel, max_train)
     skf = StratifiedKFold(inner_folds, shuffle=True, random_state=run_seed(seed, dataset, run, 2))
     scores, errors = [], []
     for k, (a, b) in enumerate(skf.split(np.zeros(train.shape[0]), y[train])):
@@ -155,12 +237,13 @@ def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, i
     return float(np.mean(scores)), (errors[0] if errors else "")
 
 
-def heldout_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5):
+def heldout_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5,
+                  max_train=None):
     """Test AUC of ``params`` refit on the whole training part of one run.
 
     The same call scores the selected point (the result of the run) and every point of
     the grid for the oracle ceiling: the pass order depends on (dataset, run) alone, so
     the oracle's fit of the selected point is the selected fit, bit for bit.
     """
-    train, test = train_part(y, dataset, run, seed, n_repeats, n_folds, spec.kernel)
+    train, test = train_part(y, dataset, run, seed, n_repeats, n_folds, spec.kernel, max_train)
     return _fit_auc(spec, params, X, y, train, test, run_seed(seed, dataset, run, 3))

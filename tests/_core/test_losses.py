@@ -51,6 +51,25 @@ def test_compiled_loss_equals_reference(loss):
 
 
 @pytest.mark.parametrize("loss", CODES)
+def test_compiled_loss_over_rows_equals_reference(loss):
+    """``loss_value_grad_rows`` (the batch objective's loss over a block) is the same
+    compiled loss at every point: equal to the reference to 1e-12, in the given order."""
+    mu, s2 = _points(np.random.default_rng(100 + loss))
+    got = np.array(_losses.loss_value_grad_rows(loss, mu, s2))
+    want = np.array(LR.loss_grad(loss, mu, s2), dtype=float)
+    assert got.shape == want.shape == (3, mu.shape[0])
+    with np.errstate(over="ignore"):
+        rel = np.abs(got - want) / np.maximum(np.abs(want), 1e-300)
+    assert rel.max() <= 1e-12
+    # mutant: the points out of order (a kernel that paired mu[i] with s2[i + 1])
+    shifted = np.array(LR.loss_grad(loss, mu, np.roll(s2, 1)), dtype=float)
+    with np.errstate(over="ignore"):
+        assert (np.abs(got - shifted) / np.maximum(np.abs(shifted), 1e-300)).max() > 1e-3
+    with pytest.raises(ValueError, match="entries"):
+        _losses.loss_value_grad_rows(loss, mu, s2[:-1])
+
+
+@pytest.mark.parametrize("loss", CODES)
 def test_every_code_has_its_constants_in_both_homes(loss):
     constants = (LR.loss_scale(loss), LR.grad_bound(loss), LR.curvature_bound(loss))
     assert _losses.loss_constants(loss) == constants
@@ -71,6 +90,8 @@ def test_unknown_code_raises_everywhere():
         _losses.loss_constants(bad)
     with pytest.raises(ValueError, match="unknown Loss code"):
         _losses.loss_value_grad(bad, 0.5, 1.0)
+    with pytest.raises(ValueError, match="unknown Loss code"):
+        _losses.loss_value_grad_rows(bad, np.zeros(2), np.zeros(2))
 
 
 def test_kernel_reference_scale_comes_from_the_home():
