@@ -12,10 +12,11 @@ BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*
 # the typed kernels against their NumPy references, once more on a copy of the package
 # compiled with bounds, wraparound and initialization checks (SOSL_BOUNDSCHECK=1)
 CHECKED := build/checked
-CHECKED_TESTS := test_linear test_base_contract test_calibration test_okauc test_koil \
-	test_komp test_polk test_baselines test_metrics test_sparse_all test_reliability \
-	test_sketch_capped test_sample_weight $(basename $(notdir \
-	$(wildcard tests/test_sketch.py tests/test_ftrl.py)))
+CHECKED_TESTS := _core/test_linear test_linear test_base_contract test_calibration \
+	_core/test_okauc test_okauc _core/test_koil test_koil _core/test_komp _core/test_polk \
+	test_polk _core/test_baselines test_baselines test_baselines_rows test_metrics \
+	test_sparse_all test_reliability test_sketch_capped test_sample_weight test_contract \
+	$(basename $(notdir $(wildcard tests/test_sketch.py tests/test_ftrl.py)))
 
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest

@@ -34,7 +34,7 @@ def _philox_uniforms(seed, t0, m):
     the ``partial_fit`` calls, so ``fit`` equals ``partial_fit`` over any chunks. They are
     those of ``numpy.random.Philox(key=seed)`` advanced by t0 blocks, computed by the typed
     :func:`sosl._core._koil.philox_uniforms` (tested equal:
-    tests/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator): building
+    tests/_core/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator): building
     a ``Philox`` draws OS entropy for a seed it then ignores, the cost of a one-row call.
     """
     return _koil.philox_uniforms(seed, t0, m)

@@ -104,7 +104,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     downdated at each removal) instead of factorizing the (M+1) x (M+1) Gram matrix every
     round as the NumPy reference :mod:`sosl._core._polk_ref` does (O(M^3)); both give the
     same dictionaries and weights to rounding
-    (tests/test_polk.py::test_fast_pass_equals_reference). Rounds where an atom is
+    (tests/_core/test_polk.py::test_fast_pass_equals_reference). Rounds where an atom is
     numerically in the span of the others (e.g. a repeated instance) are played by the
     rank-revealing typed KOMP on the recomputed Gram matrix, which then costs O(M^3), as
     do the occasional rebuilds of the inverse from a fresh factorization (when its drift

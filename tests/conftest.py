@@ -12,9 +12,13 @@ the magnitudes the learners' no-copy arguments and guards assume away (1e30 to 1
 one row of 1e150 amid ordinary rows), where a learner must either raise with its state
 unchanged or commit finite values (``test_reliability.py``).
 
-Shared helpers live in ``tests/helpers.py`` (this file puts the folder on ``sys.path``):
-``fitted_state(model)`` and ``same_state(a, b)`` compare two models' fitted attributes
-byte for byte.
+``edge_stream`` serves tests/_core/test_linear.py and tests/_core/test_baselines.py.
+
+Shared helpers live in ``tests/helpers.py`` (this file puts the folder on ``sys.path``): the
+learners of ``sosl.__all__`` and their small settings (``ESTIMATORS``, ``KW``, ``make``), the
+two state comparisons under two names (``assert_same_state`` / ``assert_unchanged``: bit for
+bit; ``assert_close_to_reference``: a typed pass against its NumPy twin, to rounding), the
+reference mutant ``mutant_of`` and the stream builders used by more than one file.
 
 Markers: ``slow`` (deselect with ``-m "not slow"``; ``make test`` runs everything).
 """

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import assert_unchanged, snapshot
 from sklearn.datasets import load_breast_cancer
 
 from sosl import OAUCM, OAUCS
@@ -19,43 +20,32 @@ def _data(n=300, p=4, seed=0):
     return X, y
 
 
-def _snapshot(m):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
-            if k not in ("_params_ok", "_stepper_")}
-
-
-def _assert_same(before, m):
-    after = {k: v for k, v in vars(m).items() if k not in ("_params_ok", "_stepper_")}
-    assert before.keys() == after.keys()
-    for k, v in before.items():
-        if isinstance(v, np.ndarray):
-            np.testing.assert_array_equal(v, after[k], err_msg=k)
-        else:
-            assert v == after[k] or (v != v and after[k] != after[k]), k
+#: not state: the re-arming flag and the typed stepper (rebuilt on demand)
+SKIP = ("_params_ok", "_stepper_")
 
 
 def test_invalid_value_set_after_fit_is_refused_on_the_next_call():
     X, y = _data()
     m = OAUCM(eta=0.01).fit(X, y)
     m.set_params(eta=-5)
-    before = _snapshot(m)
+    before = snapshot(m, SKIP)
     with pytest.raises(ValueError, match="eta"):
         m.partial_fit(X, y)
     with pytest.raises(ValueError, match="eta"):
         m.decision_function(X)
     with pytest.raises(ValueError, match="eta"):
         m.learn_one(X[0], y[0])
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
 
 
 def test_schedule_is_frozen_with_the_fitted_state():
     X, y = _data()
     m = OAUCM(eta=0.01).fit(X, y)
     m.set_params(eta=None)          # valid on its own, but another step schedule
-    before = _snapshot(m)
+    before = snapshot(m, SKIP)
     with pytest.raises(ValueError, match="schedule changed"):
         m.partial_fit(X, y)
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
     m.set_params(eta=0.5)           # same schedule, another constant: allowed
     m.partial_fit(X, y)
     m.set_params(eta=None)
@@ -113,10 +103,10 @@ def test_huge_finite_input_raises_instead_of_nan_scores():
     assert np.abs(m.coef_).sum() > 1.5       # so the row below overflows
     with pytest.raises(FloatingPointError, match="scores"):
         m.decision_function(np.sign(m.coef_) * 1.5e308)        # one row
-    before = _snapshot(m)
+    before = snapshot(m, SKIP)
     with pytest.raises(FloatingPointError):
         m.partial_fit(X * 1e160, y)
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
 
 
 def test_positive_class_by_name():
@@ -171,7 +161,7 @@ def test_guarded_one_row_round_that_diverges_leaves_the_state_unchanged(Est):
     m = Est(lam=0.01, eta=1e-4).fit(X[:100], y[:100])
     m.set_params(eta=1e4)
     for i in range(100, 300):
-        before = _snapshot(m)
+        before = snapshot(m, SKIP)
         try:
             m.learn_one(X[i], y[i])
         except FloatingPointError as err:
@@ -180,7 +170,7 @@ def test_guarded_one_row_round_that_diverges_leaves_the_state_unchanged(Est):
     else:
         pytest.fail("the step never diverged")
     assert i > 100                              # a guarded round was committed before it
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
     assert m._stepper().n_guarded >= i - 101    # the rounds after the first were guarded
     with pytest.raises(FloatingPointError, match="non-finite"):   # so does the general path
         BaseOnlineAUC.partial_fit(pickle.loads(pickle.dumps(m)), X[i:i + 1], y[i:i + 1])
@@ -196,10 +186,10 @@ def test_guarded_round_restores_every_array_it_wrote(Est, scale, kw):
     m = Est(lam=0.01, eta=1e-4, **kw).fit(X, y)
     m.set_params(eta=1e308)
     m.score_one(X[0])                           # the new step is checked here
-    before = _snapshot(m)
+    before = snapshot(m, SKIP)
     with pytest.raises(FloatingPointError, match="non-finite"):
         m.learn_one(X[0], y[0])
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
     assert m._stepper().n_guarded == 1
 
 
@@ -220,7 +210,7 @@ def test_learn_one_updates_the_covariances_in_place():
 def test_one_row_calls_refuse_bad_rows_and_keep_state():
     X, y = _data()
     m = OAUCM().fit(X, y)
-    before = _snapshot(m)
+    before = snapshot(m, SKIP)
     for bad, exc in [(np.r_[X[0, :-1], np.nan], ValueError), (X[0, :2], ValueError),
                      (X[:2], ValueError)]:
         with pytest.raises(exc):
@@ -229,7 +219,7 @@ def test_one_row_calls_refuse_bad_rows_and_keep_state():
         m.learn_one(X[0], 7)
     with pytest.raises(ValueError, match="classes"):
         OAUCM().learn_one(X[0], 1)
-    _assert_same(before, m)
+    assert_unchanged(before, m, SKIP)
 
 
 def test_memory_guard_names_the_size_and_the_sketched_learner():

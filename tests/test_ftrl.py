@@ -1,6 +1,5 @@
 """FTRL-AUC: typed core == NumPy reference, mutant, O(k) locality, API behaviour."""
 
-import pickle
 
 import numpy as np
 import pytest
@@ -146,33 +145,6 @@ def test_sparse_and_dense_give_equal_models():
         np.testing.assert_allclose(model.decision_function(Xs),
                                    dense.decision_function(X.toarray()), rtol=1e-12, atol=1e-14)
     assert np.abs(dense.coef_).max() > 1e-3
-
-
-def test_fit_equals_partial_fit_pickle_and_bad_input():
-    X = sp.random(150, 40, density=0.15, random_state=5, format="csr")
-    y = (X[:, :5].sum(axis=1).A1 > 0.1).astype(int)
-    full = FTRLAUC(gamma=0.3).fit(X, y)
-    model = FTRLAUC(gamma=0.3)
-    model.partial_fit(X[:1], y[:1], classes=[0, 1]).partial_fit(X[1:70], y[1:70])
-    model = pickle.loads(pickle.dumps(model))
-    model.partial_fit(X[70:], y[70:])
-    np.testing.assert_allclose(model.coef_, full.coef_, rtol=1e-12, atol=0)
-    before = _fitted(model)
-    bad = X.toarray()
-    bad[0, 0] = np.inf
-    with pytest.raises(ValueError, match="infinity"):
-        model.partial_fit(bad, y)
-    with pytest.raises(ValueError, match="gamma"):
-        model.set_params(gamma=0.0).partial_fit(X, y)
-    model.set_params(gamma=0.3)
-    with pytest.raises(ValueError, match="features"):
-        model.decision_function(X[:, :3])
-    after = _fitted(model)
-    assert after.keys() == before.keys()
-    for key, value in before.items():
-        np.testing.assert_array_equal(after[key], value, err_msg=key)
-
-
 
 
 def _bytes(m):

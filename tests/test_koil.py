@@ -1,149 +1,23 @@
-"""Tests of KOIL: Cython pass == NumPy reference, mutants caught, seeded buffers, API."""
+"""KOIL as an estimator: seeded buffers, refused parameters and input, sparse-fitted models,
+one-row calls in place (the pass against its reference: tests/_core/test_koil.py)."""
 
-import copy
-import inspect
 import os
 import pickle
-import types
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import koil_sparse_stream, koil_stream
 
 from sosl import KOIL
-from sosl._core import _koil, _koil_ref
+from sosl._core import _koil
 from sosl.kernels import kernel_matrix
 from sosl.metrics import auc
 
 
-def _stream(rng, n, p, pos_rate=0.3, dup=False, first_neg=0):
-    X = rng.uniform(-1, 1, size=(n, p))
-    if dup:
-        X[n // 2:] = X[: n - n // 2]                      # every row repeated once
-    score = X[:, 0] + 0.5 * np.sin(3 * X[:, -1]) + 0.3 * rng.normal(size=n)
-    y = (score > np.quantile(score, 1 - pos_rate)).astype(int)
-    y[:first_neg] = 0                                      # one class only for a while
-    return X, y
-
-
-def _run_both(model, X, y, ref_module=_koil_ref, order=None):
-    model._check_hyper(fitted=False)
-    lay = model._layout()
-    s = np.where(y == 1, 1.0, -1.0)
-    order = np.arange(X.shape[0], dtype=np.intp) if order is None else order
-    st_c = model._init_state(X.shape[1])
-    st_c["t_"] = 0
-    st_r = copy.deepcopy(st_c)
-    t_c = _koil.koil_pass(*model._pass_args(st_c, X, s, order, lay))
-    t_r = ref_module.koil_pass(*model._pass_args(st_r, X, s, order, lay))
-    assert t_c == t_r == order.shape[0]
-    return st_c, st_r
-
-
-def _assert_same(st_c, st_r):
-    for name in ("buffer_", "alpha_", "gram_", "buffer_scores_"):
-        np.testing.assert_allclose(st_c[name], st_r[name], rtol=1e-12, atol=1e-13, err_msg=name)
-    for name in ("n_buffer_", "n_class_seen_", "fifo_head_"):
-        np.testing.assert_array_equal(st_c[name], st_r[name], err_msg=name)
-
-
-CASES = [
-    # (policy, kernel, extra params, n, p, budget, k, stream options)
-    ("rs++", "gaussian", {"gamma": 2.0}, 400, 3, (6, 9), 3, {}),
-    ("fifo++", "gaussian", {"gamma": 2.0}, 400, 3, (6, 9), 3, {}),
-    ("rs++", "gaussian", {"gamma": 0.5}, 300, 1, 5, 10, {"first_neg": 40}),
-    ("fifo++", "poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0}, 300, 4, 7, 2, {"dup": True}),
-    ("rs++", "linear", {}, 300, 2, (4, 3), 1, {"pos_rate": 0.1}),
-    ("fifo++", "gaussian", {"gamma": 1.0}, 200, 5, 1, 10, {}),
-    ("rs++", "gaussian", {"gamma": 2.0}, 1100, 2, 10, 5, {}),        # passes a refresh of f
-]
-
-
-@pytest.mark.parametrize("policy, kernel, kp, n, p, budget, k, opts", CASES)
-def test_cython_matches_reference(policy, kernel, kp, n, p, budget, k, opts):
-    rng = np.random.default_rng(n + p)
-    X, y = _stream(rng, n, p, **opts)
-    model = KOIL(policy=policy, kernel=kernel, budget=budget, n_neighbors=k, eta=0.1, C=1.0,
-                 random_state=3, **kp)
-    st_c, st_r = _run_both(model, X, y)
-    _assert_same(st_c, st_r)
-    budgets = np.array(model._layout()["budgets"])
-    np.testing.assert_array_equal(st_c["n_buffer_"], budgets)      # both buffers got full
-    np.testing.assert_allclose(st_c["buffer_scores_"],                 # cached f == gram @ alpha
-                               st_c["gram_"] @ st_c["alpha_"], rtol=1e-10, atol=1e-12)
-    assert np.all(st_c["n_class_seen_"] > budgets)                 # so replacements happened
-    assert np.count_nonzero(st_c["alpha_"]) > 0
-
-
-def test_cython_matches_reference_on_a_shuffled_order():
-    rng = np.random.default_rng(11)
-    X, y = _stream(rng, 300, 3)
-    model = KOIL(budget=8, n_neighbors=4, gamma=3.0, random_state=1)
-    st_c, st_r = _run_both(model, X, y, order=rng.permutation(300).astype(np.intp))
-    _assert_same(st_c, st_r)
-
-
-def _mutant(old, new):
-    """The reference module with one line changed (a mutant that the tests must catch)."""
-    src = inspect.getsource(_koil_ref)
-    assert old in src
-    src = src.replace(old, new).replace("from ..kernels import", "from sosl.kernels import")
-    module = types.ModuleType("koil_ref_mutant")
-    module.__package__ = "sosl._core"          # the relative imports of the reference
-    exec(compile(src, "koil_ref_mutant", "exec"), module.__dict__)
-    return module
-
-
-@pytest.mark.parametrize("old, new", [
-    ("alpha[l] -= g ", "alpha[l] += g "),                                      # flipped sign
-    ("f[filled] -= g * gram[filled, l]", "pass"),                              # f not updated
-    ("alpha[cstar] += a_old", "pass"),                                        # no compensation
-    ("alpha[filled] *= 1.0 - eta", "alpha[filled] *= 1.0"),                   # no decay
-])
-def test_mutant_reference_is_caught(old, new):
-    rng = np.random.default_rng(5)
-    X, y = _stream(rng, 300, 3)
-    model = KOIL(policy="fifo++", budget=(6, 9), n_neighbors=3, eta=0.1, gamma=2.0, random_state=0)
-    st_c, st_r = _run_both(model, X, y, ref_module=_mutant(old, new))
-    with pytest.raises(AssertionError):
-        _assert_same(st_c, st_r)
-
-
-def test_nearest_violators_are_selected():
-    """One round by hand: the k nearest violating opposite SVs lose eta C each."""
-    X = np.array([[0.0], [0.1], [0.5], [0.9], [0.2]])
-    y = np.array([0, 0, 0, 0, 1])
-    model = KOIL(budget=10, n_neighbors=2, eta=0.1, C=1.0, gamma=1.0, random_state=0)
-    model.partial_fit(X[:4], y[:4], classes=[0, 1])
-    before = model.alpha_.copy()
-    model.partial_fit(X[4:], y[4:])
-    # all four negatives violate (f = 0 for the positive's pairs); the 2 nearest to 0.2 are 0.1, 0.0
-    delta = model.alpha_[:4] - 0.9 * before[:4]
-    np.testing.assert_allclose(delta, [-0.1, -0.1, 0.0, 0.0], atol=1e-15)
-    assert model.dual_coef_[-1] == pytest.approx(0.2)
-
-
-@pytest.mark.parametrize("policy", ["rs++", "fifo++"])
-def test_fit_equals_partial_fit_in_chunks_and_pickle(policy):
-    rng = np.random.default_rng(7)
-    X, y = _stream(rng, 500, 3)
-    kw = dict(policy=policy, budget=20, gamma=2.0, random_state=42)
-    full = KOIL(**kw).fit(X, y)
-    part = KOIL(**kw)
-    bounds = [0, 1, 17, 100, 101, 333, 500]
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        part.partial_fit(X[a:b], y[a:b], classes=[0, 1])
-        if a == 100:
-            part = pickle.loads(pickle.dumps(part))
-    for name in ("alpha_", "buffer_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_",
-                 "fifo_head_"):
-        np.testing.assert_array_equal(getattr(full, name), getattr(part, name))
-    np.testing.assert_array_equal(full.decision_function(X), part.decision_function(X))
-
-
 def test_seed_controls_reservoir():
     rng = np.random.default_rng(8)
-    X, y = _stream(rng, 600, 3)
+    X, y = koil_stream(rng, 600, 3)
     a = KOIL(budget=15, random_state=1).fit(X, y)
     b = KOIL(budget=15, random_state=1).fit(X, y)
     c = KOIL(budget=15, random_state=2).fit(X, y)
@@ -193,24 +67,11 @@ def test_bad_params(params, err, match):
         KOIL(**params).fit(X, [0, 1])
 
 
-def test_bad_batch_leaves_state_unchanged():
-    rng = np.random.default_rng(10)
-    X, y = _stream(rng, 100, 2)
-    model = KOIL(budget=5, random_state=0).fit(X, y)
-    alpha = model.alpha_.copy()
-    Xbad = X[:3].copy()
-    Xbad[1, 0] = np.nan
-    with pytest.raises(ValueError):
-        model.partial_fit(Xbad, y[:3])
-    np.testing.assert_array_equal(model.alpha_, alpha)
-    assert model.t_ == 100
-
-
 def test_changed_budget_after_fit_is_refused():
     """The fitted buffers were built for budget=50: a later call with budget=20 must not
     read the new value into the old slots (scores and passes), and must leave the model."""
     rng = np.random.default_rng(14)
-    X, y = _stream(rng, 200, 2)
+    X, y = koil_stream(rng, 200, 2)
     m = KOIL(budget=50, random_state=0).fit(X, y)
     scores = m.decision_function(X)
     alpha = m.alpha_.copy()
@@ -240,7 +101,7 @@ def test_overflowing_kernel_raises_and_never_maps_nan(kernel):
     """Finite inputs near 1e155 overflow the linear/poly kernels (x.x' > 1e308): a clear
     error from the pass (state untouched) and from predictions, never a NaN mapped to a class."""
     rng = np.random.default_rng(15)
-    X, y = _stream(rng, 60, 2)
+    X, y = koil_stream(rng, 60, 2)
     big = X * 1e155
     with pytest.raises(FloatingPointError, match="KOIL"):
         KOIL(kernel=kernel, budget=10, random_state=0).fit(big, y)
@@ -257,94 +118,6 @@ def test_overflowing_kernel_raises_and_never_maps_nan(kernel):
         m.predict(query)
     with pytest.raises(FloatingPointError, match="not finite"):
         m.decision_function(query)
-
-
-# -- sparse rows: CSR pass into sparse slots ------------------------------------------------
-
-def _sparse_koil_stream(rng, n, p, grow=False):
-    density = np.linspace(0.05, 0.6, n)[:, None] if grow else 0.25
-    X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < density)
-    X[4] = 0.0                                             # a row without stored entries
-    score = X[:, 0] - X[:, 1] + 0.4 * X[:, 2:].sum(axis=1) + 0.2 * rng.normal(size=n)
-    y = (score > np.quantile(score, 0.7)).astype(int)
-    return X, y
-
-
-def _csr_state(st, X):
-    """The dense state ``st`` with its slots as sparse slots of width max row nnz of X."""
-    Xs = sp.csr_matrix(X)
-    B = st["alpha_"].shape[0]
-    L = max(int(np.diff(Xs.indptr).max()), 1)
-    out = copy.deepcopy({k: v for k, v in st.items() if k != "buffer_"})
-    out.update(buffer_ind_=np.zeros((B, L), dtype=np.int32), buffer_val_=np.zeros((B, L)),
-               buffer_nnz_=np.zeros(B, dtype=np.int32))
-    return Xs, out
-
-
-def _densified(st, p):
-    B = st["alpha_"].shape[0]
-    buf = np.zeros((B, p))
-    for j in range(B):
-        k = st["buffer_nnz_"][j]
-        buf[j, st["buffer_ind_"][j, :k]] = st["buffer_val_"][j, :k]
-    return buf
-
-
-@pytest.mark.parametrize("policy, kernel, kp", [
-    ("rs++", "gaussian", {"gamma": 1.5}), ("fifo++", "gaussian", {"gamma": 1.5}),
-    ("fifo++", "poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0}), ("rs++", "linear", {})])
-def test_csr_pass_matches_reference_on_densified_rows(policy, kernel, kp):
-    rng = np.random.default_rng(40)
-    X, y = _sparse_koil_stream(rng, 400, 12)
-    model = KOIL(policy=policy, kernel=kernel, budget=(6, 9), n_neighbors=3, eta=0.1,
-                 random_state=3, **kp)
-    model._check_hyper(fitted=False)
-    lay = model._layout()
-    s = np.where(y == 1, 1.0, -1.0)
-    order = np.arange(400, dtype=np.intp)
-    st_r = model._init_state(12)
-    st_r["t_"] = 0
-    Xs, st_c = _csr_state(st_r, X)
-    t_c = _koil.koil_pass_csr(*model._pass_args(st_c, Xs, s, order, lay))
-    t_r = _koil_ref.koil_pass(*model._pass_args(st_r, X, s, order, lay))
-    assert t_c == t_r == 400
-    st_c["buffer_"] = _densified(st_c, 12)
-    _assert_same(st_c, st_r)
-    assert np.all(st_c["n_class_seen_"] > np.array(lay["budgets"]))   # replacements happened
-    assert np.count_nonzero(st_c["alpha_"]) > 0
-
-
-def test_csr_pass_mutant_distance_is_caught(monkeypatch):
-    """The reference with a Gaussian distance that drops the coordinates only x_t has."""
-    rng = np.random.default_rng(41)
-    X, y = _sparse_koil_stream(rng, 300, 10)
-    model = KOIL(policy="fifo++", budget=(6, 9), n_neighbors=3, eta=0.1, gamma=1.5,
-                 random_state=0)
-    model._check_hyper(fitted=False)
-    lay = model._layout()
-    s = np.where(y == 1, 1.0, -1.0)
-    order = np.arange(300, dtype=np.intp)
-    st_r = model._init_state(10)
-    st_r["t_"] = 0
-    Xs, st_c = _csr_state(st_r, X)
-    _koil.koil_pass_csr(*model._pass_args(st_c, Xs, s, order, lay))
-    st_c["buffer_"] = _densified(st_c, 10)
-    good = copy.deepcopy(st_r)
-    _koil_ref.koil_pass(*model._pass_args(good, X, s, order, lay))
-    _assert_same(st_c, good)
-    original = _koil_ref.kernel_matrix
-
-    def mutant_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
-        D = (A[:, None, :] - B[None, :, :]) * (A[:, None, :] != 0)      # x_t-only dropped
-        if kernel != "gaussian":
-            return original(A, B, kernel, gamma, degree, coef0)
-        return np.exp(-gamma * np.einsum("ijk,ijk->ij", D, D))
-
-    monkeypatch.setattr(_koil_ref, "kernel_matrix", mutant_matrix)
-    bad = copy.deepcopy(st_r)
-    _koil_ref.koil_pass(*model._pass_args(bad, X, s, order, lay))
-    with pytest.raises(AssertionError):
-        _assert_same(st_c, bad)
 
 
 def _koil_models_equal(a, b, X, rtol=1e-12):
@@ -365,7 +138,7 @@ def test_sparse_fitted_model_equals_dense_fitted(policy, kernel, kp):
     """partial_fit on CSR in chunks (row nnz growing, so the slots widen), pickled
     mid-stream, against the dense fit: equal at rtol 1e-12; then the other format."""
     rng = np.random.default_rng(42)
-    X, y = _sparse_koil_stream(rng, 300, 25, grow=True)
+    X, y = koil_sparse_stream(rng, 300, 25, grow=True)
     kw = dict(policy=policy, kernel=kernel, budget=(8, 10), n_neighbors=4, eta=0.1,
               random_state=5, **kp)
     dense = KOIL(**kw).fit(X, y)
@@ -380,7 +153,7 @@ def test_sparse_fitted_model_equals_dense_fitted(policy, kernel, kp):
     assert sp.issparse(part.support_vectors_) and not hasattr(part, "buffer_")
     _koil_models_equal(part, dense, X)
     _koil_models_equal(KOIL(**kw).fit(sp.csr_matrix(X), y), dense, X)
-    more, y2 = _sparse_koil_stream(np.random.default_rng(43), 40, 25)
+    more, y2 = koil_sparse_stream(np.random.default_rng(43), 40, 25)
     part.partial_fit(more, y2)                             # dense rows into the sparse model
     dense.partial_fit(sp.csr_matrix(more), y2)             # and CSR rows into the dense one
     _koil_models_equal(part, dense, X)
@@ -391,7 +164,7 @@ def test_sparse_fitted_model_equals_dense_fitted(policy, kernel, kp):
 
 def test_sparse_fitted_bad_batch_leaves_state_unchanged():
     rng = np.random.default_rng(44)
-    X, y = _sparse_koil_stream(rng, 120, 20)
+    X, y = koil_sparse_stream(rng, 120, 20)
     m = KOIL(kernel="poly", gamma=0.5, degree=2, budget=6, random_state=0).fit(
         sp.csr_matrix(X[:80]), y[:80])
     before = {k: v.copy() for k, v in vars(m).items() if isinstance(v, np.ndarray)}
@@ -424,21 +197,6 @@ def test_sparse_model_memory_does_not_depend_on_p():
     want = kernel_matrix(X[:30].toarray()[:, used], sv.toarray()[:, used], "gaussian",
                          0.5) @ m.dual_coef_ + m.intercept_
     np.testing.assert_allclose(m.decision_function(X[:30]), want, rtol=1e-12, atol=1e-12)
-
-
-def test_philox_uniforms_equal_an_advanced_fresh_generator():
-    """The reused per-thread generator gives the stream of ``Philox(key=seed)`` advanced by
-    t0 blocks (the definition); a counter one block off (the mutant) does not."""
-    from sosl.koil import _philox_uniforms
-    rng = np.random.default_rng(3)
-    for _ in range(50):
-        seed, t0, m = int(rng.integers(0, 2**31 - 1)), int(rng.integers(0, 10**6)), 3
-        bitgen = np.random.Philox(key=seed)
-        bitgen.advance(t0)
-        want = np.random.Generator(bitgen).random(4 * m).reshape(m, 4)[:, :2]
-        got = _philox_uniforms(seed, t0, m)
-        np.testing.assert_array_equal(got, want)
-        assert not np.array_equal(_philox_uniforms(seed, t0 + 1, m), want)
 
 
 @pytest.mark.parametrize("policy", ["rs++", "fifo++"])

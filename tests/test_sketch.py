@@ -228,18 +228,6 @@ def test_sparse_and_dense_give_equal_models(sketch):
     assert (dense.shrinkage_ > 0).all() and np.abs(dense.coef_).max() > 1e-3
 
 
-def test_fit_equals_partial_fit_and_pickle_mid_stream():
-    X, y = _data()
-    full = SketchedOAUCM(rank=4, lam=0.01, eta=0.1).fit(X, y)
-    model = SketchedOAUCM(rank=4, lam=0.01, eta=0.1)
-    for lo, hi in ((0, 1), (1, 17), (17, 60)):
-        model.partial_fit(X[lo:hi], y[lo:hi], classes=[0, 1])
-    model = pickle.loads(pickle.dumps(model))
-    model.partial_fit(X[60:], y[60:])
-    np.testing.assert_allclose(model.coef_, full.coef_, rtol=1e-12, atol=1e-15)
-    assert model.t_ == full.t_ == X.shape[0]
-
-
 def test_bad_input_leaves_state_unchanged():
     X, y = _data()
     model = SketchedOAUCM(rank=4).fit(X, y)

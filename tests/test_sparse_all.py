@@ -1,20 +1,13 @@
 """Every public learner accepts scipy.sparse input and learns what it learns from the same
 rows given dense (typed CSR passes, or dense state fed a densified block at a time)."""
 
-import inspect
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import ClassifierMixin
+from helpers import ESTIMATORS, KW, make
 
 import sosl
-
-ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
-              if inspect.isclass(getattr(sosl, n)) and issubclass(getattr(sosl, n),
-                                                                  ClassifierMixin)]
-KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
-      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
 
 
 def _data(n=240, p=12, seed=0):
@@ -31,17 +24,14 @@ def test_every_learner_is_covered():
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=lambda E: E.__name__)
 def test_sparse_equals_dense(Est):
     X, y = _data()
-    kw = dict(KW.get(Est.__name__, {}))
-    if "random_state" in inspect.signature(Est).parameters:
-        kw["random_state"] = 0
-    dense = Est(**kw).fit(X, y)
+    dense = make(Est).fit(X, y)
     Xs = sp.csr_matrix(X)
-    sparse = Est(**kw).fit(Xs, y)
+    sparse = make(Est).fit(Xs, y)
     f_dense = dense.decision_function(X)
     np.testing.assert_allclose(sparse.decision_function(Xs), f_dense, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sparse.decision_function(X), f_dense, rtol=1e-10, atol=1e-12)
     assert np.ptp(f_dense) > 0                              # not a comparison of constants
-    inc = Est(**kw)
+    inc = make(Est)
     for a in range(0, X.shape[0], 60):
         inc.partial_fit(sp.csc_matrix(X[a:a + 60]), y[a:a + 60], classes=[0, 1])
     np.testing.assert_allclose(inc.decision_function(Xs), f_dense, rtol=1e-10, atol=1e-12)

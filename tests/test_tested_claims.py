@@ -68,5 +68,6 @@ def test_the_check_catches_bad_claims():
     assert _problems("x.py", "equal (tests/test_linear.py::test_no_such_test_function).")
     assert _problems("x.py", "equal (tests/test_no_such_file.py::test_x).")
     assert _problems("x.py", "equal to it, as tested elsewhere.")
-    good = "equal (tested at rtol 1e-12: tests/test_losses.py::test_unknown_code_raises_everywhere)"
+    good = ("equal (tested at rtol 1e-12: "
+            "tests/_core/test_losses.py::test_unknown_code_raises_everywhere)")
     assert _problems("x.py", good) == []

@@ -173,7 +173,7 @@ def komp_policy_pass_csr(const double[::1] data, const int[::1] indices, const i
     indices) with a pool of sparse slots; returns ``(Z_ind, Z_val, Z_nnz, G, beta, f, buf,
     lab, age, t, acc)``. The slots are widened (copied) to the largest nnz of the rows
     visited. It equals the reference run on the rows and pool densified
-    (tests/test_okauc.py::test_komp_csr_pass_equals_reference_on_densified_rows)."""
+    (tests/_core/test_okauc.py::test_komp_csr_pass_equals_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t widest = csr_source(data, indices, indptr, order, 0, -1,

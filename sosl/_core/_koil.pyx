@@ -125,7 +125,7 @@ def koil_pass_csr(const double[::1] data, const int[::1] indices, const int[::1]
     into sparse slots (see the module docstring); every other argument as in
     :func:`koil_pass`; it equals the reference :func:`sosl._core._koil_ref.koil_pass` run on
     the rows and slots densified
-    (tests/test_koil.py::test_csr_pass_matches_reference_on_densified_rows)."""
+    (tests/_core/test_koil.py::test_csr_pass_matches_reference_on_densified_rows)."""
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t B = alpha_mv.shape[0]
@@ -326,7 +326,7 @@ def philox_uniforms(long long seed, long long t0, Py_ssize_t m):
     """The uniforms ``U`` (m, 2) of rounds t0 + 1 .. t0 + m: the first two doubles of
     Philox block t (key ``seed``), ``(u >> 11) 2^-53`` as ``Generator.random`` makes them;
     the typed twin of ``sosl.koil._philox_uniforms`` (tested equal:
-    tests/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator)."""
+    tests/_core/test_koil.py::test_philox_uniforms_equal_an_advanced_fresh_generator)."""
     cdef double[:, ::1] U = cnp.PyArray_ZEROS(2, [m, 2], cnp.NPY_DOUBLE, 0)
     cdef uint64_t out[4]
     cdef Py_ssize_t r

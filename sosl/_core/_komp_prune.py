@@ -51,7 +51,7 @@ def komp_prune(K, alpha, epsilon, *, rtol=1e-10, return_error=False, backend="cy
     backend : {"cython", "numpy"}, default="cython"
         The typed core (:mod:`sosl._core._komp`, plain loops) or the NumPy/LAPACK
         reference :mod:`sosl._core._komp_ref`; they agree to rounding
-        (tests/test_komp.py::test_cython_core_matches_numpy_reference).
+        (tests/_core/test_komp.py::test_cython_core_matches_numpy_reference).
 
     Raises
     ------

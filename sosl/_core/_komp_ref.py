@@ -17,7 +17,7 @@ Two implementations with the same steps and tie rules: the typed core
 :func:`sosl._core._komp_prune.komp_prune`) and the NumPy/LAPACK reference named here
 (``backend="numpy"``; the code sits in the production module :mod:`sosl._core._komp_np`,
 since ``komp_prune`` and :mod:`sosl.komp` run it); they keep the same elements and give
-the same function to rounding (tests/test_komp.py::test_cython_core_matches_numpy_reference;
+the same function to rounding (tests/_core/test_komp.py::test_cython_core_matches_numpy_reference;
 with exactly duplicated points either copy may be kept).
 
 Everything is expressed through the Gram matrix ``K`` of the dictionary, so the function

@@ -19,13 +19,13 @@ Adding a pairwise loss psi_X(mu, s2) touches exactly these files:
    ``_LOSSES`` table of ``sosl/sketch.py``, and the new name in ``sosl/__init__.py``.
 
 Nothing else branches on a ``Loss`` code
-(tests/test_losses.py::test_no_branch_on_a_loss_code_outside_the_home); every code has its
+(tests/_core/test_losses.py::test_no_branch_on_a_loss_code_outside_the_home); every code has its
 branch here and in the .pxd, the two agreeing to 1e-12
-(tests/test_losses.py::test_compiled_loss_equals_reference), and the exported bounds bound
+(tests/_core/test_losses.py::test_compiled_loss_equals_reference), and the exported bounds bound
 the step they are used for
-(tests/test_losses.py::test_exported_bounds_hold_at_the_extreme_cases_and_are_not_loose).
+(tests/_core/test_losses.py::test_exported_bounds_hold_at_the_extreme_cases_and_are_not_loose).
 The passes, the references and the no-copy argument of ``sosl.linear`` read the constants
-from here (a new loss also gets a row in tests/test_losses.py's parametrization for free:
+from here (a new loss also gets a row in tests/_core/test_losses.py's parametrization for free:
 the tests run over every ``Loss`` code).
 
 Symbols

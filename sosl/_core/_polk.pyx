@@ -186,7 +186,7 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     indices) with a dictionary of sparse slots (see the module notes; L =
     ``D_ind.shape[1]`` must be at least the nnz of every row ``order[r0:]``, checked).
     It plays the rounds of the reference :func:`sosl._core._polk_ref.polk_pass` run on the
-    rows densified (tests/test_polk.py::test_sparse_pass_equals_reference)."""
+    rows densified (tests/_core/test_polk.py::test_sparse_pass_equals_reference)."""
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t cap = w.shape[0]

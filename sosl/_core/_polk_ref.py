@@ -4,7 +4,7 @@ One line per equation of "Parsimonious Online Learning with Kernels via Sparse
 Projections in Function Space" (Koppel, Warnell, Stump, Ribeiro; Algorithm 2 and
 eqs. (12), (17)-(18)). The projection (Algorithm 1) is the library's KOMP,
 :func:`sosl._core._komp_prune.komp_prune`, whose typed core has its own NumPy reference
-(:mod:`sosl._core._komp_ref`; tests/test_komp.py::test_cython_core_matches_numpy_reference):
+(:mod:`sosl._core._komp_ref`; tests/_core/test_komp.py::test_cython_core_matches_numpy_reference):
 the comparison of the POLK pass with
 this module then isolates what the typed POLK pass adds, the inverse Gram matrix kept
 across rounds, from the rounding differences of two KOMP implementations. This module
@@ -14,7 +14,7 @@ every round). The estimator runs the typed pass :mod:`sosl._core._polk` through 
 :mod:`sosl._core._polk_driver`, which keeps the inverse Gram matrix across rounds (O(M^2)
 per round) and plays the rounds with numerically dependent atoms with the typed
 rank-revealing KOMP; the two agree to rounding
-(tests/test_polk.py::test_fast_pass_equals_reference).
+(tests/_core/test_polk.py::test_fast_pass_equals_reference).
 
 Symbols
 -------
@@ -153,7 +153,7 @@ def polk_pass(X, s, order, D, w, Kdd, t0, step, polk, kern):
 
 # The two updates of the inverse Gram matrix G = K_DD^{-1} used by the typed pass
 # sosl._core._polk (not used by polk_pass above; tested against direct inverses:
-# tests/test_polk.py::test_inverse_updates_match_direct_inverses).
+# tests/_core/test_polk.py::test_inverse_updates_match_direct_inverses).
 
 def border_inverse(G, kx, kxx):
     """Inverse of [[K, k_x], [k_x', k(x, x)]] from G = K^{-1}; returns ``(G~, sc)``.

@@ -14,7 +14,7 @@ from sosl._core import _losses_ref as LR
 from sosl._core._codes import Loss
 
 CODES = [int(code) for code in Loss]
-SOSL = pathlib.Path(__file__).resolve().parents[1] / "sosl"
+SOSL = pathlib.Path(__file__).resolve().parents[2] / "sosl"
 #: the loss home (the codes file and the two loss files): the only places a Loss code may
 #: be branched on
 HOME = {"_codes.pxd", "_losses.pxd", "_losses_ref.py"}
