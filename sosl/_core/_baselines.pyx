@@ -639,15 +639,9 @@ def oam_one(const double[::1] x, double y, double[::1] w, double[:, :, ::1] B,
 
 cdef inline double ubauc_step(const SourceRow* x, Py_ssize_t p, double* w, double step,
                               double a) noexcept nogil:
-    """u -= step x on the row's columns, for w = a u (``u`` in place in ``w``); returns the
-    scale after it. A dense row folds ``a`` back into w in the same sweep (its round costs
-    O(p) anyway, and every round then starts from w itself, so a pass split into calls
-    gives the same bits); a sparse row keeps it unless |a| < ``RESCALE_MIN`` (O(p))."""
+    """u -= step x on a sparse row's columns, for w = a u (``u`` in place in ``w``); returns
+    the scale after it: ``a``, unless |a| < ``RESCALE_MIN`` (then folded into w, O(p))."""
     cdef Py_ssize_t j
-    if x.dense:
-        for j in range(p):
-            w[j] = a * (w[j] - step * x.x[j])
-        return 1.0
     if step != 0.0:
         row_axpy(x, p, -step, w)
     if -RESCALE_MIN < a < RESCALE_MIN:
@@ -661,12 +655,15 @@ cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1
                           const Py_ssize_t[::1] order, double[::1] w, double[::1] c,
                           long long[::1] N, long long t, double lam, int schedule,
                           double eta) except -1:
-    """OL-UBAUC over the rows ``order`` of ``rows``, with ``w = a u`` (``u`` in place in
-    ``w``): the shrinkage ``w <- (1 - eta_t lam) w`` multiplies ``a``, the hinge step
-    changes ``u`` on the row's columns by ``-eta_t coef_x x / a``. A shrink factor of
+    """OL-UBAUC over the rows ``order`` of ``rows``. A dense row's round is O(p) anyway: it
+    is the reference's step itself, ``w <- w - eta_t (lam w + coef_x x)`` in the
+    reference's order of operations (so a margin that lands exactly on the hinge's kink
+    takes the same branch as in the reference). A sparse row keeps ``w = a u`` (``u`` in
+    place in ``w``): the shrinkage ``1 - eta_t lam`` multiplies ``a``, the hinge step
+    changes ``u`` on the row's columns by ``-eta_t coef_x x / a``; a shrink factor of
     exactly 0 (round 1 of eta_t = 1/(lam t)) zeroes ``u`` (O(p), once); ``u`` is folded
-    back into ``w`` after every dense round, when |a| < ``RESCALE_MIN`` and at the end of
-    the pass."""
+    back into ``w`` before a dense row, when |a| < ``RESCALE_MIN`` and at the end of the
+    pass."""
     cdef Py_ssize_t m = order.shape[0], r, i, j, bad = -1
     cdef SourceRow x
     cdef int cls
@@ -677,6 +674,10 @@ cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1
             t += 1
             i = order[r]
             get_row(rows, i, &x)
+            if x.dense and a != 1.0:            # the dense round works on w itself
+                for j in range(p):
+                    w[j] *= a
+                a = 1.0
             y = s[i]
             cls = 1 if y > 0 else 0
             N[cls] += 1
@@ -696,14 +697,18 @@ cdef long long ubauc_rows(const SourceRows* rows, Py_ssize_t p, const double[::1
             else:
                 coef_x = 0.0
                 g_c = 0.0
-            shrink = 1.0 - eta_t * lam
-            if shrink == 0.0:
+            if x.dense:
                 for j in range(p):
-                    w[j] = 0.0
-                a = 1.0
+                    w[j] -= eta_t * (lam * w[j] + coef_x * x.x[j])
             else:
-                a *= shrink
-            a = ubauc_step(&x, p, &w[0], eta_t * coef_x / a, a)
+                shrink = 1.0 - eta_t * lam
+                if shrink == 0.0:
+                    for j in range(p):
+                        w[j] = 0.0
+                    a = 1.0
+                else:
+                    a *= shrink
+                a = ubauc_step(&x, p, &w[0], eta_t * coef_x / a, a)
             c[0] -= eta_t * g_c
         if a != 1.0:
             for j in range(p):

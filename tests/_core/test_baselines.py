@@ -96,15 +96,9 @@ LEARNERS = ["perceptron", "pa1", "oam_seq", "oam_gra", "ubauc", "ubauc_c", "sola
 
 
 @pytest.mark.parametrize("name", LEARNERS)
-def test_kernel_equals_reference(name, edge_stream, request):
+def test_kernel_equals_reference(name, edge_stream):
     kind, X, s = edge_stream                    # conftest.py: the edge cases of every pass
     X = np.ascontiguousarray(X)
-    if (name, kind) == ("ubauc_c", "constant"):
-        # found by this stream after the one-pass rewrite of _baselines.pyx (merge of
-        # 'rows'): on identical rows with the constant step the typed OL-UBAUC pass leaves
-        # the reference by ~1e-2 relative (it agreed before the rewrite); open, not hidden
-        request.applymarker(pytest.mark.xfail(strict=True, reason="typed OL-UBAUC_c "
-                                              "differs from its reference on constant rows"))
     for order in (np.arange(X.shape[0], dtype=np.intp),
                   np.random.default_rng(7).permutation(X.shape[0]).astype(np.intp)):
         ker = _run(name, K, X, s, order, t0=4)
