@@ -291,10 +291,13 @@ def test_two_threads_on_one_model_equal_a_serial_order(Est):
 
 def test_threads_without_the_lock_are_caught():
     """The mutant: with the lock replaced by a no-op, the same two-thread runs lose
-    updates or end in states no serial order gives (so the check above can fail)."""
+    updates or end in states no serial order gives (so the check above can fail). Only
+    learners whose state arrays keep their size: two unlocked threads on a learner that
+    reallocates its buffers (the sketch's column map) can corrupt the heap and abort the
+    whole test process rather than produce a wrong state."""
     found = []
     for _ in range(4):
-        for Est in (OAUCS, sosl.Perceptron, sosl.SketchedOAUCM, sosl.AdaOAM, OAUCM):
+        for Est in (OAUCS, sosl.Perceptron, sosl.AdaOAM, OAUCM):
             v = _violation(Est, lock=contextlib.nullcontext())
             if v is not None:
                 found.append((Est.__name__, v))
