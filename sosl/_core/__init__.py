@@ -21,7 +21,14 @@ _komp        komp_prune (_komp_prune)      _komp_greedy                  test_ko
 _kfun        kernel expansions (kernels)   _kfun                         test_kfun
 _auc         AUC (metrics)                 -                             test_metrics*
 _calibration Platt scaling (_base)         _calibration                  test_calibration
+_losses      the loss home (Python view)   _losses                       test_losses
 ============ ============================= ============================= ================
+
+Tests: a stem's pass-against-reference tests are ``tests/_core/test_<stem>.py`` where that
+file exists (``_linear``, ``_baselines``, ``_okauc``, ``_koil``, ``_polk``, ``_komp``,
+``_kfun``, ``_losses``, ``_blas``), its estimator tests ``tests/test_<stem>.py``; the
+sketch, FTRL, AUC and calibration passes are tested beside their estimators. Every
+learner also runs the one contract suite, ``tests/test_contract.py``.
 
 Shared declarations: ``_codes.pxd`` (every option code; Python view ``_codes.pyx``),
 ``_losses.pxd`` (psi_M, psi_S and their partials; twin ``_losses_ref.py``),

@@ -63,7 +63,7 @@ STD_KINDS = (("auc_std", "std over runs"),
 PAPER_RUNS = 20
 
 
-#: the label of a capped reference's cells in every table (see :func:`_capped_label`)
+#: the label of a capped reference's cells in every table (see ``_capped_label``)
 CAPPED_MARK = "†"
 
 
