@@ -217,7 +217,8 @@ def cv_score(spec, params, X, y, dataset, run, seed=0, n_repeats=4, n_folds=5, i
              max_train=None):
     """Mean inner-CV AUC of one grid point on the training part of one run.
 
-    ``max_train``: the capped references' subsample size (see :func:`sosl.experiments.protocol.train_part`).
+    ``max_train``: the capped references' subsample size (see
+    :func:`sosl.experiments.protocol.train_part`).
 
     Returns
     -------
