@@ -27,7 +27,7 @@ _losses      the loss home (Python view)   _losses                       test_lo
 Tests: a stem's pass-against-reference tests are ``tests/_core/test_<stem>.py`` where that
 file exists (``_linear``, ``_baselines``, ``_okauc``, ``_koil``, ``_polk``, ``_komp``,
 ``_kfun``, ``_losses``, ``_blas``), its estimator tests ``tests/test_<stem>.py``; the
-sketch, FTRL, AUC and calibration passes are tested beside their estimators. Every
+sketch, FTRL, AUC and calibration passes have theirs in their estimators' files. Every
 learner also runs the one contract suite, ``tests/test_contract.py``.
 
 Shared declarations: ``_codes.pxd`` (every option code; Python view ``_codes.pyx``),
