@@ -1,0 +1,120 @@
+"""Perceptron and PA-I: ``learn_one`` on a canonical one-row CSR matrix plays the pass on the
+live ``w_`` after saving only the row's entries (``_RowLocalBaseline``); the result is the
+general path's, bit for bit, and a failing round leaves the model exactly as it was."""
+
+import inspect
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sosl import PAI, Perceptron, baselines
+from sosl.baselines import _RowLocalBaseline
+
+from .helpers import assert_same_state, assert_unchanged, fitted_state, snapshot
+
+P = 4096
+
+
+def _rows(n, seed):
+    """Sparse rows of ~8 non-zeros in P columns, canonical CSR, with labels."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, P, density=8 / P, format="csr", random_state=rng,
+                  data_rvs=rng.standard_normal)
+    X.sort_indices()
+    y = (np.asarray(X[:, :P // 2].sum(axis=1)).ravel() + 0.3 * rng.standard_normal(n) > 0)
+    return X, y.astype(int)
+
+
+@pytest.mark.parametrize("Est", [Perceptron, PAI])
+def test_one_row_csr_equals_one_row_partial_fit(Est):
+    X, y = _rows(300, 0)
+    a = Est().fit(X[:100], y[:100])
+    b = Est().fit(X[:100], y[:100])
+    for i in range(100, 300):
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i], y[i:i + 1])
+    assert_same_state(fitted_state(a), fitted_state(b))
+    assert a.t_ == b.t_ == 300
+
+
+@pytest.mark.parametrize("Est", [Perceptron, PAI])
+def test_one_row_csr_takes_the_row_local_round(Est, monkeypatch):
+    X, y = _rows(120, 1)
+    est = Est().fit(X[:100], y[:100])
+
+    def no_copy(self, x, s):
+        raise AssertionError("the round on copies ran for a canonical CSR row")
+    monkeypatch.setattr(type(est), "_learn_one_by_copy", no_copy)
+    for i in range(100, 120):
+        est.learn_one(X[i], y[i])
+    assert est.t_ == 120
+    with pytest.raises(AssertionError, match="round on copies"):
+        est.learn_one(X[100].toarray().ravel(), y[100])      # a dense row still takes it
+
+
+def _spoiled(est):
+    """Make the pass of ``est`` leave the first column of the row infinite after a normal
+    round (a stand-in for an overflowing step: with finite rows and a finite score neither
+    learner's step overflows in practice)."""
+    orig = est._run_pass
+
+    def run(state, X, s, order):
+        orig(state, X, s, order)
+        state["w_"][X.indices[0]] = np.inf
+    est._run_pass = run
+
+
+def _big_row(j, value):
+    return sp.csr_matrix((np.array([value]), np.array([j], dtype=np.int32),
+                          np.array([0, 1], dtype=np.int32)), shape=(1, P))
+
+
+@pytest.mark.parametrize("Est", [Perceptron, PAI])
+def test_a_non_finite_score_leaves_the_model_unchanged(Est):
+    X, y = _rows(100, 2)
+    est = Est().fit(X, y)
+    j = int(np.flatnonzero(est.w_ == 0)[0])
+    if Est is Perceptron:         # a first step sets w_j = 1e300; the second score overflows
+        x = _big_row(j, 1e300)
+        est.learn_one(x, 1)
+        assert est.w_[j] == 1e300
+    else:                         # ||x||^2 overflows
+        x = _big_row(j, 1e200)
+    before = snapshot(est)
+    with pytest.raises(FloatingPointError):
+        est.learn_one(x, 1)
+    assert_unchanged(before, est)
+
+
+@pytest.mark.parametrize("Est", [Perceptron, PAI])
+def test_a_non_finite_weight_is_put_back(Est):
+    X, y = _rows(100, 3)
+    est = Est().fit(X[:99], y[:99])
+    before = snapshot(est)
+    _spoiled(est)
+    with pytest.raises((FloatingPointError, ValueError)):
+        est.learn_one(X[99], 1 - y[99])
+    assert_unchanged(before, est, skip=("_run_pass",))
+
+
+def test_a_round_that_does_not_put_back_is_caught():
+    """Mutant: without putting the saved entries back, the spoiled round leaves an infinite
+    weight, which the unchanged check above must catch."""
+    X, y = _rows(100, 3)
+    est = Perceptron().fit(X[:99], y[:99])
+    src = textwrap.dedent(inspect.getsource(_RowLocalBaseline._learn_one_in_place))
+    old = "    if not _finite_array(w[cols]):\n        w[cols] = saved\n"
+    assert src.count(old) == 1
+    ns = dict(vars(baselines))
+    exec(compile(src.replace(old, "    if not _finite_array(w[cols]):\n"), "<mutant>", "exec"),
+         ns)
+    mutant = ns["_learn_one_in_place"]
+    before = snapshot(est)
+    _spoiled(est)
+    est._learn_one_in_place = mutant.__get__(est)
+    with pytest.raises((FloatingPointError, ValueError)):
+        est.learn_one(X[99], 1 - y[99])
+    with pytest.raises(AssertionError):
+        assert_unchanged(before, est, skip=("_run_pass", "_learn_one_in_place"))
