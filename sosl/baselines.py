@@ -145,6 +145,11 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
                 f = float(np.dot(x, d["w_"])) + float(d["intercept_"][0])
                 if math.isfinite(f):
                     return f
+            elif d.get("_params_ok") and "w_" in d and _canonical_row(x, d["n_features_in_"]):
+                # a canonical one-row CSR matrix: the products of its non-zero entries only
+                f = float(np.dot(x.data, d["w_"][x.indices])) + float(d["intercept_"][0])
+                if math.isfinite(f):
+                    return f
             return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__

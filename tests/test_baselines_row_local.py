@@ -17,13 +17,13 @@ from .helpers import assert_same_state, assert_unchanged, fitted_state, snapshot
 P = 4096
 
 
-def _rows(n, seed):
-    """Sparse rows of ~8 non-zeros in P columns, canonical CSR, with labels."""
+def _rows(n, seed, p=P):
+    """Sparse rows of ~8 non-zeros in p columns, canonical CSR, with labels."""
     rng = np.random.default_rng(seed)
-    X = sp.random(n, P, density=8 / P, format="csr", random_state=rng,
+    X = sp.random(n, p, density=8 / p, format="csr", random_state=rng,
                   data_rvs=rng.standard_normal)
     X.sort_indices()
-    y = (np.asarray(X[:, :P // 2].sum(axis=1)).ravel() + 0.3 * rng.standard_normal(n) > 0)
+    y = (np.asarray(X[:, :p // 2].sum(axis=1)).ravel() + 0.3 * rng.standard_normal(n) > 0)
     return X, y.astype(int)
 
 
@@ -118,3 +118,31 @@ def test_a_round_that_does_not_put_back_is_caught():
         est.learn_one(X[99], 1 - y[99])
     with pytest.raises(AssertionError):
         assert_unchanged(before, est, skip=("_run_pass", "_learn_one_in_place"))
+
+
+@pytest.mark.parametrize("name", baselines.__all__)
+def test_score_one_on_a_csr_row_equals_decision_function(name):
+    """Every linear baseline scores a canonical one-row CSR matrix from its non-zero entries
+    (the fast branch of ``score_one``), equal to ``decision_function`` to rounding."""
+    X, y = _rows(200, 4, p=256)            # AdaOAM keeps two p x p covariances
+    est = getattr(baselines, name)().fit(X, y)
+    ref = est.decision_function(X[:50])
+    got = np.array([est.score_one(X[i]) for i in range(50)])
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
+    assert np.ptp(got) > 0                            # the scores are not all alike
+
+
+def test_score_one_csr_branch_is_checked_by_a_mutant():
+    """Mutant of the fast branch: a product with the wrong columns must be caught by the
+    comparison above."""
+    X, y = _rows(200, 4, p=256)
+    est = PAI().fit(X, y)
+    src = textwrap.dedent(inspect.getsource(baselines._LinearBaseline.score_one))
+    old = 'd["w_"][x.indices]'
+    assert src.count(old) == 1
+    ns = dict(vars(baselines))
+    ns["__class__"] = baselines._LinearBaseline
+    exec(compile(src.replace(old, 'd["w_"][x.indices - 1]'), "<mutant>", "exec"), ns)
+    mutant = ns["score_one"].__get__(est)
+    got = np.array([mutant(X[i]) for i in range(50)])
+    assert not np.allclose(got, est.decision_function(X[:50]), rtol=1e-12, atol=1e-14)
