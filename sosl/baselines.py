@@ -51,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     _ONE_ROW,
     BaseOnlineAUC,
+    _all_finite,
     _blocks,
     _canonical_csr,
     _canonical_row,
@@ -562,6 +563,9 @@ class OAM(_LinearBaseline):
         d = self.__dict__
         B = d.get("buffer_rows_")
         if B is None or not self._typed_row(x):
+            if (d.get("buffer_values_") is not None and type(x) is not np.ndarray
+                    and _canonical_row(x, d.get("n_features_in_"))):
+                return self._learn_one_csr(x, s)
             return super()._learn_one_in_place(x, s)
         p = x.shape[0]
         pre = self._raw_scores(x.reshape(1, p))
@@ -575,6 +579,38 @@ class OAM(_LinearBaseline):
             return False
         d["intercept_"] = np.array([icpt])
         self._commit_one_row(pre, s)
+        return True
+
+    def _learn_one_csr(self, x, s):
+        """A canonical one-row CSR matrix on a model with sparse buffers: the pass on the
+        live ``w_``, after saving the entries it can write (the columns of the row and of
+        the buffered rows, as ``_backup_names`` says), and on copies of the rest of the state
+        (buffers, counts, generator: O(buffer_size x width), not O(p)). The pre-score, the
+        pass, the intercept and the Platt step are the general path's, bit for bit; if the
+        pass fails or leaves anything non-finite, the saved entries go back, the copies are
+        dropped and False is returned (the general path then reports it)."""
+        d = self.__dict__
+        Bi, Bn = d["buffer_indices_"], d["buffer_nnz_"]
+        cols = np.concatenate([x.indices, Bi[np.arange(Bi.shape[2]) < Bn[..., None]]])
+        w = d["w_"]
+        saved = w[cols]
+        state = {name: d[name].copy() for name in self._state_names if name != "w_"}
+        state["w_"] = w
+        state["t_"] = d["t_"]
+        sign = np.array([s])
+        pre = self._raw_scores(x)
+        try:
+            self._run_pass(state, x, sign, _ONE_ROW)
+        except (FloatingPointError, ValueError, ArithmeticError):
+            w[cols] = saved
+            return False
+        if not (_finite_array(w[cols]) and all(
+                _all_finite(v) for k, v in state.items() if k != "w_")):
+            w[cols] = saved
+            return False
+        t = state.pop("t_")
+        d.update(state)
+        self._commit_one_row(pre, s, t)
         return True
 
     def _reserve(self, state, longest):
