@@ -616,12 +616,23 @@ cdef void rescale(long long m, const long long[::1] col_slot, double[::1] W,
 
 
 cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
-    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else)."""
-    cdef Py_ssize_t k
-    cdef double acc = 0.0
-    for k in range(n):
-        acc += a[k] - a[k]
-    return acc == 0.0
+    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else).
+
+    Four sums, so that the additions do not wait on one another (one sum was a chain of
+    dependent additions, ~4 cycles a value: ~2 us for the O(K) arrays a one-row round
+    checks at K = 256)."""
+    cdef Py_ssize_t k = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while k + 4 <= n:
+        s0 += a[k] - a[k]
+        s1 += a[k + 1] - a[k + 1]
+        s2 += a[k + 2] - a[k + 2]
+        s3 += a[k + 3] - a[k + 3]
+        k += 4
+    while k < n:
+        s0 += a[k] - a[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3) == 0.0
 
 
 def one_row(const double[::1] data, const int[::1] indices, const int[::1] indptr,
