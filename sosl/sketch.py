@@ -153,12 +153,16 @@ untracked_lin_, untracked_quad_, untracked_epoch_
     shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``); at
     r = 32 that is about 0.3 ms every 32 rows of a class, ~10 us per row whatever K is,
     and the floor of the cost of a round. A one-row call (``learn_one``) of a capped model
-    plays the round in the typed core on the live state, saving first only what the round
-    can write (O(r K + nnz): the slot arrays, the sketch rows it appends or shrinks, or the
-    whole sketches when the row may promote a column, the touched column entries), so its
-    cost is that of the round plus a copy of the same order (measured 2.8x to 3.7x the
-    per-row cost of a batch ``partial_fit`` on SMS spam); an uncapped model saves the
-    sketch rows at stake and copies its O(m) arrays. The
+    plays the round in the typed core on the live state, through a helper bound once to
+    the state arrays (no per-call binding, its scratch space kept), saving first only what
+    the round can write (O(r K + nnz): the slot arrays, the sketch rows it appends or
+    shrinks, or the whole sketches when the row may promote a column, the touched column
+    entries), so its cost is that of the round plus a copy of the same order: measured
+    1.2x to 1.4x the per-row cost of a batch ``fit`` at p = 20 (about 10 us a row,
+    ``benchmarks/bench_streaming.py`` table 6) and 1.3x to 1.4x that of a batch
+    ``partial_fit`` on SMS spam hashed to 2^20 (table 5); an uncapped model saves the
+    sketch rows at stake and copies its O(m) arrays. ``score_one`` is typed too (no
+    validation pass and no BLAS call: about 1 us at p = 20). The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 

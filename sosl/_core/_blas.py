@@ -9,11 +9,12 @@ thread. It lives in ``_core`` so that the drivers there (POLK, KOMP) use the sam
 Cost. The libraries are found once per process (threadpoolctl, ~ms). For OpenBLAS on its
 pthreads layer (the wheels' build) the C functions that read and set its thread count are
 kept as ctypes function objects; a use then reads each library's count (~0.1 us a call)
-and sets and restores only the counts that are not already 1. Measured on two cores: about
-0.8 us a use when the caller already runs one thread, about 2 us when it runs two (mostly
-OpenBLAS's own set-threads calls), against 2 and 6 us through threadpoolctl's controller
-objects and 13 us through ``threadpool_limits``; it matters for one-row calls (the sketch's
-``learn_one`` costs about 10 us a row in all). Other libraries (MKL, BLIS, FlexiBLAS,
+and sets and restores only the counts that are not already 1. Measured on two loaded cores
+(process CPU time, min of 5): 0.5 to 0.8 us a use when the caller already runs one thread,
+1.6 to 3 us when it runs two (mostly OpenBLAS's own set-threads calls), against 2 to 3 and
+6 to 7 us through threadpoolctl's controller objects (the previous version of this context)
+and about 1 ms through ``threadpool_limits``; it matters for one-row calls (the sketch's
+``learn_one`` costs about 10 us a row in all at p = 20). Other libraries (MKL, BLIS, FlexiBLAS,
 OpenBLAS on OpenMP) go through threadpoolctl's controller methods.
 
 Threads. OpenBLAS on pthreads has one process-wide count, and threadpoolctl lets only one
