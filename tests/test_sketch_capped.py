@@ -520,3 +520,28 @@ def test_assigned_state_rebinds_the_typed_one_row_path(monkeypatch):
     np.testing.assert_array_equal(models[0].calibration_, b.calibration_)
     np.testing.assert_array_equal(models[0].coef_, b.coef_)
     assert not np.array_equal(models[1].calibration_, b.calibration_)
+
+
+def test_non_canonical_csr_rows_take_the_general_path(monkeypatch):
+    """learn_one on a CSR row with unsorted indices, with a duplicated column (summed by
+    the general path) or with int64 indices is refused by the typed path and played by the
+    general one, with the bits of a one-row partial_fit of its canonical form."""
+    X, y = _sparse_data(n=120, p=60)
+    model = SketchedOAUCM(rank=2, lam=0.01, eta=0.1, max_columns=5).fit(X[:100], y[:100])
+    twin = pickle.loads(pickle.dumps(model))
+    calls = _spy_general_path(monkeypatch)
+    data, idx, p = X[100].data, X[100].indices, X.shape[1]
+    unsorted = sp.csr_matrix((data[::-1], idx[::-1], [0, idx.size]), shape=(1, p))
+    doubled = sp.csr_matrix((np.r_[data, 0.5], np.r_[idx, idx[0]], [0, idx.size + 1]),
+                            shape=(1, p))                    # column idx[0] twice
+    wide = X[101].copy()
+    wide.indices = wide.indices.astype(np.int64)
+    for x, i in ((unsorted, 100), (doubled, 100), (wide, 101)):
+        assert not (x.has_canonical_format and x.indices.dtype == np.int32)
+        model.learn_one(x, y[i])
+        canonical = x.copy()
+        canonical.sum_duplicates()
+        twin.partial_fit(canonical, y[i:i + 1])
+    assert len(calls) == 6                       # three learn_one, three partial_fit calls
+    for key, value in _fitted(twin).items():
+        np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)
