@@ -7,17 +7,17 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _DenseRow, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _model_lock
 from ._core import _sketch
 from ._core._blas import one_blas_thread
-from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, SketchFamily
 
 __all__ = ["SketchedOAUCM"]
 
-_ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 #: whether the one-row path saves the sketch parts it may write (False: the tests' mutant)
 _ONE_ROW_SAVES_SKETCH = [True]
+#: whether its Platt step takes the score before the round (False: the tests' mutant)
+_ONE_ROW_SCORES_FIRST = [True]
 
 
 _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
@@ -153,12 +153,16 @@ untracked_lin_, untracked_quad_, untracked_epoch_
     shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``); at
     r = 32 that is about 0.3 ms every 32 rows of a class, ~10 us per row whatever K is,
     and the floor of the cost of a round. A one-row call (``learn_one``) of a capped model
-    plays the round in the typed core on the live state, saving first only what the round
-    can write (O(r K + nnz): the slot arrays, the sketch rows it appends or shrinks, or the
-    whole sketches when the row may promote a column, the touched column entries), so its
-    cost is that of the round plus a copy of the same order (measured 2.8x to 3.7x the
-    per-row cost of a batch ``partial_fit`` on SMS spam); an uncapped model saves the
-    sketch rows at stake and copies its O(m) arrays. The
+    plays the round in the typed core on the live state, through a helper bound once to
+    the state arrays (no per-call binding, its scratch space kept), saving first only what
+    the round can write (O(r K + nnz): the slot arrays, the sketch rows it appends or
+    shrinks, or the whole sketches when the row may promote a column, the touched column
+    entries), so its cost is that of the round plus a copy of the same order: measured
+    1.2x to 1.4x the per-row cost of a batch ``fit`` at p = 20 (about 10 us a row,
+    ``benchmarks/bench_streaming.py`` table 6) and 1.3x to 1.4x that of a batch
+    ``partial_fit`` on SMS spam hashed to 2^20 (table 5); an uncapped model saves the
+    sketch rows at stake and copies its O(m) arrays. ``score_one`` is typed too (no
+    validation pass and no BLAS call: about 1 us at p = 20). The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 
@@ -327,62 +331,95 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
 
-    def _learn_one_in_place(self, x, s):
-        """One canonical CSR row, or one finite dense float64 row (its non-zero entries, as
-        the general path's CSR conversion keeps them, with the general path's dense
-        pre-score), of a capped model on the live state, O(r K + nnz).
+    def __setattr__(self, name, value):
+        # a fitted attribute assigned (a load, a state set by hand): the stepper is bound
+        # to the arrays it was built from
+        if name.endswith("_") and not name.startswith("_"):
+            self.__dict__.pop("_stepper_", None)
+        super().__setattr__(name, value)
 
-        The typed :func:`sosl._core._sketch.one_row` saves what the round can write (the
-        slot arrays, O(r K); of the sketches the rows the round appends or shrinks, or all
-        of them when the row may promote a column; the column arrays at the row's columns,
-        and at the tracked ones when one may leave its slot; the counts and small sums),
-        plays the round and restores everything if a written value is not finite; False is
-        then returned so that the general path reports the problem on the unchanged model.
-        A row that needs more capacity, a round that would fold the lazy scale into every
-        weight (O(m), rare) and an uncapped model (whose state is O(r m) anyway) take the
-        general path too. The pre-score for the Platt scaling, the pass and the checks are
-        those of the general path: the result equals ``partial_fit`` on the row bit for bit.
-        """
+    def _stepper(self):
+        """The typed one-row helper (:class:`sosl._core._sketch.Stepper`) bound to the
+        current state arrays, built on first use and dropped whenever they are replaced."""
         d = self.__dict__
         layout = d["_layout_"]
         K = layout["max_columns"]
-        p = self.n_features_in_
-        if K is None:
+        st = _sketch.Stepper(
+            d["column_map_"], d["weights_"], d["compact_means_"], d["sketches_"],
+            d["sketch_rows_"], d["counts_"], d["scatter_diag_"], d["sketch_diag_"],
+            d["shrinkage_"], d["slot_columns_"], d["column_counts_"], d["column_slots_"],
+            d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
+            d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"],
+            d["calibration_"], float(self.lam), 0.0 if self.eta is None else float(self.eta),
+            layout["schedule"], layout["loss"], layout["sketch"], layout["rank"],
+            _UNCAPPED if K is None else K)
+        d["_stepper_"] = st
+        return st
+
+    def _learn_one_in_place(self, x, s):
+        """One canonical finite CSR row, or one finite dense float64 row (its non-zero
+        entries, as the general path's CSR conversion keeps them, with the general path's
+        dense pre-score), of a capped model on the live state, O(r K + nnz).
+
+        The typed :meth:`sosl._core._sketch.Stepper.learn_dense` (``learn_csr``) checks the
+        row, takes the pre-score for the Platt scaling, and plays the round by
+        :func:`sosl._core._sketch.one_row`, which saves what the round can write (the slot
+        arrays, O(r K); of the sketches the rows the round appends or shrinks, or all of
+        them when the row may promote a column; the column arrays at the row's columns, and
+        at the tracked ones when one may leave its slot; the counts and small sums) and
+        restores everything if a written value is not finite; False is then returned so
+        that the general path reports the problem on the unchanged model. A row that is not
+        finite or not canonical, one that needs more capacity, a round that would fold the
+        lazy scale into every weight (O(m), rare) and an uncapped model (whose state is
+        O(r m) anyway) take the general path too. The pre-score, the pass and the checks
+        are those of the general path: the result equals ``partial_fit`` on the row bit for
+        bit.
+        """
+        d = self.__dict__
+        if d["_layout_"]["max_columns"] is None:
             return False
-        if type(x) is np.ndarray:
-            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
-                    and x.flags.c_contiguous and _finite_array(x)):
-                return False                     # the score skips unseen columns: check x
-            with np.errstate(over="ignore", invalid="ignore"):
-                f = self._decision(x.reshape(1, p))
-            x = _DenseRow(x)
-        elif _canonical_row(x, p):
-            with np.errstate(over="ignore", invalid="ignore"):
-                f = self._csr_decision(x)
-        else:
+        st = d.get("_stepper_") or self._stepper()
+        try:
+            if type(x) is np.ndarray:
+                with one_blas_thread():
+                    res = st.learn_dense(x, s, d["n_active_"], d["t_"], d["n_slots_"],
+                                         d["untracked_epoch_"], _ONE_ROW_SAVES_SKETCH[0],
+                                         _ONE_ROW_SCORES_FIRST[0])
+            elif sp.issparse(x) and x.format == "csr" and x.shape == (1, d["n_features_in_"]):
+                with one_blas_thread():
+                    res = st.learn_csr(x.data, x.indices, x.indptr, s, d["n_active_"],
+                                       d["t_"], d["n_slots_"], d["untracked_epoch_"],
+                                       _ONE_ROW_SAVES_SKETCH[0], _ONE_ROW_SCORES_FIRST[0])
+            else:
+                return False
+        except (ValueError, TypeError):        # another dtype, shape or layout
             return False
-        if not _finite_array(f):
+        if res is None:
             return False
-        sv = np.array([float(s)])
-        nslots = np.array([d["n_slots_"]], dtype=np.int64)
-        epoch = np.array([d["untracked_epoch_"]], dtype=np.int64)
-        with one_blas_thread():
-            t, m = _sketch.one_row(
-                x.data, x.indices, x.indptr, sv, _ONE_ROW, d["column_map_"], d["n_active_"],
-                d["weights_"], d["compact_means_"], d["sketches_"], d["sketch_rows_"],
-                d["counts_"], d["scatter_diag_"], d["sketch_diag_"], d["shrinkage_"], d["t_"],
-                float(self.lam), 0.0 if self.eta is None else float(self.eta),
-                layout["schedule"], layout["loss"], layout["sketch"], layout["rank"], K,
-                d["slot_columns_"], nslots, d["column_counts_"], d["column_slots_"],
-                d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
-                d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"], epoch,
-                _ONE_ROW_SAVES_SKETCH[0])
-        if t < 0:
-            return False
-        d.update(t_=t, n_active_=int(m), n_slots_=int(nslots[0]),
-                 untracked_epoch_=int(epoch[0]), n_seen_=d["n_seen_"] + 1)
-        platt_steps(f, sv, d["calibration_"])
+        d["t_"], d["n_active_"], d["n_slots_"], d["untracked_epoch_"] = res
+        d["n_seen_"] += 1
         return True
+
+    def score_one(self, x):
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            f = None
+            if d.get("_params_ok") and "weights_" in d:
+                # no BLAS call: no thread switch
+                st = d.get("_stepper_") or self._stepper()
+                try:
+                    if type(x) is np.ndarray:
+                        f = st.score_dense(x, d["n_slots_"], d["untracked_epoch_"])
+                    elif sp.issparse(x) and x.format == "csr" \
+                            and x.shape == (1, d["n_features_in_"]):
+                        f = st.score_csr(x.data, x.indices, x.indptr, d["n_slots_"],
+                                         d["untracked_epoch_"])
+                except (ValueError, TypeError):
+                    f = None
+            return super().score_one(x) if f is None else f
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     def _sketch_rows_at_stake(self):
         """(class, row) indices of ``sketches_`` one round may write, whatever its label:
@@ -451,11 +488,14 @@ untracked_lin_, untracked_quad_, untracked_epoch_
 
     def _decision(self, X):
         # in the compact coordinates: O(nnz) on CSR rows, no p-long weight vector
-        cmap = self.column_map_
         if sp.issparse(X):
             return self._csr_decision(_canonical_csr(X))
-        cols = np.flatnonzero(cmap >= 0)
-        f = X[:, cols] @ self._weights_of(cmap[cols])
+        X = np.asarray(X, dtype=np.float64)
+        f = np.empty(X.shape[0])
+        _sketch.dense_scores(X, self.column_map_, self.column_slots_, self.weights_,
+                             self.untracked_weights_, self.untracked_epochs_,
+                             self.untracked_sums_, self.untracked_scale_,
+                             self.untracked_epoch_, f)
         return f + self._intercept()
 
     def _csr_decision(self, X):

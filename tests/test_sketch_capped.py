@@ -442,10 +442,106 @@ def test_typed_one_row_path_takes_dense_rows_bit_for_bit(monkeypatch):
     for key, value in before.items():
         np.testing.assert_array_equal(getattr(b, key), value, err_msg=key)
     # mutant: the Platt step on the score after the round
-    real = SketchedOAUCM._decision
     c = pickle.loads(pickle.dumps(b))
     d = pickle.loads(pickle.dumps(b))
     c.learn_one(X[5], y[5])
-    monkeypatch.setattr(SketchedOAUCM, "_decision", lambda self, X: real(self, X) + 1.0)
+    monkeypatch.setattr(sketch_module, "_ONE_ROW_SCORES_FIRST", [False])
     d.learn_one(X[5], y[5])
+    assert np.array_equal(c.coef_, d.coef_)                 # the same round
     assert not np.array_equal(c.calibration_, d.calibration_)
+
+
+def test_typed_score_one_equals_decision_function_bit_for_bit(monkeypatch):
+    """score_one of a fitted model runs the bound stepper's typed scorer (no validation
+    pass) on dense and CSR rows and gives decision_function's bits on the same row, the
+    lazy weights of untracked columns included (a dense row and its CSR form alike); rows
+    it does not take (a NaN, another width, int64 indices, unsorted indices) go to the
+    general path, which refuses or scores them. The mutant, a stale stepper kept after a
+    partial_fit replaced the arrays, is caught."""
+    X, y = _sparse_data(n=220, p=60)
+    model = SketchedOAUCM(rank=2, lam=0.01, eta=0.1, max_columns=5).fit(X[:150], y[:150])
+    assert (model.column_slots_[:model.n_active_] < 0).sum() > 5      # untracked columns
+    general = []
+    real = SketchedOAUCM._validate_row
+    monkeypatch.setattr(SketchedOAUCM, "_validate_row",
+                        lambda self, x: general.append(1) or real(self, x))
+    dense = X.toarray()
+    scores = []
+    for i in range(150, 220):
+        f, g = model.score_one(dense[i]), model.score_one(X[i])
+        scores.append(f)
+        assert f == g == model.decision_function(X[i])[0]
+        assert f == model.decision_function(dense[i:i + 1])[0]
+        assert f == pytest.approx(dense[i] @ model.coef_[0] + model.intercept_[0],
+                                  rel=1e-12, abs=1e-14)
+    assert general == [] and np.ptp(scores) > 0.1
+    bad = dense[150].copy()
+    bad[np.flatnonzero(model.column_map_ < 0)[0]] = np.nan            # a column never seen
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        model.score_one(bad)
+    with pytest.raises(ValueError, match="expected"):
+        model.score_one(dense[150, :-1])
+    wide = X[150].copy()
+    wide.indices = wide.indices.astype(np.int64)
+    backwards = sp.csr_matrix((X[150].data[::-1], X[150].indices[::-1], X[150].indptr),
+                              shape=(1, X.shape[1]))
+    assert model.score_one(wide) == model.score_one(backwards) == scores[0]
+    assert len(general) == 4
+    # mutant: a stepper bound to the arrays a general-path call has since replaced
+    stale = model._stepper()
+    model.partial_fit(X[150:160], y[150:160])
+    fresh = model.score_one(dense[200])
+    model.__dict__["_stepper_"] = stale
+    assert model.score_one(dense[200]) != fresh
+
+
+def test_assigned_state_rebinds_the_typed_one_row_path(monkeypatch):
+    """Assigning a fitted attribute (a state set by hand, as sosl.dask does with the
+    calibration) drops the bound stepper, so the next learn_one plays on the new array and
+    equals a one-row partial_fit from the same state; the mutant (no rebinding) is caught."""
+    from sosl._base import BaseOnlineAUC
+    X, y = _sparse_data(n=120, p=60)
+    kw = dict(rank=2, lam=0.01, eta=0.1, max_columns=5)
+    base = SketchedOAUCM(**kw).fit(X[:100], y[:100])
+    calib = np.array([0.5, 2.0])
+    models = []
+    for mutant in (False, True):
+        if mutant:
+            monkeypatch.setattr(SketchedOAUCM, "__setattr__", BaseOnlineAUC.__setattr__)
+        a = pickle.loads(pickle.dumps(base))
+        a.learn_one(X[100], y[100])                        # binds a stepper
+        a.calibration_ = calib.copy()
+        a.learn_one(X[101], y[101])
+        models.append(a)
+    b = pickle.loads(pickle.dumps(base))
+    b.partial_fit(X[100], y[100:101])
+    b.calibration_ = calib.copy()
+    b.partial_fit(X[101], y[101:102])
+    np.testing.assert_array_equal(models[0].calibration_, b.calibration_)
+    np.testing.assert_array_equal(models[0].coef_, b.coef_)
+    assert not np.array_equal(models[1].calibration_, b.calibration_)
+
+
+def test_non_canonical_csr_rows_take_the_general_path(monkeypatch):
+    """learn_one on a CSR row with unsorted indices, with a duplicated column (summed by
+    the general path) or with int64 indices is refused by the typed path and played by the
+    general one, with the bits of a one-row partial_fit of its canonical form."""
+    X, y = _sparse_data(n=120, p=60)
+    model = SketchedOAUCM(rank=2, lam=0.01, eta=0.1, max_columns=5).fit(X[:100], y[:100])
+    twin = pickle.loads(pickle.dumps(model))
+    calls = _spy_general_path(monkeypatch)
+    data, idx, p = X[100].data, X[100].indices, X.shape[1]
+    unsorted = sp.csr_matrix((data[::-1], idx[::-1], [0, idx.size]), shape=(1, p))
+    doubled = sp.csr_matrix((np.r_[data, 0.5], np.r_[idx, idx[0]], [0, idx.size + 1]),
+                            shape=(1, p))                    # column idx[0] twice
+    wide = X[101].copy()
+    wide.indices = wide.indices.astype(np.int64)
+    for x, i in ((unsorted, 100), (doubled, 100), (wide, 101)):
+        assert not (x.has_canonical_format and x.indices.dtype == np.int32)
+        model.learn_one(x, y[i])
+        canonical = x.copy()
+        canonical.sum_duplicates()
+        twin.partial_fit(canonical, y[i:i + 1])
+    assert len(calls) == 6                       # three learn_one, three partial_fit calls
+    for key, value in _fitted(twin).items():
+        np.testing.assert_array_equal(getattr(model, key), value, err_msg=key)

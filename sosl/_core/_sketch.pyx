@@ -33,15 +33,21 @@ stored and nothing on the others (its weight is ``R (W + S1_0 H_0 + S1_1 H_1)`` 
 global scale R and drift sums H, (C2)), so a round costs O(r K + nnz) plus a scan of the K
 slot counts on the rounds where a column may be promoted. With no cap, ``m`` above reads
 the number of slots. :func:`one_row` plays one round transactionally for ``learn_one``
-(saves what the round can write, restores it on a non-finite value).
+(saves what the round can write, restores it on a non-finite value); :class:`Stepper`
+binds the state arrays once and plays it, with the pre-score and the Platt step, keeping
+its scratch space across calls (binding some thirty arrays cost ~4 us a call, and a fresh
+malloc of the 120 to 200 KB pass scratch page faults).
 """
 
+import numpy as np
+
 from libc.math cimport fabs, sqrt
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dsyevd
 
+from sosl._core._calibration cimport platt_step
 from sosl._core._codes cimport FAMILY_FD_DIAG, STEP_CONSTANT
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
@@ -51,6 +57,44 @@ cdef enum:
     PROMOTE = 2       # sosl._core._sketch_ref.PROMOTE (the hysteresis of a promotion)
 
 cdef double RESCALE = 1e100     # sosl._core._sketch_ref.RESCALE
+
+
+cdef struct Buffers:
+    # scratch of the pass (run_pass) and the saves of a one-row round (one_row_core), kept
+    # by a Stepper across calls (a fresh malloc of the pass scratch, 120 to 200 KB at
+    # r = 32, costs page faults on each call); grown on demand, never shrunk
+    double* xd
+    size_t nxd
+    int* iwork
+    size_t niwork
+    double* bufd
+    size_t nbufd
+    long long* bufi
+    size_t nbufi
+    Py_ssize_t* cols
+    size_t ncols
+
+
+cdef int grow(void** a, size_t* have, size_t need, size_t size) except -1:
+    """Make the buffer ``*a`` hold at least ``need`` items of ``size`` bytes."""
+    cdef void* b
+    if need <= have[0]:
+        return 0
+    b = realloc(a[0], need * size)
+    if b == NULL:
+        raise MemoryError("sosl._core._sketch: no memory for the scratch space")
+    a[0] = b
+    have[0] = need
+    return 0
+
+
+cdef void release(Buffers* bf) noexcept:
+    free(bf.xd)
+    free(bf.iwork)
+    free(bf.bufd)
+    free(bf.bufi)
+    free(bf.cols)
+    memset(bf, 0, sizeof(Buffers))
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,
@@ -110,6 +154,13 @@ def intercept(const double[::1] w, const double[:, ::1] xbar, long long kt,
               const double[:, ::1] Pv, const double[::1] RH, const long long[::1] N):
     """-(w.xbar_0 + w.xbar_1) / 2 over every column: the slots directly, the untracked
     columns through P_c = R h.Pv_c = N_c w.xbar_c there (C3)."""
+    return intercept_of(w, xbar, kt, Pv, RH, N)
+
+
+cdef inline double intercept_of(const double[::1] w, const double[:, ::1] xbar, long long kt,
+                                const double[:, ::1] Pv, const double[::1] RH,
+                                const long long[::1] N) noexcept nogil:
+    """The value of :func:`intercept` (both classes seen)."""
     cdef Py_ssize_t k
     cdef double acc = 0.0, P0, P1
     for k in range(kt):
@@ -117,6 +168,42 @@ def intercept(const double[::1] w, const double[:, ::1] xbar, long long kt,
     P0 = RH[0] * (Pv[0, 0] + Pv[0, 1] * RH[1] + Pv[0, 2] * RH[2])
     P1 = RH[0] * (Pv[1, 0] + Pv[1, 1] * RH[1] + Pv[1, 2] * RH[2])
     return -0.5 * (acc + P0 / <double> N[0] + P1 / <double> N[1])
+
+
+def dense_scores(const double[:, :] X, const long long[::1] colmap,
+                 const long long[::1] col_slot, const double[::1] w, const double[::1] W,
+                 const long long[::1] ep, const double[:, :, ::1] S, const double[::1] RH,
+                 long long epoch, double[::1] out):
+    """w.x of every dense row of X into ``out``: its non-zero entries at columns seen, in
+    column order (the terms and order of :func:`row_scores` on the row's CSR form)."""
+    cdef Py_ssize_t i, step = X.strides[1] // sizeof(double)
+    with nogil:
+        for i in range(out.shape[0]):
+            out[i] = dense_dot(&X[i, 0], step, X.shape[1], colmap, col_slot, w, W, ep, S,
+                               RH, epoch)
+
+
+cdef inline double dense_dot(const double* x, Py_ssize_t step, Py_ssize_t p,
+                             const long long[::1] colmap, const long long[::1] col_slot,
+                             const double[::1] w, const double[::1] W,
+                             const long long[::1] ep, const double[:, :, ::1] S,
+                             const double[::1] RH, long long epoch) noexcept nogil:
+    """w.x over the non-zero x_j (stride ``step``) at columns seen, in column order."""
+    cdef Py_ssize_t k
+    cdef long long j
+    cdef double acc = 0.0, v
+    for k in range(p):
+        v = x[k * step]
+        if v == 0.0:
+            continue
+        j = colmap[k]
+        if j < 0:
+            continue
+        if col_slot[j] >= 0:
+            acc += v * w[col_slot[j]]
+        else:
+            acc += v * weight_of(j, W, ep, epoch, S, RH)
+    return acc
 
 
 cdef inline double weight_of(Py_ssize_t j, const double[::1] W, const long long[::1] ep,
@@ -220,7 +307,7 @@ def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] i
     """
     return run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
                     delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
-                    col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+                    col_slot, W, ep, S, Pv, Qm, RH, epoch_, NULL)
 
 
 cdef long long run_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -231,8 +318,10 @@ cdef long long run_pass(const double[::1] data, const int[::1] indices, const in
              int loss, int family, int r, long long K, long long[::1] slot_col,
              long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
              double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
-             double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_) except? -1:
-    """The pass of :func:`sketch_pass` (shared with :func:`one_row`)."""
+             double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_,
+             Buffers* bf) except? -1:
+    """The pass of :func:`sketch_pass` (shared with :func:`one_row`); its scratch space is
+    allocated here (``bf`` NULL) or taken from ``bf`` (grown as needed, kept)."""
     cdef int cap = <int> w.shape[0]
     cdef int n2 = 2 * r
     cdef int nlwork = 1 + 6 * n2 + 2 * n2 * n2
@@ -253,14 +342,22 @@ cdef long long run_pass(const double[::1] data, const int[::1] indices, const in
         if indptr[i + 1] - indptr[i] > maxnnz:
             maxnnz = indptr[i + 1] - indptr[i]
     cdef size_t ncap = <size_t> cap, nr2 = <size_t> n2
-    cdef double* xd = <double*> malloc((4 * ncap + nr2 + nr2 * nr2 + nr2 + nr2 * <size_t> r
-                                        + <size_t> r * ncap + <size_t> nlwork
-                                        + <size_t> maxnnz) * sizeof(double))
-    cdef int* iwork = <int*> malloc(niwork * sizeof(int))
-    if xd == NULL or iwork == NULL:
-        free(xd)
-        free(iwork)
-        raise MemoryError("sketch_pass: no memory for the scratch space")
+    cdef size_t nxd = (4 * ncap + nr2 + nr2 * nr2 + nr2 + nr2 * <size_t> r + <size_t> r * ncap
+                       + <size_t> nlwork + <size_t> maxnnz)
+    cdef double* xd
+    cdef int* iwork
+    if bf == NULL:
+        xd = <double*> malloc(nxd * sizeof(double))
+        iwork = <int*> malloc(niwork * sizeof(int))
+        if xd == NULL or iwork == NULL:
+            free(xd)
+            free(iwork)
+            raise MemoryError("sketch_pass: no memory for the scratch space")
+    else:
+        grow(<void**> &bf.xd, &bf.nxd, nxd, sizeof(double))
+        grow(<void**> &bf.iwork, &bf.niwork, niwork, sizeof(int))
+        xd = bf.xd
+        iwork = bf.iwork
     cdef double* a = xd + cap
     cdef double* Sw = a + cap
     cdef double* z = Sw + cap
@@ -426,8 +523,9 @@ cdef long long run_pass(const double[::1] data, const int[::1] indices, const in
                     set_weight(j, v - eta_t * gj, W, ep, epoch, S, RH)
                     moments(j, 1.0, W, ep, epoch, S, Pv, Qm)
     finally:
-        free(xd)
-        free(iwork)
+        if bf == NULL:
+            free(xd)
+            free(iwork)
     nslots[0] = kt
     epoch_[0] = epoch
     return t
@@ -521,12 +619,23 @@ cdef void rescale(long long m, const long long[::1] col_slot, double[::1] W,
 
 
 cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
-    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else)."""
-    cdef Py_ssize_t k
-    cdef double acc = 0.0
-    for k in range(n):
-        acc += a[k] - a[k]
-    return acc == 0.0
+    """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else).
+
+    Four sums, so that the additions do not wait on one another (one sum was a chain of
+    dependent additions, ~4 cycles a value: ~2 us for the O(K) arrays a one-row round
+    checks at K = 256)."""
+    cdef Py_ssize_t k = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while k + 4 <= n:
+        s0 += a[k] - a[k]
+        s1 += a[k + 1] - a[k + 1]
+        s2 += a[k + 2] - a[k + 2]
+        s3 += a[k + 3] - a[k + 3]
+        k += 4
+    while k < n:
+        s0 += a[k] - a[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3) == 0.0
 
 
 def one_row(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -552,25 +661,54 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
     ``(-2, m0)`` when the round came out non-finite (the state is as it was).
     ``save_sketch=False`` leaves the sketches unsaved (a mutant for the tests only).
     """
+    cdef Buffers bf
+    cdef long long m = m0, t
+    memset(&bf, 0, sizeof(Buffers))
+    try:
+        t = one_row_core(data, indices, indptr, s, order, colmap, m0, w, xbar, B, nrows, N,
+                         dA, dB, delta, t0, lam, eta, schedule, loss, family, r, K, slot_col,
+                         nslots, cnt, col_slot, W, ep, S, Pv, Qm, RH, epoch_, save_sketch,
+                         &bf, &m)
+    finally:
+        release(&bf)
+    return t, m
+
+
+cdef long long one_row_core(const double[::1] data, const int[::1] indices,
+                            const int[::1] indptr, const double[::1] s,
+                            const Py_ssize_t[::1] order, long long[::1] colmap, long long m0,
+                            double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+                            long long[::1] nrows, long long[::1] N, double[:, ::1] dA,
+                            double[:, ::1] dB, double[::1] delta, long long t0, double lam,
+                            double eta, int schedule, int loss, int family, int r,
+                            long long K, long long[::1] slot_col, long long[::1] nslots,
+                            long long[::1] cnt, long long[::1] col_slot, double[::1] W,
+                            long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+                            double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_,
+                            bint save_sketch, Buffers* bf, long long* m_out) except -3:
+    """The round of :func:`one_row` with its saves in ``bf`` (grown as needed); returns t,
+    -1 or -2 as :func:`one_row` and the new m in ``m_out``."""
     cdef Py_ssize_t nnz = indptr[1] - indptr[0], k, q, ncols, sl, nB, off
     cdef long long kt = nslots[0], kcap = w.shape[0], cap = cnt.shape[0], nnew = 0, cmin
     cdef long long j, m = m0, t = -2
     cdef int n2 = 2 * r, c
     cdef bint may_promote = False, ok = False
-    cdef double* bufd = NULL
-    cdef long long* bufi = NULL
-    cdef Py_ssize_t* cols = NULL
+    cdef double* bufd
+    cdef long long* bufi
+    cdef Py_ssize_t* cols
     cdef double* p
     cdef long long* pi
     cdef Py_ssize_t rowB[2]
     cdef Py_ssize_t lenB[2]
     if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
-        return -1, m0
+        m_out[0] = m0
+        return -1
     for k in range(nnz):
         if colmap[indices[k]] < 0:
             nnew += 1
     if m0 + nnew > cap or (kt < K and kt + nnew > kcap):
-        return -1, m0
+        m_out[0] = m0
+        return -1
     if kt == K and kt > 0:
         cmin = cnt[slot_col[0]]
         for sl in range(1, kt):
@@ -593,12 +731,11 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
         lenB[0] = lenB[1] = 0
     nB = lenB[0] + lenB[1]
     ncols = nnz + (kt if may_promote else 0)
-    cols = <Py_ssize_t*> malloc((ncols + 1) * sizeof(Py_ssize_t))
-    bufd = <double*> malloc((7 * kcap + nB + 5 * ncols + 49) * sizeof(double))
-    bufi = <long long*> malloc((kcap + 3 * ncols + nnz + 4) * sizeof(long long))
+    grow(<void**> &bf.cols, &bf.ncols, ncols + 1, sizeof(Py_ssize_t))
+    grow(<void**> &bf.bufd, &bf.nbufd, 7 * kcap + nB + 5 * ncols + 49, sizeof(double))
+    grow(<void**> &bf.bufi, &bf.nbufi, kcap + 3 * ncols + nnz + 4, sizeof(long long))
+    cols, bufd, bufi = bf.cols, bf.bufd, bf.bufi
     try:
-        if cols == NULL or bufd == NULL or bufi == NULL:
-            raise MemoryError("one_row: no memory to save the state")
         q = 0
         for k in range(nnz):                       # new columns take m0, m0 + 1, ... in order
             j = colmap[indices[k]]
@@ -649,7 +786,7 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
                 m += 1
         t = run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
                      delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
-                     col_slot, W, ep, S, Pv, Qm, RH, epoch_)
+                     col_slot, W, ep, S, Pv, Qm, RH, epoch_, bf)
         ok = (finite(&w[0], kcap) and finite(&xbar[0, 0], 2 * kcap)
               and finite(&dA[0, 0], 2 * kcap) and finite(&dB[0, 0], 2 * kcap)
               and finite(&delta[0], 2) and finite(&Pv[0, 0], 6)
@@ -661,7 +798,7 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
             ok = ok and finite(&W[j], 1) and finite(&S[0, 0, j], 1) and finite(&S[0, 1, j], 1) \
                 and finite(&S[1, 0, j], 1) and finite(&S[1, 1, j], 1)
     finally:
-        if not ok and cols != NULL and bufd != NULL and bufi != NULL:
+        if not ok:
             p = bufd
             memcpy(&w[0], p, kcap * sizeof(double))
             memcpy(&xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
@@ -694,9 +831,209 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
                 colmap[indices[k]] = pi[k]
             pi += nnz
             nrows[0], nrows[1], N[0], N[1] = pi[0], pi[1], pi[2], pi[3]
-        free(cols)
-        free(bufd)
-        free(bufi)
     if not ok:
-        return -2, m0
-    return t, m
+        m_out[0] = m0
+        return -2
+    m_out[0] = m
+    return t
+
+
+cdef class Stepper:
+    """One-row rounds and scores of a capped model on its own arrays, bound once
+    (``learn_one`` and ``score_one``).
+
+    Built from the estimator's state arrays (which it keeps, not copies) and its
+    hyper-parameters; a model whose arrays are replaced (a general-path call, a load, an
+    assignment) drops its stepper and binds a new one. The scalar state (m, t, the slots in
+    use, the epoch) stays the estimator's: each call takes it and returns the new values.
+    The scratch space of the pass and the saves of the round are kept across calls.
+    """
+    cdef long long[::1] colmap
+    cdef double[::1] w
+    cdef double[:, ::1] xbar
+    cdef double[:, :, ::1] B
+    cdef long long[::1] nrows
+    cdef long long[::1] N
+    cdef double[:, ::1] dA
+    cdef double[:, ::1] dB
+    cdef double[::1] delta
+    cdef long long[::1] slot_col
+    cdef long long[::1] cnt
+    cdef long long[::1] col_slot
+    cdef double[::1] W
+    cdef long long[::1] ep
+    cdef double[:, :, ::1] S
+    cdef double[:, ::1] Pv
+    cdef double[:, :, ::1] Qm
+    cdef double[::1] RH
+    cdef double[::1] calib
+    cdef double lam
+    cdef double eta
+    cdef int schedule
+    cdef int loss
+    cdef int family
+    cdef int r
+    cdef long long K
+    cdef Py_ssize_t p
+    # the one-row CSR arrays of a dense row, the label sign, the pass order, the counters
+    cdef double[::1] rdata
+    cdef int[::1] rind
+    cdef int[::1] rptr
+    cdef double[::1] sv
+    cdef Py_ssize_t[::1] order
+    cdef long long[::1] kt_
+    cdef long long[::1] epoch_
+    cdef Buffers bf
+
+    def __cinit__(self):
+        memset(&self.bf, 0, sizeof(Buffers))
+
+    def __dealloc__(self):
+        release(&self.bf)
+
+    def __init__(self, long long[::1] colmap, double[::1] w, double[:, ::1] xbar,
+                 double[:, :, ::1] B, long long[::1] nrows, long long[::1] N,
+                 double[:, ::1] dA, double[:, ::1] dB, double[::1] delta,
+                 long long[::1] slot_col, long long[::1] cnt, long long[::1] col_slot,
+                 double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+                 double[:, :, ::1] Qm, double[::1] RH, double[::1] calibration, double lam,
+                 double eta, int schedule, int loss, int family, int r, long long K):
+        if calibration.shape[0] != 2:
+            raise ValueError("Stepper: calibration must hold [A, H]")
+        self.colmap, self.w, self.xbar, self.B, self.nrows, self.N = colmap, w, xbar, B, nrows, N
+        self.dA, self.dB, self.delta, self.slot_col, self.cnt = dA, dB, delta, slot_col, cnt
+        self.col_slot, self.W, self.ep, self.S, self.Pv, self.Qm = col_slot, W, ep, S, Pv, Qm
+        self.RH, self.calib = RH, calibration
+        self.lam, self.eta, self.schedule, self.loss = lam, eta, schedule, loss
+        self.family, self.r, self.K, self.p = family, r, K, colmap.shape[0]
+        self.rdata = np.zeros(16)
+        self.rind = np.zeros(16, dtype=np.int32)
+        self.rptr = np.zeros(2, dtype=np.int32)
+        self.sv = np.zeros(1)
+        self.order = np.zeros(1, dtype=np.intp)
+        self.kt_ = np.zeros(1, dtype=np.int64)
+        self.epoch_ = np.zeros(1, dtype=np.int64)
+
+    cdef double icpt(self, long long kt) noexcept nogil:
+        """The model's intercept (0 until both classes are seen)."""
+        if self.N[0] == 0 or self.N[1] == 0:
+            return 0.0
+        return intercept_of(self.w, self.xbar, kt, self.Pv, self.RH, self.N)
+
+    cdef double csr_dot(self, const double[::1] data, const int[::1] indices,
+                        long long epoch) noexcept nogil:
+        """w.x of one CSR row (the terms and order of :func:`row_scores`)."""
+        cdef Py_ssize_t k
+        cdef long long j
+        cdef double acc = 0.0
+        for k in range(data.shape[0]):
+            j = self.colmap[indices[k]]
+            if j < 0:
+                continue
+            if self.col_slot[j] >= 0:
+                acc += data[k] * self.w[self.col_slot[j]]
+            else:
+                acc += data[k] * weight_of(j, self.W, self.ep, epoch, self.S, self.RH)
+        return acc
+
+    cdef bint csr_ok(self, const double[::1] data, const int[::1] indices,
+                     const int[::1] indptr) noexcept nogil:
+        """One canonical row (indptr [0, nnz], increasing indices in [0, p)), finite."""
+        cdef Py_ssize_t k, nnz = data.shape[0]
+        if indptr.shape[0] != 2 or indptr[0] != 0 or indptr[1] != nnz \
+                or indices.shape[0] != nnz:
+            return False
+        for k in range(nnz):
+            if indices[k] < (0 if k == 0 else indices[k - 1] + 1) or indices[k] >= self.p:
+                return False
+        return nnz == 0 or finite(&data[0], nnz)
+
+    def score_dense(self, const double[::1] x, long long kt, long long epoch):
+        """The score of a finite dense row of p values (``decision_function``'s bits), or
+        None (a row of another length or not finite: the general path says why)."""
+        cdef double f
+        if x.shape[0] != self.p or not finite(&x[0], self.p):
+            return None
+        f = dense_dot(&x[0], 1, self.p, self.colmap, self.col_slot, self.w, self.W, self.ep,
+                      self.S, self.RH, epoch) + self.icpt(kt)
+        return f if finite(&f, 1) else None
+
+    def score_csr(self, const double[::1] data, const int[::1] indices,
+                  const int[::1] indptr, long long kt, long long epoch):
+        """The score of one canonical finite CSR row (as :meth:`score_dense`), or None."""
+        cdef double f
+        if not self.csr_ok(data, indices, indptr):
+            return None
+        f = self.csr_dot(data, indices, epoch) + self.icpt(kt)
+        return f if finite(&f, 1) else None
+
+    def learn_dense(self, const double[::1] x, double s, long long m0, long long t0,
+                    long long kt, long long epoch, bint save_sketch=True,
+                    bint score_first=True):
+        """Round t0 + 1 on a finite dense row of p values with label sign s: the
+        pre-score (for the Platt step), the round on the row's non-zero entries (the ones
+        ``_canonical_csr`` keeps) by :func:`one_row`, the Platt step. Returns
+        ``(t, m, slots, epoch)`` after the round, or None with the state as it was (the
+        row or the round does not suit this path: the general path then runs).
+        ``save_sketch=False``, ``score_first=False``: mutants for the tests only (no
+        sketch saved; the Platt step on the score after the round)."""
+        cdef double f
+        cdef Py_ssize_t k, nnz = 0
+        if x.shape[0] != self.p or not finite(&x[0], self.p):
+            return None
+        f = dense_dot(&x[0], 1, self.p, self.colmap, self.col_slot, self.w, self.W, self.ep,
+                      self.S, self.RH, epoch) + self.icpt(kt)
+        if not finite(&f, 1):
+            return None
+        for k in range(self.p):
+            nnz += x[k] != 0.0
+        if nnz > self.rdata.shape[0]:
+            self.rdata = np.zeros(max(nnz, 2 * self.rdata.shape[0]))
+            self.rind = np.zeros(self.rdata.shape[0], dtype=np.int32)
+        nnz = 0
+        for k in range(self.p):
+            if x[k] != 0.0:
+                self.rdata[nnz] = x[k]
+                self.rind[nnz] = <int> k
+                nnz += 1
+        self.rptr[1] = <int> nnz
+        return self.play(self.rdata, self.rind, self.rptr, f, s, m0, t0, kt, epoch,
+                         save_sketch, score_first, 1)
+
+    def learn_csr(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                  double s, long long m0, long long t0, long long kt, long long epoch,
+                  bint save_sketch=True, bint score_first=True):
+        """:meth:`learn_dense` for one canonical finite CSR row (its arrays), or None."""
+        cdef double f
+        if not self.csr_ok(data, indices, indptr):
+            return None
+        f = self.csr_dot(data, indices, epoch) + self.icpt(kt)
+        if not finite(&f, 1):
+            return None
+        return self.play(data, indices, indptr, f, s, m0, t0, kt, epoch, save_sketch,
+                         score_first, 0)
+
+    cdef object play(self, const double[::1] data, const int[::1] indices,
+                     const int[::1] indptr, double f, double s, long long m0, long long t0,
+                     long long kt, long long epoch, bint save_sketch, bint score_first,
+                     bint dense):
+        cdef long long t, m = m0
+        self.sv[0] = s
+        self.kt_[0] = kt
+        self.epoch_[0] = epoch
+        t = one_row_core(data, indices, indptr, self.sv, self.order, self.colmap, m0, self.w,
+                         self.xbar, self.B, self.nrows, self.N, self.dA, self.dB, self.delta,
+                         t0, self.lam, self.eta, self.schedule, self.loss, self.family,
+                         self.r, self.K, self.slot_col, self.kt_, self.cnt, self.col_slot,
+                         self.W, self.ep, self.S, self.Pv, self.Qm, self.RH, self.epoch_,
+                         save_sketch, &self.bf, &m)
+        if t < 0:
+            return None
+        if not score_first:                   # the mutant: the score after the round
+            if dense:
+                f = self.csr_dot(data[:indptr[1]], indices[:indptr[1]], self.epoch_[0]) \
+                    + self.icpt(self.kt_[0])
+            else:
+                f = self.csr_dot(data, indices, self.epoch_[0]) + self.icpt(self.kt_[0])
+        platt_step(&self.calib[0], f, 1.0 if s > 0 else 0.0)
+        return t, m, self.kt_[0], self.epoch_[0]

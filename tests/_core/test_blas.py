@@ -1,11 +1,15 @@
 """The one-BLAS-thread context of the passes (``sosl._core._blas``)."""
 
 import copy
+import os
+import threading
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from sosl import OAUCM
+from sosl._core import _blas
 from sosl._core._blas import one_blas_thread
 from sosl.linear import BLAS_THREADED_P
 
@@ -64,3 +68,65 @@ def test_the_batch_pass_runs_with_one_thread(monkeypatch):
         OAUCM().fit(X, (X[:, 0] > 0).astype(int))
         assert set(_blas_threads()) == {2}
     assert seen == [{1}]
+
+
+def _direct_calls():
+    """Whether some BLAS library is set through its own C function (pthreads OpenBLAS)."""
+    with one_blas_thread():
+        pass
+    return any(direct is not None for _, direct, _ in _blas._LIBS)
+
+
+def test_a_thread_that_does_not_control_openblas_leaves_its_count(monkeypatch):
+    """OpenBLAS on pthreads has one process-wide count, which threadpoolctl lets only its
+    controlling thread change; the direct calls keep that rule, so the context in another
+    thread changes nothing while the main thread controls the count (and the main thread,
+    which does, still gets one thread). The mutant that always calls directly is caught."""
+    if not _direct_calls():
+        pytest.skip("no pthreads OpenBLAS: every library goes through threadpoolctl")
+
+    def counts_in_a_worker():
+        seen = []
+
+        def worker():
+            with one_blas_thread():
+                seen.append(_blas_threads())
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        return seen[0]
+
+    with threadpool_limits(limits=2, user_api="blas"):   # the main thread controls it now
+        before = _blas_threads()
+        assert 2 in before
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+        assert counts_in_a_worker() == before
+        monkeypatch.setattr(_blas, "_controls", lambda: True)
+        assert counts_in_a_worker() != before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_finds_the_libraries_anew():
+    """The libraries found in the parent are dropped in a forked child (which may load
+    another BLAS) and found again on its first use there; the child's context still works.
+    Exit code 1: the cache survived the fork (the mutant without the fork hook); 2: no
+    libraries found again; 3: the count not 1 inside the context."""
+    with one_blas_thread():
+        pass
+    assert _blas._LIBS is not None
+    pid = os.fork()
+    if pid == 0:                                          # the child: report by exit code
+        code = 4
+        try:
+            if _blas._LIBS is not None:
+                code = 1
+            else:
+                with threadpool_limits(limits=2, user_api="blas"):
+                    with one_blas_thread():
+                        ones = set(_blas_threads()) == {1}
+                code = 2 if _blas._LIBS is None else (0 if ones else 3)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
