@@ -6,15 +6,16 @@ instances, of the NumPy reference over a smaller T (its time is per instance, so
 rates compare directly), and their ratio. Both start from the state after an untimed
 pass over 1000 instances (full OAM buffers). Best of ``--repeat`` runs for Cython.
 
-With ``--against PATH`` the script instead compares this build's Cython passes with
-another build of the same module (an A/B, e.g. an older commit's ``_baselines``
+With ``--against PATH[,PATH...]`` the script instead compares this build's Cython passes
+with other builds of the same module (an A/B, e.g. an older commit's ``_baselines``
 compiled under another module name with the flags of ``setup.py``): for each learner
-and p, both passes run on the same rows in the same order from the same warm state,
-alternating which goes first, ``--repeat`` times; it prints the minimum process CPU
-time of each as instances/second and the ratio new / old. ``PATH`` is the compiled
-extension file (``.so``/``.pyd``); it is loaded only when given, and it must take the
-same arguments as this build's dense passes (``oam_pass`` and ``adaoam_pass`` with their
-``work`` arrays).
+and p, every pass runs on the same rows in the same order from the same warm state (an
+untimed pass of this build over 1000 rows), the builds taking turns and the order of the
+turns reversed every other repeat, ``--repeat`` times; it prints the minimum process CPU
+time of each as instances/second and each later build's rate over the first's. Each
+``PATH`` is a compiled extension file (``.so``/``.pyd``), loaded only when given (nothing
+here needs an old commit otherwise); it must take the same arguments as this build's
+dense passes (``oam_pass`` and ``adaoam_pass`` with their ``work`` arrays).
 
 Usage: ``python benchmarks/bench_baselines.py [--T 100000] [--repeat 3] [--seed 0]
 [--against PATH [--learners OAM_seq,OAM_gra] [--p 10,36,100]]``
@@ -123,20 +124,25 @@ def _ab(name, mods, X, s, repeat, warm):
 
 
 def ab_main(args):
-    """The A/B of this build against the module at ``args.against``."""
-    old = _load(args.against)
+    """The A/B of this build against the modules at ``args.against`` (comma-separated;
+    the first is the baseline every ratio is taken against)."""
+    others = [_load(path) for path in args.against.split(",")]
+    mods = others + [K]
+    labels = [f"B{i}" for i in range(len(others))] + ["this"]
     names = args.learners.split(",") if args.learners else NAMES
     ps = [int(v) for v in args.p.split(",")]
-    print(f"A/B: old = {args.against}, new = {K.__file__}")
+    for label, mod in zip(labels, mods):
+        print(f"{label}: {mod.__file__}")
     print(f"T = {args.T}, min of {args.repeat} interleaved runs (process CPU time); "
-          f"OAM buffers {BUDGET} + {BUDGET}")
-    print(f"{'learner':<11} {'p':>4} {'old inst/s':>12} {'new inst/s':>12} {'new/old':>8}")
+          f"OAM buffers {BUDGET} + {BUDGET}; ratio = instances/s over B0's")
+    print(f"{'learner':<11} {'p':>4} " + " ".join(f"{lab + ' inst/s':>12}" for lab in labels)
+          + " " + " ".join(f"{lab + '/B0':>8}" for lab in labels[1:]))
     for name in names:
         for p in ps:
             X, s = _data(args.T, p, args.seed)
-            t_old, t_new = _ab(name, (old, K), X, s, args.repeat, (X[:1000], s[:1000]))
-            print(f"{name:<11} {p:>4} {args.T / t_old:>12.4g} {args.T / t_new:>12.4g} "
-                  f"{t_old / t_new:>8.3f}", flush=True)
+            t = _ab(name, mods, X, s, args.repeat, (X[:1000], s[:1000]))
+            print(f"{name:<11} {p:>4} " + " ".join(f"{args.T / v:>12.4g}" for v in t) + " "
+                  + " ".join(f"{t[0] / v:>8.3f}" for v in t[1:]), flush=True)
 
 
 def main(argv=None):
@@ -144,14 +150,16 @@ def main(argv=None):
     parser.add_argument("--T", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--against", metavar="PATH", default=None,
-                        help="compiled extension of another _baselines build to A/B against")
+    parser.add_argument("--against", metavar="PATH[,PATH...]", default=None,
+                        help="compiled extensions of other _baselines builds to A/B against "
+                             "(the first is the baseline of the ratios)")
     parser.add_argument("--learners", default="", help="comma-separated (A/B only)")
     parser.add_argument("--p", default="10,36,100", help="comma-separated (A/B only)")
     args = parser.parse_args(argv)
     if args.against is not None:
-        if not os.path.isfile(args.against):
-            parser.error(f"--against: no such file: {args.against}")
+        for path in args.against.split(","):
+            if not os.path.isfile(path):
+                parser.error(f"--against: no such file: {path}")
         return ab_main(args)
     names = NAMES
     # reference sizes: buffered learners loop in Python over the buffer
