@@ -436,9 +436,9 @@ cdef inline bint oam_update(const SourceRow* x, double y, const OamStore* st, do
     cdef int o
     cdef double C_t, sq, wd, tau
     cdef bint any_active = False
-    # local copies: the compiler then sees the storage and the strides as invariant over
-    # the pair loops (hoisting them, and unswitching the loops on the storage), which it
-    # cannot do for fields read through pointers past the stores into w, g and act
+    # local copies of the store and the row: their fields (storage, pointers, strides)
+    # are then loaded once per round, not again for every pair past the stores into w,
+    # g and act (a store through unsigned char* act may alias anything)
     cdef OamStore sv = st[0]
     cdef SourceRow xv = x[0]
     C_t = oam_round_weight(y, C, budget, N, k, &o)
