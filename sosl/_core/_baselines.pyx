@@ -205,7 +205,7 @@ def pa1_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] 
 
 cdef struct OamStore:
     bint dense
-    double* d          # dense: scratch of p for the difference x_t - b
+    double* d          # dense: scratch of p for the difference x_t - b (sequential update)
     double* B
     int* Bi
     double* Bv
@@ -245,13 +245,33 @@ cdef inline double oam_seq_step(double y, double wd, double sq, double C_t) noex
 cdef inline void dense_pair_stats(const double* x, const double* b, const double* w,
                                   double* d, Py_ssize_t p, bint need_sq, double* sq,
                                   double* wd) noexcept nogil:
-    """``pair_stats`` of dense rows: d = x - b written to ``d``, then the sums."""
-    cdef Py_ssize_t j
-    for j in range(p):
-        d[j] = x[j] - b[j]
+    """``pair_stats`` of dense rows, in the sums of ``dense_dot``.
+
+    With ``need_sq`` (the sequential update, which steps along d next): d = x - b is
+    written to ``d``, then ||d||^2 and w.d each in a pass of ``dense_dot`` (measured:
+    one pass forming both sums is slower here, see ``benchmarks/bench_baselines.py
+    --against``). Without (the gradient update): one read-only pass over x, b and w
+    that forms each d_j in a register and writes nothing; its sum is that of
+    ``dense_dot(w, d, p)`` (four partial sums by j mod 4, added as (t0 + t1) + (t2 + t3),
+    the tail into t0).
+    """
+    cdef Py_ssize_t j, q
+    cdef double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0
     if need_sq:
+        for j in range(p):
+            d[j] = x[j] - b[j]
         sq[0] = dense_dot(d, d, p)
-    wd[0] = dense_dot(w, d, p)
+        wd[0] = dense_dot(w, d, p)
+        return
+    q = p - (p & 3)
+    for j in range(0, q, 4):
+        t0 += w[j] * (x[j] - b[j])
+        t1 += w[j + 1] * (x[j + 1] - b[j + 1])
+        t2 += w[j + 2] * (x[j + 2] - b[j + 2])
+        t3 += w[j + 3] * (x[j + 3] - b[j + 3])
+    for j in range(q, p):
+        t0 += w[j] * (x[j] - b[j])
+    wd[0] = (t0 + t1) + (t2 + t3)
 
 
 cdef void sparse_pair_stats(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
@@ -287,16 +307,23 @@ cdef inline void pair_stats(const OamStore* st, Py_ssize_t slot, const SourceRow
     """w.d and (if ``need_sq``; a sparse merge forms it anyway) ||d||^2 for the pairwise
     difference d = x_t - b, b the row in ``slot``.
 
-    Dense: d is written to the store's scratch ``st.d`` (for ``pair_axpy``), then the two
-    sums run in four interleaved partial sums. Sparse: one merge of the sorted columns,
-    each entry of d formed as the dense round forms it (x_j - b_j, x_j, or -b_j where the
-    other row has no value), so only the order of the two sums differs.
+    Dense: with ``need_sq``, d is written to the store's scratch ``st.d`` (for
+    ``pair_axpy``), then the two sums; without, one read-only pass (see
+    ``dense_pair_stats``). Sparse: one merge of the sorted columns, each entry of d
+    formed as the dense round forms it (x_j - b_j, x_j, or -b_j where the other row has
+    no value), so only the order of the two sums differs.
     """
+    cdef double m_sq, m_wd
     if st.dense:
         dense_pair_stats(x.x, st.B + slot * st.p, w, st.d, st.p, need_sq, sq, wd)
     else:
+        # the merge (not inlined) writes to these locals, not to ``sq`` and ``wd``: were
+        # their addresses passed to it, the caller's sq and wd would live in memory on
+        # the dense path too, a store and a reload on the sequential update's chain
         sparse_pair_stats(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
-                          st.Bn[slot], w, sq, wd)
+                          st.Bn[slot], w, &m_sq, &m_wd)
+        sq[0] = m_sq
+        wd[0] = m_wd
 
 
 cdef void sparse_pair_axpy(const int* xi, const double* xv, Py_ssize_t nx, const int* bi,
@@ -318,14 +345,27 @@ cdef void sparse_pair_axpy(const int* xi, const double* xv, Py_ssize_t nx, const
 
 
 cdef inline void pair_axpy(const OamStore* st, Py_ssize_t slot, const SourceRow* x,
-                           double coef, double* v) noexcept nogil:
-    """v += coef d on the columns of d = x_t - b, right after ``pair_stats`` of the same
-    slot (all p, from ``st.d``; the union of the two rows' columns for sparse rows)."""
-    cdef Py_ssize_t j
-    cdef const double* d = st.d
+                           double coef, bint stored, double* v) noexcept nogil:
+    """v += coef d on the columns of d = x_t - b, b the row in ``slot``, right after
+    ``pair_stats`` of the same slot: for dense rows on all p, from ``st.d`` if that
+    ``pair_stats`` stored d there (``stored``: it was called with ``need_sq``), else with
+    each d_j formed again as it forms it; for sparse rows on the union of the two rows'
+    columns."""
+    cdef Py_ssize_t j, p
+    cdef const double* xd
+    cdef const double* b
+    cdef const double* d
     if st.dense:
-        for j in range(st.p):
-            v[j] += coef * d[j]
+        p = st.p
+        if stored:
+            d = st.d
+            for j in range(p):
+                v[j] += coef * d[j]
+        else:
+            xd = x.x
+            b = st.B + slot * p
+            for j in range(p):
+                v[j] += coef * (xd[j] - b[j])
     else:
         sparse_pair_axpy(x.xi, x.xv, x.xn, st.Bi + slot * st.cap, st.Bv + slot * st.cap,
                          st.Bn[slot], coef, v)
@@ -396,31 +436,36 @@ cdef inline bint oam_update(const SourceRow* x, double y, const OamStore* st, do
     cdef int o
     cdef double C_t, sq, wd, tau
     cdef bint any_active = False
+    # local copies of the store and the row: their fields (storage, pointers, strides)
+    # are then loaded once per round, not again for every pair past the stores into w,
+    # g and act (a store through unsigned char* act may alias anything)
+    cdef OamStore sv = st[0]
+    cdef SourceRow xv = x[0]
     C_t = oam_round_weight(y, C, budget, N, k, &o)
     first = o * budget
     if update == OAM_SEQ:
         for q in range(nB[o]):
-            pair_stats(st, first + q, x, w, True, &sq, &wd)
+            pair_stats(&sv, first + q, &xv, w, True, &sq, &wd)
             if not (isfinite(sq) and isfinite(wd)):
                 return False
             if sq == 0.0:
                 continue
             tau = oam_seq_step(y, wd, sq, C_t)
-            pair_axpy(st, first + q, x, tau * y, w)
+            pair_axpy(&sv, first + q, &xv, tau * y, True, w)
     elif nB[o] > 0:
         # every pairwise score at w_t (the gradient is evaluated there, w changes only
         # after the loop), the active differences summed in g, then one step
         for q in range(nB[o]):
-            pair_stats(st, first + q, x, w, False, &sq, &wd)
+            pair_stats(&sv, first + q, &xv, w, False, &sq, &wd)
             if not isfinite(wd):
-                grad_apply(st, x, first, q, act, 0.0, NULL, g)   # g back to 0
+                grad_apply(&sv, &xv, first, q, act, 0.0, NULL, g)   # g back to 0
                 return False
             act[q] = y * wd <= 1.0
             if act[q]:
                 any_active = True
-                pair_axpy(st, first + q, x, 1.0, g)
+                pair_axpy(&sv, first + q, &xv, 1.0, False, g)
         if any_active:
-            grad_apply(st, x, first, nB[o], act, (C_t / 2.0) * y, w, g)
+            grad_apply(&sv, &xv, first, nB[o], act, (C_t / 2.0) * y, w, g)
     return True
 
 
