@@ -113,17 +113,32 @@ def _dask():
     return dask
 
 
+_CONTROLLER = []                    # this process's threadpoolctl controller, made once
+
+
 def _one_blas_thread():
     # threadpoolctl's limit, not sosl._core._blas: the tasks may run in several threads of
     # one process at once (processes=False); with the lean context there, a later POLK
-    # test was seen 1e-15 off its reference (not with this one; the cause not pinned down)
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(limits=1, user_api="blas")
+    # test was seen 1e-15 off its reference (not with this one; the cause not pinned down).
+    # One controller per process: threadpool_limits() rescans the loaded libraries on
+    # every call (2.4 ms, measured; the limit on a kept controller takes 15 us). Both
+    # BLAS libraries (numpy's, and scipy's that the kernels and dsyrk use) are loaded
+    # before it is made.
+    if not _CONTROLLER:
+        import scipy.linalg.blas  # noqa: F401
+        from threadpoolctl import ThreadpoolController
+
+        from ._core import _linear  # noqa: F401
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 # -- tasks (module level: picklable for distributed workers) --------------------------------
-def _as_block(X, j):
+def _as_block(X, j, check_finite=True):
     """A block as float64 C-contiguous ndarray or canonical CSR; pandas frames densified.
+
+    ``check_finite=False`` skips the scan of a dense block for non-finite values (the
+    moments round finds them in its own read: :func:`_summary`).
 
     Arrays that arrive from another worker can sit at an address that is not a multiple
     of 8 (``flags.aligned`` False); OpenBLAS then takes another path and rounds
@@ -137,7 +152,7 @@ def _as_block(X, j):
         if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
             X = X.copy()
         if X.nnz and not np.isfinite(X.data).all():
-            raise ValueError(f"block {j}: X contains NaN or infinity")
+            _not_finite(j)
         return X
     try:
         if hasattr(X, "to_numpy"):
@@ -150,10 +165,30 @@ def _as_block(X, j):
         X = X.copy()
     if X.ndim != 2:
         raise ValueError(f"block {j}: X must be 2-D, got shape {X.shape}")
-    R = finite_max_abs(X)
-    if R != R:                                          # NaN: some value is not finite
-        raise ValueError(f"block {j}: X contains NaN or infinity")
+    if check_finite:
+        R = finite_max_abs(X)
+        if R != R:                                      # NaN: some value is not finite
+            _not_finite(j)
     return X
+
+
+def _not_finite(j):
+    raise ValueError(f"block {j}: X contains NaN or infinity")
+
+
+def _labels_of(y):
+    """``np.unique(y)`` without the sort when y holds at most two distinct labels."""
+    if y.shape[0] == 0:
+        return np.unique(y)
+    first = y[0]
+    rest = y != first
+    if not rest.any():
+        return y[:1].copy()
+    second = y[np.argmax(rest)]
+    if not (rest & (y != second)).any():
+        both = np.array([first, second], dtype=y.dtype)
+        return both if both[0] < both[1] else both[::-1].copy()
+    return np.unique(y)                                 # three or more: refused later
 
 
 def _as_labels(y, j):
@@ -187,9 +222,9 @@ def _signs(y, classes):
     return np.where(y == classes[1], 1.0, -1.0)
 
 
-def _block(X, y, entropy, epoch, j):
+def _block(X, y, entropy, epoch, j, check_finite=True):
     """Block j's rows and label signs, checked against each other, in its pass order."""
-    X = _as_block(X, j)
+    X = _as_block(X, j, check_finite)
     y = _as_labels(y, j)
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
@@ -203,10 +238,12 @@ def _summary(X, y, beta, entropy, epoch, j):
     :func:`_moments_of`)."""
     t0 = time.thread_time()
     with _one_blas_thread():
-        X, y = _block(X, y, entropy, epoch, j)
-        labels = np.unique(y)
+        X, y = _block(X, y, entropy, epoch, j, check_finite=False)
+        labels = _labels_of(y)
         s = np.where(y == labels[-1], 1.0, -1.0) if labels.shape[0] else np.zeros(0)
-        mom = _state.moments_of_rows(X, s, beta)
+        mom = _state.moments_of_rows(X, s, beta)       # its max_abs is NaN if X is not finite
+        if mom.max_abs != mom.max_abs:
+            _not_finite(j)
     meta = {"block": j, "rows": X.shape[0], "p": X.shape[1], "labels": labels,
             "kind": "sparse" if sp.issparse(X) else "dense", "cpu": time.thread_time() - t0}
     return (labels, mom), meta
@@ -253,7 +290,9 @@ def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state)
     """One pass of block j from the given prior moments, weights and own step count."""
     t_start = time.thread_time()
     with _one_blas_thread():
-        X, y = _block(X, y, entropy, epoch, j)
+        # the moments round read these rows and found them finite (partial_fit checks
+        # them again): no third scan
+        X, y = _block(X, y, entropy, epoch, j, check_finite=False)
         p = X.shape[1]
         moments = _state.empty_moments(p) if others is None else others
         t0 = 0 if prev is None else prev["t"]
