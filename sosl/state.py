@@ -325,8 +325,11 @@ def moments_of_rows(X: Any, s: np.ndarray, forgetting: float = 1.0) -> Moments:
 _CHUNK_BYTES = 1 << 18
 
 
-def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int) -> Moments:
-    """:func:`moments_of_rows` with ``step`` rows per chunk."""
+def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int,
+                     centres: np.ndarray | None = None) -> Moments:
+    """:func:`moments_of_rows` with ``step`` rows per chunk; ``centres`` (2, p), if given,
+    replaces the provisional centres ``c_k`` (tests: any centre is exact in exact
+    arithmetic, and the first chunk's means keep it exact in floating point)."""
     import scipy.sparse as sp
     from scipy.linalg.blas import dsyrk
 
@@ -353,7 +356,9 @@ def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int) -> Mom
         masks.append(mask)
         wts.append(wt)                                  # sqrt of the row weights
         Ws.append(float(n) if wt is None else float(wt @ wt))
-    shift: list[np.ndarray | None] = [None, None]
+    shift: list[np.ndarray | None] = [None, None] if centres is None else [
+        np.array(c, dtype=np.float64) for c in centres]
+    seen = [False, False]
     Ss = [np.zeros((p, p), order="F") for _ in range(2)]
     us = [np.zeros(p) for _ in range(2)]
     buf = np.empty((min(step, n_rows), p))
@@ -372,6 +377,7 @@ def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int) -> Mom
             if m == 0:
                 continue
             D = np.compress(rows, chunk, axis=0, out=buf[:m])   # an aligned copy, in cache
+            seen[k] = True
             c = shift[k]
             if c is None:
                 c = shift[k] = D.mean(axis=0)
@@ -387,7 +393,7 @@ def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int) -> Mom
             Ss[k] = dsyrk(1.0, D.T, beta=1.0, c=Ss[k], trans=0, lower=0, overwrite_c=1)
     for k in range(2):
         c = shift[k]
-        if c is None:                                   # no row of this class
+        if not seen[k] or c is None:                    # no row of this class
             continue
         d = us[k] / Ws[k]
         U = np.triu(Ss[k])
