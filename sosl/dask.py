@@ -99,6 +99,7 @@ from . import state as _state
 
 __all__ = ["Parallel"]
 
+_CLIENT_MERGE_BYTES = 8 << 20        # merge the block moments on the client up to this size
 _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base)
 _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
 _LINEAR = ("OAUCM", "OAUCS")
@@ -263,6 +264,11 @@ def _moments_of(summary, classes):
     return mom
 
 
+def _moments_nbytes(p):
+    """Bytes of one block's class moments at p features (two scatters, two means)."""
+    return 8 * (2 * p * p + 2 * p + 5)
+
+
 def _merge_op(a, b, beta):
     return _state.merge_moments(a, b, beta)
 
@@ -286,8 +292,8 @@ def _in_sample_calibration(est, X, s):
     return calib
 
 
-def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state):
-    """One pass of block j from the given prior moments, weights and own step count."""
+def _block_pass(template, X, y, others, w0, t0, entropy, epoch, j, keep_state):
+    """One pass of block j from the given prior moments, weights and own step count t0."""
     t_start = time.thread_time()
     with _one_blas_thread():
         # the moments round read these rows and found them finite (partial_fit checks
@@ -295,7 +301,6 @@ def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state)
         X, y = _block(X, y, entropy, epoch, j, check_finite=False)
         p = X.shape[1]
         moments = _state.empty_moments(p) if others is None else others
-        t0 = 0 if prev is None else prev["t"]
         w = np.zeros(p) if w0 is None else w0
         est = _state.from_state(_state.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
         if X.shape[0] == 0:                 # an empty block plays no round
@@ -454,6 +459,25 @@ def _classes(labels, classes, K):
         raise ValueError(f"classes={classes.tolist()} differ from the labels found "
                          f"{found.tolist()}")
     return classes
+
+
+def _width(X, y):
+    """The number of feature columns, when X tells it without computing (else None)."""
+    dask = _dask()
+    if isinstance(X, (list, tuple)):
+        if not X or any(dask.is_dask_collection(b) or not hasattr(b, "shape")
+                        or len(b.shape) != 2 for b in X):
+            return None                                 # delayed blocks: not known yet
+        return max(int(b.shape[1]) for b in X)
+    if dask.is_dask_collection(X) and not hasattr(X, "chunks") \
+            and not hasattr(X, "columns"):
+        return None
+    if hasattr(X, "columns"):                           # a (dask) dataframe
+        return len(X.columns) - (1 if isinstance(y, str) and y in X.columns else 0)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
+        return int(shape[1])
+    return None
 
 
 def _split(X, y):
@@ -667,7 +691,8 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             classes = _classes([u for u, _ in scan], classes, K)
             fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
         else:
-            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info)
+            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info,
+                                      _width(X, y))
         est, rows = fitted
         # everything computed: commit (a failure above leaves the wrapper as it was)
         self.estimator_ = est
@@ -703,28 +728,44 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         cpu["passes"] = sum(m["cpu"] for m in metas)
         return _state.from_state(_state.merge([s for s, _ in out])), [m["rows"] for m in metas]
 
-    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info):
+    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info, width=None):
         dask = _dask()
         from dask import delayed
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
         at = _holders(Xs)
+        # small states (K blocks x 2 p^2 numbers at most _CLIENT_MERGE_BYTES) are merged on
+        # the client: one round trip and 2K tasks in all, where the in-cluster trees add
+        # ~5K tiny tasks (each costs the scheduler more than the merge it runs) and a chain
+        # of 2 log2(K) transfers; the same tree and the same operations, so the same bits
+        client_merge = width is not None and K * _moments_nbytes(width) <= _CLIENT_MERGE_BYTES
 
         def op(a, b):
             return delayed(_merge_op, pure=True)(a, b, beta)
 
         def moments_round(epoch, classes):
             # one read of each block: its labels and its moments (slot 1: its top label)
-            summ = dask.persist(*[_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
-                                  for j, (Xb, yb) in enumerate(zip(Xs, ys))])
-            metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
+            tasks = [_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
+                     for j, (Xb, yb) in enumerate(zip(Xs, ys))]
+            if client_merge:
+                summ = dask.compute(*tasks)
+                metas = [s[1] for s in summ]
+            else:
+                summ = dask.persist(*tasks)
+                metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
             if classes is None or epoch == 0:
                 classes = _classes([m["labels"] for m in metas], classes, K)
             p = self._check_metas(metas)
             cpu["moments"] += sum(m["cpu"] for m in metas)
-            leaves = [delayed(_moments_of)(s, classes) for s in summ]
-            total, others = _state.tree_exclusive(leaves, op, None)
+            if client_merge:
+                total, others = _state.tree_exclusive(
+                    [_moments_of(s, classes) for s in summ],
+                    lambda a, b: _merge_op(a, b, beta), None)
+                others = [None if o is None else delayed(o) for o in others]
+            else:
+                leaves = [delayed(_moments_of)(s, classes) for s in summ]
+                total, others = _state.tree_exclusive(leaves, op, None)
             if self.moments == "local":
                 others = [None] * K
             return classes, p, [m["rows"] for m in metas], total, others
@@ -739,30 +780,29 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._fit_lbfgs(template, Xs, ys, total, cpu, info), rows
         n_epochs = _auto_epochs(rows) if self.n_epochs == "auto" else int(self.n_epochs)
         info.update(n_iter=n_epochs, n_passes=n_epochs)
-        results = [None] * K
+        steps = [0] * K                                 # each block's own step count
         w0 = None
         for epoch in range(n_epochs):
             if epoch and beta < 1.0 and entropy is not None:
                 classes, p, rows, total, others = moments_round(epoch, classes)
             w_in = None if w0 is None else delayed(w0)
-            results = dask.persist(*[
-                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, results[j],
-                      entropy, epoch, j, K == 1)
-                for j, (Xb, yb) in enumerate(zip(Xs, ys))])
-            mix = _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
-                                     lambda a, b: delayed(_mix_add)(a, b))
             last = epoch == n_epochs - 1
+            # the pass results (w, t, [A, H]: p + 4 numbers a block) come to the client;
+            # the last epoch fetches the global moments in the same round trip
+            *results, moments = dask.compute(*[
+                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, steps[j],
+                      entropy, epoch, j, K == 1)
+                for j, (Xb, yb) in enumerate(zip(Xs, ys))], total if last else None)
+            cpu["passes"] += sum(r["cpu"] for r in results)
+            steps = [r["t"] for r in results]
             if K == 1:                                  # no mixing: the pass's own bits
-                res = dask.compute(results[0])[0]
-                cpu["passes"] += res["cpu"]
-                w0 = res["coef"]
+                w0 = results[0]["coef"]
                 continue
-            # the last epoch fetches the mix and the global moments in one round trip
-            (T, S, sumH, sumHA, n, c), moments = dask.compute(mix, total if last else None)
-            cpu["passes"] += c
+            T, S, sumH, sumHA, n, _ = _state.tree_reduce([_mix_leaf(r) for r in results],
+                                                         _mix_add)
             w0 = S / T if T > 0 else S / n
         if K == 1:
-            return _state.from_state(res["state"]), rows
+            return _state.from_state(results[0]["state"]), rows
         H = sumH - (K - 1)
         calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
         st = _state.linear_state(template, moments, w0, T, T, calib)
