@@ -336,7 +336,9 @@ def _mix_add(a, b):
 def _prepared(X, y, classes, j):
     """Block j checked and its label signs, held in memory for the L-BFGS evaluations."""
     X, y = _block(X, y, None, 0, j)
-    return X, _signs(y, classes)
+    s = _signs(y, classes)
+    pos = (s > 0).astype(np.float64)                    # 1/0 class indicators, for dots
+    return X, s, pos, 1.0 - pos
 
 
 def _block_terms(prep, w, m, s2, loss):
@@ -350,21 +352,24 @@ def _block_terms(prep, w, m, s2, loss):
     # the loss of _losses.pxd at every row of the block (beside two BLAS/sparse products)
     from ._core._losses import loss_value_grad_rows
     t0 = time.thread_time()
-    X, s = prep
-    pos = s > 0
+    X, s, pos, neg = prep
     A, B = np.zeros(2), np.zeros(2)
     if X.shape[0] == 0:
         return 0.0, np.zeros(X.shape[1]), A, B, time.thread_time() - t0
+    # few n-long temporaries, updated in place (in a dask worker each fresh one is an mmap
+    # whose pages fault on first touch); the class sums as dots with the 1/0 indicators
     with _one_blas_thread():
-        f = np.asarray(X @ w).ravel()
-        mu = s * (f - np.where(pos, m[0], m[1]))        # positives meet class 0, negatives 1
-        val, d_mu, d_s2 = loss_value_grad_rows(
-            loss, np.ascontiguousarray(mu, dtype=np.float64),
-            np.ascontiguousarray(np.where(pos, s2[0], s2[1]), dtype=np.float64))
-        ds = d_mu * s
-        u = np.asarray(X.T @ ds).ravel()
-    A[0], A[1] = ds[~pos].sum(), ds[pos].sum()
-    B[0], B[1] = d_s2[~pos].sum(), d_s2[pos].sum()
+        mu = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
+        mu -= m[1]                                      # positives meet class 0, negatives 1
+        mu -= (m[0] - m[1]) * pos
+        mu *= s
+        s2_o = s2[0] * pos
+        s2_o += s2[1] * neg
+        val, d_mu, d_s2 = loss_value_grad_rows(loss, mu, s2_o)
+        d_mu *= s                                       # d_mu s
+        u = np.asarray(X.T @ d_mu).ravel()
+        A[0], A[1] = d_mu @ neg, d_mu @ pos
+        B[0], B[1] = d_s2 @ neg, d_s2 @ pos
     return float(val.sum()), u, A, B, time.thread_time() - t0
 
 
@@ -387,7 +392,7 @@ def _batch_objective(terms, n, means, covs, lam, w):
 def _lbfgs_calibration(template, prep, moments, w, n, j):
     """Block j's Platt steps for the final w (as a fresh fit's: the last rows, in order)."""
     t0 = time.thread_time()
-    X, s = prep
+    X, s = prep[:2]
     with _one_blas_thread():
         est = _state.from_state(_state.linear_state(template, moments, w, n, n, [1.0, 1.0]))
         calib = (_in_sample_calibration(est, X, s) if X.shape[0]
@@ -828,9 +833,11 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         def fun(w):
             w = np.ascontiguousarray(w, dtype=np.float64)
             m, s2 = means @ w, np.einsum("i,kij,j->k", w, covs, w)
-            terms = dask.compute(_state.tree_reduce(
-                [delayed(_block_terms)(pj, w, m, s2, loss) for pj in prepared],
-                lambda a, b: delayed(_add_terms)(a, b)))[0]
+            # the block sums (p + 6 numbers each) come to the client, added by the same
+            # fixed tree whoever computed them: K tasks and one round trip an evaluation
+            terms = _state.tree_reduce(
+                dask.compute(*[delayed(_block_terms)(pj, w, m, s2, loss) for pj in prepared]),
+                _add_terms)
             cpu["passes"] += terms[4]
             seen["evals"] = seen.get("evals", 0) + 1
             return _batch_objective(terms, n, means, covs, lam, w)
@@ -840,9 +847,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         w = np.ascontiguousarray(res.x, dtype=np.float64)
         if not np.isfinite(w).all():
             raise FloatingPointError("L-BFGS gave non-finite weights; scale the features")
-        cal = dask.compute(_state.tree_reduce(
-            [delayed(_mix_leaf)(delayed(_lbfgs_calibration)(template, pj, moments, w, n, j))
-             for j, pj in enumerate(prepared)], lambda a, b: delayed(_mix_add)(a, b)))[0]
+        cal = _state.tree_reduce(
+            [_mix_leaf(r) for r in dask.compute(*[
+                delayed(_lbfgs_calibration)(template, pj, moments, w, n, j)
+                for j, pj in enumerate(prepared)])], _mix_add)
         K = len(prepared)
         H = cal[2] - (K - 1)
         calib = np.array([max((cal[3] - (K - 1)) / H, 1e-12), H])
