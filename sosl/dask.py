@@ -767,7 +767,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 total, others = _state.tree_exclusive(
                     [_moments_of(s, classes) for s in summ],
                     lambda a, b: _merge_op(a, b, beta), None)
-                others = [None if o is None else delayed(o) for o in others]
+                # each block's "others" travels inside its pass task (no literal task)
             else:
                 leaves = [delayed(_moments_of)(s, classes) for s in summ]
                 total, others = _state.tree_exclusive(leaves, op, None)
