@@ -14,7 +14,12 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
    balanced tree of Chan merges
    (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
    ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
-   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block.
+   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block. Where the K
+   block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most 8 MB: up to 200
+   blocks at p = 50) they come to the client in the round trip that brings the labels and
+   the client runs the trees (each merge costs the scheduler more as a task than it costs
+   to compute); larger states are merged by the same trees on the workers. The same
+   merges in the same order: the same bits either way.
 2. **One pass per block, started from those moments.** Block ``j`` plays its rows (in the
    given order, or shuffled with a seed of its own) on a learner whose class moments start
    as the moments of the other blocks, whose weights start at the current ``w`` (0 in the
@@ -23,7 +28,8 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
    the other blocks' rows had updated the moments; at the end of the pass the block's
    moments are those of all the rows. With one block there are no other blocks and the
    fit is the sequential pass, bit for bit.
-3. **The t-weighted merge of w** (a tree of sums ``(sum t_j, sum t_j w_j)``): with the step
+3. **The t-weighted merge of w** (a tree of sums ``(sum t_j, sum t_j w_j)`` on the
+   client, which receives ``p + 4`` numbers a block): with the step
    ``1/(lam t)``, ``lam T w_{T+1} = -(sum of past gradients)``, so the model of the summed
    gradients is ``w = sum_j t_j w_j / sum_j t_j`` (see :mod:`sosl.state`). The merged model's
    moments are the exact global moments (each row counted once), ``t_`` is the total
@@ -114,7 +120,7 @@ def _dask():
     return dask
 
 
-_CONTROLLER = []                    # this process's threadpoolctl controller, made once
+_CONTROLLER: list = []              # this process's threadpoolctl controller, made once
 
 
 def _one_blas_thread():

@@ -363,7 +363,7 @@ def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int,
     us = [np.zeros(p) for _ in range(2)]
     buf = np.empty((min(step, n_rows), p))
     ones = np.ones(buf.shape[0])
-    dense = np.zeros(buf.shape) if sparse else None
+    dense = np.zeros(buf.shape if sparse else (0, p))
     for a in range(0, n_rows, step):
         chunk = X[a:a + step]
         if sparse:                                      # densified into a kept buffer
@@ -393,7 +393,7 @@ def _shifted_moments(X: Any, s: np.ndarray, forgetting: float, step: int,
             if wts[k] is None:
                 us[k] += ones[:m] @ D                   # BLAS dgemv: 3x D.sum(axis=0)
             else:
-                sw = wts[k][a:a + step][rows]
+                sw = np.asarray(wts[k])[a:a + step][rows]
                 D *= sw[:, None]
                 us[k] += sw @ D
             # D'D through BLAS dsyrk on D' (the F-ordered view of the C-ordered D): the
