@@ -747,9 +747,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
         at = _holders(Xs)
         # small states (K blocks x 2 p^2 numbers at most _CLIENT_MERGE_BYTES) are merged on
-        # the client: one round trip and 2K tasks in all, where the in-cluster trees add
-        # ~5K tiny tasks (each costs the scheduler more than the merge it runs) and a chain
-        # of 2 log2(K) transfers; the same tree and the same operations, so the same bits
+        # the client: one round trip a round and 2K tasks in all, where the in-cluster
+        # trees, slot maps and mixes add ~8K tiny tasks (each costs the scheduler more than
+        # the merge it runs) and a chain of 2 log2(K) transfers; the same trees and the
+        # same operations, so the same bits
         client_merge = width is not None and K * _moments_nbytes(width) <= _CLIENT_MERGE_BYTES
 
         def op(a, b):
