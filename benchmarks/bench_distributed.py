@@ -24,7 +24,11 @@
    block). Printed: wall time; the process CPU time of the busiest worker process
    (tasks, serialization, event loop) per row it owns, against the in-memory sequential
    pass over the same rows (process CPU time); the thread CPU time of the moments and
-   pass tasks; the bytes the workers fetched from each other during the fit.
+   pass tasks; the bytes the workers fetched from each other during the fit; the CPU of
+   the client process (client, scheduler and nannies); and a model of the idle machine
+   from the thread CPU figures (a worker is busy for its tasks plus its measured idle
+   rate, and with 2 workers the client process shares the 2 cores), which the load of a
+   shared machine does not move as it moves the wall times.
 4. **Projection** to 16-256 workers from the measured per-row task cost and the merge size,
    under the network model printed with it.
 
@@ -172,8 +176,9 @@ def speed(args):
     kw = dict(threads_per_worker=1, processes=True, protocol="tcp://", host="127.0.0.1",
               dashboard_address="127.0.0.1:0", silence_logs=40)
     inf = np.inf
-    res = {"memory": [inf, inf], 1: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf),
-           2: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf)}
+    res = {"memory": [inf, inf],
+           1: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf),
+           2: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf)}
     moved = {1: 0, 2: 0}
     clusters = {}
     import dask
@@ -199,12 +204,14 @@ def speed(args):
     # so does this share of the worker's process CPU; measured here, idle, for 3 s
     idle = {}
     for w, cl in clients.items():
-        a, t0 = cl.run(_worker_cpu), time.perf_counter()
+        a, t0, c0 = cl.run(_worker_cpu), time.perf_counter(), time.process_time()
         time.sleep(3.0)
         b, dt = cl.run(_worker_cpu), time.perf_counter() - t0
         idle[w] = max((b[k][0] - a[k][0]) / dt for k in a)
-    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * r:.1f} ms/s"
-                                                  for w, r in idle.items()))
+        idle["client"] = min(idle.get("client", inf), (time.process_time() - c0) / dt)
+    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * idle[w]:.1f} ms/s"
+                                                  for w in clients)
+          + f"; this (client) process, both clusters: {1e3 * idle['client']:.1f} ms/s")
     coefs = {}
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -214,9 +221,10 @@ def speed(args):
         for w, cl in clients.items():
             before = cl.run(_worker_cpu)
             with cl.as_current():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 par = Parallel(OAUCM(lam=1e-3), n_epochs=1).fit(*data[w])
                 wall = time.perf_counter() - t0
+                client = time.process_time() - c0       # client + scheduler + nannies
             after = cl.run(_worker_cpu)
             proc = max(after[a][0] - before[a][0] for a in after)     # the busiest worker
             moved[w] = max(moved[w], sum(after[a][1] - before[a][1] for a in after))
@@ -224,7 +232,8 @@ def speed(args):
             coefs[w] = par.estimator_.coef_[0]
             r = res[w]
             for k, v in (("wall", wall), ("task", cpu["moments"] + cpu["passes"]),
-                         ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc)):
+                         ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc),
+                         ("client", client)):
                 r[k] = min(r[k], v)
     for w in clusters:
         clients[w].close()
@@ -259,6 +268,25 @@ def speed(args):
           f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x, net "
           f"{net[2] / (mem_cpu / 2):.2f}x (1 worker: {r1['proc'] / mem_cpu:.2f}x, net "
           f"{net[1] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
+    # a model of the idle machine from the load-independent figures: a worker is busy for
+    # its tasks' thread CPU and spends the idle rate of each second on its event loop;
+    # with 2 workers on 2 cores the client process (client, scheduler, nannies: its CPU
+    # during the fit, which a loaded machine inflates) takes its share of the two cores
+    # (no waits at the barriers, no stragglers: a lower bound on the wall time)
+    rc = idle["client"]
+    net_client = {w: max(res[w]["client"] - rc * res[w]["wall"], 0.0) for w in (1, 2)}
+    m1 = res[1]["task"] / (1.0 - idle[1])
+    m2 = (res[2]["task"] + net_client[2]) / (2.0 - 2.0 * idle[2] - rc)
+    cpu2 = res[2]["task"] / 2 + idle[2] * m2            # a worker's CPU, 2 workers
+    print(f"client process CPU during the fit: 1 worker {res[1]['client']:.2f} s, 2 workers "
+          f"{res[2]['client']:.2f} s; net of its idle rate {net_client[1]:.2f} s, "
+          f"{net_client[2]:.2f} s")
+    print(f"modelled idle machine (a worker: its tasks' thread CPU plus its idle rate; with "
+          f"2 workers the client process's net CPU and idle rate share the 2 cores; no "
+          f"waits): wall 1 worker "
+          f"{m1:.2f} s, 2 workers {m2:.2f} s, speedup {m1 / m2:.2f}x; a worker's CPU per row "
+          f"against the in-memory pass {m1 / mem_cpu:.2f}x (1 worker), "
+          f"{cpu2 / (mem_cpu / 2):.2f}x (2 workers)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return res, n
 
@@ -294,7 +322,7 @@ def projection(res, n, sizes):
           "to different children, in parallel), the w tree one w message per level; one "
           "worker per core, blocks evenly spread, no stragglers, data already on the "
           f"workers. 'fixed' adds the measured wall time of the 1-worker fit not spent in "
-          f"tasks ({fixed:.2f} s: scheduling, three round trips, the client's final merge; on "
+          f"tasks ({fixed:.2f} s: scheduling, two round trips, the client's merges; on "
           "this loaded machine an upper bound)")
     print(f"{'workers':>8s} {'rows':>8s} {'compute s':>10s} {'merges s':>9s} {'total s':>8s} "
           f"{'speedup':>8s} {'+fixed s':>9s} {'speedup':>8s}")

@@ -14,7 +14,12 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
    balanced tree of Chan merges
    (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
    ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
-   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block.
+   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block. Where the K
+   block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most 8 MB: up to 200
+   blocks at p = 50) they come to the client in the round trip that brings the labels and
+   the client runs the trees (each merge costs the scheduler more as a task than it costs
+   to compute); larger states are merged by the same trees on the workers. The same
+   merges in the same order: the same bits either way.
 2. **One pass per block, started from those moments.** Block ``j`` plays its rows (in the
    given order, or shuffled with a seed of its own) on a learner whose class moments start
    as the moments of the other blocks, whose weights start at the current ``w`` (0 in the
@@ -23,7 +28,8 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
    the other blocks' rows had updated the moments; at the end of the pass the block's
    moments are those of all the rows. With one block there are no other blocks and the
    fit is the sequential pass, bit for bit.
-3. **The t-weighted merge of w** (a tree of sums ``(sum t_j, sum t_j w_j)``): with the step
+3. **The t-weighted merge of w** (a tree of sums ``(sum t_j, sum t_j w_j)`` on the
+   client, which receives ``p + 4`` numbers a block): with the step
    ``1/(lam t)``, ``lam T w_{T+1} = -(sum of past gradients)``, so the model of the summed
    gradients is ``w = sum_j t_j w_j / sum_j t_j`` (see :mod:`sosl.state`). The merged model's
    moments are the exact global moments (each row counted once), ``t_`` is the total
@@ -99,6 +105,7 @@ from . import state as _state
 
 __all__ = ["Parallel"]
 
+_CLIENT_MERGE_BYTES = 8 << 20        # merge the block moments on the client up to this size
 _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base)
 _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
 _LINEAR = ("OAUCM", "OAUCS")
@@ -113,17 +120,32 @@ def _dask():
     return dask
 
 
+_CONTROLLER: list = []              # this process's threadpoolctl controller, made once
+
+
 def _one_blas_thread():
     # threadpoolctl's limit, not sosl._core._blas: the tasks may run in several threads of
     # one process at once (processes=False); with the lean context there, a later POLK
-    # test was seen 1e-15 off its reference (not with this one; the cause not pinned down)
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(limits=1, user_api="blas")
+    # test was seen 1e-15 off its reference (not with this one; the cause not pinned down).
+    # One controller per process: threadpool_limits() rescans the loaded libraries on
+    # every call (2.4 ms, measured; the limit on a kept controller takes 15 us). Both
+    # BLAS libraries (numpy's, and scipy's that the kernels and dsyrk use) are loaded
+    # before it is made.
+    if not _CONTROLLER:
+        import scipy.linalg.blas  # noqa: F401
+        from threadpoolctl import ThreadpoolController
+
+        from ._core import _linear  # noqa: F401
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 # -- tasks (module level: picklable for distributed workers) --------------------------------
-def _as_block(X, j):
+def _as_block(X, j, check_finite=True):
     """A block as float64 C-contiguous ndarray or canonical CSR; pandas frames densified.
+
+    ``check_finite=False`` skips the scan of a dense block for non-finite values (the
+    moments round finds them in its own read: :func:`_summary`).
 
     Arrays that arrive from another worker can sit at an address that is not a multiple
     of 8 (``flags.aligned`` False); OpenBLAS then takes another path and rounds
@@ -137,7 +159,7 @@ def _as_block(X, j):
         if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
             X = X.copy()
         if X.nnz and not np.isfinite(X.data).all():
-            raise ValueError(f"block {j}: X contains NaN or infinity")
+            _not_finite(j)
         return X
     try:
         if hasattr(X, "to_numpy"):
@@ -150,10 +172,30 @@ def _as_block(X, j):
         X = X.copy()
     if X.ndim != 2:
         raise ValueError(f"block {j}: X must be 2-D, got shape {X.shape}")
-    R = finite_max_abs(X)
-    if R != R:                                          # NaN: some value is not finite
-        raise ValueError(f"block {j}: X contains NaN or infinity")
+    if check_finite:
+        R = finite_max_abs(X)
+        if R != R:                                      # NaN: some value is not finite
+            _not_finite(j)
     return X
+
+
+def _not_finite(j):
+    raise ValueError(f"block {j}: X contains NaN or infinity")
+
+
+def _labels_of(y):
+    """``np.unique(y)`` without the sort when y holds at most two distinct labels."""
+    if y.shape[0] == 0:
+        return np.unique(y)
+    first = y[0]
+    rest = y != first
+    if not rest.any():
+        return y[:1].copy()
+    second = y[np.argmax(rest)]
+    if not (rest & (y != second)).any():
+        both = np.array([first, second], dtype=y.dtype)
+        return both if both[0] < both[1] else both[::-1].copy()
+    return np.unique(y)                                 # three or more: refused later
 
 
 def _as_labels(y, j):
@@ -187,9 +229,9 @@ def _signs(y, classes):
     return np.where(y == classes[1], 1.0, -1.0)
 
 
-def _block(X, y, entropy, epoch, j):
+def _block(X, y, entropy, epoch, j, check_finite=True):
     """Block j's rows and label signs, checked against each other, in its pass order."""
-    X = _as_block(X, j)
+    X = _as_block(X, j, check_finite)
     y = _as_labels(y, j)
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
@@ -203,10 +245,12 @@ def _summary(X, y, beta, entropy, epoch, j):
     :func:`_moments_of`)."""
     t0 = time.thread_time()
     with _one_blas_thread():
-        X, y = _block(X, y, entropy, epoch, j)
-        labels = np.unique(y)
+        X, y = _block(X, y, entropy, epoch, j, check_finite=False)
+        labels = _labels_of(y)
         s = np.where(y == labels[-1], 1.0, -1.0) if labels.shape[0] else np.zeros(0)
-        mom = _state.moments_of_rows(X, s, beta)
+        mom = _state.moments_of_rows(X, s, beta)       # its max_abs is NaN if X is not finite
+        if mom.max_abs != mom.max_abs:
+            _not_finite(j)
     meta = {"block": j, "rows": X.shape[0], "p": X.shape[1], "labels": labels,
             "kind": "sparse" if sp.issparse(X) else "dense", "cpu": time.thread_time() - t0}
     return (labels, mom), meta
@@ -224,6 +268,11 @@ def _moments_of(summary, classes):
         mom = _state.Moments(mom.counts[::-1].copy(), mom.weights[::-1].copy(),
                              mom.means[::-1].copy(), mom.scatter[::-1].copy(), mom.max_abs)
     return mom
+
+
+def _moments_nbytes(p):
+    """Bytes of one block's class moments at p features (two scatters, two means)."""
+    return 8 * (2 * p * p + 2 * p + 5)
 
 
 def _merge_op(a, b, beta):
@@ -249,14 +298,15 @@ def _in_sample_calibration(est, X, s):
     return calib
 
 
-def _block_pass(template, X, y, others, w0, prev, entropy, epoch, j, keep_state):
-    """One pass of block j from the given prior moments, weights and own step count."""
+def _block_pass(template, X, y, others, w0, t0, entropy, epoch, j, keep_state):
+    """One pass of block j from the given prior moments, weights and own step count t0."""
     t_start = time.thread_time()
     with _one_blas_thread():
-        X, y = _block(X, y, entropy, epoch, j)
+        # the moments round read these rows and found them finite (partial_fit checks
+        # them again): no third scan
+        X, y = _block(X, y, entropy, epoch, j, check_finite=False)
         p = X.shape[1]
         moments = _state.empty_moments(p) if others is None else others
-        t0 = 0 if prev is None else prev["t"]
         w = np.zeros(p) if w0 is None else w0
         est = _state.from_state(_state.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
         if X.shape[0] == 0:                 # an empty block plays no round
@@ -292,7 +342,9 @@ def _mix_add(a, b):
 def _prepared(X, y, classes, j):
     """Block j checked and its label signs, held in memory for the L-BFGS evaluations."""
     X, y = _block(X, y, None, 0, j)
-    return X, _signs(y, classes)
+    s = _signs(y, classes)
+    pos = (s > 0).astype(np.float64)                    # 1/0 class indicators, for dots
+    return X, s, pos, 1.0 - pos
 
 
 def _block_terms(prep, w, m, s2, loss):
@@ -306,21 +358,24 @@ def _block_terms(prep, w, m, s2, loss):
     # the loss of _losses.pxd at every row of the block (beside two BLAS/sparse products)
     from ._core._losses import loss_value_grad_rows
     t0 = time.thread_time()
-    X, s = prep
-    pos = s > 0
+    X, s, pos, neg = prep
     A, B = np.zeros(2), np.zeros(2)
     if X.shape[0] == 0:
         return 0.0, np.zeros(X.shape[1]), A, B, time.thread_time() - t0
+    # few n-long temporaries, updated in place (in a dask worker each fresh one is an mmap
+    # whose pages fault on first touch); the class sums as dots with the 1/0 indicators
     with _one_blas_thread():
-        f = np.asarray(X @ w).ravel()
-        mu = s * (f - np.where(pos, m[0], m[1]))        # positives meet class 0, negatives 1
-        val, d_mu, d_s2 = loss_value_grad_rows(
-            loss, np.ascontiguousarray(mu, dtype=np.float64),
-            np.ascontiguousarray(np.where(pos, s2[0], s2[1]), dtype=np.float64))
-        ds = d_mu * s
-        u = np.asarray(X.T @ ds).ravel()
-    A[0], A[1] = ds[~pos].sum(), ds[pos].sum()
-    B[0], B[1] = d_s2[~pos].sum(), d_s2[pos].sum()
+        mu = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
+        mu -= m[1]                                      # positives meet class 0, negatives 1
+        mu -= (m[0] - m[1]) * pos
+        mu *= s
+        s2_o = s2[0] * pos
+        s2_o += s2[1] * neg
+        val, d_mu, d_s2 = loss_value_grad_rows(loss, mu, s2_o)
+        d_mu *= s                                       # d_mu s
+        u = np.asarray(X.T @ d_mu).ravel()
+        A[0], A[1] = d_mu @ neg, d_mu @ pos
+        B[0], B[1] = d_s2 @ neg, d_s2 @ pos
     return float(val.sum()), u, A, B, time.thread_time() - t0
 
 
@@ -343,7 +398,7 @@ def _batch_objective(terms, n, means, covs, lam, w):
 def _lbfgs_calibration(template, prep, moments, w, n, j):
     """Block j's Platt steps for the final w (as a fresh fit's: the last rows, in order)."""
     t0 = time.thread_time()
-    X, s = prep
+    X, s = prep[:2]
     with _one_blas_thread():
         est = _state.from_state(_state.linear_state(template, moments, w, n, n, [1.0, 1.0]))
         calib = (_in_sample_calibration(est, X, s) if X.shape[0]
@@ -415,6 +470,25 @@ def _classes(labels, classes, K):
         raise ValueError(f"classes={classes.tolist()} differ from the labels found "
                          f"{found.tolist()}")
     return classes
+
+
+def _width(X, y):
+    """The number of feature columns, when X tells it without computing (else None)."""
+    dask = _dask()
+    if isinstance(X, (list, tuple)):
+        if not X or any(dask.is_dask_collection(b) or not hasattr(b, "shape")
+                        or len(b.shape) != 2 for b in X):
+            return None                                 # delayed blocks: not known yet
+        return max(int(b.shape[1]) for b in X)
+    if dask.is_dask_collection(X) and not hasattr(X, "chunks") \
+            and not hasattr(X, "columns"):
+        return None
+    if hasattr(X, "columns"):                           # a (dask) dataframe
+        return len(X.columns) - (1 if isinstance(y, str) and y in X.columns else 0)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
+        return int(shape[1])
+    return None
 
 
 def _split(X, y):
@@ -628,7 +702,8 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             classes = _classes([u for u, _ in scan], classes, K)
             fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
         else:
-            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info)
+            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info,
+                                      _width(X, y))
         est, rows = fitted
         # everything computed: commit (a failure above leaves the wrapper as it was)
         self.estimator_ = est
@@ -664,28 +739,45 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         cpu["passes"] = sum(m["cpu"] for m in metas)
         return _state.from_state(_state.merge([s for s, _ in out])), [m["rows"] for m in metas]
 
-    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info):
+    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info, width=None):
         dask = _dask()
         from dask import delayed
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
         at = _holders(Xs)
+        # small states (K blocks x 2 p^2 numbers at most _CLIENT_MERGE_BYTES) are merged on
+        # the client: one round trip a round and 2K tasks in all, where the in-cluster
+        # trees, slot maps and mixes add ~8K tiny tasks (each costs the scheduler more than
+        # the merge it runs) and a chain of 2 log2(K) transfers; the same trees and the
+        # same operations, so the same bits
+        client_merge = width is not None and K * _moments_nbytes(width) <= _CLIENT_MERGE_BYTES
 
         def op(a, b):
             return delayed(_merge_op, pure=True)(a, b, beta)
 
         def moments_round(epoch, classes):
             # one read of each block: its labels and its moments (slot 1: its top label)
-            summ = dask.persist(*[_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
-                                  for j, (Xb, yb) in enumerate(zip(Xs, ys))])
-            metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
+            tasks = [_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
+                     for j, (Xb, yb) in enumerate(zip(Xs, ys))]
+            if client_merge:
+                summ = dask.compute(*tasks)
+                metas = [s[1] for s in summ]
+            else:
+                summ = dask.persist(*tasks)
+                metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
             if classes is None or epoch == 0:
                 classes = _classes([m["labels"] for m in metas], classes, K)
             p = self._check_metas(metas)
             cpu["moments"] += sum(m["cpu"] for m in metas)
-            leaves = [delayed(_moments_of)(s, classes) for s in summ]
-            total, others = _state.tree_exclusive(leaves, op, None)
+            if client_merge:
+                total, others = _state.tree_exclusive(
+                    [_moments_of(s, classes) for s in summ],
+                    lambda a, b: _merge_op(a, b, beta), None)
+                # each block's "others" travels inside its pass task (no literal task)
+            else:
+                leaves = [delayed(_moments_of)(s, classes) for s in summ]
+                total, others = _state.tree_exclusive(leaves, op, None)
             if self.moments == "local":
                 others = [None] * K
             return classes, p, [m["rows"] for m in metas], total, others
@@ -700,30 +792,29 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._fit_lbfgs(template, Xs, ys, total, cpu, info), rows
         n_epochs = _auto_epochs(rows) if self.n_epochs == "auto" else int(self.n_epochs)
         info.update(n_iter=n_epochs, n_passes=n_epochs)
-        results = [None] * K
+        steps = [0] * K                                 # each block's own step count
         w0 = None
         for epoch in range(n_epochs):
             if epoch and beta < 1.0 and entropy is not None:
                 classes, p, rows, total, others = moments_round(epoch, classes)
             w_in = None if w0 is None else delayed(w0)
-            results = dask.persist(*[
-                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, results[j],
-                      entropy, epoch, j, K == 1)
-                for j, (Xb, yb) in enumerate(zip(Xs, ys))])
-            mix = _state.tree_reduce([delayed(_mix_leaf)(r) for r in results],
-                                     lambda a, b: delayed(_mix_add)(a, b))
             last = epoch == n_epochs - 1
+            # the pass results (w, t, [A, H]: p + 4 numbers a block) come to the client;
+            # the last epoch fetches the global moments in the same round trip
+            *results, moments = dask.compute(*[
+                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, steps[j],
+                      entropy, epoch, j, K == 1)
+                for j, (Xb, yb) in enumerate(zip(Xs, ys))], total if last else None)
+            cpu["passes"] += sum(r["cpu"] for r in results)
+            steps = [r["t"] for r in results]
             if K == 1:                                  # no mixing: the pass's own bits
-                res = dask.compute(results[0])[0]
-                cpu["passes"] += res["cpu"]
-                w0 = res["coef"]
+                w0 = results[0]["coef"]
                 continue
-            # the last epoch fetches the mix and the global moments in one round trip
-            (T, S, sumH, sumHA, n, c), moments = dask.compute(mix, total if last else None)
-            cpu["passes"] += c
+            T, S, sumH, sumHA, n, _ = _state.tree_reduce([_mix_leaf(r) for r in results],
+                                                         _mix_add)
             w0 = S / T if T > 0 else S / n
         if K == 1:
-            return _state.from_state(res["state"]), rows
+            return _state.from_state(results[0]["state"]), rows
         H = sumH - (K - 1)
         calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
         st = _state.linear_state(template, moments, w0, T, T, calib)
@@ -749,9 +840,11 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         def fun(w):
             w = np.ascontiguousarray(w, dtype=np.float64)
             m, s2 = means @ w, np.einsum("i,kij,j->k", w, covs, w)
-            terms = dask.compute(_state.tree_reduce(
-                [delayed(_block_terms)(pj, w, m, s2, loss) for pj in prepared],
-                lambda a, b: delayed(_add_terms)(a, b)))[0]
+            # the block sums (p + 6 numbers each) come to the client, added by the same
+            # fixed tree whoever computed them: K tasks and one round trip an evaluation
+            terms = _state.tree_reduce(
+                dask.compute(*[delayed(_block_terms)(pj, w, m, s2, loss) for pj in prepared]),
+                _add_terms)
             cpu["passes"] += terms[4]
             seen["evals"] = seen.get("evals", 0) + 1
             return _batch_objective(terms, n, means, covs, lam, w)
@@ -761,9 +854,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         w = np.ascontiguousarray(res.x, dtype=np.float64)
         if not np.isfinite(w).all():
             raise FloatingPointError("L-BFGS gave non-finite weights; scale the features")
-        cal = dask.compute(_state.tree_reduce(
-            [delayed(_mix_leaf)(delayed(_lbfgs_calibration)(template, pj, moments, w, n, j))
-             for j, pj in enumerate(prepared)], lambda a, b: delayed(_mix_add)(a, b)))[0]
+        cal = _state.tree_reduce(
+            [_mix_leaf(r) for r in dask.compute(*[
+                delayed(_lbfgs_calibration)(template, pj, moments, w, n, j)
+                for j, pj in enumerate(prepared)])], _mix_add)
         K = len(prepared)
         H = cal[2] - (K - 1)
         calib = np.array([max((cal[3] - (K - 1)) / H, 1e-12), H])

@@ -418,3 +418,34 @@ def test_block_tasks_run_where_the_block_is(clusters):
         got = [k for w, keys in client.run(_received).items() for k in keys[before[w]:]]
     assert got                                          # y blocks and moments do travel
     assert not {b.key for b in blocks} & set(got)      # no X block moved
+
+
+def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypatch):
+    import sosl.dask as SD
+    X, y = _data(5, n=3000, p=7)
+    Xd, yd = _dask(X, y, 400)                                     # 8 blocks
+
+    def fit(beta):
+        with distributed.get_task_stream() as ts:
+            est = Parallel(OAUCM(lam=0.01, forgetting=beta), n_epochs=2, shuffle=True,
+                           random_state=0).fit(Xd, yd).estimator_
+        return est, {str(d["key"]).split("-")[0].strip("('\"") for d in ts.data}
+
+    with distributed.Client(clusters[1]):
+        for beta in (1.0, 0.99):
+            small, names = fit(beta)                              # the client merges
+            assert "_merge_op" not in names and "_summary" in names
+            monkeypatch.setattr(SD, "_CLIENT_MERGE_BYTES", 0)     # the workers merge
+            tree, names = fit(beta)
+            assert "_merge_op" in names
+            monkeypatch.undo()
+            _all_equal(small, tree)
+            assert np.abs(small.coef_).max() > 1e-2
+        # mutant: each block's pass started from the moments of all the blocks (its own
+        # rows counted twice) instead of the others' is caught
+        real = S.tree_exclusive
+        monkeypatch.setattr(S, "tree_exclusive",
+                            lambda items, op, empty: (lambda t, o: (t, [t] * len(o)))(
+                                *real(items, op, empty)))
+        wrong, _ = fit(0.99)
+    assert not np.array_equal(wrong.coef_, tree.coef_)

@@ -394,3 +394,62 @@ def test_capped_sketches_refuse_to_merge_and_uncapped_merges_keep_learning():
     est.partial_fit(X[:50], y[:50])
     assert est.t_ == 450 and np.isfinite(est.decision_function(X)).all()
     assert est.n_slots_ == 20 and (est.column_counts_[:20] > 0).all()
+
+
+def _two_read_moments(X, s, beta):
+    """The textbook two reads: the weighted class means, then the centered scatters."""
+    out = []
+    for sign in (-1.0, 1.0):
+        Xk = X[s == sign]
+        wt = beta ** np.arange(Xk.shape[0] - 1, -1, -1, dtype=np.float64)
+        mean = wt @ Xk / wt.sum()
+        D = Xk - mean
+        out.append((wt.sum(), mean, D.T @ (wt[:, None] * D)))
+    return out
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.97])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_shifted_moments_equal_the_two_read_sums(beta, sparse):
+    # far from the origin (|mean| 1e4, unit spread): where an unshifted one-read sum of
+    # x x' minus W xbar xbar' loses ~8 digits; the first 200 rows hold no positive, so
+    # class 1's provisional centre comes from a later chunk; chunks of 64 rows
+    rng = np.random.default_rng(11)
+    n, p = 1500, 6
+    X = rng.normal(size=(n, p)) + 1e4 * rng.normal(size=p)
+    y = (X[:, 0] - X[:, 0].mean() + 0.5 * rng.normal(size=n) > 0.9).astype(int)
+    y[:200] = 0
+    if sparse:
+        X[:, 2] = np.where(rng.random(n) < 0.6, 0.0, X[:, 2])   # some stored zeros too
+        Xin = sp.csr_matrix(X)
+    else:
+        Xin = X
+    s = np.where(y == 1, 1.0, -1.0)
+    ref = _two_read_moments(X, s, beta)
+
+    def err(mom):                                     # scatter error on the scale of
+        out = 0.0                                     # each entry (sqrt(M_ii M_jj))
+        for k in range(2):
+            sd = np.sqrt(np.diag(ref[k][2]))
+            out = max(out, np.abs((mom.scatter[k] - ref[k][2]) / np.outer(sd, sd)).max()
+                      + np.abs(mom.means[k] - ref[k][1]).max() / np.abs(ref[k][1]).max()
+                      + abs(mom.weights[k] - ref[k][0]) / ref[k][0])
+        return out
+
+    for step in (64, 5000):                           # many chunks, and one
+        mom = S._shifted_moments(Xin, s, beta, step)
+        assert err(mom) < 1e-12
+        assert mom.counts.tolist() == [int((y == 0).sum()), int((y == 1).sum())]
+    assert err(S.moments_of_rows(Xin, s, beta)) < 1e-12
+    assert min(np.abs(r[2]).max() for r in ref) > 10.0      # not trivially zero
+    # any centre is exact in exact arithmetic: one 3 units off the means still gives the
+    # moments (so the correction W d d' is applied), and dropping that correction is caught
+    off = np.array([r[1] for r in ref]) + 3.0
+    far = S._shifted_moments(Xin, s, beta, 64, centres=off)
+    assert err(far) < 1e-11
+    d = far.means - off
+    dropped = far._replace(scatter=far.scatter + far.weights[:, None, None]
+                           * np.einsum("ki,kj->kij", d, d))
+    assert err(dropped) > 1e-3
+    # mutant: the unshifted one-read sums (centre 0) are far from exact at this offset
+    assert err(S._shifted_moments(Xin, s, beta, 64, centres=np.zeros((2, p)))) > 1e-9
