@@ -1,5 +1,6 @@
 """POLK: parsimonious online learning with kernels (Koppel et al.), as a sosl classifier."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -7,9 +8,11 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
+from ._core._calibration import platt_steps
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kparams import layout_kernel_spec, step_spec
-from ._core._polk_driver import polk_run, polk_spec
+from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
+from ._core._polk_driver import inverse_if_well_posed, memory_need, polk_run, polk_spec
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -22,6 +25,10 @@ _LOSSES = {"hinge": int(PolkLoss.LOSS_HINGE), "logistic": int(PolkLoss.LOSS_LOGI
            "square": int(PolkLoss.LOSS_SQUARE)}
 _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
+#: the label sign of a row as the one-element array of the Platt step (read-only: shared)
+_SIGN_ROWS = {1.0: np.array([1.0]), -1.0: np.array([-1.0])}
+for _a in _SIGN_ROWS.values():
+    _a.flags.writeable = False
 
 
 class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
@@ -201,17 +208,11 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         }
 
     def _run_pass(self, state, X, s, order):
-        eps_rule = PolkBudget.POLK_EPS_PAPER if self.epsilon is None else PolkBudget.POLK_EPS_FIXED
-        epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
-        lay = self._layout_
-        if lay.get("storage") == "csr":
+        if self._layout_.get("storage") == "csr":
             X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
-            state["_gram_inv"], state["t_"],
-            step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
-            polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay),
-            max_bytes=self._memory_limit()[0])
+            state["_gram_inv"], state["t_"], *self._specs(), max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd
@@ -220,12 +221,127 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         state["model_orders_"] = np.concatenate([state["model_orders_"], orders])
         M = D.shape[0]
         if M >= _GROWTH_ATOMS and M > 0.5 * t:
-            self._warn_once("growth", GrowthWarning,
-                            f"the dictionary keeps {M} atoms after {t} rounds: the model, "
-                            "its memory and its cost per row grow with the stream. Raise "
-                            "epsilon (or parsimony) to keep fewer atoms.")
+            self._growth_warning(M, t)
         state["projection_errors_"] = np.concatenate([state["projection_errors_"], errors])
         state["projection_budgets_"] = np.concatenate([state["projection_budgets_"], budgets])
+
+    # -- one row at a time: the typed round on buffers kept from call to call ---------------
+    def _specs(self):
+        """The (step, KOMP, kernel) bundles of the typed pass for the frozen layout."""
+        lay = self._layout_
+        eps_rule = PolkBudget.POLK_EPS_PAPER if self.epsilon is None else PolkBudget.POLK_EPS_FIXED
+        epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
+        return (step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
+                polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay))
+
+    def _publish(self, st):
+        """Point the fitted attributes at the first M atoms and n rounds of the buffers of
+        the stepper ``st`` (views: the next round updates them in place)."""
+        M, n = st.M, st.n
+        views = (st.D[:M], st.w[:M], st.K[:M, :M], st.G[:M, :M], st.orders[:n],
+                 st.errors[:n], st.budgets[:n])
+        d = self.__dict__
+        (d["support_vectors_"], d["dual_coef_"], d["gram_"], d["_gram_inv"],
+         d["model_orders_"], d["projection_errors_"], d["projection_budgets_"]) = views
+        st.views = views
+
+    def _current_stepper(self):
+        """The stepper whose buffers hold the model's state, or None."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is None:
+            return None
+        v = st.views
+        if (d["dual_coef_"] is v[1] and d["support_vectors_"] is v[0] and d["gram_"] is v[2]
+                and d["_gram_inv"] is v[3] and d["model_orders_"] is v[4]
+                and d["projection_errors_"] is v[5] and d["projection_budgets_"] is v[6]):
+            return st
+        return None
+
+    def _new_stepper(self, atoms=0, rounds=0):
+        """Buffers for at least ``atoms`` atoms and ``rounds`` history entries (by default
+        the current ones plus room to grow, doubling), filled with the model's state; the
+        stepper on them, published, or None when the state has no usable inverse Gram
+        matrix or the buffers would exceed the memory limit (the general path then runs
+        and reports it)."""
+        d = self.__dict__
+        G = d["_gram_inv"]
+        D = d["support_vectors_"]
+        if G is None or not isinstance(D, np.ndarray):
+            return None
+        M, p = D.shape
+        n = d["model_orders_"].shape[0]
+        cap = max(atoms, 2 * M, M + 32)
+        max_bytes = self._memory_limit()[0]
+        if max_bytes is not None and memory_need(cap, 8 * p) > max_bytes:
+            cap = max(atoms, M + 1)
+            if memory_need(cap, 8 * p) > max_bytes:
+                return None
+        hcap = max(rounds, 2 * n, n + 256)
+        Db = np.zeros((cap, p))
+        wb = np.zeros(cap)
+        Kb, Gb = np.zeros((cap, cap)), np.zeros((cap, cap))
+        Db[:M], wb[:M], Kb[:M, :M], Gb[:M, :M] = D, d["dual_coef_"], d["gram_"], G
+        hist = []
+        for name, dtype in (("model_orders_", np.int64), ("projection_errors_", np.float64),
+                            ("projection_budgets_", np.float64)):
+            h = np.zeros(hcap, dtype=dtype)
+            h[:n] = d[name]
+            hist.append(h)
+        st = PolkStepper(Db, wb, Kb, np.zeros((cap, cap)), Gb, np.zeros((cap, cap)), *hist,
+                         np.empty(5 * cap), np.empty(cap, dtype=np.intp), M, n, *self._specs())
+        self._publish(st)
+        d["_stepper_"] = st
+        return st
+
+    def _learn_one_in_place(self, x, s):
+        """Round t on one finite dense row: the typed round of the pass
+        (:class:`sosl._core._polk.PolkStepper`) on buffers the model keeps, with capacity
+        to grow (doubling), so a round costs O(M p + M^2) and allocates nothing. The round
+        writes outside the state until its result is known to be finite, then commits;
+        every round it declines (an atom numerically in the span of the others, a
+        non-finite result, full buffers past the memory limit) leaves the state as it was
+        and goes to the general path. Same rounds, bits and Platt step as ``partial_fit``
+        on the row (tested: tests/test_polk.py::test_learn_one_typed_equals_partial_fit).
+        Sparse rows and models fitted on sparse input take the pass on copies."""
+        d = self.__dict__
+        if type(x) is not np.ndarray or d["_layout_"].get("storage") == "csr":
+            return self._learn_one_by_copy(x, s)
+        st = self._current_stepper() or self._new_stepper()
+        if st is None:
+            return self._learn_one_by_copy(x, s)
+        t = d["t_"] + 1
+        status = st.step(x, s, t)
+        if status == -2:                           # full buffers: grow, then the round
+            st = self._new_stepper(atoms=2 * st.M, rounds=2 * st.n)
+            if st is None:
+                return False
+            status = st.step(x, s, t)
+        if status != STATUS_DONE and status != STATUS_REBUILD:
+            return False
+        d["t_"] = t
+        d["n_seen_"] += 1
+        self._publish(st)
+        M = st.M
+        if status == STATUS_REBUILD:               # as the driver: a fresh inverse, or none
+            G = inverse_if_well_posed(st.K[:M, :M].copy())
+            if G is None:
+                d["_gram_inv"] = None
+                del d["_stepper_"]
+            else:
+                st.G[:M, :M] = G
+        if M >= _GROWTH_ATOMS and M > 0.5 * t:
+            self._growth_warning(M, t)
+        f = st.f
+        if math.isfinite(f):
+            platt_steps(np.array([f]), _SIGN_ROWS[s], d["calibration_"])
+        return True
+
+    def _growth_warning(self, M, t):
+        self._warn_once("growth", GrowthWarning,
+                        f"the dictionary keeps {M} atoms after {t} rounds: the model, "
+                        "its memory and its cost per row grow with the stream. Raise "
+                        "epsilon (or parsimony) to keep fewer atoms.")
 
     def _decision(self, X):
         if self.support_vectors_.shape[0] == 0:

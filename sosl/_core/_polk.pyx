@@ -70,6 +70,7 @@ STATUS_DONE = 0
 STATUS_GROW = 1
 STATUS_FALLBACK = 2
 STATUS_REBUILD = 3
+STATUS_NONFINITE = 4
 
 
 cdef struct PolkSpec:
@@ -121,67 +122,195 @@ def polk_step_and_budget(long long t, StepSpec step, PolkSpec polk):
     return eta_t, eps_t
 
 
+cdef extern from *:
+    """
+    #include <stddef.h>
+    /* compiled for the build's baseline and for x86-64-v3 (AVX2, FMA), picked at load
+     * time, as the loops of _simd.h are */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__) && !defined(SOSL_NO_CLONES)
+    #if __GNUC__ >= 12
+    #define POLK_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+    #else
+    #define POLK_CLONES __attribute__((target_clones("avx2", "default")))
+    #endif
+    #else
+    #define POLK_CLONES
+    #endif
+    /* y += A x (or y -= A x) for a symmetric n x n block A with row stride cap: row-scaled
+     * additions over rows c, c + 1, ... of A (its columns, by symmetry), so every y[l] is
+     * summed over c in increasing order exactly as the row-by-row dot product
+     * y[l] += A[l, c] x[c] would be (the same bits without fused multiply-adds) while the
+     * loop over l runs in vector registers with no dependency chain (a dot product's
+     * chain of additions cannot be vectorized without reordering them). */
+    POLK_CLONES static void polk_symv_add(const double* restrict A, ptrdiff_t cap,
+                                          const double* restrict x, ptrdiff_t n,
+                                          double* restrict y) {
+        ptrdiff_t c = 0, l;
+        for (; c + 4 <= n; c += 4) {
+            const double* r0 = A + c * cap;
+            const double* r1 = r0 + cap;
+            const double* r2 = r1 + cap;
+            const double* r3 = r2 + cap;
+            double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
+            for (l = 0; l < n; l++)
+                y[l] = (((y[l] + r0[l] * x0) + r1[l] * x1) + r2[l] * x2) + r3[l] * x3;
+        }
+        for (; c < n; c++) {
+            const double* r0 = A + c * cap;
+            double x0 = x[c];
+            for (l = 0; l < n; l++) y[l] = y[l] + r0[l] * x0;
+        }
+    }
+    POLK_CLONES static void polk_symv_sub(const double* restrict A, ptrdiff_t cap,
+                                          const double* restrict x, ptrdiff_t n,
+                                          double* restrict y) {
+        ptrdiff_t c = 0, l;
+        for (; c + 4 <= n; c += 4) {
+            const double* r0 = A + c * cap;
+            const double* r1 = r0 + cap;
+            const double* r2 = r1 + cap;
+            const double* r3 = r2 + cap;
+            double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
+            for (l = 0; l < n; l++)
+                y[l] = (((y[l] - r0[l] * x0) - r1[l] * x1) - r2[l] * x2) - r3[l] * x3;
+        }
+        for (; c < n; c++) {
+            const double* r0 = A + c * cap;
+            double x0 = x[c];
+            for (l = 0; l < n; l++) y[l] = y[l] - r0[l] * x0;
+        }
+    }
+    /* Gb = Ga + u u' / sc on the leading n x n block (both with row stride cap, never the
+     * same buffer), as (u_l u_c) isc so that Gb stays exactly symmetric; returns 1 if every
+     * written entry is finite. */
+    POLK_CLONES static int polk_border(const double* restrict Ga, double* restrict Gb,
+                                       ptrdiff_t cap, const double* restrict u, ptrdiff_t n,
+                                       double isc) {
+        int ok = 1;
+        ptrdiff_t l, c;
+        for (l = 0; l < n; l++) {
+            const double* ra = Ga + l * cap;
+            double* rb = Gb + l * cap;
+            double ul = u[l];
+            for (c = 0; c < n; c++) {
+                double v = ra[c] + ul * u[c] * isc;
+                rb[c] = v;
+                ok &= (v - v == 0.0);
+            }
+        }
+        return ok;
+    }
+    /* B[l, c] = A[I[l], I[c]] for l, c < m (I increasing; A and B with row stride cap,
+     * never the same buffer): each row copied as the runs of consecutive indices in I
+     * (two runs after one removal), so the copies are contiguous. */
+    POLK_CLONES static void polk_take(const double* restrict A, double* restrict B,
+                                      ptrdiff_t cap, const ptrdiff_t* restrict I, ptrdiff_t m) {
+        ptrdiff_t l, c, c0, k;
+        for (l = 0; l < m; l++) {
+            const double* ra = A + I[l] * cap;
+            double* rb = B + l * cap;
+            c0 = 0;
+            while (c0 < m) {
+                c = c0 + 1;
+                while (c < m && I[c] == I[c - 1] + 1) c++;
+                const double* src = ra + I[c0];
+                double* dst = rb + c0;
+                for (k = 0; k < c - c0; k++) dst[k] = src[k];
+                c0 = c;
+            }
+        }
+    }
+    """
+    void polk_take(const double* A, double* B, Py_ssize_t cap, const Py_ssize_t* I,
+                   Py_ssize_t m) noexcept nogil
+    void polk_symv_add(const double* A, Py_ssize_t cap, const double* x, Py_ssize_t n,
+                       double* y) noexcept nogil
+    void polk_symv_sub(const double* A, Py_ssize_t cap, const double* x, Py_ssize_t n,
+                       double* y) noexcept nogil
+    int polk_border(const double* Ga, double* Gb, Py_ssize_t cap, const double* u,
+                    Py_ssize_t n, double isc) noexcept nogil
+
+
 cdef inline double products(const double* K, Py_ssize_t cap, const double* a, Py_ssize_t n,
                             double* b) noexcept nogil:
-    """b = K a (K with row stride cap); returns a . b."""
-    cdef Py_ssize_t l, c
-    cdef double acc, out = 0.0
+    """b = K a (K symmetric, row stride cap); returns a . b."""
+    cdef Py_ssize_t l
+    cdef double out = 0.0
     for l in range(n):
-        acc = 0.0
-        for c in range(n):
-            acc += K[l * cap + c] * a[c]
-        b[l] = acc
+        b[l] = 0.0
+    polk_symv_add(K, cap, a, n, b)
     for l in range(n):
         out += a[l] * b[l]
     return out
 
 
+cdef inline bint all_finite(const double* a, Py_ssize_t n) noexcept nogil:
+    """Whether a[0:n] is finite."""
+    cdef Py_ssize_t l
+    cdef bint ok = True
+    for l in range(n):
+        ok &= (a[l] - a[l] == 0.0)
+    return ok
+
+
 def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                    Py_ssize_t r0, double[:, ::1] D, double[::1] w, double[:, ::1] K,
-                   double[:, ::1] G, Py_ssize_t M, long long t_start, StepSpec step,
-                   PolkSpec polk, KernelSpec kern, long long[::1] orders, double[::1] errors,
-                   double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
+                   double[:, ::1] K2, double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
+                   long long t_start, StepSpec step, PolkSpec polk, KernelSpec kern,
+                   long long[::1] orders, double[::1] errors, double[::1] budgets,
+                   double[::1] work, Py_ssize_t[::1] iwork):
     """Play rounds ``order[r0:]`` from a dictionary of size ``M``; see the module notes.
 
     The round at position r has the counter t = t_start + r + 1. ``step`` carries eta,
     lam, the ``PolkSchedule`` and the ``PolkLoss`` code, ``polk`` the KOMP budget and the
-    tolerances, ``kern`` the kernel. ``work`` needs
-    ``4 * cap`` doubles and ``iwork`` ``cap`` integers (cap = ``D.shape[0]``).
+    tolerances, ``kern`` the kernel. ``K`` and ``G`` hold the state, ``K2`` and ``G2`` are
+    their second buffers (same shape); ``work`` needs ``5 * cap`` doubles and ``iwork``
+    ``cap`` integers (cap = ``D.shape[0]``).
 
     Returns
     -------
     status : int
-        ``STATUS_DONE``, ``STATUS_GROW``, ``STATUS_FALLBACK`` (round r not played) or
-        ``STATUS_REBUILD`` (round r - 1 played, G to be rebuilt).
+        ``STATUS_DONE``, ``STATUS_GROW``, ``STATUS_FALLBACK`` (round r not played),
+        ``STATUS_REBUILD`` (round r - 1 played, G to be rebuilt) or ``STATUS_NONFINITE``
+        (round r not played: it would have made the state non-finite).
     r : int
         Position in ``order`` of the next round to play.
     M : int
         Current model order.
+    swapped : int
+        Bit 0: the state's G is now in ``G2`` (and the caller's G buffer is the second
+        one); bit 1: likewise for K and ``K2``.
     """
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t cap = w.shape[0]
-    _check_buffers(cap, K, G, M, work, iwork)
+    _check_buffers(cap, K, K2, G, G2, M, work, iwork)
     if D.shape[0] != cap or D.shape[1] != X.shape[1] or X.shape[1] == 0:
         raise ValueError("polk_fast_pass: inconsistent shapes (need D of shape (cap, p), "
                          "p >= 1)")
+    if s.shape[0] < X.shape[0] or orders.shape[0] < order.shape[0] or (
+            errors.shape[0] < order.shape[0] or budgets.shape[0] < order.shape[0]):
+        raise ValueError("polk_fast_pass: need a label for every row and an output slot for "
+                         "every round")
     rows.dense = True
     rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
     rows.p = X.shape[1]
     st.dense = True
     st.SV = &D[0, 0]
     st.L = 0
-    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, &step, &polk, &kern, orders,
-                 errors, budgets, work, iwork)
+    return _play(&rows, &st, s, order, r0, w, K, K2, G, G2, M, t_start, &step, &polk, &kern,
+                 orders, errors, budgets, work, iwork)
 
 
 def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                        const double[::1] s, const Py_ssize_t[::1] order, Py_ssize_t r0,
                        int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
-                       double[::1] w, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
-                       long long t_start, StepSpec step, PolkSpec polk, KernelSpec kern,
-                       long long[::1] orders, double[::1] errors, double[::1] budgets,
-                       double[::1] work, Py_ssize_t[::1] iwork):
+                       double[::1] w, double[:, ::1] K, double[:, ::1] K2, double[:, ::1] G,
+                       double[:, ::1] G2, Py_ssize_t M, long long t_start, StepSpec step,
+                       PolkSpec polk, KernelSpec kern, long long[::1] orders,
+                       double[::1] errors, double[::1] budgets, double[::1] work,
+                       Py_ssize_t[::1] iwork):
     """:func:`polk_fast_pass` on the CSR rows ``(data, indices, indptr)`` (sorted int32
     indices) with a dictionary of sparse slots (see the module notes; L =
     ``D_ind.shape[1]`` must be at least the nnz of every row ``order[r0:]``, checked).
@@ -192,20 +321,22 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     cdef Py_ssize_t cap = w.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = D_ind.shape[1]
-    _check_buffers(cap, K, G, M, work, iwork)
+    _check_buffers(cap, K, K2, G, G2, M, work, iwork)
     csr_source(data, indices, indptr, order, r0, L, "polk_fast_pass_csr", &rows)
     if (D_ind.shape[0] != cap or D_val.shape[0] != cap or D_val.shape[1] != L
-            or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0):
+            or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0
+            or orders.shape[0] < order.shape[0] or errors.shape[0] < order.shape[0]
+            or budgets.shape[0] < order.shape[0]):
         raise ValueError("polk_fast_pass_csr: inconsistent shapes (need D_ind and D_val of "
                          "shape (cap, L) with L >= 1, D_nnz of length cap, a label for "
-                         "every row)")
+                         "every row, an output slot for every round)")
     st.dense = False
     st.ind = &D_ind[0, 0]
     st.val = &D_val[0, 0]
     st.nnz = &D_nnz[0]
     st.L = L
-    return _play(&rows, &st, s, order, r0, w, K, G, M, t_start, &step, &polk, &kern, orders,
-                 errors, budgets, work, iwork)
+    return _play(&rows, &st, s, order, r0, w, K, K2, G, G2, M, t_start, &step, &polk, &kern,
+                 orders, errors, budgets, work, iwork)
 
 
 def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
@@ -227,58 +358,171 @@ def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_n
                               kern.degree, kern.coef0)
 
 
-cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] G, Py_ssize_t M,
-                         double[::1] work, Py_ssize_t[::1] iwork) except *:
-    """The buffer shapes every entry point needs (cap = len(w))."""
+cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] K2,
+                         double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M, double[::1] work,
+                         Py_ssize_t[::1] iwork) except *:
+    """The buffer shapes every entry point needs (cap = len(w)), and two distinct buffers
+    of each pair."""
     if (cap == 0 or K.shape[0] != cap or K.shape[1] != cap or G.shape[0] != cap
-            or G.shape[1] != cap or M < 0 or M > cap or work.shape[0] < 4 * cap
-            or iwork.shape[0] < cap):
-        raise ValueError("polk_fast_pass: inconsistent buffers (need K and G of shape "
-                         "(cap, cap), 0 <= M <= cap, work of 4 cap and iwork of cap entries)")
+            or G.shape[1] != cap or K2.shape[0] != cap or K2.shape[1] != cap
+            or G2.shape[0] != cap or G2.shape[1] != cap or M < 0 or M > cap
+            or work.shape[0] < 5 * cap or iwork.shape[0] < cap):
+        raise ValueError("polk_fast_pass: inconsistent buffers (need K, K2, G and G2 of shape "
+                         "(cap, cap), 0 <= M <= cap, work of 5 cap and iwork of cap entries)")
+    if &K[0, 0] == &K2[0, 0] or &G[0, 0] == &G2[0, 0] or &K[0, 0] == &G[0, 0]:
+        raise ValueError("polk_fast_pass: K, K2, G and G2 must be distinct buffers")
 
 
 cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
                  const Py_ssize_t[::1] order, Py_ssize_t r0, double[::1] w, double[:, ::1] K,
-                 double[:, ::1] G, Py_ssize_t M, long long t_start, const StepSpec* step,
-                 const PolkSpec* polk, const KernelSpec* kern, long long[::1] orders,
-                 double[::1] errors, double[::1] budgets, double[::1] work,
-                 Py_ssize_t[::1] iwork):
-    """Run the pass body without the GIL; ``(status, r, M)``."""
+                 double[:, ::1] K2, double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
+                 long long t_start, const StepSpec* step, const PolkSpec* polk,
+                 const KernelSpec* kern, long long[::1] orders, double[::1] errors,
+                 double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
+    """Run the pass body without the GIL; ``(status, r, M, swapped)``."""
     cdef Py_ssize_t n_rounds = order.shape[0]
     cdef Py_ssize_t r = r0
     cdef int status = 0
+    cdef int swapped = 0
+    cdef double f
     if n_rounds > r0:
         with nogil:
-            status = run(rows, st, s, order, &r, w, K, G, &M, t_start, step, polk, kern,
-                         orders, errors, budgets, &work[0], &iwork[0])
-    return status, r, M
+            status = run(rows, st, &s[0], &order[0], n_rounds, &r, &w[0], w.shape[0],
+                         &K[0, 0], &K2[0, 0], &G[0, 0], &G2[0, 0], &M, t_start, step, polk,
+                         kern, &orders[0], &errors[0], &budgets[0], &work[0], &iwork[0],
+                         &swapped, &f)
+    return status, r, M, swapped
 
 
-cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
-             const Py_ssize_t[::1] order, Py_ssize_t* r_io, double[::1] wm, double[:, ::1] Km,
-             double[:, ::1] Gm, Py_ssize_t* M_io, long long t_start, const StepSpec* step,
-             const PolkSpec* polk, const KernelSpec* kern, long long[::1] orders,
-             double[::1] errors, double[::1] budgets, double* work,
-             Py_ssize_t* I) noexcept nogil:
-    """The pass body of both entry points; returns the status, updates ``*r_io`` and
-    ``*M_io``."""
-    cdef Py_ssize_t cap = wm.shape[0]
+cdef class PolkStepper:
+    """The typed one-row path of :class:`sosl.POLK` on dense rows: one round of the pass
+    body on buffers the model keeps from call to call (``D`` (cap, p), ``w`` (cap), ``K``,
+    ``K2``, ``G``, ``G2`` (cap, cap), the history ``orders``, ``errors``, ``budgets``
+    (hcap)), without allocating anything.
+
+    ``step(x, s, t)`` plays round t on the row ``x`` (label sign ``s``) and returns the
+    status of :func:`polk_fast_pass`, or ``-1`` (nothing done) when ``x`` is not a finite
+    row of length p, ``-2`` when the buffers are full (the caller grows them). After
+    ``STATUS_DONE`` or ``STATUS_REBUILD`` the round is committed: ``M`` atoms, ``n`` history
+    entries, ``f`` the score f_t(x_t) before the round; the attributes ``K`` and ``G`` name
+    the buffers holding the state (they alternate with ``K2`` and ``G2``). Any other status
+    leaves the state (the first ``M`` atoms, weights, rows and columns, the first ``n``
+    history entries) exactly as it was.
+    """
+
+    cdef double[:, ::1] Dv
+    cdef double[::1] wv
+    cdef double[:, ::1] Kv, K2v, Gv, G2v
+    cdef long long[::1] ov
+    cdef double[::1] ev, bv, workv
+    cdef Py_ssize_t[::1] iworkv
+    cdef StepSpec step_
+    cdef PolkSpec polk_
+    cdef KernelSpec kern_
+    cdef public object D, w, K, K2, G, G2, orders, errors, budgets
+    cdef public object views          # the model's attributes last published (POLK)
+    cdef public Py_ssize_t M, n
+    cdef public double f
+    cdef double s_one[1]
+    cdef Py_ssize_t order_one[1]
+
+    def __init__(self, double[:, ::1] D, double[::1] w, double[:, ::1] K, double[:, ::1] K2,
+                 double[:, ::1] G, double[:, ::1] G2, long long[::1] orders,
+                 double[::1] errors, double[::1] budgets, double[::1] work,
+                 Py_ssize_t[::1] iwork, Py_ssize_t M, Py_ssize_t n, StepSpec step,
+                 PolkSpec polk, KernelSpec kern):
+        cdef Py_ssize_t cap = w.shape[0]
+        _check_buffers(cap, K, K2, G, G2, M, work, iwork)
+        if (D.shape[0] != cap or D.shape[1] == 0 or errors.shape[0] != orders.shape[0]
+                or budgets.shape[0] != orders.shape[0] or not 0 <= n <= orders.shape[0]):
+            raise ValueError("PolkStepper: inconsistent buffers (need D of shape (cap, p), "
+                             "p >= 1, and three history buffers of one length >= n)")
+        self.Dv, self.wv, self.Kv, self.K2v, self.Gv, self.G2v = D, w, K, K2, G, G2
+        self.ov, self.ev, self.bv, self.workv, self.iworkv = orders, errors, budgets, work, iwork
+        self.D, self.w, self.K, self.K2, self.G, self.G2 = (D.base, w.base, K.base, K2.base,
+                                                            G.base, G2.base)
+        self.orders, self.errors, self.budgets = orders.base, errors.base, budgets.base
+        self.M, self.n = M, n
+        self.step_, self.polk_, self.kern_ = step, polk, kern
+        self.f = 0.0
+        self.views = None
+        self.order_one[0] = 0
+
+    def step(self, x, double s, long long t):
+        """Round t on the dense row ``x``; the status (see the class notes)."""
+        cdef const double[::1] xv
+        cdef SourceRows rows
+        cdef SlotStore st
+        cdef Py_ssize_t p = self.Dv.shape[1]
+        cdef Py_ssize_t cap = self.wv.shape[0]
+        cdef Py_ssize_t r = 0
+        cdef Py_ssize_t M = self.M
+        cdef int status, swapped = 0
+        cdef double f = 0.0
+        try:
+            xv = x
+        except (TypeError, ValueError, BufferError):
+            return -1
+        if xv.shape[0] != p or not all_finite(&xv[0], p):
+            return -1
+        if M + 1 > cap or self.n >= self.ov.shape[0]:
+            return -2
+        rows.dense = True
+        rows.X = &xv[0]
+        rows.p = p
+        st.dense = True
+        st.SV = &self.Dv[0, 0]
+        st.L = 0
+        self.s_one[0] = s
+        with nogil:
+            status = run(&rows, &st, self.s_one, self.order_one, 1, &r, &self.wv[0], cap,
+                         &self.Kv[0, 0], &self.K2v[0, 0], &self.Gv[0, 0], &self.G2v[0, 0], &M,
+                         t - 1, &self.step_, &self.polk_, &self.kern_, &self.ov[self.n],
+                         &self.ev[self.n], &self.bv[self.n], &self.workv[0],
+                         &self.iworkv[0], &swapped, &f)
+        if status != 0 and status != 3:           # not DONE or REBUILD
+            return status
+        if swapped & 1:
+            self.Gv, self.G2v = self.G2v, self.Gv
+            self.G, self.G2 = self.G2, self.G
+        if swapped & 2:
+            self.Kv, self.K2v = self.K2v, self.Kv
+            self.K, self.K2 = self.K2, self.K
+        self.M = M
+        self.n += 1
+        self.f = f
+        return status
+
+
+cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ssize_t* order,
+             Py_ssize_t n_rounds, Py_ssize_t* r_io, double* w, Py_ssize_t cap, double* K,
+             double* Kx, double* G, double* Gx, Py_ssize_t* M_io, long long t_start,
+             const StepSpec* step, const PolkSpec* polk, const KernelSpec* kern,
+             long long* orders, double* errors, double* budgets, double* work,
+             Py_ssize_t* I, int* swapped, double* f_last) noexcept nogil:
+    """The pass body of every entry point; returns the status, updates ``*r_io``,
+    ``*M_io``, ``*swapped`` (bit 0: G now in the buffer given as ``Gx``; bit 1: K in
+    ``Kx``) and ``*f_last`` (f_t(x_t) of the last round played).
+
+    A round reads the state (K, G, w, the first M atoms) and writes only outside it (the
+    new atom's slot M, row and column M of K) until it is known to be finite: the bordered
+    and downdated inverse goes to the other G buffer, the compacted Gram matrix to the
+    other K buffer, the new weights to scratch; then it commits (weights, atoms, buffer
+    swaps). A declined round therefore leaves the state exactly as it was."""
     cdef Py_ssize_t p = rows.p
-    cdef Py_ssize_t n_rounds = order.shape[0]
     cdef Py_ssize_t M = M_io[0]
     cdef Py_ssize_t r, i, l, c, n, m, col
     cdef long long t
-    cdef double* w = &wm[0]
-    cdef double* K = &Km[0, 0]
-    cdef double* G = &Gm[0, 0]
     cdef double* kx = &work[0]            # k_D(x_t), then b = K~ alpha (when needed)
     cdef double* u = &work[cap]           # G k_x, then the removed column of G, then residuals
     cdef double* a = &work[2 * cap]       # alpha (weights of f~), then the diff of komp_error
-    cdef double* v = &work[3 * cap]       # downdated weights, then the new weights
+    cdef double* v = &work[3 * cap]       # downdated weights, then G b_I
+    cdef double* wn = &work[4 * cap]      # the new weights (committed once finite)
+    cdef double* tmp
     cdef SourceRow xr
-    cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, acc, gjj, decay
+    cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, gjj, decay
     cdef double fn2, e2, err2, res, kmax, gmax, tol, isc
-    cdef bint removed_any, have_b
+    cdef bint removed_any, have_b, ok
     cdef double lam = step.lam, eta = step.eta
     cdef int schedule = step.schedule, loss = step.loss
     cdef int eps_rule = polk.eps_rule
@@ -316,13 +560,12 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
             r_io[0] = r
             M_io[0] = M
             return 2
+        for l in range(M):
+            u[l] = 0.0
+        polk_symv_add(G, cap, kx, M, u)
         sc = kxx
         for l in range(M):
-            acc = 0.0
-            for c in range(M):
-                acc += G[l * cap + c] * kx[c]
-            u[l] = acc
-            sc -= kx[l] * acc
+            sc -= kx[l] * u[l]
         if not sc > thr:
             r_io[0] = r
             M_io[0] = M
@@ -334,16 +577,16 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
                 M_io[0] = M
                 return 2
 
-        # commit the bordered state (n = M + 1 atoms)
+        # the bordered inverse in the other buffer Gx (n = M + 1 atoms); the new atom in
+        # slot M, row and column M of K (outside the state)
         isc = 1.0 / sc                    # products (u_l u_c) / sc keep G exactly symmetric
+        ok = polk_border(G, Gx, cap, u, M, isc) and all_finite(u, M) and all_finite(kx, M)
         for l in range(M):
-            for c in range(M):
-                G[l * cap + c] += u[l] * u[c] * isc
-            G[l * cap + M] = -u[l] * isc
-            G[M * cap + l] = -u[l] * isc
+            Gx[l * cap + M] = -u[l] * isc
+            Gx[M * cap + l] = -u[l] * isc
             K[l * cap + M] = kx[l]
             K[M * cap + l] = kx[l]
-        G[M * cap + M] = 1.0 / sc
+        Gx[M * cap + M] = 1.0 / sc
         K[M * cap + M] = kxx
         store_put(st, &xr, M, p)
         decay = 1.0 - eta_t * lam
@@ -352,7 +595,7 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
         a[M] = -eta_t * g
         n = M + 1
 
-        # destructive KOMP (Algorithm 1) on (K~, alpha), full-rank branch of _komp;
+        # destructive KOMP (Algorithm 1) on (K~, alpha), full-rank branch of _komp, on Gx;
         # b = K~ alpha and ||f~||^2 are only needed after a removal (computed then)
         have_b = False
         fn2 = 0.0
@@ -362,53 +605,60 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
         e2 = 0.0
         m = n
         removed_any = False
-        m = komp_removals(G, cap, v, I, u, m, &e2, eps2, -1.0, &removed_any)
+        m = komp_removals(Gx, cap, v, I, u, m, &e2, eps2, -1.0, &removed_any)
         if m == 1:                        # the last atom's cost ||f~||^2 is needed now
             fn2 = products(K, cap, a, n, kx)
             have_b = True
-            m = komp_removals(G, cap, v, I, u, m, &e2, eps2, fn2, &removed_any)
+            m = komp_removals(Gx, cap, v, I, u, m, &e2, eps2, fn2, &removed_any)
 
         if not removed_any:
             for l in range(n):
-                w[l] = a[l]
+                wn[l] = a[l]
             err2 = 0.0
         else:
             if not have_b:
                 fn2 = products(K, cap, a, n, kx)
                 have_b = True
-            # v = G b_I, then one refinement step v += G (b_I - K_II v)
+            # the kept Gram matrix K_II into Kx, then the weights: v = G b_I, then one
+            # refinement step wn = v + G (b_I - K_II v)
+            polk_take(K, Kx, cap, I, m)
             for l in range(m):
-                acc = 0.0
-                for c in range(m):
-                    acc += G[l * cap + c] * kx[I[c]]
-                v[l] = acc
+                u[l] = kx[I[l]]
+                v[l] = 0.0
+                wn[l] = 0.0
+            polk_symv_add(Gx, cap, u, m, v)
+            polk_symv_sub(Kx, cap, v, m, u)
+            polk_symv_add(Gx, cap, u, m, wn)
             for l in range(m):
-                acc = kx[I[l]]
-                for c in range(m):
-                    acc -= K[I[l] * cap + I[c]] * v[c]
-                u[l] = acc
-            for l in range(m):
-                acc = 0.0
-                for c in range(m):
-                    acc += G[l * cap + c] * u[c]
-                w[l] = v[l] + acc
+                wn[l] = v[l] + wn[l]
             # ||f~ - f_new||_H^2 = diff' K~ diff, diff = alpha - beta (as komp_error)
             for l in range(m):
-                a[I[l]] -= w[l]
-            err2 = 0.0
-            for l in range(n):
-                acc = 0.0
-                for c in range(n):
-                    acc += K[l * cap + c] * a[c]
-                err2 += a[l] * acc
+                a[I[l]] -= wn[l]
+            err2 = products(K, cap, a, n, kx)
             if err2 < 0.0:
                 err2 = 0.0
-            # compact K and the dictionary to the kept set (I increasing: reads never
-            # behind writes)
+            ok = ok and all_finite(wn, m) and (err2 - err2 == 0.0)
+        if not (ok and all_finite(wn, m) and fn2 - fn2 == 0.0):
+            r_io[0] = r
+            M_io[0] = M
+            return 4
+
+        # commit: weights, atoms (compacted: I increasing, reads never behind writes), the
+        # buffers of K (after a removal) and G
+        for l in range(m):
+            w[l] = wn[l]
+        if removed_any:
             for l in range(m):
-                for c in range(m):
-                    K[l * cap + c] = K[I[l] * cap + I[c]]
                 store_move(st, I[l], l, p)
+            tmp = K
+            K = Kx
+            Kx = tmp
+            swapped[0] ^= 2
+        tmp = G
+        G = Gx
+        Gx = tmp
+        swapped[0] ^= 1
+        f_last[0] = f
         M = m
         orders[r] = M
         errors[r] = sqrt(err2)
@@ -428,13 +678,13 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double[::1] s,
             tol = drift_rel * kmax * gmax
             if tol < drift_tol:
                 tol = drift_tol
+            for l in range(M):
+                u[l] = -1.0 if l == col else 0.0
+            polk_symv_add(K, cap, &G[col * cap], M, u)   # G symmetric: its row col
             res = 0.0
             for l in range(M):
-                acc = -1.0 if l == col else 0.0
-                for c in range(M):
-                    acc += K[l * cap + c] * G[col * cap + c]      # G symmetric: row col
-                if fabs(acc) > res:
-                    res = fabs(acc)
+                if fabs(u[l]) > res:
+                    res = fabs(u[l])
             if not res <= tol:
                 r_io[0] = r + 1
                 M_io[0] = M
