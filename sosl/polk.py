@@ -1,6 +1,5 @@
 """POLK: parsimonious online learning with kernels (Koppel et al.), as a sosl classifier."""
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,7 +7,6 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
-from ._core._calibration import platt_steps
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._kparams import layout_kernel_spec, step_spec
 from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
@@ -25,10 +23,6 @@ _LOSSES = {"hinge": int(PolkLoss.LOSS_HINGE), "logistic": int(PolkLoss.LOSS_LOGI
            "square": int(PolkLoss.LOSS_SQUARE)}
 _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
-#: the label sign of a row as the one-element array of the Platt step (read-only: shared)
-_SIGN_ROWS = {1.0: np.array([1.0]), -1.0: np.array([-1.0])}
-for _a in _SIGN_ROWS.values():
-    _a.flags.writeable = False
 
 
 class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
@@ -234,30 +228,6 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         return (step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
                 polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay))
 
-    def _publish(self, st):
-        """Point the fitted attributes at the first M atoms and n rounds of the buffers of
-        the stepper ``st`` (views: the next round updates them in place)."""
-        M, n = st.M, st.n
-        views = (st.D[:M], st.w[:M], st.K[:M, :M], st.G[:M, :M], st.orders[:n],
-                 st.errors[:n], st.budgets[:n])
-        d = self.__dict__
-        (d["support_vectors_"], d["dual_coef_"], d["gram_"], d["_gram_inv"],
-         d["model_orders_"], d["projection_errors_"], d["projection_budgets_"]) = views
-        st.views = views
-
-    def _current_stepper(self):
-        """The stepper whose buffers hold the model's state, or None."""
-        d = self.__dict__
-        st = d.get("_stepper_")
-        if st is None:
-            return None
-        v = st.views
-        if (d["dual_coef_"] is v[1] and d["support_vectors_"] is v[0] and d["gram_"] is v[2]
-                and d["_gram_inv"] is v[3] and d["model_orders_"] is v[4]
-                and d["projection_errors_"] is v[5] and d["projection_budgets_"] is v[6]):
-            return st
-        return None
-
     def _new_stepper(self, atoms=0, rounds=0):
         """Buffers for at least ``atoms`` atoms and ``rounds`` history entries (by default
         the current ones plus room to grow, doubling), filled with the model's state; the
@@ -277,7 +247,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             cap = max(atoms, M + 1)
             if memory_need(cap, 8 * p) > max_bytes:
                 return None
-        hcap = max(rounds, 2 * n, n + 256)
+        hcap = max(rounds, 2 * n, n + 4096)
         Db = np.zeros((cap, p))
         wb = np.zeros(cap)
         Kb, Gb = np.zeros((cap, cap)), np.zeros((cap, cap))
@@ -290,7 +260,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             hist.append(h)
         st = PolkStepper(Db, wb, Kb, np.zeros((cap, cap)), Gb, np.zeros((cap, cap)), *hist,
                          np.empty(5 * cap), np.empty(cap, dtype=np.intp), M, n, *self._specs())
-        self._publish(st)
+        st.publish(d)
         d["_stepper_"] = st
         return st
 
@@ -305,24 +275,18 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         on the row (tested: tests/test_polk.py::test_learn_one_typed_equals_partial_fit).
         Sparse rows and models fitted on sparse input take the pass on copies."""
         d = self.__dict__
-        if type(x) is not np.ndarray or d["_layout_"].get("storage") == "csr":
-            return self._learn_one_by_copy(x, s)
-        st = self._current_stepper() or self._new_stepper()
-        if st is None:
-            return self._learn_one_by_copy(x, s)
-        t = d["t_"] + 1
-        status = st.step(x, s, t)
-        if status == -2:                           # full buffers: grow, then the round
-            st = self._new_stepper(atoms=2 * st.M, rounds=2 * st.n)
+        st = d.get("_stepper_")
+        status = -3 if st is None or type(x) is not np.ndarray else st.learn(d, x, s)
+        if status == -3 or status == -2:           # no buffers yet, or full ones: (re)build
+            if type(x) is not np.ndarray or d["_layout_"].get("storage") == "csr":
+                return self._learn_one_by_copy(x, s)
+            st = self._new_stepper(*(() if status == -3 else (2 * st.M, 2 * st.n)))
             if st is None:
-                return False
-            status = st.step(x, s, t)
+                return self._learn_one_by_copy(x, s) if status == -3 else False
+            status = st.learn(d, x, s)
         if status != STATUS_DONE and status != STATUS_REBUILD:
             return False
-        d["t_"] = t
-        d["n_seen_"] += 1
-        self._publish(st)
-        M = st.M
+        M, t = st.M, d["t_"]
         if status == STATUS_REBUILD:               # as the driver: a fresh inverse, or none
             G = inverse_if_well_posed(st.K[:M, :M].copy())
             if G is None:
@@ -332,9 +296,6 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                 st.G[:M, :M] = G
         if M >= _GROWTH_ATOMS and M > 0.5 * t:
             self._growth_warning(M, t)
-        f = st.f
-        if math.isfinite(f):
-            platt_steps(np.array([f]), _SIGN_ROWS[s], d["calibration_"])
         return True
 
     def _growth_warning(self, M, t):

@@ -15,7 +15,8 @@ G = K_DD^{-1} of the current dictionary from round to round:
    :mod:`sosl._core._komp` does it after its rank check: e^2 = 0, w = alpha, costs
    gamma_j^2 = e^2 + w_j^2 / G_jj (the last element: ||f~||^2), first minimum, stop when
    above eps_t^2, rank-one downdates of G and w (see :mod:`sosl.komp`);
-4. if anything was removed, the kept weights are G b_I with b = K~ alpha, plus one step of
+4. if anything was removed, the kept weights are the downdated ones (G b_I with
+   b = K~ alpha, but for rounding) plus one step of
    iterative refinement (w += G (b_I - K_II w)), so that their accuracy is that of a
    backward-stable solve whatever small drift G has; ||f~ - f_new||_H from
    (alpha - beta)' K~ (alpha - beta) as :func:`sosl.komp.komp_error`;
@@ -45,8 +46,9 @@ sorted index lists, O(M (nnz(x_t) + L) + M^2) per round whatever p. Plus O(M^2) 
 removal in both.
 """
 
-from libc.math cimport sqrt, tanh, fabs, pow
+from libc.math cimport sqrt, tanh, fabs, pow, isfinite
 
+from sosl._core._calibration cimport platt_step
 from sosl._core._codes cimport LOSS_HINGE, LOSS_LOGISTIC
 from sosl._core._codes cimport POLK_EPS_FIXED, POLK_STEP_CONSTANT
 from sosl._core._kfun cimport (
@@ -125,6 +127,8 @@ def polk_step_and_budget(long long t, StepSpec step, PolkSpec polk):
 cdef extern from *:
     """
     #include <stddef.h>
+    #include <stdint.h>
+    #include <string.h>
     /* compiled for the build's baseline and for x86-64-v3 (AVX2, FMA), picked at load
      * time, as the loops of _simd.h are */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
@@ -187,7 +191,11 @@ cdef extern from *:
     POLK_CLONES static int polk_border(const double* restrict Ga, double* restrict Gb,
                                        ptrdiff_t cap, const double* restrict u, ptrdiff_t n,
                                        double isc) {
-        int ok = 1;
+        /* finiteness from the exponent bits: e = bits & EXP equals EXP only for inf and
+         * nan, and then e + 2^52 carries into the (masked) sign bit; integer operations
+         * the compiler vectorizes (a floating-point test would need a reduction) */
+        const uint64_t EXP = 0x7ff0000000000000ULL, ONE = 0x0010000000000000ULL;
+        uint64_t bad = 0, bits;
         ptrdiff_t l, c;
         for (l = 0; l < n; l++) {
             const double* ra = Ga + l * cap;
@@ -196,28 +204,38 @@ cdef extern from *:
             for (c = 0; c < n; c++) {
                 double v = ra[c] + ul * u[c] * isc;
                 rb[c] = v;
-                ok &= (v - v == 0.0);
+                memcpy(&bits, &v, sizeof bits);
+                bad |= (bits & EXP) + ONE;
             }
         }
-        return ok;
+        return (bad >> 63) == 0;
     }
     /* B[l, c] = A[I[l], I[c]] for l, c < m (I increasing; A and B with row stride cap,
      * never the same buffer): each row copied as the runs of consecutive indices in I
      * (two runs after one removal), so the copies are contiguous. */
     POLK_CLONES static void polk_take(const double* restrict A, double* restrict B,
                                       ptrdiff_t cap, const ptrdiff_t* restrict I, ptrdiff_t m) {
-        ptrdiff_t l, c, c0, k;
+        enum { RUNS = 16 };
+        ptrdiff_t first[RUNS], len[RUNS];
+        ptrdiff_t l, c, k, q, nr = 0;
+        for (c = 0; c < m && nr <= RUNS; ) {          /* the runs of consecutive indices */
+            k = c + 1;
+            while (k < m && I[k] == I[k - 1] + 1) k++;
+            if (nr < RUNS) { first[nr] = c; len[nr] = k - c; }
+            nr++;
+            c = k;
+        }
         for (l = 0; l < m; l++) {
             const double* ra = A + I[l] * cap;
             double* rb = B + l * cap;
-            c0 = 0;
-            while (c0 < m) {
-                c = c0 + 1;
-                while (c < m && I[c] == I[c - 1] + 1) c++;
-                const double* src = ra + I[c0];
-                double* dst = rb + c0;
-                for (k = 0; k < c - c0; k++) dst[k] = src[k];
-                c0 = c;
+            if (nr <= RUNS) {
+                for (q = 0; q < nr; q++) {
+                    const double* src = ra + I[first[q]];
+                    double* dst = rb + first[q];
+                    for (k = 0; k < len[q]; k++) dst[k] = src[k];
+                }
+            } else {
+                for (c = 0; c < m; c++) rb[c] = ra[I[c]];
             }
         }
     }
@@ -448,8 +466,10 @@ cdef class PolkStepper:
         self.views = None
         self.order_one[0] = 0
 
-    def step(self, x, double s, long long t):
-        """Round t on the dense row ``x``; the status (see the class notes)."""
+    def step(self, x, double s, long long t, double[::1] calib):
+        """Round t on the dense row ``x``; the status (see the class notes). A committed
+        round then takes the online Platt step of its score on ``calib`` (``[A, H]``, see
+        :mod:`sosl._core._calibration`), as the general path does after its pass."""
         cdef const double[::1] xv
         cdef SourceRows rows
         cdef SlotStore st
@@ -463,7 +483,7 @@ cdef class PolkStepper:
             xv = x
         except (TypeError, ValueError, BufferError):
             return -1
-        if xv.shape[0] != p or not all_finite(&xv[0], p):
+        if xv.shape[0] != p or not all_finite(&xv[0], p) or calib.shape[0] != 2:
             return -1
         if M + 1 > cap or self.n >= self.ov.shape[0]:
             return -2
@@ -491,6 +511,47 @@ cdef class PolkStepper:
         self.M = M
         self.n += 1
         self.f = f
+        if isfinite(f):
+            platt_step(&calib[0], f, 1.0 if s > 0 else 0.0)
+        return status
+
+
+    def publish(self, dict d):
+        """Point the model's fitted attributes (in its ``__dict__`` ``d``) at the first M
+        atoms and n rounds of the buffers (views, which the next round updates in place)."""
+        cdef Py_ssize_t M = self.M, n = self.n
+        views = (self.D[:M], self.w[:M], self.K[:M, :M], self.G[:M, :M], self.orders[:n],
+                 self.errors[:n], self.budgets[:n])
+        d["support_vectors_"] = views[0]
+        d["dual_coef_"] = views[1]
+        d["gram_"] = views[2]
+        d["_gram_inv"] = views[3]
+        d["model_orders_"] = views[4]
+        d["projection_errors_"] = views[5]
+        d["projection_budgets_"] = views[6]
+        self.views = views
+
+    def is_current(self, dict d):
+        """Whether the model's fitted attributes are still the views last published."""
+        v = self.views
+        return v is not None and (
+            d["dual_coef_"] is v[1] and d["support_vectors_"] is v[0] and d["gram_"] is v[2]
+            and d["_gram_inv"] is v[3] and d["model_orders_"] is v[4]
+            and d["projection_errors_"] is v[5] and d["projection_budgets_"] is v[6])
+
+    def learn(self, dict d, x, double s):
+        """:meth:`step` on the model's ``__dict__`` ``d``: round ``d["t_"] + 1``, its Platt
+        step on ``d["calibration_"]``; a committed round advances ``t_`` and ``n_seen_``
+        and publishes the attributes. -3 (nothing done) when the attributes are not the
+        views last published; else the status of :meth:`step`."""
+        if not self.is_current(d):
+            return -3
+        t = d["t_"] + 1
+        status = self.step(x, s, t, d["calibration_"])
+        if status == 0 or status == 3:
+            d["t_"] = t
+            d["n_seen_"] += 1
+            self.publish(d)
         return status
 
 
@@ -511,12 +572,12 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
     swaps). A declined round therefore leaves the state exactly as it was."""
     cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t M = M_io[0]
-    cdef Py_ssize_t r, i, l, c, n, m, col
+    cdef Py_ssize_t r, i, l, n, m, col
     cdef long long t
     cdef double* kx = &work[0]            # k_D(x_t), then b = K~ alpha (when needed)
     cdef double* u = &work[cap]           # G k_x, then the removed column of G, then residuals
     cdef double* a = &work[2 * cap]       # alpha (weights of f~), then the diff of komp_error
-    cdef double* v = &work[3 * cap]       # downdated weights, then G b_I
+    cdef double* v = &work[3 * cap]       # the downdated weights
     cdef double* wn = &work[4 * cap]      # the new weights (committed once finite)
     cdef double* tmp
     cdef SourceRow xr
@@ -619,14 +680,12 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
             if not have_b:
                 fn2 = products(K, cap, a, n, kx)
                 have_b = True
-            # the kept Gram matrix K_II into Kx, then the weights: v = G b_I, then one
-            # refinement step wn = v + G (b_I - K_II v)
+            # the kept Gram matrix K_II into Kx, then the weights: from the downdated ones
+            # v (= G b_I but for rounding), one refinement step wn = v + G (b_I - K_II v)
             polk_take(K, Kx, cap, I, m)
             for l in range(m):
                 u[l] = kx[I[l]]
-                v[l] = 0.0
                 wn[l] = 0.0
-            polk_symv_add(Gx, cap, u, m, v)
             polk_symv_sub(Kx, cap, v, m, u)
             polk_symv_add(Gx, cap, u, m, wn)
             for l in range(m):
