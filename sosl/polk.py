@@ -7,10 +7,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
+from ._core import _polk_driver
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
+from ._core._komp_prune import single_thread_blas
 from ._core._kparams import layout_kernel_spec, step_spec
 from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
-from ._core._polk_driver import inverse_if_well_posed, memory_need, polk_run, polk_spec
+from ._core._polk_driver import memory_need, polk_run, polk_spec
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -272,7 +274,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         every round it declines (an atom numerically in the span of the others, a
         non-finite result, full buffers past the memory limit) leaves the state as it was
         and goes to the general path. Same rounds, bits and Platt step as ``partial_fit``
-        on the row (tested: tests/test_polk.py::test_learn_one_typed_equals_partial_fit).
+        on the row (tested: tests/test_polk_one_row.py::test_learn_one_typed_equals_partial_fit).
         Sparse rows and models fitted on sparse input take the pass on copies."""
         d = self.__dict__
         st = d.get("_stepper_")
@@ -288,7 +290,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             return False
         M, t = st.M, d["t_"]
         if status == STATUS_REBUILD:               # as the driver: a fresh inverse, or none
-            G = inverse_if_well_posed(st.K[:M, :M].copy())
+            with single_thread_blas():            # as in the driver: the same bits
+                G = _polk_driver.inverse_if_well_posed(st.K[:M, :M].copy())
             if G is None:
                 d["_gram_inv"] = None
                 del d["_stepper_"]

@@ -515,7 +515,6 @@ cdef class PolkStepper:
             platt_step(&calib[0], f, 1.0 if s > 0 else 0.0)
         return status
 
-
     def publish(self, dict d):
         """Point the model's fitted attributes (in its ``__dict__`` ``d``) at the first M
         atoms and n rounds of the buffers (views, which the next round updates in place)."""
