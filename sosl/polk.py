@@ -260,8 +260,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             h = np.zeros(hcap, dtype=dtype)
             h[:n] = d[name]
             hist.append(h)
-        st = PolkStepper(Db, wb, Kb, np.zeros((cap, cap)), Gb, np.zeros((cap, cap)), *hist,
-                         np.empty(5 * cap), np.empty(cap, dtype=np.intp), M, n, *self._specs())
+        st = PolkStepper(Db, wb, Kb, Gb, np.zeros((cap, cap)), *hist, np.empty(7 * cap),
+                         np.empty(cap, dtype=np.intp), M, n, *self._specs())
         st.publish(d)
         d["_stepper_"] = st
         return st

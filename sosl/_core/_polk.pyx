@@ -20,7 +20,11 @@ G = K_DD^{-1} of the current dictionary from round to round:
    iterative refinement (w += G (b_I - K_II w)), so that their accuracy is that of a
    backward-stable solve whatever small drift G has; ||f~ - f_new||_H from
    (alpha - beta)' K~ (alpha - beta) as :func:`sosl.komp.komp_error`;
-5. the dictionary, the weights, K and G are compacted in place to the kept set.
+5. once the new weights, the error and the new G are known to be finite, the round
+   commits: the weights, the dictionary and K are compacted in place to the kept set and
+   the new G (built in a second buffer: the bordering reads G and writes the other one)
+   becomes the state's. A round declined at any point leaves the state as it was, so the
+   one-row path (``PolkStepper``) needs no copy of it.
 
 The reference's rank guard (pivoted Cholesky with threshold rtol * max_i K~_ii) is only
 reproduced in the easy case: the round is played here only if the squared distance of
@@ -28,14 +32,19 @@ every element of D~ to the span of the others (1 / G~_jj, and sc for the new ato
 ``safety * rtol * max_i K~_ii``; then the pivoted factorization is full rank (every pivot
 residual is at least that distance). Otherwise the loop returns ``STATUS_FALLBACK`` before
 changing anything, and the caller plays the round with the exact reference and rebuilds G.
-The loop also returns ``STATUS_GROW`` when the buffers are full, and ``STATUS_REBUILD``
+The loop also returns ``STATUS_GROW`` when the buffers are full, ``STATUS_NONFINITE``
+(before committing) when the round's result is not finite, and ``STATUS_REBUILD``
 (after finishing a round) when the drift check fails: each round one column c of G is
 tested, max_i |(K G)_ic - delta_ic| <= max(drift_tol, drift_rel max_i K_ii max_j G_jj)
 (the second term follows the accuracy of a freshly computed inverse, about 1e-15 times
 max K_ii max G_jj, a lower bound of the condition number).
 
-Storage: ``w`` (cap), ``K`` and ``G`` (cap x cap, row-major with row stride cap) and the
-dictionary, whose first M slots/rows/columns are the current atoms in dictionary order.
+Storage: ``w`` (cap), ``K`` and ``G`` (cap x cap, row-major with row stride cap; G with a
+second buffer of that shape) and the dictionary, whose first M slots/rows/columns are the
+current atoms in dictionary order. The products with the symmetric K and G are written
+as row-scaled additions (``polk_symv_add``: the same sums in the same order as the dot
+products of the rows, in vector registers; compiled for the baseline and for AVX2 + FMA,
+picked at load time), the compaction copies runs of consecutive kept columns.
 Two entry points share one pass body (``run``), reading their rows and keeping their
 atoms through the ``SourceRows`` / ``SlotStore`` helpers of :mod:`sosl._core._kfun`:
 ``polk_fast_pass`` takes dense rows and a dense dictionary ``D`` (cap x p), cost per round
@@ -141,7 +150,7 @@ cdef extern from *:
     #else
     #define POLK_CLONES
     #endif
-    /* y += A x (or y -= A x) for a symmetric n x n block A with row stride cap: row-scaled
+    /* y += A x for a symmetric n x n block A with row stride cap: row-scaled
      * additions over rows c, c + 1, ... of A (its columns, by symmetry), so every y[l] is
      * summed over c in increasing order exactly as the row-by-row dot product
      * y[l] += A[l, c] x[c] would be (the same bits without fused multiply-adds) while the
@@ -166,6 +175,8 @@ cdef extern from *:
             for (l = 0; l < n; l++) y[l] = y[l] + r0[l] * x0;
         }
     }
+    /* y -= A x, the same way (each y[l] decreased by A[l, c] x[c] for c in increasing
+     * order) */
     POLK_CLONES static void polk_symv_sub(const double* restrict A, ptrdiff_t cap,
                                           const double* restrict x, ptrdiff_t n,
                                           double* restrict y) {
@@ -210,15 +221,16 @@ cdef extern from *:
         }
         return (bad >> 63) == 0;
     }
-    /* B[l, c] = A[I[l], I[c]] for l, c < m (I increasing; A and B with row stride cap,
-     * never the same buffer): each row copied as the runs of consecutive indices in I
-     * (two runs after one removal), so the copies are contiguous. */
-    POLK_CLONES static void polk_take(const double* restrict A, double* restrict B,
-                                      ptrdiff_t cap, const ptrdiff_t* restrict I, ptrdiff_t m) {
+    /* A[l, c] = A[I[l], I[c]] for l, c < m in place (I increasing; row stride cap): each
+     * row copied as the runs of consecutive indices in I (two runs after one removal),
+     * found once; row l reads row I[l] >= l and, within a row, position c reads
+     * I[c] >= c, so no copy reads what another wrote. */
+    POLK_CLONES static void polk_compact(double* A, ptrdiff_t cap, const ptrdiff_t* I,
+                                         ptrdiff_t m) {
         enum { RUNS = 16 };
         ptrdiff_t first[RUNS], len[RUNS];
         ptrdiff_t l, c, k, q, nr = 0;
-        for (c = 0; c < m && nr <= RUNS; ) {          /* the runs of consecutive indices */
+        for (c = 0; c < m && nr <= RUNS; ) {
             k = c + 1;
             while (k < m && I[k] == I[k - 1] + 1) k++;
             if (nr < RUNS) { first[nr] = c; len[nr] = k - c; }
@@ -227,12 +239,12 @@ cdef extern from *:
         }
         for (l = 0; l < m; l++) {
             const double* ra = A + I[l] * cap;
-            double* rb = B + l * cap;
+            double* rb = A + l * cap;
             if (nr <= RUNS) {
                 for (q = 0; q < nr; q++) {
                     const double* src = ra + I[first[q]];
                     double* dst = rb + first[q];
-                    for (k = 0; k < len[q]; k++) dst[k] = src[k];
+                    if (src != dst) memmove(dst, src, (size_t) len[q] * sizeof(double));
                 }
             } else {
                 for (c = 0; c < m; c++) rb[c] = ra[I[c]];
@@ -240,8 +252,7 @@ cdef extern from *:
         }
     }
     """
-    void polk_take(const double* A, double* B, Py_ssize_t cap, const Py_ssize_t* I,
-                   Py_ssize_t m) noexcept nogil
+    void polk_compact(double* A, Py_ssize_t cap, const Py_ssize_t* I, Py_ssize_t m) noexcept nogil
     void polk_symv_add(const double* A, Py_ssize_t cap, const double* x, Py_ssize_t n,
                        double* y) noexcept nogil
     void polk_symv_sub(const double* A, Py_ssize_t cap, const double* x, Py_ssize_t n,
@@ -274,7 +285,7 @@ cdef inline bint all_finite(const double* a, Py_ssize_t n) noexcept nogil:
 
 def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                    Py_ssize_t r0, double[:, ::1] D, double[::1] w, double[:, ::1] K,
-                   double[:, ::1] K2, double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
+                   double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
                    long long t_start, StepSpec step, PolkSpec polk, KernelSpec kern,
                    long long[::1] orders, double[::1] errors, double[::1] budgets,
                    double[::1] work, Py_ssize_t[::1] iwork):
@@ -282,8 +293,8 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
 
     The round at position r has the counter t = t_start + r + 1. ``step`` carries eta,
     lam, the ``PolkSchedule`` and the ``PolkLoss`` code, ``polk`` the KOMP budget and the
-    tolerances, ``kern`` the kernel. ``K`` and ``G`` hold the state, ``K2`` and ``G2`` are
-    their second buffers (same shape); ``work`` needs ``5 * cap`` doubles and ``iwork``
+    tolerances, ``kern`` the kernel. ``K`` and ``G`` hold the state, ``G2`` is the second
+    buffer of G (same shape); ``work`` needs ``7 * cap`` doubles and ``iwork``
     ``cap`` integers (cap = ``D.shape[0]``).
 
     Returns
@@ -297,13 +308,13 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
     M : int
         Current model order.
     swapped : int
-        Bit 0: the state's G is now in ``G2`` (and the caller's G buffer is the second
-        one); bit 1: likewise for K and ``K2``.
+        1 if the state's G is now in ``G2`` (the caller then swaps its two G buffers),
+        else 0.
     """
     cdef SourceRows rows
     cdef SlotStore st
     cdef Py_ssize_t cap = w.shape[0]
-    _check_buffers(cap, K, K2, G, G2, M, work, iwork)
+    _check_buffers(cap, K, G, G2, M, work, iwork)
     if D.shape[0] != cap or D.shape[1] != X.shape[1] or X.shape[1] == 0:
         raise ValueError("polk_fast_pass: inconsistent shapes (need D of shape (cap, p), "
                          "p >= 1)")
@@ -317,14 +328,14 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
     st.dense = True
     st.SV = &D[0, 0]
     st.L = 0
-    return _play(&rows, &st, s, order, r0, w, K, K2, G, G2, M, t_start, &step, &polk, &kern,
+    return _play(&rows, &st, s, order, r0, w, K, G, G2, M, t_start, &step, &polk, &kern,
                  orders, errors, budgets, work, iwork)
 
 
 def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                        const double[::1] s, const Py_ssize_t[::1] order, Py_ssize_t r0,
                        int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_nnz,
-                       double[::1] w, double[:, ::1] K, double[:, ::1] K2, double[:, ::1] G,
+                       double[::1] w, double[:, ::1] K, double[:, ::1] G,
                        double[:, ::1] G2, Py_ssize_t M, long long t_start, StepSpec step,
                        PolkSpec polk, KernelSpec kern, long long[::1] orders,
                        double[::1] errors, double[::1] budgets, double[::1] work,
@@ -339,7 +350,7 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     cdef Py_ssize_t cap = w.shape[0]
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t L = D_ind.shape[1]
-    _check_buffers(cap, K, K2, G, G2, M, work, iwork)
+    _check_buffers(cap, K, G, G2, M, work, iwork)
     csr_source(data, indices, indptr, order, r0, L, "polk_fast_pass_csr", &rows)
     if (D_ind.shape[0] != cap or D_val.shape[0] != cap or D_val.shape[1] != L
             or D_nnz.shape[0] != cap or s.shape[0] < n or L == 0
@@ -353,7 +364,7 @@ def polk_fast_pass_csr(const double[::1] data, const int[::1] indices, const int
     st.val = &D_val[0, 0]
     st.nnz = &D_nnz[0]
     st.L = L
-    return _play(&rows, &st, s, order, r0, w, K, K2, G, G2, M, t_start, &step, &polk, &kern,
+    return _play(&rows, &st, s, order, r0, w, K, G, G2, M, t_start, &step, &polk, &kern,
                  orders, errors, budgets, work, iwork)
 
 
@@ -376,24 +387,24 @@ def polk_sparse_kernel_row(int[:, ::1] D_ind, double[:, ::1] D_val, int[::1] D_n
                               kern.degree, kern.coef0)
 
 
-cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K, double[:, ::1] K2,
+cdef void _check_buffers(Py_ssize_t cap, double[:, ::1] K,
                          double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M, double[::1] work,
                          Py_ssize_t[::1] iwork) except *:
     """The buffer shapes every entry point needs (cap = len(w)), and two distinct buffers
     of each pair."""
     if (cap == 0 or K.shape[0] != cap or K.shape[1] != cap or G.shape[0] != cap
-            or G.shape[1] != cap or K2.shape[0] != cap or K2.shape[1] != cap
+            or G.shape[1] != cap
             or G2.shape[0] != cap or G2.shape[1] != cap or M < 0 or M > cap
-            or work.shape[0] < 5 * cap or iwork.shape[0] < cap):
-        raise ValueError("polk_fast_pass: inconsistent buffers (need K, K2, G and G2 of shape "
-                         "(cap, cap), 0 <= M <= cap, work of 5 cap and iwork of cap entries)")
-    if &K[0, 0] == &K2[0, 0] or &G[0, 0] == &G2[0, 0] or &K[0, 0] == &G[0, 0]:
-        raise ValueError("polk_fast_pass: K, K2, G and G2 must be distinct buffers")
+            or work.shape[0] < 7 * cap or iwork.shape[0] < cap):
+        raise ValueError("polk_fast_pass: inconsistent buffers (need K, G and G2 of shape "
+                         "(cap, cap), 0 <= M <= cap, work of 7 cap and iwork of cap entries)")
+    if &G[0, 0] == &G2[0, 0] or &K[0, 0] == &G[0, 0] or &K[0, 0] == &G2[0, 0]:
+        raise ValueError("polk_fast_pass: K, G and G2 must be distinct buffers")
 
 
 cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
                  const Py_ssize_t[::1] order, Py_ssize_t r0, double[::1] w, double[:, ::1] K,
-                 double[:, ::1] K2, double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
+                 double[:, ::1] G, double[:, ::1] G2, Py_ssize_t M,
                  long long t_start, const StepSpec* step, const PolkSpec* polk,
                  const KernelSpec* kern, long long[::1] orders, double[::1] errors,
                  double[::1] budgets, double[::1] work, Py_ssize_t[::1] iwork):
@@ -406,7 +417,7 @@ cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
     if n_rounds > r0:
         with nogil:
             status = run(rows, st, &s[0], &order[0], n_rounds, &r, &w[0], w.shape[0],
-                         &K[0, 0], &K2[0, 0], &G[0, 0], &G2[0, 0], &M, t_start, step, polk,
+                         &K[0, 0], &G[0, 0], &G2[0, 0], &M, t_start, step, polk,
                          kern, &orders[0], &errors[0], &budgets[0], &work[0], &iwork[0],
                          &swapped, &f)
     return status, r, M, swapped
@@ -415,7 +426,7 @@ cdef tuple _play(const SourceRows* rows, SlotStore* st, const double[::1] s,
 cdef class PolkStepper:
     """The typed one-row path of :class:`sosl.POLK` on dense rows: one round of the pass
     body on buffers the model keeps from call to call (``D`` (cap, p), ``w`` (cap), ``K``,
-    ``K2``, ``G``, ``G2`` (cap, cap), the history ``orders``, ``errors``, ``budgets``
+    ``G``, ``G2`` (cap, cap), the history ``orders``, ``errors``, ``budgets``
     (hcap)), without allocating anything.
 
     ``step(x, s, t)`` plays round t on the row ``x`` (label sign ``s``) and returns the
@@ -423,42 +434,41 @@ cdef class PolkStepper:
     row of length p, ``-2`` when the buffers are full (the caller grows them). After
     ``STATUS_DONE`` or ``STATUS_REBUILD`` the round is committed: ``M`` atoms, ``n`` history
     entries, ``f`` the score f_t(x_t) before the round; the attributes ``K`` and ``G`` name
-    the buffers holding the state (they alternate with ``K2`` and ``G2``). Any other status
+    the buffer holding the state's G (it alternates with ``G2``). Any other status
     leaves the state (the first ``M`` atoms, weights, rows and columns, the first ``n``
     history entries) exactly as it was.
     """
 
     cdef double[:, ::1] Dv
     cdef double[::1] wv
-    cdef double[:, ::1] Kv, K2v, Gv, G2v
+    cdef double[:, ::1] Kv, Gv, G2v
     cdef long long[::1] ov
     cdef double[::1] ev, bv, workv
     cdef Py_ssize_t[::1] iworkv
     cdef StepSpec step_
     cdef PolkSpec polk_
     cdef KernelSpec kern_
-    cdef public object D, w, K, K2, G, G2, orders, errors, budgets
+    cdef public object D, w, K, G, G2, orders, errors, budgets
     cdef public object views          # the model's attributes last published (POLK)
     cdef public Py_ssize_t M, n
     cdef public double f
     cdef double s_one[1]
     cdef Py_ssize_t order_one[1]
 
-    def __init__(self, double[:, ::1] D, double[::1] w, double[:, ::1] K, double[:, ::1] K2,
+    def __init__(self, double[:, ::1] D, double[::1] w, double[:, ::1] K,
                  double[:, ::1] G, double[:, ::1] G2, long long[::1] orders,
                  double[::1] errors, double[::1] budgets, double[::1] work,
                  Py_ssize_t[::1] iwork, Py_ssize_t M, Py_ssize_t n, StepSpec step,
                  PolkSpec polk, KernelSpec kern):
         cdef Py_ssize_t cap = w.shape[0]
-        _check_buffers(cap, K, K2, G, G2, M, work, iwork)
+        _check_buffers(cap, K, G, G2, M, work, iwork)
         if (D.shape[0] != cap or D.shape[1] == 0 or errors.shape[0] != orders.shape[0]
                 or budgets.shape[0] != orders.shape[0] or not 0 <= n <= orders.shape[0]):
             raise ValueError("PolkStepper: inconsistent buffers (need D of shape (cap, p), "
                              "p >= 1, and three history buffers of one length >= n)")
-        self.Dv, self.wv, self.Kv, self.K2v, self.Gv, self.G2v = D, w, K, K2, G, G2
+        self.Dv, self.wv, self.Kv, self.Gv, self.G2v = D, w, K, G, G2
         self.ov, self.ev, self.bv, self.workv, self.iworkv = orders, errors, budgets, work, iwork
-        self.D, self.w, self.K, self.K2, self.G, self.G2 = (D.base, w.base, K.base, K2.base,
-                                                            G.base, G2.base)
+        self.D, self.w, self.K, self.G, self.G2 = D.base, w.base, K.base, G.base, G2.base
         self.orders, self.errors, self.budgets = orders.base, errors.base, budgets.base
         self.M, self.n = M, n
         self.step_, self.polk_, self.kern_ = step, polk, kern
@@ -496,7 +506,7 @@ cdef class PolkStepper:
         self.s_one[0] = s
         with nogil:
             status = run(&rows, &st, self.s_one, self.order_one, 1, &r, &self.wv[0], cap,
-                         &self.Kv[0, 0], &self.K2v[0, 0], &self.Gv[0, 0], &self.G2v[0, 0], &M,
+                         &self.Kv[0, 0], &self.Gv[0, 0], &self.G2v[0, 0], &M,
                          t - 1, &self.step_, &self.polk_, &self.kern_, &self.ov[self.n],
                          &self.ev[self.n], &self.bv[self.n], &self.workv[0],
                          &self.iworkv[0], &swapped, &f)
@@ -505,9 +515,6 @@ cdef class PolkStepper:
         if swapped & 1:
             self.Gv, self.G2v = self.G2v, self.Gv
             self.G, self.G2 = self.G2, self.G
-        if swapped & 2:
-            self.Kv, self.K2v = self.K2v, self.Kv
-            self.K, self.K2 = self.K2, self.K
         self.M = M
         self.n += 1
         self.f = f
@@ -556,19 +563,19 @@ cdef class PolkStepper:
 
 cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ssize_t* order,
              Py_ssize_t n_rounds, Py_ssize_t* r_io, double* w, Py_ssize_t cap, double* K,
-             double* Kx, double* G, double* Gx, Py_ssize_t* M_io, long long t_start,
+             double* G, double* Gx, Py_ssize_t* M_io, long long t_start,
              const StepSpec* step, const PolkSpec* polk, const KernelSpec* kern,
              long long* orders, double* errors, double* budgets, double* work,
              Py_ssize_t* I, int* swapped, double* f_last) noexcept nogil:
     """The pass body of every entry point; returns the status, updates ``*r_io``,
-    ``*M_io``, ``*swapped`` (bit 0: G now in the buffer given as ``Gx``; bit 1: K in
-    ``Kx``) and ``*f_last`` (f_t(x_t) of the last round played).
+    ``*M_io``, ``*swapped`` (1: G now in the buffer given as ``Gx``) and ``*f_last``
+    (f_t(x_t) of the last round played).
 
     A round reads the state (K, G, w, the first M atoms) and writes only outside it (the
     new atom's slot M, row and column M of K) until it is known to be finite: the bordered
-    and downdated inverse goes to the other G buffer, the compacted Gram matrix to the
-    other K buffer, the new weights to scratch; then it commits (weights, atoms, buffer
-    swaps). A declined round therefore leaves the state exactly as it was."""
+    and downdated inverse goes to the other G buffer, the new weights to scratch; then it
+    commits (weights, the compaction of K and of the atoms, the swap of the G buffers). A
+    declined round therefore leaves the state exactly as it was."""
     cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t M = M_io[0]
     cdef Py_ssize_t r, i, l, n, m, col
@@ -578,6 +585,8 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
     cdef double* a = &work[2 * cap]       # alpha (weights of f~), then the diff of komp_error
     cdef double* v = &work[3 * cap]       # the downdated weights
     cdef double* wn = &work[4 * cap]      # the new weights (committed once finite)
+    cdef double* ve = &work[5 * cap]      # the downdated weights at their positions in D~
+    cdef double* ky = &work[6 * cap]      # b - K~ ve
     cdef double* tmp
     cdef SourceRow xr
     cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, gjj, decay
@@ -679,13 +688,19 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
             if not have_b:
                 fn2 = products(K, cap, a, n, kx)
                 have_b = True
-            # the kept Gram matrix K_II into Kx, then the weights: from the downdated ones
-            # v (= G b_I but for rounding), one refinement step wn = v + G (b_I - K_II v)
-            polk_take(K, Kx, cap, I, m)
+            # the weights: from the downdated ones v (= G b_I but for rounding), one
+            # refinement step wn = v + G (b_I - K_II v), the residual read off b - K~ v~
+            # (v~: v at the kept positions I, zero elsewhere: the same operations on the
+            # kept rows, with exact zeros between them)
+            for l in range(n):
+                ve[l] = 0.0
+                ky[l] = kx[l]
             for l in range(m):
-                u[l] = kx[I[l]]
+                ve[I[l]] = v[l]
+            polk_symv_sub(K, cap, ve, n, ky)
+            for l in range(m):
+                u[l] = ky[I[l]]
                 wn[l] = 0.0
-            polk_symv_sub(Kx, cap, v, m, u)
             polk_symv_add(Gx, cap, u, m, wn)
             for l in range(m):
                 wn[l] = v[l] + wn[l]
@@ -706,12 +721,9 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
         for l in range(m):
             w[l] = wn[l]
         if removed_any:
+            polk_compact(K, cap, I, m)
             for l in range(m):
                 store_move(st, I[l], l, p)
-            tmp = K
-            K = Kx
-            Kx = tmp
-            swapped[0] ^= 2
         tmp = G
         G = Gx
         Gx = tmp

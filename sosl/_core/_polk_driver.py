@@ -158,9 +158,9 @@ def inverse_if_well_posed(K):
 
 def memory_need(cap, atom_bytes):
     """Bytes of the buffers of a dictionary of capacity ``cap`` (atoms of ``atom_bytes``
-    each; K, G and their second buffers, the weights, scratch), counting the caller's
+    each; K, G and its second buffer, the weights, scratch), counting the caller's
     transactional copy of the state: the estimate ``max_memory`` is checked against."""
-    return 2 * (32 * cap * cap + cap * (atom_bytes + 56))
+    return 2 * (24 * cap * cap + cap * (atom_bytes + 72))
 
 
 def polk_run(X, s, order, D, w, Kdd, G, t0, step, polk, kern, max_bytes=None):
@@ -255,10 +255,10 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
             a, b = X.indptr[i], X.indptr[i + 1]
             return X.indices[a:b], X.data[a:b]
 
-        def typed(r, atoms, wb, Kb, Kb2, Gb, Gb2, M, work, iwork):
+        def typed(r, atoms, wb, Kb, Gb, Gb2, M, work, iwork):
             return _polk.polk_fast_pass_csr(
                 X.data, X.indices, X.indptr, s, order, r, atoms.ind, atoms.val, atoms.nnz,
-                wb, Kb, Kb2, Gb, Gb2, M, t0, step, polk, kern_spec, orders, errors, budgets,
+                wb, Kb, Gb, Gb2, M, t0, step, polk, kern_spec, orders, errors, budgets,
                 work, iwork)
     else:
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -266,9 +266,9 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
         def row(i):
             return X[i]
 
-        def typed(r, atoms, wb, Kb, Kb2, Gb, Gb2, M, work, iwork):
+        def typed(r, atoms, wb, Kb, Gb, Gb2, M, work, iwork):
             return _polk.polk_fast_pass(
-                X, s, order, r, atoms, wb, Kb, Kb2, Gb, Gb2, M, t0, step, polk, kern_spec,
+                X, s, order, r, atoms, wb, Kb, Gb, Gb2, M, t0, step, polk, kern_spec,
                 orders, errors, budgets, work, iwork)
     orders = np.empty(n_rounds, dtype=np.int64)
     errors = np.empty(n_rounds)
@@ -305,23 +305,21 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
         wb[:M], Kb[:M, :M] = w, Kdd
         if G is not None:
             Gb[:M, :M] = G
-        return (atoms, wb, Kb, np.zeros((cap, cap)), Gb, np.zeros((cap, cap)),
-                np.empty(5 * cap), np.empty(cap, dtype=np.intp))
+        return (atoms, wb, Kb, Gb, np.zeros((cap, cap)), np.empty(7 * cap),
+                np.empty(cap, dtype=np.intp))
 
-    Db, wb, Kb, Kb2, Gb, Gb2, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
+    Db, wb, Kb, Gb, Gb2, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
     r = 0
     while r < n_rounds:
         if G is not None:
-            status, r, M, swapped = typed(r, Db, wb, Kb, Kb2, Gb, Gb2, M, work, iwork)
-            if swapped & 1:
+            status, r, M, swapped = typed(r, Db, wb, Kb, Gb, Gb2, M, work, iwork)
+            if swapped:
                 Gb, Gb2 = Gb2, Gb
-            if swapped & 2:
-                Kb, Kb2 = Kb2, Kb
             if status == _polk.STATUS_DONE:
                 break
             if status == _polk.STATUS_GROW:
                 D, w, Kdd, G = _head(Db, M), wb[:M], Kb[:M, :M], Gb[:M, :M]
-                Db, wb, Kb, Kb2, Gb, Gb2, work, iwork = allocate(
+                Db, wb, Kb, Gb, Gb2, work, iwork = allocate(
                     min(2 * wb.shape[0], M + n_rounds - r))
                 continue
             if status == _polk.STATUS_REBUILD:
@@ -344,7 +342,7 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
         r += 1
         G = inverse_if_well_posed(Kdd) if retry else None
         if M + 1 > wb.shape[0]:
-            Db, wb, Kb, Kb2, Gb, Gb2, work, iwork = allocate(
+            Db, wb, Kb, Gb, Gb2, work, iwork = allocate(
                 max(M, min(2 * wb.shape[0], M + n_rounds - r)))
         else:
             put(Db, D)
