@@ -114,6 +114,14 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     is detected); with an ill-conditioned dictionary these can dominate.
     The decision function has no offset: ``predict`` is sign(f), as in the paper.
 
+    One row at a time: ``learn_one`` on a dense row of a model fitted on dense input plays
+    the typed round (:class:`sosl._core._polk.PolkStepper`) on buffers the model keeps
+    between calls, with room to grow (doubled when full), so a row costs O(M p + M^2) and
+    copies nothing of the state; the fitted attributes are then views of those buffers,
+    updated in place by the next row (copy them to keep a snapshot). The round writes
+    outside the state until its result is known to be finite, so a declined or refused row
+    leaves the model as it was; the result equals ``partial_fit`` on the row bit for bit.
+
     Sparse input: when the first call of a fit (``fit``, or the first ``partial_fit`` /
     ``learn_one``) receives a ``scipy.sparse`` matrix, the dictionary is sparse for the
     rest of the fit: ``support_vectors_`` is a CSR matrix and the typed pass
@@ -144,7 +152,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     (True, True)
     """
 
-    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+    _one_row_by_copy = True       # learn_one on sparse rows: the pass on copies of the state
 
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
