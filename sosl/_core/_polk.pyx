@@ -451,6 +451,7 @@ cdef class PolkStepper:
     cdef public object D, w, K, G, G2, orders, errors, budgets
     cdef public object views          # the model's attributes last published (POLK)
     cdef public Py_ssize_t M, n
+    cdef Py_ssize_t published_M
     cdef public double f
     cdef double s_one[1]
     cdef Py_ssize_t order_one[1]
@@ -474,12 +475,16 @@ cdef class PolkStepper:
         self.step_, self.polk_, self.kern_ = step, polk, kern
         self.f = 0.0
         self.views = None
+        self.published_M = -1
         self.order_one[0] = 0
 
     def step(self, x, double s, long long t, double[::1] calib):
         """Round t on the dense row ``x``; the status (see the class notes). A committed
         round then takes the online Platt step of its score on ``calib`` (``[A, H]``, see
         :mod:`sosl._core._calibration`), as the general path does after its pass."""
+        return self._step(x, s, t, calib)
+
+    cdef int _step(self, x, double s, long long t, double[::1] calib):
         cdef const double[::1] xv
         cdef SourceRows rows
         cdef SlotStore st
@@ -526,8 +531,14 @@ cdef class PolkStepper:
         """Point the model's fitted attributes (in its ``__dict__`` ``d``) at the first M
         atoms and n rounds of the buffers (views, which the next round updates in place)."""
         cdef Py_ssize_t M = self.M, n = self.n
-        views = (self.D[:M], self.w[:M], self.K[:M, :M], self.G[:M, :M], self.orders[:n],
-                 self.errors[:n], self.budgets[:n])
+        v = self.views
+        if v is not None and self.published_M == M:   # D, w, K: the same buffers and order
+            views = (v[0], v[1], v[2], self.G[:M, :M], self.orders[:n], self.errors[:n],
+                     self.budgets[:n])
+        else:
+            views = (self.D[:M], self.w[:M], self.K[:M, :M], self.G[:M, :M],
+                     self.orders[:n], self.errors[:n], self.budgets[:n])
+        self.published_M = M
         d["support_vectors_"] = views[0]
         d["dual_coef_"] = views[1]
         d["gram_"] = views[2]
@@ -553,7 +564,7 @@ cdef class PolkStepper:
         if not self.is_current(d):
             return -3
         t = d["t_"] + 1
-        status = self.step(x, s, t, d["calibration_"])
+        status = self._step(x, s, t, d["calibration_"])
         if status == 0 or status == 3:
             d["t_"] = t
             d["n_seen_"] += 1
