@@ -14,7 +14,9 @@ G = K_DD^{-1} of the current dictionary from round to round:
 3. destructive KOMP on (K~, alpha = [(1 - eta_t lam) w, -eta_t g]) exactly as
    :mod:`sosl._core._komp` does it after its rank check: e^2 = 0, w = alpha, costs
    gamma_j^2 = e^2 + w_j^2 / G_jj (the last element: ||f~||^2), first minimum, stop when
-   above eps_t^2, rank-one downdates of G and w (see :mod:`sosl.komp`);
+   above eps_t^2, rank-one downdates of G and w (see :mod:`sosl.komp`). The first
+   removal is chosen from the diagonal of G~ (O(M)) before G~ is formed; when there is
+   one, the bordering and that downdate are written in one pass over G;
 4. if anything was removed, the kept weights are the downdated ones (G b_I with
    b = K~ alpha, but for rounding) plus one step of
    iterative refinement (w += G (b_I - K_II w)), so that their accuracy is that of a
@@ -251,7 +253,65 @@ cdef extern from *:
             }
         }
     }
+    /* The bordered G~ of polk_border (n = M + 1 atoms, row and column M: -u / sc and
+     * 1 / sc) with atom j removed, G~_{-j,-j} - g g' / g_j for g the column j of G~, in
+     * one pass into the leading M x M block of Gb; returns 1 if it is finite. */
+    POLK_CLONES static int polk_border_remove(const double* restrict Ga,
+                                              double* restrict Gb, ptrdiff_t cap,
+                                              const double* restrict u, ptrdiff_t M,
+                                              double isc, const double* restrict g,
+                                              ptrdiff_t j) {
+        const uint64_t EXP = 0x7ff0000000000000ULL, ONE = 0x0010000000000000ULL;
+        uint64_t bad = 0, bits;
+        double igj = 1.0 / g[j];
+        double v;
+        ptrdiff_t lp, cp, l;
+        for (lp = 0; lp < M; lp++) {
+            l = lp + (lp >= j);
+            double* rb = Gb + lp * cap;
+            double gl = g[l];
+            if (l < M) {
+                const double* ra = Ga + l * cap;
+                double ul = u[l];
+                ptrdiff_t end = j < M ? j : M;
+                for (cp = 0; cp < end; cp++) {
+                    v = ra[cp] + ul * u[cp] * isc - gl * g[cp] * igj;
+                    rb[cp] = v;
+                    memcpy(&bits, &v, sizeof bits);
+                    bad |= (bits & EXP) + ONE;
+                }
+                if (j < M) {
+                    for (cp = j; cp < M - 1; cp++) {
+                        v = ra[cp + 1] + ul * u[cp + 1] * isc - gl * g[cp + 1] * igj;
+                        rb[cp] = v;
+                        memcpy(&bits, &v, sizeof bits);
+                        bad |= (bits & EXP) + ONE;
+                    }
+                    v = -ul * isc - gl * g[M] * igj;
+                    rb[M - 1] = v;
+                    memcpy(&bits, &v, sizeof bits);
+                    bad |= (bits & EXP) + ONE;
+                }
+            } else {                                  /* the new atom's row (j < M) */
+                for (cp = 0; cp < M - 1; cp++) {
+                    ptrdiff_t c = cp + (cp >= j);
+                    v = -u[c] * isc - gl * g[c] * igj;
+                    rb[cp] = v;
+                    memcpy(&bits, &v, sizeof bits);
+                    bad |= (bits & EXP) + ONE;
+                }
+                v = isc - gl * g[M] * igj;
+                rb[M - 1] = v;
+                memcpy(&bits, &v, sizeof bits);
+                bad |= (bits & EXP) + ONE;
+            }
+        }
+        return (bad >> 63) == 0;
+    }
     """
+    int polk_border_remove(const double* Ga, double* Gb, Py_ssize_t cap, const double* u,
+                           Py_ssize_t M, double isc, const double* g,
+                           Py_ssize_t j) noexcept nogil
     void polk_compact(double* A, Py_ssize_t cap, const Py_ssize_t* I, Py_ssize_t m) noexcept nogil
     void polk_symv_add(const double* A, Py_ssize_t cap, const double* x, Py_ssize_t n,
                        double* y) noexcept nogil
@@ -589,7 +649,7 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
     declined round therefore leaves the state exactly as it was."""
     cdef Py_ssize_t p = rows.p
     cdef Py_ssize_t M = M_io[0]
-    cdef Py_ssize_t r, i, l, n, m, col
+    cdef Py_ssize_t r, i, l, n, m, col, c, jstar
     cdef long long t
     cdef double* kx = &work[0]            # k_D(x_t), then b = K~ alpha (when needed)
     cdef double* u = &work[cap]           # G k_x, then the removed column of G, then residuals
@@ -601,7 +661,7 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
     cdef double* tmp
     cdef SourceRow xr
     cdef double y, eta_t, eps_t, eps2, kxx, f, g, scale, thr, sc, gjj, decay
-    cdef double fn2, e2, err2, res, kmax, gmax, tol, isc
+    cdef double fn2, e2, err2, res, kmax, gmax, tol, isc, best, gam, wj
     cdef bint removed_any, have_b, ok
     cdef double lam = step.lam, eta = step.eta
     cdef int schedule = step.schedule, loss = step.loss
@@ -657,16 +717,13 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
                 M_io[0] = M
                 return 2
 
-        # the bordered inverse in the other buffer Gx (n = M + 1 atoms); the new atom in
-        # slot M, row and column M of K (outside the state)
+        # the new atom in slot M, row and column M of K (outside the state); the weights
+        # alpha of f~
         isc = 1.0 / sc                    # products (u_l u_c) / sc keep G exactly symmetric
-        ok = polk_border(G, Gx, cap, u, M, isc) and all_finite(u, M) and all_finite(kx, M)
+        ok = all_finite(u, M) and all_finite(kx, M)
         for l in range(M):
-            Gx[l * cap + M] = -u[l] * isc
-            Gx[M * cap + l] = -u[l] * isc
             K[l * cap + M] = kx[l]
             K[M * cap + l] = kx[l]
-        Gx[M * cap + M] = 1.0 / sc
         K[M * cap + M] = kxx
         store_put(st, &xr, M, p)
         decay = 1.0 - eta_t * lam
@@ -675,8 +732,12 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
         a[M] = -eta_t * g
         n = M + 1
 
-        # destructive KOMP (Algorithm 1) on (K~, alpha), full-rank branch of _komp, on Gx;
-        # b = K~ alpha and ||f~||^2 are only needed after a removal (computed then)
+        # destructive KOMP (Algorithm 1) on (K~, alpha), full-rank branch of _komp, with
+        # the bordered inverse G~ = [[G + u u' / sc, -u / sc], [-u' / sc, 1 / sc]] in the
+        # other buffer Gx. Its first removal is chosen from the diagonal of G~ (O(M)), and
+        # when there is one G~ is bordered and downdated in one pass (polk_border_remove);
+        # further removals downdate Gx in place. b = K~ alpha and ||f~||^2 are only needed
+        # after a removal (computed then).
         have_b = False
         fn2 = 0.0
         for l in range(n):
@@ -685,6 +746,43 @@ cdef int run(const SourceRows* rows, SlotStore* st, const double* s, const Py_ss
         e2 = 0.0
         m = n
         removed_any = False
+        jstar = -1
+        if M >= 1:
+            best = a[M] * a[M] * sc        # a_M^2 / G~_MM, G~_MM = 1 / sc
+            jstar = M
+            for l in range(M):
+                gjj = G[l * cap + l] + u[l] * u[l] * isc
+                gam = a[l] * a[l] / gjj
+                if gam < best or (gam == best and l < jstar):
+                    best = gam
+                    jstar = l
+            if not best <= eps2:
+                jstar = -1
+        if jstar >= 0:
+            # the column jstar of G~ (into ky, free until the residual below)
+            if jstar < M:
+                for l in range(M):
+                    ky[l] = G[l * cap + jstar] + u[l] * u[jstar] * isc
+                ky[M] = -u[jstar] * isc
+            else:
+                for l in range(M):
+                    ky[l] = -u[l] * isc
+                ky[M] = isc
+            ok = polk_border_remove(G, Gx, cap, u, M, isc, ky, jstar) and ok
+            wj = v[jstar]
+            for l in range(n - 1):
+                c = l + (l >= jstar)
+                v[l] = v[c] - ky[c] * (wj / ky[jstar])
+                I[l] = I[c]
+            e2 = best
+            removed_any = True
+            m = n - 1
+        else:
+            ok = polk_border(G, Gx, cap, u, M, isc) and ok
+            for l in range(M):
+                Gx[l * cap + M] = -u[l] * isc
+                Gx[M * cap + l] = -u[l] * isc
+            Gx[M * cap + M] = isc
         m = komp_removals(Gx, cap, v, I, u, m, &e2, eps2, -1.0, &removed_any)
         if m == 1:                        # the last atom's cost ||f~||^2 is needed now
             fn2 = products(K, cap, a, n, kx)
