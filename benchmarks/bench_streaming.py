@@ -38,8 +38,10 @@ Timings are process CPU time on one thread, the contenders interleaved, the mini
    step: the guarded round of ``sosl._core._linear.Stepper``); OKAUC-M and OKAUC-S run
    their pass on the live FIFO buffers (``_learn_one_in_place``); FTRLAUC and the capped
    SketchedOAUCM play their typed one-row round on the row's non-zero entries (dense rows
-   as well as CSR rows, table 5); the others take the general path (validation, copies of
-   the state the round writes, the pass on one row). Below the table, the sketch's batch
+   as well as CSR rows, table 5); POLK plays its typed round (``_polk.PolkStepper``) on
+   capacity buffers kept in the model, O(M p + M^2) per row and no copy of the state; the
+   others take the general path (validation, copies of the state the round writes, the
+   pass on one row). Below the table, the sketch's batch
    per-row cost: ``SketchedOAUCM().fit`` on ``--sketch-batch-rows`` rows of the same
    stream (p = 20), CPU time / rows, timed in the same interleaved runs, and the ratio of
    its ``learn_one`` to it. Targets, stated before the run: ``learn_one`` < 20 us and

@@ -33,7 +33,8 @@ samples in the order given. This module holds what they have in common:
   the state as it was, whenever the row or the state does not suit it, and the general
   path (a one-row ``partial_fit``) runs. OAUC-M/OAUC-S (a typed stepper), the capped
   SketchedOAUCM, OKAUC-M/OKAUC-S
-  (budgeted FIFO buffers, dense rows) and FTRL-AUC (CSR rows) implement it.
+  (budgeted FIFO buffers, dense rows), FTRL-AUC (CSR rows) and POLK (a typed stepper on
+  capacity buffers, dense rows) implement it.
 * **The step counter** ``t_``, kept across ``partial_fit`` calls.
 * **One caller at a time.** Every public call (``fit``, ``partial_fit``, the one-row
   calls, the scores and probabilities) holds the model's own re-entrant lock, so threads

@@ -7,9 +7,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
+from ._core import _polk_driver
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
+from ._core._komp_prune import single_thread_blas
 from ._core._kparams import layout_kernel_spec, step_spec
-from ._core._polk_driver import polk_run, polk_spec
+from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
+from ._core._polk_driver import memory_need, polk_run, polk_spec
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -111,6 +114,14 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     is detected); with an ill-conditioned dictionary these can dominate.
     The decision function has no offset: ``predict`` is sign(f), as in the paper.
 
+    One row at a time: ``learn_one`` on a dense row of a model fitted on dense input plays
+    the typed round (:class:`sosl._core._polk.PolkStepper`) on buffers the model keeps
+    between calls, with room to grow (doubled when full), so a row costs O(M p + M^2) and
+    copies nothing of the state; the fitted attributes are then views of those buffers,
+    updated in place by the next row (copy them to keep a snapshot). The round writes
+    outside the state until its result is known to be finite, so a declined or refused row
+    leaves the model as it was; the result equals ``partial_fit`` on the row bit for bit.
+
     Sparse input: when the first call of a fit (``fit``, or the first ``partial_fit`` /
     ``learn_one``) receives a ``scipy.sparse`` matrix, the dictionary is sparse for the
     rest of the fit: ``support_vectors_`` is a CSR matrix and the typed pass
@@ -141,7 +152,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     (True, True)
     """
 
-    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+    _one_row_by_copy = True       # learn_one on sparse rows: the pass on copies of the state
 
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
@@ -201,17 +212,11 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         }
 
     def _run_pass(self, state, X, s, order):
-        eps_rule = PolkBudget.POLK_EPS_PAPER if self.epsilon is None else PolkBudget.POLK_EPS_FIXED
-        epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
-        lay = self._layout_
-        if lay.get("storage") == "csr":
+        if self._layout_.get("storage") == "csr":
             X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
-            state["_gram_inv"], state["t_"],
-            step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
-            polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay),
-            max_bytes=self._memory_limit()[0])
+            state["_gram_inv"], state["t_"], *self._specs(), max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd
@@ -220,12 +225,95 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         state["model_orders_"] = np.concatenate([state["model_orders_"], orders])
         M = D.shape[0]
         if M >= _GROWTH_ATOMS and M > 0.5 * t:
-            self._warn_once("growth", GrowthWarning,
-                            f"the dictionary keeps {M} atoms after {t} rounds: the model, "
-                            "its memory and its cost per row grow with the stream. Raise "
-                            "epsilon (or parsimony) to keep fewer atoms.")
+            self._growth_warning(M, t)
         state["projection_errors_"] = np.concatenate([state["projection_errors_"], errors])
         state["projection_budgets_"] = np.concatenate([state["projection_budgets_"], budgets])
+
+    # -- one row at a time: the typed round on buffers kept from call to call ---------------
+    def _specs(self):
+        """The (step, KOMP, kernel) bundles of the typed pass for the frozen layout."""
+        lay = self._layout_
+        eps_rule = PolkBudget.POLK_EPS_PAPER if self.epsilon is None else PolkBudget.POLK_EPS_FIXED
+        epsilon = 0.0 if self.epsilon is None else float(self.epsilon)
+        return (step_spec(self.eta, self.lam, lay["schedule"], _LOSSES[self.loss]),
+                polk_spec(eps_rule, epsilon, self.parsimony), layout_kernel_spec(lay))
+
+    def _new_stepper(self, atoms=0, rounds=0):
+        """Buffers for at least ``atoms`` atoms and ``rounds`` history entries (by default
+        the current ones plus room to grow, doubling), filled with the model's state; the
+        stepper on them, published, or None when the state has no usable inverse Gram
+        matrix or the buffers would exceed the memory limit (the general path then runs
+        and reports it)."""
+        d = self.__dict__
+        G = d["_gram_inv"]
+        D = d["support_vectors_"]
+        if G is None or not isinstance(D, np.ndarray):
+            return None
+        M, p = D.shape
+        n = d["model_orders_"].shape[0]
+        cap = max(atoms, 2 * M, M + 32)
+        max_bytes = self._memory_limit()[0]
+        if max_bytes is not None and memory_need(cap, 8 * p) > max_bytes:
+            cap = max(atoms, M + 1)
+            if memory_need(cap, 8 * p) > max_bytes:
+                return None
+        hcap = max(rounds, 2 * n, n + 4096)
+        Db = np.zeros((cap, p))
+        wb = np.zeros(cap)
+        Kb, Gb = np.zeros((cap, cap)), np.zeros((cap, cap))
+        Db[:M], wb[:M], Kb[:M, :M], Gb[:M, :M] = D, d["dual_coef_"], d["gram_"], G
+        hist = []
+        for name, dtype in (("model_orders_", np.int64), ("projection_errors_", np.float64),
+                            ("projection_budgets_", np.float64)):
+            h = np.zeros(hcap, dtype=dtype)
+            h[:n] = d[name]
+            hist.append(h)
+        st = PolkStepper(Db, wb, Kb, Gb, np.zeros((cap, cap)), *hist, np.empty(7 * cap),
+                         np.empty(cap, dtype=np.intp), M, n, *self._specs())
+        st.publish(d)
+        d["_stepper_"] = st
+        return st
+
+    def _learn_one_in_place(self, x, s):
+        """Round t on one finite dense row: the typed round of the pass
+        (:class:`sosl._core._polk.PolkStepper`) on buffers the model keeps, with capacity
+        to grow (doubling), so a round costs O(M p + M^2) and allocates nothing. The round
+        writes outside the state until its result is known to be finite, then commits;
+        every round it declines (an atom numerically in the span of the others, a
+        non-finite result, full buffers past the memory limit) leaves the state as it was
+        and goes to the general path. Same rounds, bits and Platt step as ``partial_fit``
+        on the row (tested: tests/test_polk_one_row.py::test_learn_one_typed_equals_partial_fit).
+        Sparse rows and models fitted on sparse input take the pass on copies."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        status = -3 if st is None or type(x) is not np.ndarray else st.learn(d, x, s)
+        if status == -3 or status == -2:           # no buffers yet, or full ones: (re)build
+            if type(x) is not np.ndarray or d["_layout_"].get("storage") == "csr":
+                return self._learn_one_by_copy(x, s)
+            st = self._new_stepper(*(() if status == -3 else (2 * st.M, 2 * st.n)))
+            if st is None:
+                return self._learn_one_by_copy(x, s) if status == -3 else False
+            status = st.learn(d, x, s)
+        if status != STATUS_DONE and status != STATUS_REBUILD:
+            return False
+        M, t = st.M, d["t_"]
+        if status == STATUS_REBUILD:               # as the driver: a fresh inverse, or none
+            with single_thread_blas():            # as in the driver: the same bits
+                G = _polk_driver.inverse_if_well_posed(st.K[:M, :M].copy())
+            if G is None:
+                d["_gram_inv"] = None
+                del d["_stepper_"]
+            else:
+                st.G[:M, :M] = G
+        if M >= _GROWTH_ATOMS and M > 0.5 * t:
+            self._growth_warning(M, t)
+        return True
+
+    def _growth_warning(self, M, t):
+        self._warn_once("growth", GrowthWarning,
+                        f"the dictionary keeps {M} atoms after {t} rounds: the model, "
+                        "its memory and its cost per row grow with the stream. Raise "
+                        "epsilon (or parsimony) to keep fewer atoms.")
 
     def _decision(self, X):
         if self.support_vectors_.shape[0] == 0:

@@ -46,8 +46,8 @@ from . import _polk
 from ._komp_prune import inverse_pd, komp_prune, single_thread_blas
 from ._kparams import KERNEL_CODES, KERNEL_NAMES, kernel_diag, kernel_matrix, kernel_spec
 
-__all__ = ["polk_run", "polk_spec", "dependent_round", "inverse_if_well_posed", "Slots", "RTOL",
-           "SAFETY", "DRIFT_TOL", "DRIFT_REL", "RETRY"]
+__all__ = ["polk_run", "polk_spec", "memory_need", "dependent_round", "inverse_if_well_posed",
+           "Slots", "RTOL", "SAFETY", "DRIFT_TOL", "DRIFT_REL", "RETRY"]
 
 RTOL = 1e-10
 SAFETY = 100.0
@@ -156,6 +156,13 @@ def inverse_if_well_posed(K):
     return G
 
 
+def memory_need(cap, atom_bytes):
+    """Bytes of the buffers of a dictionary of capacity ``cap`` (atoms of ``atom_bytes``
+    each; K, G and its second buffer, the weights, scratch), counting the caller's
+    transactional copy of the state: the estimate ``max_memory`` is checked against."""
+    return 2 * (24 * cap * cap + cap * (atom_bytes + 72))
+
+
 def polk_run(X, s, order, D, w, Kdd, G, t0, step, polk, kern, max_bytes=None):
     """POLK over ``X[order]`` (see :func:`_run`), with BLAS limited to one thread.
 
@@ -248,20 +255,21 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
             a, b = X.indptr[i], X.indptr[i + 1]
             return X.indices[a:b], X.data[a:b]
 
-        def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
+        def typed(r, atoms, wb, Kb, Gb, Gb2, M, work, iwork):
             return _polk.polk_fast_pass_csr(
                 X.data, X.indices, X.indptr, s, order, r, atoms.ind, atoms.val, atoms.nnz,
-                wb, Kb, Gb, M, t0, step, polk, kern_spec, orders, errors, budgets, work, iwork)
+                wb, Kb, Gb, Gb2, M, t0, step, polk, kern_spec, orders, errors, budgets,
+                work, iwork)
     else:
         X = np.ascontiguousarray(X, dtype=np.float64)
 
         def row(i):
             return X[i]
 
-        def typed(r, atoms, wb, Kb, Gb, M, work, iwork):
+        def typed(r, atoms, wb, Kb, Gb, Gb2, M, work, iwork):
             return _polk.polk_fast_pass(
-                X, s, order, r, atoms, wb, Kb, Gb, M, t0, step, polk, kern_spec, orders, errors,
-                budgets, work, iwork)
+                X, s, order, r, atoms, wb, Kb, Gb, Gb2, M, t0, step, polk, kern_spec,
+                orders, errors, budgets, work, iwork)
     orders = np.empty(n_rounds, dtype=np.int64)
     errors = np.empty(n_rounds)
     budgets = np.empty(n_rounds)
@@ -278,7 +286,7 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
 
     def allocate(cap):
         atom_bytes = 12 * width if sparse else 8 * p
-        need = 2 * (16 * cap * cap + cap * (atom_bytes + 48))     # with the caller's copy
+        need = memory_need(cap, atom_bytes)
         if max_bytes is not None and need > max_bytes:
             raise MemoryError(
                 f"POLK: the dictionary would grow to {cap} atoms, about {need / 2**20:.1f} "
@@ -297,25 +305,29 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
         wb[:M], Kb[:M, :M] = w, Kdd
         if G is not None:
             Gb[:M, :M] = G
-        return atoms, wb, Kb, Gb, np.empty(4 * cap), np.empty(cap, dtype=np.intp)
+        return (atoms, wb, Kb, Gb, np.zeros((cap, cap)), np.empty(7 * cap),
+                np.empty(cap, dtype=np.intp))
 
-    Db, wb, Kb, Gb, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
+    Db, wb, Kb, Gb, Gb2, work, iwork = allocate(M + max(1, min(n_rounds, max(M, 32))))
     r = 0
     while r < n_rounds:
         if G is not None:
-            status, r, M = typed(r, Db, wb, Kb, Gb, M, work, iwork)
+            status, r, M, swapped = typed(r, Db, wb, Kb, Gb, Gb2, M, work, iwork)
+            if swapped:
+                Gb, Gb2 = Gb2, Gb
             if status == _polk.STATUS_DONE:
                 break
             if status == _polk.STATUS_GROW:
                 D, w, Kdd, G = _head(Db, M), wb[:M], Kb[:M, :M], Gb[:M, :M]
-                Db, wb, Kb, Gb, work, iwork = allocate(min(2 * wb.shape[0], M + n_rounds - r))
+                Db, wb, Kb, Gb, Gb2, work, iwork = allocate(
+                    min(2 * wb.shape[0], M + n_rounds - r))
                 continue
             if status == _polk.STATUS_REBUILD:
                 G = inverse_if_well_posed(Kb[:M, :M].copy())
                 if G is not None:
                     Gb[:M, :M] = G
                 continue
-            retry = True                            # STATUS_FALLBACK: round r declined
+            retry = True          # STATUS_FALLBACK or STATUS_NONFINITE: round r declined
         else:
             retry = (t0 + r + 1) % RETRY == 0
         # round r with the rank-revealing KOMP
@@ -330,7 +342,8 @@ def _run(X, s, order, D, w, Kdd, G, t0, step, polk, kern_spec, max_bytes=None):
         r += 1
         G = inverse_if_well_posed(Kdd) if retry else None
         if M + 1 > wb.shape[0]:
-            Db, wb, Kb, Gb, work, iwork = allocate(max(M, min(2 * wb.shape[0], M + n_rounds - r)))
+            Db, wb, Kb, Gb, Gb2, work, iwork = allocate(
+                max(M, min(2 * wb.shape[0], M + n_rounds - r)))
         else:
             put(Db, D)
             wb[:M], Kb[:M, :M] = w, Kdd
