@@ -81,8 +81,9 @@ cdef inline void rescale(double* C, double* scale, Py_ssize_t p) noexcept nogil:
 cdef extern from "_simd.h" nogil:
     double margin "sosl_margin" (const double* x, const double* xbar, const double* w,
                                  double y, double* a, Py_ssize_t p)
-    double small_matvec "sosl_small_matvec" (const double* C, const double* w, double* Cw,
-                                              Py_ssize_t p)
+    double small_symv "sosl_small_symv" (double* C, const double* V, const double* f,
+                                          Py_ssize_t k, const double* w, double alpha,
+                                          double* u, double* Sw, Py_ssize_t p)
     void small_rank_one "sosl_small_rank_one" (double* C, const double* d, double f,
                                                 Py_ssize_t p)
     void small_rank_k "sosl_small_rank_k" (double* C, const double* V, const double* f,
@@ -163,17 +164,17 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         Ck = &m.C[<Py_ssize_t> opp * p * p]     # 64-bit offsets: p^2 passes 2^31 at p = 46341
         mu = margin(x, &m.xbar[opp * p], w, y, a, p)   # a = y_t (x_t - xbar_t), mu = w.a
         alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
-        flush_class(m, opp)
         # Sigma w = C (alpha w): alpha goes into w first, so the unscaled C w (up to
         # 1/scale = 1e150 times Sigma w under forgetting) is never formed; d is free here
-        for j in range(p):
-            d[j] = alpha * w[j]
         if m.use_blas:
+            flush_class(m, opp)
+            for j in range(p):
+                d[j] = alpha * w[j]
             dsymv(&uplo, &p, &one, Ck, &p, d, &one_i, &zero, Sw, &one_i)
             s2 = ddot(&p, w, &one_i, Sw, &one_i)        # w' Sigma w
-        else:
-            small_matvec(Ck, d, Sw, p)
-            s2 = small_dot(w, Sw, p)
+        else:                   # the pending terms applied in the same sweep as the product
+            s2 = small_symv(Ck, m.V[opp], m.f[opp], m.pending[opp], w, alpha, d, Sw, p)
+            m.pending[opp] = 0
         loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
         coef_S = 2.0 * d_s2
     # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
@@ -200,7 +201,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         else:
             m.f[own][m.pending[own]] = c / m.scale[own]
         m.pending[own] += 1
-        if y_next * y < 0.0:
+        if y_next * y < 0.0 and m.use_blas:
             flush_class(m, own)
     elif c > 0.0:
         small_rank_one(Ck, d, c / m.scale[own], p)
@@ -294,6 +295,8 @@ cdef int bind_work(Model* m, double[::1] work) except -1:
                          "values with kmax >= 1")
     if not m.use_blas and m.kmax > SMALL_KMAX:
         m.kmax = SMALL_KMAX
+    m.V[0] = NULL           # read only while terms are pending
+    m.V[1] = NULL
     if m.kmax > 0:
         m.V[0] = &work[3 * p]
         m.V[1] = &work[3 * p + m.kmax * p]
