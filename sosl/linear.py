@@ -161,10 +161,12 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     _weighted = True
     _platt_in_pass = True
+    _pass_takes_identity = True
 
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
-        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
+        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX,
+                   X.shape[0] if order is None else order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
         with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
             state["t_"] = _linear.linear_pass(
