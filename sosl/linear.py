@@ -255,9 +255,15 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         rounds and Platt steps, to the bit), when the stepper's batch checks hold; False,
         with the state as it was, otherwise. Unknown labels raise first, as there."""
         d = self.__dict__
-        s = self._signs(y)
         p = X.shape[1]
         n = X.shape[0]
+        s = None
+        if y.dtype == np.int64 and y.flags.c_contiguous and d["classes_"].tolist() == [0, 1]:
+            s = np.empty(n)                  # the common 0/1 labels: one typed pass
+            if not _linear.signs01(y, s):
+                s = None                     # another label: _signs names it
+        if s is None:
+            s = self._signs(y)
         st = d.get("_stepper_")
         created = st is None
         if created:

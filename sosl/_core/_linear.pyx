@@ -386,6 +386,20 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     return t
 
 
+def signs01(const cnp.int64_t[::1] y, double[::1] out):
+    """``out = 2 y - 1`` for labels 0/1 in one pass (``partial_fit``'s signs when
+    ``classes_ = [0, 1]``); False, with ``out`` not meaningful, if some label is neither."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef cnp.int64_t bad = 0
+    if out.shape[0] != n:
+        raise ValueError("signs01: out must hold one value per label")
+    with nogil:
+        for i in range(n):
+            bad |= y[i] & ~(<cnp.int64_t> 1)        # any bit but the lowest: not 0 or 1
+            out[i] = 2.0 * <double> y[i] - 1.0
+    return bad == 0
+
+
 def finite_max_abs(const double[:, ::1] X):
     """``max |X|`` in one pass (0.0 for an empty X), or NaN if X holds a NaN or an inf."""
     cdef double R

@@ -121,3 +121,25 @@ def test_order_none_is_every_row_in_order():
     assert runs["none"][1] != runs["reversed"][1]
     with pytest.raises(ValueError, match="one sign per row"):
         _kernel(_kernel_state(20), X, s[:10], 0, 16, order=None)
+
+
+def test_signs01_and_the_chunk_path_refusing_other_labels():
+    """The typed 0/1 signs equal 2 y - 1 and flag any other label; a chunk holding one
+    raises as the general path does, with the model unchanged."""
+    from sosl import OAUCM
+    y = np.array([0, 1, 1, 0, 1], dtype=np.int64)
+    out = np.empty(5)
+    assert _linear.signs01(y, out) and out.tolist() == (2.0 * y - 1.0).tolist()
+    for bad in (2, -1, 3, -2):
+        assert not _linear.signs01(np.array([0, 1, bad], dtype=np.int64), np.empty(3))
+    X, s = _stream(400, 6, seed=9)
+    labels = (s > 0).astype(np.int64)
+    m = OAUCM(lam=0.05).fit(X[:200], labels[:200])
+    before = m.coef_.copy(), m.t_
+    with pytest.raises(ValueError, match="not in classes"):
+        m.partial_fit(X[200:300], np.where(labels[200:300] == 1, 2, 0))
+    assert m.coef_.tobytes() == before[0].tobytes() and m.t_ == before[1]
+    fast = OAUCM(lam=0.05).fit(X[:200], labels[:200]).partial_fit(X[200:], labels[200:])
+    slow = OAUCM(lam=0.05).fit(X[:200], labels[:200]).partial_fit(X[200:], labels[200:]
+                                                                  .astype(np.int32))
+    assert fast.coef_.tobytes() == slow.coef_.tobytes()
