@@ -870,8 +870,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             identity = True
         if identity:
             # a learner whose pass reads None as "every row, in order" is spared the index
-            # array (n values of fresh memory: at 200,000 rows its page faults cost ~5% of
-            # a p = 20 fit)
+            # array (n values of fresh memory, page-faulted in on every call)
             order = None if self._pass_takes_identity and not sp.issparse(X) \
                 else np.arange(X.shape[0], dtype=np.intp)
         pre = None if fresh else self._raw_scores(X)
