@@ -287,6 +287,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     #: the order of the rows, skipping non-finite scores: the same steps as the separate
     #: ``platt_steps`` after the pass, overlapped with the rounds (dense input only)
     _platt_in_pass = False
+    #: True if ``_run_pass`` takes ``order=None`` for every row in the given order (dense X)
+    _pass_takes_identity = False
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -863,13 +865,15 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         after the pass (in-sample).
         """
         identity = order is None                  # rows in their given order
-        if identity:
-            order = np.arange(X.shape[0], dtype=np.intp)
-        elif order.shape[0] < X.shape[0]:         # rows left out by a zero weight
+        if not identity and order.shape[0] < X.shape[0]:    # rows left out by a zero weight
             X, s = X[order], s[order]
             sw = None if sw is None else sw[order]
-            order = np.arange(X.shape[0], dtype=np.intp)
             identity = True
+        if identity:
+            # a learner whose pass reads None as "every row, in order" is spared the index
+            # array (n values of fresh memory, page-faulted in on every call)
+            order = None if self._pass_takes_identity and not sp.issparse(X) \
+                else np.arange(X.shape[0], dtype=np.intp)
         pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else (self._state_names if sw is not None
                                    else self._backup_names(X))
@@ -919,7 +923,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self.__dict__.update(state)              # fitted attributes only: no re-arming needed
         if in_pass:
             return
-        if pre is None and order.shape[0] > _IN_SAMPLE_ROWS:
+        if pre is None and X.shape[0] > _IN_SAMPLE_ROWS:
             # in-sample scaling of a fresh model: its last rows suffice (the curvature
             # prior has settled long before); scoring them all would cost a second pass
             if identity:                          # views, not copies

@@ -161,10 +161,12 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     _weighted = True
     _platt_in_pass = True
+    _pass_takes_identity = True
 
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
-        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, order.shape[0])
+        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX,
+                   X.shape[0] if order is None else order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
         with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
             state["t_"] = _linear.linear_pass(
@@ -253,9 +255,15 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         rounds and Platt steps, to the bit), when the stepper's batch checks hold; False,
         with the state as it was, otherwise. Unknown labels raise first, as there."""
         d = self.__dict__
-        s = self._signs(y)
         p = X.shape[1]
         n = X.shape[0]
+        s = None
+        if y.dtype == np.int64 and y.flags.c_contiguous and d["classes_"].tolist() == [0, 1]:
+            s = np.empty(n)                  # the common 0/1 labels: one typed pass
+            if not _linear.signs01(y, s):
+                s = None                     # another label: _signs names it
+        if s is None:
+            s = self._signs(y)
         st = d.get("_stepper_")
         created = st is None
         if created:

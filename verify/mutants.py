@@ -498,6 +498,8 @@ def _applied(m, counter_box):
 
             def _run_pass(self, state, X, s, order):
                 counter.calls += 1
+                if order is None:           # every row in order (sosl.linear's passes)
+                    order = np.arange(X.shape[0], dtype=np.intp)
                 return mutated(self, state, X, s, order)
             return _run_pass
         with _replaced_method(_estimators(), "_run_pass", make):

@@ -20,24 +20,28 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   (``scale`` falls to 1e-150 before it is folded back), so ``C w`` could overflow where
   ``Sigma w`` is finite. The no-copy argument of ``sosl.linear`` bounds ``Sigma w``.
 * **Upper triangle.** Only ``C[k, j, l]`` for ``l >= j`` is guaranteed up to date (the
-  own-loop path keeps the whole matrix, the BLAS path only that triangle); read the matrix
-  through the estimator's ``covariances_``.
+  own-loop path keeps the *padded* upper triangle, row j from column 4 floor(j/4) on, so
+  also the lower halves of the 4 x 4 diagonal blocks; the BLAS path only the triangle);
+  read the matrix through the estimator's ``covariances_``.
 * **Batched rank-one terms.** A class's matrix is read only when an instance of the other
   class arrives, so its rank-one terms are collected (up to ``kmax`` of them) and applied
-  together when the matrix is about to be read (in the round before, since the pass sees
-  the next label), when the buffer is full, or at the end of the pass. Under imbalance the
-  majority class's updates come in long runs.
+  together when the matrix is read (own loops: in the same sweep as the product; BLAS: in
+  the round before, since the pass sees the next label), when the buffer is full, or at
+  the end of the pass. Under imbalance the majority class's updates come in long runs.
 * **Two paths by dimension.** For ``p < blas_min_p`` the kernel's own loops
-  (``_simd.h``) do the work on the whole matrix: ``C u`` as row-scaled additions over
-  blocks of four rows, the pending terms four at a time with, for each entry, the same
-  operations in the same order as one rank-one update after the other (so batching gives
-  the same bits as immediate updates, which ``kmax = 0`` selects), and the O(p) loops of
-  a round fused (margin; mean update with the row's max |x| and finiteness; gradient step).
-  They are compiled for the build's baseline and, where GCC can dispatch at run time,
-  for x86-64-v3 (AVX2 with FMA); sums over p use four interleaved partial sums. For larger
-  ``p`` ``C u`` is BLAS ``dsymv`` and the pending terms go through one rank-k BLAS
-  ``dsyrk`` (level 3); merging them is exact in exact arithmetic (the same rank-one
-  terms, summed in another order).
+  (``_simd.h``) do the work on the padded upper triangle: one sweep per round over the
+  matrix being read applies its pending terms and forms ``C u`` by symmetry (each entry
+  read and written once; p = 20: 60% of the entries of the whole matrix), with, for each
+  entry, the same operations in the same order as one rank-one update after the other
+  (so batching gives the same bits as immediate updates, which ``kmax = 0`` selects; for
+  p not a multiple of four the terms go through the rank-k loop first, see ``_simd.h``),
+  and the O(p) loops of a round fused (margin; mean update with the row's max |x| and
+  finiteness; gradient step). They are compiled for the build's baseline and, where GCC
+  can dispatch at run time, for x86-64-v3 (AVX2 with FMA) and x86-64-v4 (AVX-512: the
+  same four-wide code with 32 vector registers, fewer spills); sums over p use four
+  interleaved partial sums. For larger ``p`` ``C u`` is BLAS ``dsymv`` and the pending
+  terms go through one rank-k BLAS ``dsyrk`` (level 3); merging them is exact in exact
+  arithmetic (the same rank-one terms, summed in another order).
 """
 
 cimport numpy as cnp
@@ -81,8 +85,9 @@ cdef inline void rescale(double* C, double* scale, Py_ssize_t p) noexcept nogil:
 cdef extern from "_simd.h" nogil:
     double margin "sosl_margin" (const double* x, const double* xbar, const double* w,
                                  double y, double* a, Py_ssize_t p)
-    double small_matvec "sosl_small_matvec" (const double* C, const double* w, double* Cw,
-                                              Py_ssize_t p)
+    double small_symv "sosl_small_symv" (double* C, const double* V, const double* f,
+                                          Py_ssize_t k, const double* w, double alpha,
+                                          double* u, double* Sw, Py_ssize_t p)
     void small_rank_one "sosl_small_rank_one" (double* C, const double* d, double f,
                                                 Py_ssize_t p)
     void small_rank_k "sosl_small_rank_k" (double* C, const double* V, const double* f,
@@ -163,17 +168,17 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         Ck = &m.C[<Py_ssize_t> opp * p * p]     # 64-bit offsets: p^2 passes 2^31 at p = 46341
         mu = margin(x, &m.xbar[opp * p], w, y, a, p)   # a = y_t (x_t - xbar_t), mu = w.a
         alpha = m.scale[opp] / m.W[opp]                 # Sigma = scale C / W
-        flush_class(m, opp)
         # Sigma w = C (alpha w): alpha goes into w first, so the unscaled C w (up to
         # 1/scale = 1e150 times Sigma w under forgetting) is never formed; d is free here
-        for j in range(p):
-            d[j] = alpha * w[j]
         if m.use_blas:
+            flush_class(m, opp)
+            for j in range(p):
+                d[j] = alpha * w[j]
             dsymv(&uplo, &p, &one, Ck, &p, d, &one_i, &zero, Sw, &one_i)
             s2 = ddot(&p, w, &one_i, Sw, &one_i)        # w' Sigma w
-        else:
-            small_matvec(Ck, d, Sw, p)
-            s2 = small_dot(w, Sw, p)
+        else:                   # the pending terms applied in the same sweep as the product
+            s2 = small_symv(Ck, m.V[opp], m.f[opp], m.pending[opp], w, alpha, d, Sw, p)
+            m.pending[opp] = 0
         loss_grad(m.loss, mu, s2, &d_mu, &d_s2)     # eq. (14) / eq. (13)
         coef_S = 2.0 * d_s2
     # own class: eqs. (15)-(18) with decay beta, as a rank-one term of the scatter
@@ -200,7 +205,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
         else:
             m.f[own][m.pending[own]] = c / m.scale[own]
         m.pending[own] += 1
-        if y_next * y < 0.0:
+        if y_next * y < 0.0 and m.use_blas:
             flush_class(m, own)
     elif c > 0.0:
         small_rank_one(Ck, d, c / m.scale[own], p)
@@ -294,6 +299,8 @@ cdef int bind_work(Model* m, double[::1] work) except -1:
                          "values with kmax >= 1")
     if not m.use_blas and m.kmax > SMALL_KMAX:
         m.kmax = SMALL_KMAX
+    m.V[0] = NULL           # read only while terms are pending
+    m.V[1] = NULL
     if m.kmax > 0:
         m.V[0] = &work[3 * p]
         m.V[1] = &work[3 * p + m.kmax * p]
@@ -307,6 +314,8 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
                 double[::1] work, double[::1] stats=None, const double[::1] sw=None,
                 const double[::1] pre=None, double[::1] calib=None):
     """Run Algorithm 1 over ``X[order]``; update ``w, xbar, C, scale, W, N`` in place.
+
+    ``order=None`` visits every row of X in order (as ``np.arange(len(X))``, without it).
 
     ``C`` holds scaled scatter matrices (see the module docstring); ``work`` has length at
     least ``3 p`` plus, for ``p >= blas_min_p``, ``2 kmax p`` for the pending rank-one terms
@@ -330,13 +339,16 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     independent of the round's, so the processor overlaps the two.
     """
     cdef Model m
-    cdef Py_ssize_t r, n = order.shape[0]
+    cdef bint every = order is None                 # every row of X, in order
+    cdef Py_ssize_t r, i, i_next, n = X.shape[0] if every else order.shape[0]
     cdef long long t = t0
     cdef double R, R_max = 0.0
     cdef bint track = stats is not None
     cdef bint weighted = sw is not None
     cdef bint platt = pre is not None
     cdef double f_pre
+    if every and s.shape[0] < n:
+        raise ValueError("linear_pass: s must hold one sign per row of X")
     if X.shape[1] != w.shape[0]:
         raise ValueError("linear_pass: X and w disagree on the number of features")
     if weighted and sw.shape[0] != X.shape[0]:
@@ -349,17 +361,19 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     if track:
         R_max = stats[0]
     with nogil:
+        i_next = 0 if every or n == 0 else order[0]
         for r in range(n):
             t += 1
+            i = i_next
             if r + 1 < n:
-                prefetch(&X[order[r + 1], 0], m.p)
+                i_next = r + 1 if every else order[r + 1]
+                prefetch(&X[i_next, 0], m.p)
             if platt:
-                f_pre = pre[order[r]]
+                f_pre = pre[i]
                 if fabs(f_pre) <= DBL_MAX:
-                    platt_step(&calib[0], f_pre, 1.0 if s[order[r]] > 0 else 0.0)
-            R = play_round(&m, &X[order[r], 0], s[order[r]], t,
-                           s[order[r + 1]] if r + 1 < n else 0.0,
-                           sw[order[r]] if weighted else 1.0)
+                    platt_step(&calib[0], f_pre, 1.0 if s[i] > 0 else 0.0)
+            R = play_round(&m, &X[i, 0], s[i], t, s[i_next] if r + 1 < n else 0.0,
+                           sw[i] if weighted else 1.0)
             if R > R_max:
                 R_max = R
             elif R != R:
@@ -370,6 +384,20 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     if track:
         stats[0] = R_max
     return t
+
+
+def signs01(const cnp.int64_t[::1] y, double[::1] out):
+    """``out = 2 y - 1`` for labels 0/1 in one pass (``partial_fit``'s signs when
+    ``classes_ = [0, 1]``); False, with ``out`` not meaningful, if some label is neither."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef cnp.int64_t bad = 0
+    if out.shape[0] != n:
+        raise ValueError("signs01: out must hold one value per label")
+    with nogil:
+        for i in range(n):
+            bad |= y[i] & ~(<cnp.int64_t> 1)        # any bit but the lowest: not 0 or 1
+            out[i] = 2.0 * <double> y[i] - 1.0
+    return bad == 0
 
 
 def finite_max_abs(const double[:, ::1] X):
