@@ -2,7 +2,9 @@
 
 Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
 Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1),
-``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and ``SOSL_NATIVE=1``
+``SOSL_OPT="-O0 -g0"`` to compile with other optimisation flags than the default -O3 (-O1
+in a checked build), ``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and
+``SOSL_NATIVE=1``
 to compile for this machine's processor (``-march=native``: faster, not portable; the
 default build runs on any x86-64 or ARM processor of its platform), and ``SOSL_JOBS=N`` to
 translate and compile N extensions at a time (default: one per available CPU; a command
@@ -24,6 +26,7 @@ DIRECTIVES = {
     "initializedcheck": CHECKS,
 }
 NATIVE = os.environ.get("SOSL_NATIVE", "0") == "1"
+OPT = (os.environ.get("SOSL_OPT") or ("-O1" if CHECKS else "-O3")).split()
 ONLY = {s for s in os.environ.get("SOSL_ONLY", "").split(",") if s}
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 JOBS = max(1, int(os.environ.get("SOSL_JOBS") or CPUS or 1))
@@ -37,7 +40,7 @@ extensions = [
         depends=glob("sosl/_core/*.h") + glob("sosl/_core/*.pxd"),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         # a checked build is for debugging: compile it quickly (-O1) rather than fast
-        extra_compile_args=(["-O1"] if CHECKS else ["-O3"]) + (["-march=native"] if NATIVE else []),
+        extra_compile_args=OPT + (["-march=native"] if NATIVE else []),
     )
     for stem in stems
     if not ONLY or stem in ONLY
