@@ -45,10 +45,10 @@ The adapter does three things around the wrapped sosl estimator (``estimator_``)
   sparse dicts mean.
 
   The defaults follow each learner's cost per row. The learners whose one-row call does
-  no O(p) work (FTRLAUC, OAM, SketchedOAUCM and the kernel learners; their state is O(p)
-  at most) hash into 2**20 columns. Perceptron, PA-I, OL-UBAUC and SOLAM hash into 2**16: their
-  one-row call still does O(p) work (a copy of the weights), so 2**20 would cost about
-  1 ms per row (8 ms for SOLAM). OAUCM, OAUCS and AdaOAM keep p x p matrices (16 p^2
+  no O(p) work (FTRLAUC, Perceptron, PA-I, OAM, SketchedOAUCM and the kernel learners;
+  their state is O(p) at most) hash into 2**20 columns. OL-UBAUC and SOLAM hash into
+  2**16: their one-row call still does O(p) work (a copy of the weights), so 2**20 would
+  cost about 1 ms per row (8 ms for SOLAM). OAUCM, OAUCS and AdaOAM keep p x p matrices (16 p^2
   bytes; O(p^2) per row), so a large p is out of the question: they use the growing
   index with ``max_features=128`` (about 5 us per row for OAUCM) and refuse a 129th key
   with a message. For text and other open vocabularies use
@@ -102,7 +102,7 @@ _RENAMED = {"random_state": "seed"}
 _ESTIMATOR_NAME = {v: k for k, v in _RENAMED.items()}
 #: learners whose one-row call does O(p) work (a copy of the weights): a smaller hashing
 #: dimension by default (see the module text)
-_O_P_PER_CALL = ("Perceptron", "PAI", "OLUBAUC", "SOLAM")
+_O_P_PER_CALL = ("OLUBAUC", "SOLAM")
 #: str keys whose hashed column the adapter remembers (about 3 MB of short keys)
 _SLOT_CACHE = 2**14
 #: default dimension of the growing index of the learners with p x p state
@@ -216,11 +216,11 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
         ``n_hash`` and ``max_features`` are then unused.
     n_hash : int or None, default=2**20
         Hash every key into this many columns (see the module text); None uses the
-        growing index. Default 2**16 for Perceptron, PAI, OLUBAUC and SOLAM, None for
+        growing index. Default 2**16 for OLUBAUC and SOLAM, None for
         OAUCM, OAUCS and AdaOAM.
     max_features : int, default=2**20
         Capacity (hence dimension) of the growing index; unused when hashing. Default
-        2**16 for Perceptron, PAI, OLUBAUC and SOLAM, 128 for OAUCM, OAUCS and AdaOAM.
+        2**16 for OLUBAUC and SOLAM, 128 for OAUCM, OAUCS and AdaOAM.
     alternate_sign : bool, default=True
         With hashing, flip the sign of the value of a key whose hash is negative (so the
         collisions tend to cancel in inner products, as sklearn's FeatureHasher does).
