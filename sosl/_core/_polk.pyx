@@ -152,52 +152,34 @@ cdef extern from *:
     #else
     #define POLK_CLONES
     #endif
-    /* y += A x for a symmetric n x n block A with row stride cap: row-scaled
-     * additions over rows c, c + 1, ... of A (its columns, by symmetry), so every y[l] is
-     * summed over c in increasing order exactly as the row-by-row dot product
-     * y[l] += A[l, c] x[c] would be (the same bits without fused multiply-adds) while the
-     * loop over l runs in vector registers with no dependency chain (a dot product's
+    /* y += A x (OP +) or y -= A x (OP -) for a symmetric n x n block A with row stride
+     * cap: row-scaled additions over rows c, c + 1, ... of A (its columns, by symmetry), so
+     * every y[l] is changed by A[l, c] x[c] for c in increasing order exactly as the
+     * row-by-row dot product would be (the same bits without fused multiply-adds) while
+     * the loop over l runs in vector registers with no dependency chain (a dot product's
      * chain of additions cannot be vectorized without reordering them). */
-    POLK_CLONES static void polk_symv_add(const double* restrict A, ptrdiff_t cap,
-                                          const double* restrict x, ptrdiff_t n,
-                                          double* restrict y) {
-        ptrdiff_t c = 0, l;
-        for (; c + 4 <= n; c += 4) {
-            const double* r0 = A + c * cap;
-            const double* r1 = r0 + cap;
-            const double* r2 = r1 + cap;
-            const double* r3 = r2 + cap;
-            double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
-            for (l = 0; l < n; l++)
-                y[l] = (((y[l] + r0[l] * x0) + r1[l] * x1) + r2[l] * x2) + r3[l] * x3;
-        }
-        for (; c < n; c++) {
-            const double* r0 = A + c * cap;
-            double x0 = x[c];
-            for (l = 0; l < n; l++) y[l] = y[l] + r0[l] * x0;
-        }
+    #define POLK_SYMV(NAME, OP) \
+    POLK_CLONES static void NAME(const double* restrict A, ptrdiff_t cap, \
+                                 const double* restrict x, ptrdiff_t n, \
+                                 double* restrict y) { \
+        ptrdiff_t c = 0, l; \
+        for (; c + 4 <= n; c += 4) { \
+            const double* r0 = A + c * cap; \
+            const double* r1 = r0 + cap; \
+            const double* r2 = r1 + cap; \
+            const double* r3 = r2 + cap; \
+            double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3]; \
+            for (l = 0; l < n; l++) \
+                y[l] = (((y[l] OP r0[l] * x0) OP r1[l] * x1) OP r2[l] * x2) OP r3[l] * x3; \
+        } \
+        for (; c < n; c++) { \
+            const double* r0 = A + c * cap; \
+            double x0 = x[c]; \
+            for (l = 0; l < n; l++) y[l] = y[l] OP r0[l] * x0; \
+        } \
     }
-    /* y -= A x, the same way (each y[l] decreased by A[l, c] x[c] for c in increasing
-     * order) */
-    POLK_CLONES static void polk_symv_sub(const double* restrict A, ptrdiff_t cap,
-                                          const double* restrict x, ptrdiff_t n,
-                                          double* restrict y) {
-        ptrdiff_t c = 0, l;
-        for (; c + 4 <= n; c += 4) {
-            const double* r0 = A + c * cap;
-            const double* r1 = r0 + cap;
-            const double* r2 = r1 + cap;
-            const double* r3 = r2 + cap;
-            double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
-            for (l = 0; l < n; l++)
-                y[l] = (((y[l] - r0[l] * x0) - r1[l] * x1) - r2[l] * x2) - r3[l] * x3;
-        }
-        for (; c < n; c++) {
-            const double* r0 = A + c * cap;
-            double x0 = x[c];
-            for (l = 0; l < n; l++) y[l] = y[l] - r0[l] * x0;
-        }
-    }
+    POLK_SYMV(polk_symv_add, +)
+    POLK_SYMV(polk_symv_sub, -)
     /* Gb = Ga + u u' / sc on the leading n x n block (both with row stride cap, never the
      * same buffer), as (u_l u_c) isc so that Gb stays exactly symmetric; returns 1 if every
      * written entry is finite. */
