@@ -17,11 +17,12 @@ BUILD_INPUTS := setup.py pyproject.toml $(wildcard sosl/_core/*.pyx sosl/_core/*
 # than it saves)
 CHECKED := build/checked
 CHECKED_OPT := -Og -g0
-CHECKED_TESTS := _core/test_linear test_linear test_base_contract test_calibration \
-	_core/test_okauc test_okauc _core/test_koil test_koil _core/test_komp _core/test_polk \
-	test_polk _core/test_baselines test_baselines test_baselines_rows test_metrics \
-	test_sparse_all test_reliability test_reliability_rows test_reliability_threads \
-	test_reliability_guards test_sketch_capped test_sample_weight test_contract \
+CHECKED_TESTS := _core/test_linear _core/test_linear_symv test_linear test_base_contract \
+	test_calibration _core/test_okauc test_okauc _core/test_koil test_koil _core/test_komp \
+	_core/test_polk test_polk test_polk_one_row _core/test_baselines test_baselines \
+	test_baselines_rows test_baselines_row_local test_metrics test_sparse_all \
+	test_reliability test_reliability_rows test_reliability_threads test_reliability_guards \
+	test_sketch_capped test_sketch_one_row test_sample_weight test_contract \
 	$(basename $(notdir $(wildcard tests/test_sketch.py tests/test_ftrl.py)))
 
 test: $(STAMP) lint typecheck
