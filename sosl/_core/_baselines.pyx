@@ -841,23 +841,22 @@ cdef inline double uq_step(const SourceRow* x, double* uq, double step, double c
 
 
 cdef inline double dense_step(const double* x, Py_ssize_t p, double* v, double* v_avg,
-                              double step, double c, double Gamma_old,
-                              double inv_Gamma) noexcept nogil:
-    """The primal step of a dense round, which starts from the plain state (sc = 1,
-    ``u = w``, ``Q = -Gamma_old wbar``) and forms it again at once: per column the step
-    of ``uq_move`` and the average of ``avg_of``, in one sweep; returns ||u||^2 after it.
-    (A dense round costs O(p) anyway, so the state between rounds and between calls is
-    plain w and wbar: a pass split into calls gives the same bits.)"""
+                              double step, double r_old, double r_new) noexcept nogil:
+    """The primal step of a dense round, on the plain state (``sc = 1``, ``c = 0``: the
+    scaled form reduces to ``u = w``), in one sweep: per column the average
+    ``wbar_j <- r_old wbar_j + r_new w_j`` (the reference's order) and the step
+    ``w_j <- w_j - step x_j``; returns ||w||^2 after it. (A dense round costs O(p)
+    anyway, so the state between rounds and between calls is plain w and wbar: a pass
+    split into calls gives the same bits; forming ``c u - Q`` here would only add work.)"""
     cdef Py_ssize_t j
-    cdef double uq[2]
+    cdef double u, new
     cdef double uu = 0.0
     for j in range(p):
-        uq[0] = v[j]
-        uq[1] = -Gamma_old * v_avg[j]
-        uq_move(uq, 0, x[j], step, c)
-        v[j] = uq[0]
-        v_avg[j] = avg_of(c, uq[0], uq[1], inv_Gamma)
-        uu += uq[0] * uq[0]
+        u = v[j]
+        v_avg[j] = v_avg[j] * r_old + r_new * u
+        new = u - step * x[j]
+        v[j] = new
+        uu += new * new
     return uu
 
 
@@ -934,14 +933,14 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
         G = G_old + gamma
         r_old = G_old / G
         r_new = gamma / G
-        c += gamma * sc
         v_avg[p] = v_avg[p] * r_old + r_new * a
         v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
         alpha[1] = (G_old * alpha[1] + gamma * al) / G
         step_sum[0] = G
         if x.dense:
-            uu = dense_step(x.x, p, v, v_avg, gamma * cx / sc, c, G_old, 1.0 / G)
+            uu = dense_step(x.x, p, v, v_avg, gamma * cx, r_old, r_new)
         else:
+            c += gamma * sc
             uu = uq_step(&x, uq, gamma * cx / sc, c, uu)
         if uu < 0.0:
             uu = 0.0
