@@ -905,57 +905,61 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
     cdef SourceRow x
     cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
     cdef double sc = 1.0, c = 0.0, uu = 0.0, S_j, G_old
+    # the scalar state in locals for the pass (written back once at the end, also after
+    # a stop): the compiler cannot keep it in registers through the double pointers,
+    # which it must assume may alias v and v_avg
+    cdef double a_bar, b_bar, al_bar, Gamma
+    cdef long long n_neg, n_pos
+    cdef bint dense = rows.dense
     bad[0] = -1
     if m == 0:
         return t
-    if not rows.dense:
-        uu = solam_enter(v, v_avg, step_sum[0], uq, p)
+    a, b, a_bar, b_bar = v[p], v[p + 1], v_avg[p], v_avg[p + 1]
+    al, al_bar, Gamma, n_neg, n_pos = alpha[0], alpha[1], step_sum[0], N[0], N[1]
+    if not dense:
+        uu = solam_enter(v, v_avg, Gamma, uq, p)
     for r in range(m):
         t += 1
         i = order[r]
         get_row(rows, i, &x)
         y = s[i]
         if y > 0:
-            N[1] += 1
+            n_pos += 1
         else:
-            N[0] += 1
-        ph = <double> N[1] / <double> t
+            n_neg += 1
+        ph = <double> n_pos / <double> t
         gamma = eta / sqrt(<double> t)
-        a = v[p]
-        b = v[p + 1]
-        al = alpha[0]
-        f = dense_dot(v, x.x, p) if x.dense else sc * uq_dot(&x, uq)
+        f = dense_dot(v, x.x, p) if dense else sc * uq_dot(&x, uq)
         if not isfinite(f):
             bad[0] = i
             break
         solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
-        G_old = step_sum[0]
+        G_old = Gamma
         G = G_old + gamma
         r_old = G_old / G
         r_new = gamma / G
-        v_avg[p] = v_avg[p] * r_old + r_new * a
-        v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
-        alpha[1] = (G_old * alpha[1] + gamma * al) / G
-        step_sum[0] = G
-        if x.dense:
+        a_bar = a_bar * r_old + r_new * a
+        b_bar = b_bar * r_old + r_new * b
+        al_bar = (G_old * al_bar + gamma * al) / G
+        Gamma = G
+        if dense:
             uu = dense_step(x.x, p, v, v_avg, gamma * cx, r_old, r_new)
         else:
             c += gamma * sc
             uu = uq_step(&x, uq, gamma * cx / sc, c, uu)
-        if uu < 0.0:
-            uu = 0.0
+            if uu < 0.0:
+                uu = 0.0
         nw = sc * sqrt(uu)
         if not isfinite(nw):
             bad[0] = i
             break
         if nw > R:
             sc *= R / nw
-        if x.dense:
+        if dense:
             if sc != 1.0:
                 for j in range(p):
                     v[j] *= sc
             sc = 1.0
-            c = 0.0
         elif sc < RESCALE_MIN_AVG:
             uu = 0.0
             for j in range(p):
@@ -965,11 +969,13 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
                 uu += uq[2 * j] * uq[2 * j]
             c = 0.0
             sc = 1.0
-        v[p] = clip(a - gamma * g_a, R)
-        v[p + 1] = clip(b - gamma * g_b, R)
-        alpha[0] = clip(al + gamma * g_al, 2.0 * R)
-    if not rows.dense:
-        solam_leave(uq, c, sc, step_sum[0], v, v_avg, p)
+        a = clip(a - gamma * g_a, R)
+        b = clip(b - gamma * g_b, R)
+        al = clip(al + gamma * g_al, 2.0 * R)
+    v[p], v[p + 1], v_avg[p], v_avg[p + 1] = a, b, a_bar, b_bar
+    alpha[0], alpha[1], step_sum[0], N[0], N[1] = al, al_bar, Gamma, n_neg, n_pos
+    if not dense:
+        solam_leave(uq, c, sc, Gamma, v, v_avg, p)
     return t
 
 
