@@ -845,19 +845,32 @@ cdef inline double dense_step(const double* x, Py_ssize_t p, double* v, double* 
     """The primal step of a dense round, on the plain state (``sc = 1``, ``c = 0``: the
     scaled form reduces to ``u = w``), in one sweep: per column the average
     ``wbar_j <- r_old wbar_j + r_new w_j`` (the reference's order) and the step
-    ``w_j <- w_j - step x_j``; returns ||w||^2 after it. (A dense round costs O(p)
+    ``w_j <- w_j - step x_j``; returns ||w||^2 after it, summed in two interleaved
+    partial sums (even and odd j, then added: a chain half as long; the reference's
+    ``w @ w`` has its own order, so ||w|| agrees to rounding). (A dense round costs O(p)
     anyway, so the state between rounds and between calls is plain w and wbar: a pass
     split into calls gives the same bits; forming ``c u - Q`` here would only add work.)"""
-    cdef Py_ssize_t j
-    cdef double u, new
-    cdef double uu = 0.0
-    for j in range(p):
-        u = v[j]
-        v_avg[j] = v_avg[j] * r_old + r_new * u
-        new = u - step * x[j]
-        v[j] = new
-        uu += new * new
-    return uu
+    cdef Py_ssize_t j, q = p - p % 2
+    cdef double u0, u1, n0, n1
+    cdef double s0 = 0.0, s1 = 0.0
+    for j in range(0, q, 2):
+        u0 = v[j]
+        u1 = v[j + 1]
+        v_avg[j] = v_avg[j] * r_old + r_new * u0
+        v_avg[j + 1] = v_avg[j + 1] * r_old + r_new * u1
+        n0 = u0 - step * x[j]
+        n1 = u1 - step * x[j + 1]
+        v[j] = n0
+        v[j + 1] = n1
+        s0 += n0 * n0
+        s1 += n1 * n1
+    if q < p:
+        u0 = v[q]
+        v_avg[q] = v_avg[q] * r_old + r_new * u0
+        n0 = u0 - step * x[q]
+        v[q] = n0
+        s0 += n0 * n0
+    return s0 + s1
 
 
 cdef inline double solam_enter(const double* v, const double* v_avg, double Gamma,
