@@ -841,24 +841,36 @@ cdef inline double uq_step(const SourceRow* x, double* uq, double step, double c
 
 
 cdef inline double dense_step(const double* x, Py_ssize_t p, double* v, double* v_avg,
-                              double step, double c, double Gamma_old,
-                              double inv_Gamma) noexcept nogil:
-    """The primal step of a dense round, which starts from the plain state (sc = 1,
-    ``u = w``, ``Q = -Gamma_old wbar``) and forms it again at once: per column the step
-    of ``uq_move`` and the average of ``avg_of``, in one sweep; returns ||u||^2 after it.
-    (A dense round costs O(p) anyway, so the state between rounds and between calls is
-    plain w and wbar: a pass split into calls gives the same bits.)"""
-    cdef Py_ssize_t j
-    cdef double uq[2]
-    cdef double uu = 0.0
-    for j in range(p):
-        uq[0] = v[j]
-        uq[1] = -Gamma_old * v_avg[j]
-        uq_move(uq, 0, x[j], step, c)
-        v[j] = uq[0]
-        v_avg[j] = avg_of(c, uq[0], uq[1], inv_Gamma)
-        uu += uq[0] * uq[0]
-    return uu
+                              double step, double r_old, double r_new) noexcept nogil:
+    """The primal step of a dense round, on the plain state (``sc = 1``, ``c = 0``: the
+    scaled form reduces to ``u = w``), in one sweep: per column the average
+    ``wbar_j <- r_old wbar_j + r_new w_j`` (the reference's order) and the step
+    ``w_j <- w_j - step x_j``; returns ||w||^2 after it, summed in two interleaved
+    partial sums (even and odd j, then added: a chain half as long; the reference's
+    ``w @ w`` has its own order, so ||w|| agrees to rounding). (A dense round costs O(p)
+    anyway, so the state between rounds and between calls is plain w and wbar: a pass
+    split into calls gives the same bits; forming ``c u - Q`` here would only add work.)"""
+    cdef Py_ssize_t j, q = p - p % 2
+    cdef double u0, u1, n0, n1
+    cdef double s0 = 0.0, s1 = 0.0
+    for j in range(0, q, 2):
+        u0 = v[j]
+        u1 = v[j + 1]
+        v_avg[j] = v_avg[j] * r_old + r_new * u0
+        v_avg[j + 1] = v_avg[j + 1] * r_old + r_new * u1
+        n0 = u0 - step * x[j]
+        n1 = u1 - step * x[j + 1]
+        v[j] = n0
+        v[j + 1] = n1
+        s0 += n0 * n0
+        s1 += n1 * n1
+    if q < p:
+        u0 = v[q]
+        v_avg[q] = v_avg[q] * r_old + r_new * u0
+        n0 = u0 - step * x[q]
+        v[q] = n0
+        s0 += n0 * n0
+    return s0 + s1
 
 
 cdef inline double solam_enter(const double* v, const double* v_avg, double Gamma,
@@ -906,57 +918,61 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
     cdef SourceRow x
     cdef double y, ph, gamma, a, b, al, f, cx, g_a, g_b, g_al, G, r_old, r_new, nw
     cdef double sc = 1.0, c = 0.0, uu = 0.0, S_j, G_old
+    # the scalar state in locals for the pass (written back once at the end, also after
+    # a stop): the compiler cannot keep it in registers through the double pointers,
+    # which it must assume may alias v and v_avg
+    cdef double a_bar, b_bar, al_bar, Gamma
+    cdef long long n_neg, n_pos
+    cdef bint dense = rows.dense
     bad[0] = -1
     if m == 0:
         return t
-    if not rows.dense:
-        uu = solam_enter(v, v_avg, step_sum[0], uq, p)
+    a, b, a_bar, b_bar = v[p], v[p + 1], v_avg[p], v_avg[p + 1]
+    al, al_bar, Gamma, n_neg, n_pos = alpha[0], alpha[1], step_sum[0], N[0], N[1]
+    if not dense:
+        uu = solam_enter(v, v_avg, Gamma, uq, p)
     for r in range(m):
         t += 1
         i = order[r]
         get_row(rows, i, &x)
         y = s[i]
         if y > 0:
-            N[1] += 1
+            n_pos += 1
         else:
-            N[0] += 1
-        ph = <double> N[1] / <double> t
+            n_neg += 1
+        ph = <double> n_pos / <double> t
         gamma = eta / sqrt(<double> t)
-        a = v[p]
-        b = v[p + 1]
-        al = alpha[0]
-        f = dense_dot(v, x.x, p) if x.dense else sc * uq_dot(&x, uq)
+        f = dense_dot(v, x.x, p) if dense else sc * uq_dot(&x, uq)
         if not isfinite(f):
             bad[0] = i
             break
         solam_scalars(y, f, ph, a, b, al, &cx, &g_a, &g_b, &g_al)
-        G_old = step_sum[0]
+        G_old = Gamma
         G = G_old + gamma
         r_old = G_old / G
         r_new = gamma / G
-        c += gamma * sc
-        v_avg[p] = v_avg[p] * r_old + r_new * a
-        v_avg[p + 1] = v_avg[p + 1] * r_old + r_new * b
-        alpha[1] = (G_old * alpha[1] + gamma * al) / G
-        step_sum[0] = G
-        if x.dense:
-            uu = dense_step(x.x, p, v, v_avg, gamma * cx / sc, c, G_old, 1.0 / G)
+        a_bar = a_bar * r_old + r_new * a
+        b_bar = b_bar * r_old + r_new * b
+        al_bar = (G_old * al_bar + gamma * al) / G
+        Gamma = G
+        if dense:
+            uu = dense_step(x.x, p, v, v_avg, gamma * cx, r_old, r_new)
         else:
+            c += gamma * sc
             uu = uq_step(&x, uq, gamma * cx / sc, c, uu)
-        if uu < 0.0:
-            uu = 0.0
+            if uu < 0.0:
+                uu = 0.0
         nw = sc * sqrt(uu)
         if not isfinite(nw):
             bad[0] = i
             break
         if nw > R:
             sc *= R / nw
-        if x.dense:
+        if dense:
             if sc != 1.0:
                 for j in range(p):
                     v[j] *= sc
             sc = 1.0
-            c = 0.0
         elif sc < RESCALE_MIN_AVG:
             uu = 0.0
             for j in range(p):
@@ -966,11 +982,13 @@ cdef long long solam_rows(const SourceRows* rows, Py_ssize_t p, const double* s,
                 uu += uq[2 * j] * uq[2 * j]
             c = 0.0
             sc = 1.0
-        v[p] = clip(a - gamma * g_a, R)
-        v[p + 1] = clip(b - gamma * g_b, R)
-        alpha[0] = clip(al + gamma * g_al, 2.0 * R)
-    if not rows.dense:
-        solam_leave(uq, c, sc, step_sum[0], v, v_avg, p)
+        a = clip(a - gamma * g_a, R)
+        b = clip(b - gamma * g_b, R)
+        al = clip(al + gamma * g_al, 2.0 * R)
+    v[p], v[p + 1], v_avg[p], v_avg[p + 1] = a, b, a_bar, b_bar
+    alpha[0], alpha[1], step_sum[0], N[0], N[1] = al, al_bar, Gamma, n_neg, n_pos
+    if not dense:
+        solam_leave(uq, c, sc, Gamma, v, v_avg, p)
     return t
 
 

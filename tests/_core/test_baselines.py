@@ -275,7 +275,8 @@ def test_csr_kernel_catches_mutant_reference(name):
 def test_csr_rescaling_paths_equal_dense():
     """Shrinkage and projections strong enough that the CSR kernels fold their scale back
     into the weights many times within the pass (OL-UBAUC: factor 0.1 per round, so the
-    scale passes 1e-9 every 9 rounds; SOLAM: radius 0.05, a projection in most rounds)."""
+    scale passes 1e-9 every 9 rounds; SOLAM: radius 0.05, a projection in most rounds,
+    also on dense rows)."""
     rng = np.random.default_rng(9)
     X = sparsify(rng.normal(size=(400, 6)), seed=10, density=0.5)
     s = np.where(rng.random(400) < 0.4, 1.0, -1.0)
@@ -293,17 +294,26 @@ def test_csr_rescaling_paths_equal_dense():
     for a, b in zip(ker, ref):
         np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
     assert np.any(ker[0] != 0)
-    out = []
-    for mod in ("csr", R):
+    # SOLAM: CSR rows, dense rows (the dense round's own sweep and projection) and the
+    # reference; a reference without the projection is told apart on the dense pass
+    no_projection = mutant_of(R.solam_pass, "w_new *= R / nw", "w_new *= 1.0")
+    out = {}
+    for mod in ("csr", "dense", "ref", "mutant"):
         st = [np.zeros(p + 2), np.zeros(p + 2), np.zeros(2), np.zeros(1), np.zeros(2, np.int64)]
         if mod == "csr":
             K.solam_pass_csr(*csr, s, order, *st, 0, 2.0, 0.05, np.full(2 * p, np.nan))
+        elif mod == "dense":
+            K.solam_pass(np.ascontiguousarray(X), s, order, *st, 0, 2.0, 0.05)
         else:
-            R.solam_pass(X, s, order, *st, 0, 2.0, 0.05)
-        out.append(st)
-    for a, b in zip(*out):
-        np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
-    assert np.isclose(np.linalg.norm(out[0][0][:p]), 0.05)   # the ball's boundary was reached
+            (R.solam_pass if mod == "ref" else no_projection)(X, s, order, *st, 0, 2.0, 0.05)
+        out[mod] = st
+    for mod in ("csr", "dense"):
+        for a, b in zip(out[mod], out["ref"]):
+            np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
+        assert np.isclose(np.linalg.norm(out[mod][0][:p]), 0.05)   # the ball's boundary
+    with pytest.raises(AssertionError):
+        for a, b in zip(out["dense"], out["mutant"]):
+            np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-14)
 
 
 # -- OAM's sparse buffers: kernel == reference on the slots, estimator behaviour ------------
