@@ -121,6 +121,38 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
             self.__dict__["_one_row_work"] = work
         return work
 
+    def _csr_round_in_place(self, x, s, cols, copied=()):
+        """The round of a canonical one-row CSR matrix ``x`` on the live ``w_``, for a pass
+        that writes ``w_`` only at the columns ``cols`` (with repeats, in any order) and the
+        state arrays ``copied``, which it gets as copies: those entries of ``w_`` are saved
+        first, so a call costs O(len(cols)) and the copies, not the O(p) copy and
+        finiteness scan of the round on copies (at p = 2^18 that copy was most of a
+        hashed-text row's cost). The pre-score, the pass and the Platt step are the general
+        path's, bit for bit; if the pass fails or leaves a written value non-finite, the
+        saved entries go back, the copies are dropped and False is returned (the general
+        path then reports it)."""
+        d = self.__dict__
+        w = d["w_"]
+        saved = w[cols]                               # a copy of the entries the pass writes
+        state = {name: d[name].copy() for name in copied}
+        state["w_"] = w
+        state["t_"] = d["t_"]
+        sign = np.array([s])
+        pre = self._raw_scores(x)
+        try:
+            self._run_pass(state, x, sign, _ONE_ROW)
+        except (FloatingPointError, ValueError, ArithmeticError):
+            w[cols] = saved
+            return False
+        if not (_finite_array(w[cols]) and all(
+                _all_finite(v) for k, v in state.items() if k != "w_")):
+            w[cols] = saved
+            return False
+        t = state.pop("t_")
+        d.update(state)
+        self._commit_one_row(pre, s, t)
+        return True
+
     def _commit_one_row(self, pre, s, t=None):
         """The end of a typed one-row round: the counters and the Platt step on the
         pre-round score (as the general path)."""
@@ -158,33 +190,13 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
 
 class _RowLocalBaseline(_LinearBaseline):
     """A baseline whose round on a row writes ``w_`` at that row's columns only (Perceptron,
-    PA-I): ``learn_one`` on a canonical one-row CSR matrix plays the pass on the live
-    ``w_`` after saving just those entries, so a call costs O(nnz) and not the O(p) copy
-    and finiteness scan of the round on copies (at p = 2^18 that copy was most of a
-    hashed-text row's cost). The pass, its pre-score and the Platt step are the general
-    path's, bit for bit; if the pass fails or leaves a touched weight non-finite, the saved
-    entries go back and the general path reports it."""
+    PA-I): ``learn_one`` on a canonical one-row CSR matrix plays the pass on the live ``w_``
+    after saving just those entries (``_csr_round_in_place``), O(nnz) a call."""
 
     def _learn_one_in_place(self, x, s):
-        d = self.__dict__
-        if type(x) is np.ndarray or not _canonical_row(x, d.get("n_features_in_")):
+        if type(x) is np.ndarray or not _canonical_row(x, self.__dict__.get("n_features_in_")):
             return super()._learn_one_in_place(x, s)
-        w = d["w_"]
-        cols = x.indices
-        saved = w[cols]                               # a copy of the entries the pass writes
-        sign = np.array([s])
-        pre = self._raw_scores(x)
-        state = {"w_": w, "t_": d["t_"]}
-        try:
-            self._run_pass(state, x, sign, _ONE_ROW)
-        except (FloatingPointError, ValueError, ArithmeticError):
-            w[cols] = saved
-            return False
-        if not _finite_array(w[cols]):
-            w[cols] = saved
-            return False
-        self._commit_one_row(pre, s, state["t_"])
-        return True
+        return self._csr_round_in_place(x, s, x.indices)
 
 
 class Perceptron(_RowLocalBaseline):
@@ -583,35 +595,14 @@ class OAM(_LinearBaseline):
 
     def _learn_one_csr(self, x, s):
         """A canonical one-row CSR matrix on a model with sparse buffers: the pass on the
-        live ``w_``, after saving the entries it can write (the columns of the row and of
-        the buffered rows, as ``_backup_names`` says), and on copies of the rest of the state
-        (buffers, counts, generator: O(buffer_size x width), not O(p)). The pre-score, the
-        pass, the intercept and the Platt step are the general path's, bit for bit; if the
-        pass fails or leaves anything non-finite, the saved entries go back, the copies are
-        dropped and False is returned (the general path then reports it)."""
+        live ``w_`` (``_csr_round_in_place``), which it writes at the columns of the row and
+        of the buffered rows (as ``_backup_names`` says), and on copies of the rest of the
+        state (buffers, counts, generator: O(buffer_size x width), not O(p))."""
         d = self.__dict__
         Bi, Bn = d["buffer_indices_"], d["buffer_nnz_"]
         cols = np.concatenate([x.indices, Bi[np.arange(Bi.shape[2]) < Bn[..., None]]])
-        w = d["w_"]
-        saved = w[cols]
-        state = {name: d[name].copy() for name in self._state_names if name != "w_"}
-        state["w_"] = w
-        state["t_"] = d["t_"]
-        sign = np.array([s])
-        pre = self._raw_scores(x)
-        try:
-            self._run_pass(state, x, sign, _ONE_ROW)
-        except (FloatingPointError, ValueError, ArithmeticError):
-            w[cols] = saved
-            return False
-        if not (_finite_array(w[cols]) and all(
-                _all_finite(v) for k, v in state.items() if k != "w_")):
-            w[cols] = saved
-            return False
-        t = state.pop("t_")
-        d.update(state)
-        self._commit_one_row(pre, s, t)
-        return True
+        return self._csr_round_in_place(x, s, cols,
+                                        [n for n in self._state_names if n != "w_"])
 
     def _reserve(self, state, longest):
         """Grow the sparse slots to a power-of-two capacity of at least ``longest`` (every
