@@ -32,6 +32,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
 )
+from sosl._core._rows cimport dense_source
 from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
 
@@ -156,9 +157,7 @@ def komp_policy_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize
     if Z.shape[1] != X.shape[1] or X.shape[1] == 0:
         raise ValueError("komp_policy_pass: inconsistent shapes (need Z of shape (M, p), "
                          "p >= 1)")
-    rows.dense = True
-    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
-    rows.p = X.shape[1]
+    dense_source(X, &rows)
     out = _pass(&rows, s, order, (np.ascontiguousarray(Z, dtype=np.float64),), G, beta, f,
                 buf, lab, age, cap, t0, acc, &step, &kern, epsilon, period)
     return out[0][0], *out[1:]

@@ -37,6 +37,7 @@ from sosl._core._kfun cimport (
     store_self_kernel,
     kernel_rows,
 )
+from sosl._core._rows cimport dense_source
 
 from sosl._core._kparams import KOIL_REFRESH
 
@@ -104,9 +105,7 @@ def koil_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1]
     cdef Py_ssize_t B = alpha_mv.shape[0]
     if buf.shape[0] != B or buf.shape[1] != X.shape[1] or X.shape[1] == 0:
         raise ValueError("koil_pass: inconsistent shapes (need buf of shape (B, p), p >= 1)")
-    rows.dense = True
-    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
-    rows.p = X.shape[1]
+    dense_source(X, &rows)
     st.dense = True
     st.SV = &buf[0, 0] if B > 0 else NULL
     st.L = 0

@@ -46,6 +46,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
 )
+from sosl._core._rows cimport dense_source
 from sosl._core._losses cimport loss_grad, loss_scale
 from sosl._core._moments cimport round_prologue
 
@@ -70,12 +71,7 @@ def kernel_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef Py_ssize_t M = alpha.shape[0]
     if SV.shape[0] != M or SV.shape[1] != X.shape[1]:
         raise ValueError("kernel_pass: inconsistent buffer shapes (need SV of shape (M, p))")
-    rows.dense = True
-    rows.X = &X[0, 0] if X.shape[0] > 0 and X.shape[1] > 0 else NULL
-    rows.data = NULL
-    rows.indices = NULL
-    rows.indptr = NULL
-    rows.p = X.shape[1]
+    dense_source(X, &rows)
     if order.shape[0] > 0 and (rows.X == NULL or SV.shape[0] == 0 or SV.shape[1] == 0):
         raise ValueError("kernel_pass: rows to visit but no features or no slots")
     st.dense = True

@@ -77,6 +77,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
 )
+from sosl._core._rows cimport dense_source
 from sosl._core._komp_greedy cimport komp_removals
 
 STATUS_DONE = 0
@@ -364,9 +365,7 @@ def polk_fast_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t
             errors.shape[0] < order.shape[0] or budgets.shape[0] < order.shape[0]):
         raise ValueError("polk_fast_pass: need a label for every row and an output slot for "
                          "every round")
-    rows.dense = True
-    rows.X = &X[0, 0] if X.shape[0] > 0 else NULL
-    rows.p = X.shape[1]
+    dense_source(X, &rows)
     st.dense = True
     st.SV = &D[0, 0]
     st.L = 0
