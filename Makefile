@@ -33,14 +33,14 @@ checked: $(STAMP)
 	rm -rf $(CHECKED) && mkdir -p $(CHECKED)
 	cp -r setup.py pyproject.toml README.md LICENSE sosl $(CHECKED)/
 	find $(CHECKED)/sosl \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
-	cd $(CHECKED) && SOSL_BOUNDSCHECK=1 SOSL_OPT="$(CHECKED_OPT)" $(CURDIR)/$(BIN)/python setup.py -q build_ext --inplace
-	cd $(CHECKED) && $(CURDIR)/$(BIN)/python -c "import sosl; assert '$(CHECKED)' in sosl.__file__, sosl.__file__"
-	cd $(CHECKED) && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider \
+	cd $(CHECKED) && SOSL_BOUNDSCHECK=1 SOSL_OPT="$(CHECKED_OPT)" $(abspath $(BIN))/python setup.py -q build_ext --inplace
+	cd $(CHECKED) && $(abspath $(BIN))/python -c "import sosl; assert '$(CHECKED)' in sosl.__file__, sosl.__file__"
+	cd $(CHECKED) && $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider \
 		$(addprefix $(CURDIR)/tests/,$(addsuffix .py,$(CHECKED_TESTS)))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/cython-lint sosl/_core/*.pyx sosl/_core/*.pxd
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/cython-lint sosl/_core/*.pyx sosl/_core/*.pxd
 
 # mypy on the package (config in pyproject.toml: the annotated public API, py.typed shipped)
 typecheck: $(STAMP)
@@ -61,11 +61,11 @@ test-newest:
 	rm -rf $(NEWEST_DIR) && mkdir -p $(NEWEST_DIR)
 	cp -r setup.py pyproject.toml README.md LICENSE sosl $(NEWEST_DIR)/
 	find $(NEWEST_DIR)/sosl \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
-	cd $(NEWEST_DIR) && $(CURDIR)/$(NEWEST)/bin/python setup.py -q build_ext --inplace
-	cd $(NEWEST_DIR) && $(CURDIR)/$(NEWEST)/bin/python -c "import sklearn, sosl; \
+	cd $(NEWEST_DIR) && $(abspath $(NEWEST))/bin/python setup.py -q build_ext --inplace
+	cd $(NEWEST_DIR) && $(abspath $(NEWEST))/bin/python -c "import sklearn, sosl; \
 		assert '$(NEWEST_DIR)' in sosl.__file__, sosl.__file__; \
 		print('test-newest: scikit-learn', sklearn.__version__)"
-	cd $(NEWEST_DIR) && $(CURDIR)/$(NEWEST)/bin/python -m pytest -q -p no:cacheprovider \
+	cd $(NEWEST_DIR) && $(abspath $(NEWEST))/bin/python -m pytest -q -p no:cacheprovider \
 		$(addprefix $(CURDIR)/tests/,$(addsuffix .py,$(NEWEST_TESTS)))
 
 verify: $(STAMP)
@@ -117,8 +117,8 @@ $(RELEASE_STAMP): $(STAMP) pyproject.toml
 wheel: $(STAMP) $(RELEASE_STAMP)
 	rm -rf dist && $(BIN)/python setup.py -q sdist -d dist
 	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist/linux dist/sosl-*.tar.gz
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/auditwheel repair --wheel-dir dist dist/linux/sosl-*.whl
-	SOSL_WHEEL_DIST=$(CURDIR)/dist PATH=$(CURDIR)/$(BIN):$$PATH \
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/auditwheel repair --wheel-dir dist dist/linux/sosl-*.whl
+	SOSL_WHEEL_DIST=$(CURDIR)/dist PATH=$(abspath $(BIN)):$$PATH \
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
 
 install: $(STAMP)

@@ -101,6 +101,38 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
             raise FloatingPointError(f"{type(self).__name__}: {err}. The model was left "
                                      "unchanged.") from None
 
+    @property
+    def intercept_(self):
+        """Offset of the scores, an array of shape (1,) (as scikit-learn's binary linear
+        classifiers have it).
+
+        Assigning a real number or an array of shape (1,) stores it as a new array of
+        shape (1,) (the next rounds start from it); anything else raises and leaves the
+        model as it was.
+        """
+        b = self.__dict__.get("intercept_")
+        if b is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute "
+                                 "'intercept_' (it exists after fit, partial_fit or "
+                                 "learn_one)")
+        return b
+
+    @intercept_.setter
+    def intercept_(self, value):
+        name = type(self).__name__
+        v = np.asarray(value)
+        if v.dtype.kind not in "iuf":
+            raise TypeError(f"{name}.intercept_ must be a real number, got dtype {v.dtype}")
+        if v.shape not in ((), (1,)):
+            raise ValueError(f"{name}.intercept_ must be a number or an array of shape "
+                             f"(1,), got shape {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name}.intercept_ must be finite, got {v.item()!r}")
+        if not (type(value) is np.ndarray and value.dtype == np.float64
+                and value.shape == (1,)):
+            value = v.astype(np.float64).reshape(1)         # a new array: no caller alias
+        self.__dict__["intercept_"] = value
+
     def _decision(self, X):
         return X @ self.w_ + self.intercept_[0]      # under the base's errstate (_raw_scores)
 

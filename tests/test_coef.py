@@ -154,6 +154,56 @@ def test_a_setter_without_the_checks_is_caught(monkeypatch):
     assert not _refused(m, 1.0, ValueError)
 
 
+BASELINES = [sosl.Perceptron, sosl.PAI, sosl.OAM, sosl.OLUBAUC, sosl.SOLAM, sosl.AdaOAM]
+
+
+def _intercept_checks(m, X):
+    """Whether a number assigned to ``intercept_`` scores as ``X @ coef_.T + b`` on every
+    path (one row included) and a bad value is refused with the model unchanged."""
+    m.intercept_ = 0.25
+    if not (isinstance(m.intercept_, np.ndarray) and m.intercept_.shape == (1,)
+            and m.intercept_.dtype == np.float64):
+        return False
+    want = X @ m.coef_[0] + 0.25
+    try:
+        if not np.allclose([m.score_one(x) for x in X[:3]], want[:3], rtol=1e-12, atol=0):
+            return False
+    except TypeError:                       # a float where the one-row path indexes
+        return False
+    np.testing.assert_allclose(m.decision_function(X), want, rtol=1e-12, atol=1e-15)
+    before = _arrays(m)
+    for bad, err in ((np.ones(2), ValueError), (np.ones((1, 1)), ValueError),
+                     (np.nan, ValueError), ("a", TypeError)):
+        try:
+            m.intercept_ = bad
+        except err:
+            pass
+        else:
+            return False
+        if _arrays(m) != before:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("Est", BASELINES, ids=lambda E: E.__name__)
+def test_the_intercept_takes_a_number_and_refuses_anything_else(Est):
+    """scikit-learn's linear models accept ``clf.intercept_ = 0.5``; so do the baselines
+    (stored as a (1,) array), and learning continues from it."""
+    m, X, y = _fitted(Est)
+    assert _intercept_checks(m, X)
+    m.partial_fit(X, y)
+    assert np.isfinite(m.decision_function(X)).all()
+    assert not hasattr(Est(), "intercept_")
+
+
+def test_a_plain_intercept_attribute_is_caught(monkeypatch):
+    """Mutant: ``intercept_`` as a plain attribute (the float stays a float) fails the
+    one-row path, and bad values go in unchecked."""
+    m, X, y = _fitted(sosl.Perceptron)
+    monkeypatch.delattr(sosl.baselines._LinearBaseline, "intercept_")
+    assert not _intercept_checks(m, X)
+
+
 def test_the_sketch_coef_is_read_only():
     m, X, y = _fitted(sosl.SketchedOAUCM)
     before = _arrays(m)
