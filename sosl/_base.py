@@ -231,14 +231,20 @@ def _check_compressed_structure(X):
                 "from (data, indices, indptr))")
 
 
-def _canonical_row(x, p):
-    """Whether ``x`` is one finite row of ``p`` columns as a canonical CSR matrix (float64,
-    int32 indices, sorted without duplicates): what the typed one-row paths take as is."""
+def _canonical_layout(x, p):
+    """Whether ``x`` is one row of ``p`` columns as a canonical CSR matrix (float64, int32
+    indices, sorted without duplicates, its first and last index inside the row: scipy does
+    not check that when a matrix is built from its arrays); its values are not looked at."""
     return (sp.issparse(x) and x.format == "csr" and x.shape == (1, p)
             and x.data.dtype == np.float64 and x.indices.dtype == np.int32
             and x.indptr.dtype == np.int32 and x.has_canonical_format
-            and (x.nnz == 0 or (x.indices[0] >= 0 and x.indices[x.nnz - 1] < p))
-            and _finite_array(x.data))
+            and (x.nnz == 0 or (x.indices[0] >= 0 and x.indices[x.nnz - 1] < p)))
+
+
+def _canonical_row(x, p):
+    """Whether ``x`` is one finite row of ``p`` columns as a canonical CSR matrix
+    (:func:`_canonical_layout`): what the typed one-row paths take as is."""
+    return _canonical_layout(x, p) and _finite_array(x.data)
 
 
 class _DenseRow:

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 from ._base import (
     BaseOnlineAUC,
     _canonical_csr,
+    _canonical_layout,
     _canonical_row,
     _DenseRow,
     _finite_array,
@@ -248,12 +249,8 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
         and a non-finite score returns None, as does an overflow.
         """
         d = self.__dict__
-        if not (d.get("_params_ok") and "w_" in d and sp.issparse(x) and x.format == "csr"
-                and x.shape == (1, d["n_features_in_"]) and x.data.dtype == np.float64
-                and x.indices.dtype == np.int32 and x.indptr.dtype == np.int32
-                and x.has_canonical_format
-                and (x.nnz == 0 or (x.indices[0] >= 0
-                                    and x.indices[x.nnz - 1] < d["n_features_in_"]))):
+        if not (d.get("_params_ok") and "w_" in d
+                and _canonical_layout(x, d["n_features_in_"])):
             return None
         wzn = self._wzn(d)
         if wzn is None:
