@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array, _model_lock
 from ._core import _koil
 from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
@@ -328,6 +328,22 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                 d["intercept_"] = b
                 return True
         return self._learn_one_live(x, s)
+
+    def score_one(self, x):
+        d = self.__dict__
+        with _model_lock(d):
+            # a dense float64 row on a fitted model with checked hyper-parameters: the
+            # stepper's pre-score, which is decision_function's on the row, to the bit; a
+            # row it declines (or an overflow) goes to the general path, which says why
+            if (d.get("_params_ok") and "_layout_" in d and type(x) is np.ndarray
+                    and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
+                    and d["_layout_"].get("storage") != "csr"):
+                f = self._stepper().score(x, d["intercept_"])
+                if math.isfinite(f):
+                    return f
+            return super().score_one(x)
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     def _learn_one_live(self, x, s):
         """Round t of KOIL on one dense row, on the model's own buffers.

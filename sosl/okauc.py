@@ -16,13 +16,14 @@ support vectors sparsely (``_SparseFifoBuffers``, ``_SparseKompBuffers``) and ru
 on the CSR rows; see the class docstrings.
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array
+from ._base import BaseOnlineAUC, _canonical_csr, _finite_array, _model_lock
 from ._core import _kbudget, _okauc
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
@@ -82,6 +83,12 @@ def _room_for_batch(state, s, lay):
         if np.any(need > caps):
             new = tuple(int(max(n, 2 * c)) if n > c else int(c) for n, c in zip(need, caps))
             state.update(_grow(state, new))
+
+
+def _fifo_dense(lay):
+    """Whether a layout keeps budgeted FIFO buffers of dense rows (``_okauc.Stepper``'s)."""
+    return (lay["budgets"] is not None and lay["budget_policy"] == "fifo"
+            and lay.get("storage") != "csr")
 
 
 class _FifoBuffers:
@@ -438,8 +445,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         :meth:`_learn_one_live`; both equal ``partial_fit`` on the row bit for bit."""
         d = self.__dict__
         lay = d["_layout_"]
-        if not (type(x) is np.ndarray and lay["budgets"] is not None
-                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"
+        if not (type(x) is np.ndarray and _fifo_dense(lay)
                 and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous):
             return False
         t = self._stepper().step(x, s, d["t_"], d["intercept_"])
@@ -449,6 +455,22 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         d["n_seen_"] += 1
         _FifoBuffers.public(d)
         return True
+
+    def score_one(self, x):
+        d = self.__dict__
+        with _model_lock(d):
+            # a dense float64 row on a fitted model with checked hyper-parameters: the
+            # stepper's pre-score, which is decision_function's on the row, to the bit; a
+            # row it declines (or an overflow) goes to the general path, which says why
+            if (d.get("_params_ok") and "_layout_" in d and type(x) is np.ndarray
+                    and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
+                    and _fifo_dense(d["_layout_"])):
+                f = self._stepper().score(x, d["intercept_"])
+                if math.isfinite(f):
+                    return f
+            return super().score_one(x)
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     def _learn_one_live(self, x, s):
         """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.

@@ -413,11 +413,37 @@ cdef class Stepper:
         self.rows.dense = True
         self.rows.p = self.p
 
+    cdef double pre_score(self, const double* x, Py_ssize_t M, double intercept):
+        """f(x) + intercept as the decision function computes it: the kernel row of the
+        M filled slots, in slot order."""
+        cdef Py_ssize_t l
+        cdef double acc
+        if M == 0:
+            return intercept
+        kernel_rows(&self.buf[0, 0], M, x, self.p, self.kern.kind, self.kern.gamma,
+                    self.kern.degree, self.kern.coef0, &self.work[0])
+        acc = 0.0
+        for l in range(M):
+            acc += self.alpha[l] * self.work[l]
+        return intercept + acc
+
+    def score(self, const double[::1] x, double intercept):
+        """``decision_function`` of the 1-D float64 row x, to the bit (the pre-score of
+        ``step``); NaN when the caller must take the general path (x of the wrong length
+        or not finite, the filled slots not adjacent), which then reports the row."""
+        cdef Py_ssize_t l, off = self.off, n0 = self.n_buf[0], n1 = self.n_buf[1]
+        if x.shape[0] != self.p or not (n0 == off or n1 == 0):
+            return float("nan")
+        for l in range(self.p):
+            if not isfinite(x[l]):
+                return float("nan")
+        return self.pre_score(&x[0], n0 + n1 if n0 == off else n0, intercept)
+
     def step(self, const double[::1] x, double s, long long t, long long seed,
              double intercept):
         cdef Py_ssize_t B = self.B, p = self.p, off = self.off
-        cdef Py_ssize_t j, l, c = 1 if s > 0 else 0, n0, n1, M
-        cdef double pre, acc
+        cdef Py_ssize_t j, l, c = 1 if s > 0 else 0, n0, n1
+        cdef double pre
         cdef uint64_t out[4]
         cdef double* save = &self.save[0]
         cdef double* alpha = &self.alpha[0]
@@ -432,16 +458,7 @@ cdef class Stepper:
         n0, n1 = self.n_buf[0], self.n_buf[1]
         if not (n0 == off or n1 == 0):
             return float("nan")             # filled slots not adjacent: the general path
-        # the pre-score, as the decision function: kernel row of the filled slots, in order
-        M = n0 + n1 if n0 == off else n0
-        pre = intercept
-        if M > 0:
-            kernel_rows(&self.buf[0, 0], M, &x[0], p, self.kern.kind, self.kern.gamma,
-                        self.kern.degree, self.kern.coef0, &self.work[0])
-            acc = 0.0
-            for l in range(M):
-                acc += alpha[l] * self.work[l]
-            pre = intercept + acc
+        pre = self.pre_score(&x[0], n0 + n1 if n0 == off else n0, intercept)
         # the uniforms of round t and the slot the round can write
         sosl_philox_block(<uint64_t> t, <uint64_t> seed, out)
         self.U[0, 0] = (out[0] >> 11) * (1.0 / 9007199254740992.0)

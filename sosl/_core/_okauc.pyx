@@ -371,11 +371,38 @@ cdef class Stepper:
         self.rows.indptr = NULL
         self.rows.p = self.p
 
+    cdef double pre_score(self, const double* x, Py_ssize_t k, double intercept):
+        """f(x) + intercept as the decision function computes it from
+        ``support_vectors_``: the kernel row of the k occupied slots, in slot order."""
+        cdef Py_ssize_t l
+        cdef double acc
+        if k == 0:
+            return intercept
+        kernel_rows(&self.SV[0, 0], k, x, self.p, self.kern.kind, self.kern.gamma,
+                    self.kern.degree, self.kern.coef0, &self.work[0])
+        acc = 0.0
+        for l in range(k):
+            acc += self.alpha[l] * self.work[l]
+        return acc + intercept
+
+    def score(self, const double[::1] x, double intercept):
+        """``decision_function`` of the 1-D float64 row x, to the bit (the pre-score of
+        ``step``); NaN when the caller must take the general path (x of the wrong length
+        or not finite, the occupied slots not adjacent), which then reports the row."""
+        cdef Py_ssize_t l, c0 = self.cap[0]
+        cdef long long n0 = self.count[0], n1 = self.count[1]
+        if x.shape[0] != self.p or not (n0 == c0 or n1 == 0):
+            return float("nan")
+        for l in range(self.p):
+            if not isfinite(x[l]):
+                return float("nan")
+        return self.pre_score(&x[0], n0 + n1 if n0 == c0 else n0, intercept)
+
     def step(self, const double[::1] x, double s, long long t0, double intercept):
         cdef Py_ssize_t M = self.M, p = self.p, c0 = self.cap[0]
-        cdef Py_ssize_t l, k, slot, own = 1 if s > 0 else 0
+        cdef Py_ssize_t l, slot, own = 1 if s > 0 else 0
         cdef long long n0 = self.count[0], n1 = self.count[1], t
-        cdef double pre, acc
+        cdef double pre
         cdef double* save = &self.save[0]
         cdef double* alpha = &self.alpha[0]
         cdef double* fb = &self.fb[0]
@@ -388,15 +415,7 @@ cdef class Stepper:
                 return -1
         if not (n0 == c0 or n1 == 0):
             return -1                     # occupied slots not adjacent: the general path
-        k = n0 + n1 if n0 == c0 else n0
-        pre = intercept
-        if k > 0:
-            kernel_rows(&self.SV[0, 0], k, &x[0], p, self.kern.kind, self.kern.gamma,
-                        self.kern.degree, self.kern.coef0, &self.work[0])
-            acc = 0.0
-            for l in range(k):
-                acc += alpha[l] * self.work[l]
-            pre = acc + intercept
+        pre = self.pre_score(&x[0], n0 + n1 if n0 == c0 else n0, intercept)
         if not isfinite(pre):
             return -1
         slot = (0 if own == 0 else c0) + (self.count[own] if self.count[own] < self.cap[own]
