@@ -234,23 +234,34 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
         platt_steps(f, sign, d["calibration_"])
         return True
 
-    # -- one CSR row scored: the typed kernel on the live state, no re-validation -------------
+    # -- one row scored: decision_function's expression on the live state, no re-validation
     def _one_row_score(self, x):
-        """The score of one row on the general path's kernel, or None when the model or
-        the row does not suit this path (the general path then runs and says why).
+        """The score of one row by the general path's expression, or None when the model
+        or the row does not suit this path (the general path then runs and says why).
 
         Taken only by a fitted model whose hyper-parameters are checked (``_params_ok``),
-        for a one-row CSR matrix of float64 values and int32 indices in canonical format
-        (sorted, no duplicates), of the model's width with its first and last index inside
-        it (scipy does not check that when a matrix is built from its arrays), while the
-        state is one (p, 3) array: the kernel of ``decision_function`` on
-        that row, so the same bits. The values are not checked here: a NaN or an infinity
-        among them makes the score non-finite (the sum of the products then holds it),
-        and a non-finite score returns None, as does an overflow.
+        for a dense float64 C-contiguous 1-D row of the model's width (``decision_function``'s
+        dense product on it as a one-row matrix), or a one-row CSR matrix of float64 values
+        and int32 indices in canonical format (sorted, no duplicates), of the model's width
+        with its first and last index inside it (scipy does not check that when a matrix is
+        built from its arrays), while the state is one (p, 3) array (the kernel of
+        ``decision_function`` on that row): the same bits either way. The values are not
+        checked here: a NaN or an infinity among them makes the score non-finite (the sum
+        of the products then holds it), and a non-finite score returns None, as does an
+        overflow.
         """
         d = self.__dict__
-        if not (d.get("_params_ok") and "w_" in d
-                and _canonical_layout(x, d["n_features_in_"])):
+        if not (d.get("_params_ok") and "w_" in d):
+            return None
+        p = d["n_features_in_"]
+        if type(x) is np.ndarray:
+            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
+                    and x.flags.c_contiguous):
+                return None
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = float((x.reshape(1, p) @ d["w_"])[0]) + self._intercept()
+            return f if math.isfinite(f) else None
+        if not _canonical_layout(x, p):
             return None
         wzn = self._wzn(d)
         if wzn is None:

@@ -1,7 +1,8 @@
-"""FTRL-AUC's one-row scoring path (``score_one``, ``predict_proba_one`` on one CSR row).
+"""FTRL-AUC's one-row scoring path (``score_one``, ``predict_proba_one`` on one row).
 
-The path skips the general validation for a canonical one-row CSR matrix and runs the
-kernel of ``decision_function`` on the live state; it must give what the general path
+The path skips the general validation for a canonical one-row CSR matrix (or a dense
+float64 row) and runs the kernel (the dense product) of ``decision_function`` on the live
+state; it must give what the general path
 gives (the same kernel: bit for bit here, asserted at 1e-12 as well), fall back to it for
 every row or model it does not suit (so the same errors), and its probability uses the
 ``math``-module twin of the Platt sigmoid. Each equivalence keeps a mutant that must fail.
@@ -82,6 +83,31 @@ def test_score_one_and_predict_proba_one_equal_the_general_path():
     assert not np.allclose(no_a, p_gen, rtol=1e-6, atol=1e-9)
 
 
+def test_a_dense_row_takes_the_path_with_the_one_row_bits():
+    """A dense float64 row: decision_function's dense product on it as a one-row matrix
+    (the base's score_one, to the bit); a non-finite one declines and raises there."""
+    m, rows, X, y = _fitted(4)
+    D = X[300:400].toarray()
+    assert all(m._one_row_score(x) is not None for x in D)
+    f_one = np.array([m.score_one(x) for x in D])
+    np.testing.assert_array_equal(f_one, [BaseOnlineAUC.score_one(m, x) for x in D])
+    np.testing.assert_array_equal(f_one, [m.decision_function(x[None, :])[0] for x in D])
+    np.testing.assert_allclose(f_one, m.decision_function(D), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose([m.predict_proba_one(x)[1] for x in D],
+                               m.predict_proba(D)[:, 1], rtol=1e-12, atol=1e-15)
+    bad = D[0].copy()
+    bad[5] = np.nan
+    assert m._one_row_score(bad) is None
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        m.score_one(bad)
+    assert m._one_row_score(D[0, :10].copy()) is None
+    with pytest.raises(ValueError, match="features"):
+        m.score_one(D[0, :10].copy())
+    # mutant: the dense product without the intercept is caught by the equality above
+    assert abs(m.intercept_[0]) > 1e-3
+    assert not np.array_equal([float(x @ m.w_) for x in D], f_one)
+
+
 def test_labels_of_the_probabilities_follow_classes():
     X, y = _stream(1)
     labels = np.where(y == 1, "spam", "ham")
@@ -105,7 +131,9 @@ def test_rows_and_models_the_path_does_not_suit_take_the_general_path():
                          shape=(1, p))
     wide.indices = wide.indices.astype(np.int64)
     csc = r.tocsc()
-    for other in (unsorted, wide, csc, r.toarray()[0], r.toarray()[0].tolist()):
+    strided = np.asfortranarray(np.vstack([r.toarray()] * 2))[0]       # not C-contiguous
+    assert not strided.flags.c_contiguous
+    for other in (unsorted, wide, csc, r.toarray()[0].tolist(), strided):
         assert m._one_row_score(other) is None
         assert m.score_one(other) == pytest.approx(want, rel=1e-12, abs=1e-12)
         np.testing.assert_allclose(m.predict_proba_one(other)[1], m.predict_proba(r)[0, 1],
