@@ -225,6 +225,28 @@ def layout_expansion(X, support_vectors, dual_coef, layout):
                       float(layout["coef0"]))
 
 
+def slots_expansion(X, ind, val, nnz, slots, dual_coef, layout):
+    """:func:`layout_expansion` of the rows X against the sparse slots ``slots`` of a
+    learner's storage (slot j: ``ind[j, :nnz[j]]``, ``val[j, :nnz[j]]``), read in place:
+    the value of ``layout_expansion(X, _slots_to_csr(ind, val, nnz, slots, p), dual_coef,
+    layout)`` to the bit, without building that matrix (``_kfun.kernel_decision_slots``)."""
+    return _slots_expansion(_canonical_csr(X), ind, val, nnz, slots, dual_coef, layout)
+
+
+def _slots_expansion(X, ind, val, nnz, slots, dual_coef, layout):
+    """:func:`slots_expansion` of rows X already in canonical CSR form (the one-row
+    paths check that themselves)."""
+    slots = np.ascontiguousarray(slots, dtype=np.intp)
+    coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
+    out = np.empty(X.shape[0])
+    _kfun.kernel_decision_slots(X.data, X.indices, X.indptr, ind, val, nnz, slots, coef,
+                                kernel_spec(int(layout["kernel"]), float(layout["gamma"]),
+                                            float(int(layout["degree"])),
+                                            float(layout["coef0"])),
+                                out, np.empty(slots.shape[0]))
+    return out
+
+
 def _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0):
     """:func:`kernel_expansion` with the kernel already validated (``code`` a ``Kernel``
     code, the parameters floats): the learners' decision functions, whose layout was

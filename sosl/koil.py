@@ -8,13 +8,14 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array, _model_lock
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
 from ._core import _koil
 from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
 from .kernels import (
     KERNEL_CONSTRAINTS,
+    _slots_expansion,
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
@@ -317,7 +318,12 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         d = self.__dict__
         lay = d["_layout_"]
         if lay.get("storage") == "csr":
-            return self._learn_one_by_copy(x, s)      # sparse slots: the pass on copies
+            # sparse slots: in place for a canonical row that fits the slot width (a wider
+            # one widens the slots: the pass on copies)
+            if (_canonical_row(x, d["n_features_in_"])
+                    and x.nnz <= d["buffer_ind_"].shape[1] and self._learn_one_live(x, s)):
+                return True
+            return self._learn_one_by_copy(x, s)
         if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
                 and x.flags.c_contiguous):
             t = d["t_"] + 1
@@ -335,18 +341,24 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             # a dense float64 row on a fitted model with checked hyper-parameters: the
             # stepper's pre-score, which is decision_function's on the row, to the bit; a
             # row it declines (or an overflow) goes to the general path, which says why
-            if (d.get("_params_ok") and "_layout_" in d and type(x) is np.ndarray
-                    and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
-                    and d["_layout_"].get("storage") != "csr"):
-                f = self._stepper().score(x, d["intercept_"])
-                if math.isfinite(f):
-                    return f
+            if d.get("_params_ok") and "_layout_" in d:
+                if d["_layout_"].get("storage") != "csr":
+                    if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                            and x.flags.c_contiguous):
+                        f = self._stepper().score(x, d["intercept_"])
+                        if math.isfinite(f):
+                            return f
+                elif _canonical_row(x, d["n_features_in_"]):    # sparse slots, in place
+                    f = float(self._decision_csr(x)[0])
+                    if math.isfinite(f):
+                        return f
             return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     def _learn_one_live(self, x, s):
-        """Round t of KOIL on one dense row, on the model's own buffers.
+        """Round t of KOIL on one row (dense, or a canonical CSR row that fits the sparse
+        slots), on the model's own buffers.
 
         The round writes the weights, the cached scores and the counters (O(B), copied
         first) and, in the Gram matrix and the buffer, at most the slot the row can go to:
@@ -362,34 +374,46 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         d = self.__dict__
         lay = d["_layout_"]
         p = d["n_features_in_"]
-        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
-                and x.shape[0] == p and x.flags.c_contiguous and _finite_array(x)):
-            return False
-        X = x.reshape(1, p)
-        pre = self._raw_scores(X)
+        sparse = lay.get("storage") == "csr"
+        if sparse:                      # the caller checked: canonical, finite, fits a slot
+            X = x
+            with np.errstate(over="ignore", invalid="ignore"):
+                pre = self._decision_csr(X)
+        else:
+            if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                    and x.shape[0] == p and x.flags.c_contiguous and _finite_array(x)):
+                return False
+            X = x.reshape(1, p)
+            pre = self._raw_scores(X)
         budgets = lay["budgets"]
         c = 1 if s > 0 else 0
-        alpha, f, gram, buf = d["alpha_"], d["buffer_scores_"], d["gram_"], d["buffer_"]
+        alpha, f, gram = d["alpha_"], d["buffer_scores_"], d["gram_"]
         n_buf, n_seen, head = d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"]
         U = _philox_uniforms(d["seed_"], d["t_"], 1)
         j = (0 if c == 0 else budgets[0]) + (
             int(n_buf[c]) if n_buf[c] < budgets[c]
             else int(U[0, 1] * budgets[c]) if lay["policy"] == _POLICY_CODES["rs++"]
             else int(head[c]))
-        saved = (alpha.copy(), f.copy(), gram[j].copy(), buf[j].copy(), n_buf.copy(),
-                 n_seen.copy(), head.copy(), d["t_"], d["intercept_"])
+        # the slot's row: dense, or its sparse entries and count
+        slot = ((d["buffer_ind_"], d["buffer_val_"], d["buffer_nnz_"]) if sparse
+                else (d["buffer_"],))
+        saved = (alpha.copy(), f.copy(), gram[j].copy(), n_buf.copy(), n_seen.copy(),
+                 head.copy(), d["t_"], d["intercept_"], tuple(a[j].copy() for a in slot))
         sign = np.array([s])
         ok = False
         try:
-            t = _koil.koil_pass(*self._pass_args(d, X, sign, _ONE_ROW, lay, U))
+            run = _koil.koil_pass_csr if sparse else _koil.koil_pass
+            t = run(*self._pass_args(d, X, sign, _ONE_ROW, lay, U))
             ok = _finite_array(alpha) and _finite_array(f) and _finite_array(gram[j])
         except FloatingPointError:
             pass
         finally:
             if not ok:
-                alpha[:], f[:], gram[j], buf[j], n_buf[:], n_seen[:], head[:] = saved[:7]
+                alpha[:], f[:], gram[j], n_buf[:], n_seen[:], head[:] = saved[:6]
                 gram[:, j] = saved[2]
-                d["t_"], d["intercept_"] = saved[7], saved[8]
+                d["t_"], d["intercept_"] = saved[6], saved[7]
+                for a, row in zip(slot, saved[8]):
+                    a[j] = row
         if not ok:
             return False
         d["t_"] = t
@@ -433,12 +457,22 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         return self.alpha_[self._filled()]
 
     def _decision(self, X):
+        out = np.full(X.shape[0], self.intercept_)
         if self._layout_.get("storage") != "csr":
             rows = self._filled_rows()          # the filled slots in order, as a view if it can
             sv, coef = self.buffer_[rows], self.alpha_[rows]
-        else:
-            sv, coef = self.support_vectors_, self.dual_coef_
+            if sv.shape[0] == 0:
+                return out
+            return out + layout_expansion(X, sv, coef, self._layout_)
+        return self._decision_csr(_canonical_csr(X))
+
+    def _decision_csr(self, X):
+        """The decision values of canonical CSR rows X against the sparse slots, read in
+        place (not as a copy of the support vectors)."""
         out = np.full(X.shape[0], self.intercept_)
-        if sv.shape[0] == 0:
+        slots = self._filled()
+        if slots.shape[0] == 0:
             return out
-        return out + layout_expansion(X, sv, coef, self._layout_)
+        return out + _slots_expansion(X, self.buffer_ind_, self.buffer_val_,
+                                      self.buffer_nnz_, slots, self.alpha_[slots],
+                                      self._layout_)

@@ -4,12 +4,16 @@
 The inline kernel evaluations are declared in ``_kfun.pxd`` (shared by the kernel passes);
 this module adds the prediction loops of the kernel learners: ``kernel_decision`` for
 dense rows and support vectors, ``kernel_decision_csr`` for both in CSR form (the merges
-of ``_kfun.pxd``; the cost depends on the non-zeros, not on the number of features). The
-NumPy reference is ``kernel_matrix(X, SV) @ alpha`` of :mod:`sosl._core._kfun_ref` on the
-densified rows, and ``sparse_kernel_row`` of the same module for one sparse row.
+of ``_kfun.pxd``; the cost depends on the non-zeros, not on the number of features), and
+``kernel_decision_slots`` for CSR rows against support vectors kept in sparse slots (the
+learners' own storage, read in place). The NumPy reference is ``kernel_matrix(X, SV) @
+alpha`` of :mod:`sosl._core._kfun_ref` on the densified rows, and ``sparse_kernel_row`` of
+the same module for one sparse row.
 """
 
-from sosl._core._kfun cimport KernelSpec, kernel_rows, kernel_rows_csr, sosl_exp_scaled
+from sosl._core._codes cimport KERNEL_GAUSSIAN
+from sosl._core._kfun cimport (KernelSpec, _sparse_finish, kernel_rows, kernel_rows_csr,
+                               sosl_exp_scaled, sparse_dot, sparse_sq_dist)
 
 
 cdef extern from "_vexp.h" nogil:
@@ -94,6 +98,58 @@ def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const in
             a = x_ptr[i]
             kernel_rows_csr(&sv_ptr[0], si, sd, M, xi + a, xd + a, x_ptr[i + 1] - a,
                             kern.kind, kern.gamma, kern.degree, kern.coef0, &work[0])
+            acc = 0.0
+            for q in range(M):
+                acc += alpha[q] * work[q]
+            out[i] = acc
+
+
+def kernel_decision_slots(const double[::1] x_data, const int[::1] x_ind, const int[::1] x_ptr,
+                          const int[:, ::1] ind, const double[:, ::1] val,
+                          const int[::1] nnz, const Py_ssize_t[::1] slots,
+                          const double[::1] alpha, KernelSpec kern, double[::1] out,
+                          double[::1] work):
+    """out[i] = sum_q alpha[q] k(slot slots[q], X[i]) for CSR rows X and sparse slots.
+
+    Slot j holds ``nnz[j]`` entries at ``ind[j, :nnz[j]]`` (sorted), ``val[j, :nnz[j]]``.
+    The same operations in the same order as ``kernel_decision_csr`` on the CSR matrix
+    whose row q is slot ``slots[q]`` (so the same bits), without building that matrix.
+    ``work``: scratch of length at least M = len(slots).
+    """
+    cdef Py_ssize_t n = x_ptr.shape[0] - 1
+    cdef Py_ssize_t M = slots.shape[0]
+    cdef Py_ssize_t L = ind.shape[1]
+    cdef Py_ssize_t i, q, a, j, xn
+    cdef double acc
+    cdef const double* xd = &x_data[0] if x_data.shape[0] > 0 else NULL
+    cdef const int* xi = &x_ind[0] if x_ind.shape[0] > 0 else NULL
+    if (n < 0 or alpha.shape[0] != M or out.shape[0] != n or work.shape[0] < M
+            or x_ind.shape[0] != x_data.shape[0] or x_ptr[n] > x_data.shape[0]
+            or val.shape[0] != ind.shape[0] or val.shape[1] != L
+            or nnz.shape[0] != ind.shape[0]):
+        raise ValueError("kernel_decision_slots: inconsistent shapes")
+    for q in range(M):
+        j = slots[q]
+        if j < 0 or j >= ind.shape[0] or nnz[j] < 0 or nnz[j] > L or L == 0:
+            raise ValueError(f"kernel_decision_slots: slot {j} is not a filled slot of the "
+                             f"{ind.shape[0]} x {L} storage")
+    if M == 0:
+        out[:] = 0.0
+        return
+    with nogil:
+        for i in range(n):
+            a = x_ptr[i]
+            xn = x_ptr[i + 1] - a
+            if kern.kind == KERNEL_GAUSSIAN:
+                for q in range(M):
+                    j = slots[q]
+                    work[q] = sparse_sq_dist(xi + a, xd + a, xn, &ind[j, 0], &val[j, 0],
+                                             nnz[j])
+            else:
+                for q in range(M):
+                    j = slots[q]
+                    work[q] = sparse_dot(xi + a, xd + a, xn, &ind[j, 0], &val[j, 0], nnz[j])
+            _sparse_finish(M, kern.kind, kern.gamma, kern.degree, kern.coef0, &work[0])
             acc = 0.0
             for q in range(M):
                 acc += alpha[q] * work[q]

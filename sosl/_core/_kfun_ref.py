@@ -39,7 +39,7 @@ from ._kparams import (  # noqa: F401  (re-exported: the references' view of the
 )
 
 __all__ = ["budget_pair", "exp_scaled", "KERNEL_CODES", "KERNEL_NAMES", "kernel_code",
-           "kernel_row", "sparse_sq_dist", "sparse_dot", "sparse_kernel_row",
+           "kernel_row", "sparse_sq_dist", "sparse_dot", "sparse_kernel_row", "slots_decision",
            "kernel_matrix", "kernel_diag", "validate_kernel_params", "gamma_from_sigma",
            "sigma_from_gamma"]
 
@@ -81,6 +81,14 @@ def sparse_kernel_row(rows, x, kind, gamma, degree, coef0):
     if kind == KERNEL_POLY:
         return (gamma * G + coef0) ** degree
     return G
+
+
+def slots_decision(X_rows, ind, val, nnz, slots, alpha, kind, gamma, degree, coef0):
+    """sum_q alpha[q] k(slot slots[q], x) for each sparse row x = (indices, values): the
+    arithmetic of ``_kfun.kernel_decision_slots``."""
+    rows = [(ind[j, :nnz[j]], val[j, :nnz[j]]) for j in slots]    # slot j: its nnz[j] entries
+    return np.array([sparse_kernel_row(rows, x, kind, gamma, degree, coef0) @ alpha
+                     for x in X_rows])                             # f(x) = k(SV, x).alpha
 
 
 #: the constants of ``_vexp.h``
