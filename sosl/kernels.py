@@ -127,6 +127,15 @@ class _SparseStorage:
     def _sparse_storage_ok(self):
         return True
 
+    def _layout_inputs(self, layout):
+        """Set what the first call of a fit reads from its data for the layout (the
+        storage, and the width of ``gamma="scale"``) from a stored ``layout``, so that a
+        model rebuilt from its state (:func:`sosl.state.from_state`) freezes the same
+        layout; the checks of that layout against the parameters stay the caller's."""
+        self.__dict__["_sparse_fit"] = layout.get("storage") == "csr"
+        if layout.get("gamma_scale"):
+            self.__dict__["_gamma_scale"] = float(layout["gamma"])
+
     def _storage(self):
         """The value of ``storage`` in ``_layout()``."""
         sparse = self.__dict__.get("_sparse_fit", False) and self._sparse_storage_ok()

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr, _finite_array, _model_lock
+from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
 from ._core import _kbudget, _okauc
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
@@ -31,6 +31,7 @@ from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec, step_
 from .exceptions import GrowthWarning
 from .kernels import (
     KERNEL_CONSTRAINTS,
+    _slots_expansion,
     _slots_to_csr,
     _SparseStorage,
     _widen_slots,
@@ -89,6 +90,12 @@ def _fifo_dense(lay):
     """Whether a layout keeps budgeted FIFO buffers of dense rows (``_okauc.Stepper``'s)."""
     return (lay["budgets"] is not None and lay["budget_policy"] == "fifo"
             and lay.get("storage") != "csr")
+
+
+def _fifo_sparse(lay):
+    """Whether a layout keeps budgeted FIFO buffers of sparse slots."""
+    return (lay["budgets"] is not None and lay["budget_policy"] == "fifo"
+            and lay.get("storage") == "csr")
 
 
 class _FifoBuffers:
@@ -445,6 +452,11 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         :meth:`_learn_one_live`; both equal ``partial_fit`` on the row bit for bit."""
         d = self.__dict__
         lay = d["_layout_"]
+        if _fifo_sparse(lay):
+            # sparse slots: in place for a canonical row that fits the slot width (a wider
+            # one widens the slots: the general path)
+            return (_canonical_row(x, d["n_features_in_"])
+                    and x.nnz <= d["sv_ind_"].shape[1] and self._learn_one_live(x, s))
         if not (type(x) is np.ndarray and _fifo_dense(lay)
                 and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous):
             return False
@@ -468,12 +480,19 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                 f = self._stepper().score(x, d["intercept_"])
                 if math.isfinite(f):
                     return f
+            elif (d.get("_params_ok") and "_layout_" in d and _fifo_sparse(d["_layout_"])
+                    and _canonical_row(x, d["n_features_in_"])):
+                with np.errstate(over="ignore", invalid="ignore"):
+                    f = float(self._decision_csr(x)[0])
+                if math.isfinite(f):
+                    return f
             return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
     def _learn_one_live(self, x, s):
-        """Round t of Algorithms 2 and 4 on one dense row, on the model's own buffers.
+        """Round t of Algorithms 2 and 4 on one row (dense, or a canonical CSR row that fits
+        the sparse slots), on the model's own buffers.
 
         With budgeted FIFO buffers the round writes the weights and the scores on the
         buffers (O(M), copied first) and, in the Gram matrix and the support vectors, only
@@ -486,12 +505,15 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         """
         d = self.__dict__
         lay = d["_layout_"]
-        if not (type(x) is np.ndarray and lay["budgets"] is not None
-                and lay["budget_policy"] == "fifo" and lay.get("storage") != "csr"
-                and x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == self.n_features_in_
+        if _fifo_sparse(lay):           # the caller checked: canonical, finite, fits a slot
+            X, policy = x, _SparseFifoBuffers
+            names: tuple[str, ...] = ("sv_ind_", "sv_val_", "sv_nnz_")
+        elif (type(x) is np.ndarray and _fifo_dense(lay) and x.dtype == np.float64
+                and x.ndim == 1 and x.shape[0] == self.n_features_in_
                 and x.flags.c_contiguous and _finite_array(x)):
+            X, policy, names = x.reshape(1, -1), _FifoBuffers, ("sv_buf_",)
+        else:
             return False
-        X = x.reshape(1, -1)
         with np.errstate(over="ignore", invalid="ignore"):
             f = self._decision(X)
         if not _finite_array(f):
@@ -500,22 +522,25 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         own = 1 if s > 0 else 0
         n_own = int(cnt[own])
         slot = (0 if own == 0 else int(cap[0])) + (n_own if n_own < cap[own] else int(head[own]))
-        G, alpha, fb, SV = d["gram_buf_"], d["alpha_buf_"], d["f_buf_"], d["sv_buf_"]
-        saved = (alpha.copy(), fb.copy(), G[slot].copy(), SV[slot].copy(), cnt.copy(),
-                 head.copy(), d["t_"])
+        G, alpha, fb = d["gram_buf_"], d["alpha_buf_"], d["f_buf_"]
+        rows = tuple(d[name] for name in names)     # the slot's row: dense, or its entries
+        saved = (alpha.copy(), fb.copy(), G[slot].copy(), cnt.copy(), head.copy(), d["t_"],
+                 tuple(a[slot].copy() for a in rows))
         ok = False
         try:
-            self._play(_FifoBuffers, d, X, np.array([s]), _ONE_ROW)
+            self._play(policy, d, X, np.array([s]), _ONE_ROW)
             ok = _finite_array(fb) and _finite_array(alpha) and _finite_array(G[slot])
         finally:
             if not ok:
-                alpha[:], fb[:], G[slot], SV[slot], cnt[:], head[:] = saved[:6]
+                alpha[:], fb[:], G[slot], cnt[:], head[:] = saved[:5]
                 G[:, slot] = saved[2]
-                d["t_"] = saved[6]
+                d["t_"] = saved[5]
+                for a, row in zip(rows, saved[6]):
+                    a[slot] = row
         if not ok:
             return False
         d["n_seen_"] += 1
-        _FifoBuffers.public(d)
+        policy.public(d)
         platt_steps(f, np.array([s]), d["calibration_"])
         return True
 
@@ -523,7 +548,20 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         lay = self._layout_
         if self.support_vectors_.shape[0] == 0:
             return np.full(X.shape[0], self.intercept_)
+        if _fifo_sparse(lay):           # the slots read in place (the same bits)
+            return self._decision_csr(_canonical_csr(X))
         out = layout_expansion(X, self.support_vectors_, self.dual_coef_, lay)
+        return out + self.intercept_
+
+    def _decision_csr(self, X):
+        """Decision values of canonical CSR rows X against the sparse FIFO slots, read in
+        place: those of ``support_vectors_`` and ``dual_coef_`` (the same slots, copied)."""
+        d = self.__dict__
+        occ = _SparseFifoBuffers.occupied(d)
+        if occ.shape[0] == 0:
+            return np.full(X.shape[0], self.intercept_)
+        out = _slots_expansion(X, d["sv_ind_"], d["sv_val_"], d["sv_nnz_"], occ,
+                               d["alpha_buf_"][occ], self._layout_)
         return out + self.intercept_
 
     def hilbert_norm(self):

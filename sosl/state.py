@@ -213,6 +213,8 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
     classes = np.asarray(state.classes)
     if p < 1 or classes.shape != (2,) or classes[0] == classes[1]:
         raise ValueError("the state needs n_features >= 1 and two distinct classes")
+    if hasattr(est, "_layout_inputs"):     # a kernel learner: what its first fit read
+        est._layout_inputs(state.layout)
     est._start(p, classes.copy())
     if not all(_same(v, est._layout_.get(k)) for k, v in state.layout.items()) \
             or set(state.layout) != set(est._layout_):
