@@ -139,9 +139,10 @@ _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base
 _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
 #: the fixed pass forms Sigma w with BLAS dsymv from this dimension on, below it with the
 #: kernel's own loops (the learner's threshold is 32, where its rank-k updates decide):
-#: measured by benchmarks/bench_distributed.py (section 5), own loops 1.2x faster at p = 50
-#: and still ahead at p = 96, dsymv ahead from p = 100
-_FIXED_BLAS_MIN_P = 96
+#: benchmarks/bench_distributed.py (section 5) measures both; own loops 1.2x faster at
+#: p = 50, 2.3x at p = 20, the two within noise of each other at p = 64-96, dsymv 1.4x
+#: faster at p = 128
+_FIXED_BLAS_MIN_P = 64
 #: sparse rows of the fixed pass are densified this many values at a time (8 MB)
 _FIXED_PIECE_VALUES = 1 << 20
 _LINEAR = ("OAUCM", "OAUCS")
