@@ -190,3 +190,26 @@ def test_fixed_model_pickles_and_continues_streaming():
     _all_equal(est, again)
     assert est.t_ == 3000 and est.counts_.sum() == 3000
     assert np.array_equal(wrapper.predict(X), wrapper.estimator_.predict(X))
+
+
+def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypatch):
+    """The global moments merged on the client (small states) or by tasks on the workers:
+    the same tree, the same fixed-moment fit to the bit."""
+    import sosl.dask as SD
+    X, y = _data(8, n=3000, p=7)
+    Xd, yd = da.from_array(X, chunks=(400, 7)), da.from_array(y, chunks=400)   # 8 blocks
+
+    def fit():
+        with distributed.get_task_stream() as ts:
+            est = Parallel(OAUCM(lam=0.01), moments="fixed", n_epochs=2, shuffle=True,
+                           random_state=0).fit(Xd, yd).estimator_
+        return est, {str(d["key"]).split("-")[0].strip("('\"") for d in ts.data}
+
+    with distributed.Client(clusters[1]):
+        small, names = fit()
+        assert "_merge_op" not in names and "_fixed_block_pass" in names
+        monkeypatch.setattr(SD, "_CLIENT_MERGE_BYTES", 0)
+        tree, names = fit()
+        assert "_merge_op" in names and "_fixed_block_pass" in names
+    _all_equal(small, tree)
+    assert np.abs(small.coef_).max() > 1e-2
