@@ -663,9 +663,10 @@ def fixed_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
 
     ``work`` holds at least ``4 p`` values (the round's a, Sigma w, alpha w and a copy of
     w). Returns ``(t, finite)``: the round counter after the pass and whether w came out
-    finite; if not, w is restored to its value before the pass. One check at the end
-    suffices: a non-finite w_j stays non-finite (every round writes w_j - eta_t (lam w_j
-    + ...), and inf - inf is NaN), and a non-finite margin or s2 makes w non-finite.
+    finite; if not, w is restored to its value before the pass. w is the pass's only
+    state, and one check at the end suffices for it: a non-finite w_j stays non-finite
+    (every round writes w_j - eta_t (lam w_j + ...), and inf - inf is NaN). A non-finite
+    row (the callers have checked the rows) gives a NaN margin, hence a NaN w.
 
     The NumPy reference, one line per equation, is
     :func:`sosl._core._linear_ref.fixed_pass`.
