@@ -141,8 +141,8 @@ _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many 
 #: the fixed pass forms Sigma w with BLAS dsymv from this dimension on, below it with the
 #: kernel's own loops (the learner's threshold is 32, where its rank-k updates decide):
 #: benchmarks/bench_distributed.py (section 5) measures both; own loops 1.2x faster at
-#: p = 50, 2.3x at p = 20, the two within noise of each other at p = 64-96, dsymv 1.4x
-#: faster at p = 128
+#: p = 50, 2.3x at p = 20, the two within 10% of each other at p = 64-96, dsymv
+#: 1.1-1.6x faster at p = 128 (two loaded runs, 2 December 2026)
 _FIXED_BLAS_MIN_P = 64
 #: sparse rows of the fixed pass are densified this many values at a time (8 MB)
 _FIXED_PIECE_VALUES = 1 << 20
