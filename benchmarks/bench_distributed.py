@@ -49,6 +49,12 @@ from sosl import state as S
 from sosl.metrics import auc
 
 LAMS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: the quality table's columns: label, Parallel's settings, width
+METHODS = (("global", dict(n_epochs=1), 8), ("global2", dict(n_epochs=2), 8),
+           ("auto", dict(n_epochs="auto"), 11), ("local", dict(n_epochs=1, moments="local"), 8),
+           ("lbfgs", dict(solver="lbfgs"), 13), ("fixed", dict(n_epochs=1, moments="fixed"), 8),
+           ("fixed2", dict(n_epochs=2, moments="fixed"), 8),
+           ("fixauto", dict(n_epochs="auto", moments="fixed"), 11))
 
 
 def _datasets(n_synth):
@@ -85,10 +91,13 @@ def quality(args):
     print("\n== 1. Test AUC: data-parallel fit minus the sequential pass (same rows, same order)")
     print("global = 1 epoch, global2 = 2 epochs (both from the global moments), auto = "
           "n_epochs='auto' (the default; its epochs in brackets), local = local moments, "
-          "lbfgs = solver='lbfgs' (its passes in brackets)")
+          "lbfgs = solver='lbfgs' (its passes in brackets), fixed / fixed2 = "
+          "moments='fixed' (every row against the fixed moments of all rows), 1 / 2 epochs, "
+          "fixauto = moments='fixed', n_epochs='auto'")
+    methods = [m for m in METHODS if m[0] in args.methods]
     print(f"{'data':10s} {'order':8s} {'lam':>6s} {'seq AUC':>8s} {'K':>3s} {'rows/K':>7s} "
-          f"{'global':>8s} {'global2':>8s} {'auto':>11s} {'local':>8s} {'lbfgs':>13s}")
-    worst = {}
+          + " ".join(f"{label:>{width}s}" for label, _, width in methods))
+    worst, bounds_of = {}, {}
     with dask.config.set(scheduler="synchronous"):
         for name, X, y in _datasets(args.synthetic_rows):
             rng = np.random.default_rng(0)
@@ -109,23 +118,26 @@ def quality(args):
                     Xs = [Xo[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
                     ys = [yo[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
                     row = []
-                    for label, kw in (("global", dict(n_epochs=1)),
-                                      ("global2", dict(n_epochs=2)),
-                                      ("auto", dict(n_epochs="auto")),
-                                      ("local", dict(n_epochs=1, moments="local")),
-                                      ("lbfgs", dict(solver="lbfgs"))):
+                    for label, kw, width in methods:
                         par = Parallel(OAUCM(lam=best), **kw).fit(Xs, ys)
                         d = _score(par, Xte, yte) - seq
-                        extra = {"auto": par.n_iter_, "lbfgs": par.n_passes_}.get(label)
-                        row.append(f"{d:+8.4f}" + ("" if extra is None else f" ({extra:d})"))
+                        extra = {"auto": par.n_iter_, "fixauto": par.n_iter_,
+                                 "lbfgs": par.n_passes_}.get(label)
+                        cell = f"{d:+8.4f}" + ("" if extra is None else f" ({extra:d})")
+                        row.append(f"{cell:>{width}s}")
                         key = (order, label)
                         worst[key] = min(worst.get(key, np.inf), d)
+                        span = bounds_of.setdefault(key, [np.inf, -np.inf])
+                        span[:] = [min(span[0], d), max(span[1], d)]
                     print(f"{name:10s} {order:8s} {best:6.0e} {seq:8.4f} {K:3d} "
-                          f"{Xo.shape[0] // K:7d} {row[0]:>8s} {row[1]:>8s} {row[2]:>11s} "
-                          f"{row[3]:>8s} {row[4]:>13s}", flush=True)
-    print("worst difference over datasets and K:")
-    for (order, label), d in sorted(worst.items()):
-        print(f"  {order:8s} {label:8s} {d:+.4f}")
+                          f"{Xo.shape[0] // K:7d} " + " ".join(row), flush=True)
+    print("range of the difference over datasets and K (the done-when: within 0.003 on "
+          "shuffled shards, 0.01 on file-order shards):")
+    for (order, label), (lo, hi) in sorted(bounds_of.items()):
+        limit = 0.003 if order == "shuffled" else 0.01
+        ok = max(abs(lo), abs(hi)) <= limit
+        print(f"  {order:8s} {label:8s} {lo:+.4f} ... {hi:+.4f}  "
+              f"{'within' if ok else 'OUTSIDE'} {limit}")
 
 
 def _worker_cpu(dask_worker=None):
@@ -176,10 +188,12 @@ def speed(args):
     kw = dict(threads_per_worker=1, processes=True, protocol="tcp://", host="127.0.0.1",
               dashboard_address="127.0.0.1:0", silence_logs=40)
     inf = np.inf
-    res = {"memory": [inf, inf],
-           1: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf),
-           2: dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf)}
-    moved = {1: 0, 2: 0}
+    modes = list(args.modes)
+    runs = [(mode, w) for mode in modes for w in (1, 2)]
+    res = {"memory": [inf, inf]}
+    for key in runs:
+        res[key] = dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf)
+    moved = {key: 0 for key in runs}
     clusters = {}
     import dask
     steal = args.work_stealing == "on"
@@ -218,19 +232,20 @@ def speed(args):
         ref = OAUCM(lam=1e-3).fit(X, y)
         res["memory"] = [min(res["memory"][0], time.perf_counter() - t0),
                          min(res["memory"][1], time.process_time() - c0)]
-        for w, cl in clients.items():
+        for mode, w in runs:                        # interleaved: every run in each repeat
+            cl = clients[w]
             before = cl.run(_worker_cpu)
             with cl.as_current():
                 t0, c0 = time.perf_counter(), time.process_time()
-                par = Parallel(OAUCM(lam=1e-3), n_epochs=1).fit(*data[w])
+                par = Parallel(OAUCM(lam=1e-3), n_epochs=1, moments=mode).fit(*data[w])
                 wall = time.perf_counter() - t0
                 client = time.process_time() - c0       # client + scheduler + nannies
             after = cl.run(_worker_cpu)
             proc = max(after[a][0] - before[a][0] for a in after)     # the busiest worker
-            moved[w] = max(moved[w], sum(after[a][1] - before[a][1] for a in after))
+            moved[mode, w] = max(moved[mode, w], sum(after[a][1] - before[a][1] for a in after))
             cpu = par.task_cpu_seconds_
-            coefs[w] = par.estimator_.coef_[0]
-            r = res[w]
+            coefs[mode, w] = par.estimator_.coef_[0]
+            r = res[mode, w]
             for k, v in (("wall", wall), ("task", cpu["moments"] + cpu["passes"]),
                          ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc),
                          ("client", client)):
@@ -238,55 +253,58 @@ def speed(args):
     for w in clusters:
         clients[w].close()
         clusters[w].close()
-    assert np.array_equal(coefs[1], coefs[2]), "1 and 2 workers disagree"
+    for mode in modes:
+        assert np.array_equal(coefs[mode, 1], coefs[mode, 2]), f"{mode}: 1 and 2 workers differ"
     head = slice(0, min(n, 200_000))
-    f_par = X[head] @ coefs[2]
     print(f"in-sample AUC on the first {head.stop:,} rows: in-memory pass "
-          f"{auc(y[head], ref.decision_function(X[head])):.4f}, Parallel "
-          f"{auc(y[head], f_par):.4f}")
+          f"{auc(y[head], ref.decision_function(X[head])):.4f}, " + ", ".join(
+              f"Parallel {mode} {auc(y[head], X[head] @ coefs[mode, 2]):.4f}" for mode in modes))
     mem_wall, mem_cpu = res["memory"]
     print(f"min of {args.repeats}, interleaved; 'worker CPU' is the process CPU time of the "
           "busiest worker process (tasks, (de)serialization, its event loop); 'moments' and "
           "'passes' the thread CPU time of those tasks, summed over the workers")
     print("'net' subtracts the idle rate times the wall time")
-    print(f"{'run':22s} {'wall s':>8s} {'worker CPU':>11s} {'us/row':>7s} {'net us/row':>10s} "
+    print(f"{'run':30s} {'wall s':>8s} {'worker CPU':>11s} {'us/row':>7s} {'net us/row':>10s} "
           f"{'moments':>8s} {'passes':>8s} {'moved MB':>9s}")
-    print(f"{'in-memory fit':22s} {mem_wall:8.2f} {mem_cpu:11.2f} {1e6 * mem_cpu / n:7.3f}"
+    print(f"{'in-memory fit':30s} {mem_wall:8.2f} {mem_cpu:11.2f} {1e6 * mem_cpu / n:7.3f}"
           f" {1e6 * mem_cpu / n:10.3f}   (process CPU of this process, one pass)")
     net = {}
-    for w in (1, 2):
-        r = res[w]
+    for mode, w in runs:
+        r = res[mode, w]
         rows_w = n / w
-        net[w] = r["proc"] - idle[w] * r["wall"]
-        print(f"{'Parallel, ' + str(w) + ' worker(s)':22s} {r['wall']:8.2f} {r['proc']:11.2f} "
-              f"{1e6 * r['proc'] / rows_w:7.3f} {1e6 * net[w] / rows_w:10.3f} "
-              f"{r['mom']:8.2f} {r['pas']:8.2f} {moved[w] / 1e6:9.1f}")
-    r1, r2 = res[1], res[2]
-    print(f"speedup 2 workers over 1: {r1['wall'] / r2['wall']:.2f}x wall")
-    print(f"CPU per row against the in-memory pass: pass tasks {r2['pas'] / mem_cpu:.2f}x, "
-          f"moments tasks {r2['mom'] / mem_cpu:.2f}x (thread CPU, load-independent); busiest "
-          f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x, net "
-          f"{net[2] / (mem_cpu / 2):.2f}x (1 worker: {r1['proc'] / mem_cpu:.2f}x, net "
-          f"{net[1] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
-    # a model of the idle machine from the load-independent figures: a worker is busy for
-    # its tasks' thread CPU and spends the idle rate of each second on its event loop;
-    # with 2 workers on 2 cores the client process (client, scheduler, nannies: its CPU
-    # during the fit, which a loaded machine inflates) takes its share of the two cores
-    # (no waits at the barriers, no stragglers: a lower bound on the wall time)
+        net[mode, w] = r["proc"] - idle[w] * r["wall"]
+        print(f"{'Parallel ' + mode + ', ' + str(w) + ' worker(s)':30s} {r['wall']:8.2f} "
+              f"{r['proc']:11.2f} {1e6 * r['proc'] / rows_w:7.3f} "
+              f"{1e6 * net[mode, w] / rows_w:10.3f} {r['mom']:8.2f} {r['pas']:8.2f} "
+              f"{moved[mode, w] / 1e6:9.1f}")
     rc = idle["client"]
-    net_client = {w: max(res[w]["client"] - rc * res[w]["wall"], 0.0) for w in (1, 2)}
-    m1 = res[1]["task"] / (1.0 - idle[1])
-    m2 = (res[2]["task"] + net_client[2]) / (2.0 - 2.0 * idle[2] - rc)
-    cpu2 = res[2]["task"] / 2 + idle[2] * m2            # a worker's CPU, 2 workers
-    print(f"client process CPU during the fit: 1 worker {res[1]['client']:.2f} s, 2 workers "
-          f"{res[2]['client']:.2f} s; net of its idle rate {net_client[1]:.2f} s, "
-          f"{net_client[2]:.2f} s")
-    print(f"modelled idle machine (a worker: its tasks' thread CPU plus its idle rate; with "
-          f"2 workers the client process's net CPU and idle rate share the 2 cores; no "
-          f"waits): wall 1 worker "
-          f"{m1:.2f} s, 2 workers {m2:.2f} s, speedup {m1 / m2:.2f}x; a worker's CPU per row "
-          f"against the in-memory pass {m1 / mem_cpu:.2f}x (1 worker), "
-          f"{cpu2 / (mem_cpu / 2):.2f}x (2 workers)")
+    for mode in modes:
+        r1, r2 = res[mode, 1], res[mode, 2]
+        print(f"[{mode}] speedup 2 workers over 1: {r1['wall'] / r2['wall']:.2f}x wall")
+        print(f"[{mode}] CPU per row against the in-memory pass: pass tasks "
+              f"{r2['pas'] / mem_cpu:.2f}x, moments tasks {r2['mom'] / mem_cpu:.2f}x, both "
+              f"{r2['task'] / mem_cpu:.2f}x (thread CPU, load-independent); busiest "
+              f"2-worker process {r2['proc'] / (mem_cpu / 2):.2f}x, net "
+              f"{net[mode, 2] / (mem_cpu / 2):.2f}x (1 worker: {r1['proc'] / mem_cpu:.2f}x, "
+              f"net {net[mode, 1] / mem_cpu:.2f}x); 1 and 2 workers gave the same bits")
+        # a model of the idle machine from the load-independent figures: a worker is busy
+        # for its tasks' thread CPU and spends the idle rate of each second on its event
+        # loop; with 2 workers on 2 cores the client process (client, scheduler, nannies:
+        # its CPU during the fit, which a loaded machine inflates) takes its share of the
+        # two cores (no waits at the barriers, no stragglers: a lower bound on the wall)
+        net_client = {w: max(res[mode, w]["client"] - rc * res[mode, w]["wall"], 0.0)
+                      for w in (1, 2)}
+        m1 = r1["task"] / (1.0 - idle[1])
+        m2 = (r2["task"] + net_client[2]) / (2.0 - 2.0 * idle[2] - rc)
+        cpu2 = r2["task"] / 2 + idle[2] * m2            # a worker's CPU, 2 workers
+        print(f"[{mode}] client process CPU during the fit: 1 worker {r1['client']:.2f} s, "
+              f"2 workers {r2['client']:.2f} s; net of its idle rate {net_client[1]:.2f} s, "
+              f"{net_client[2]:.2f} s")
+        print(f"[{mode}] modelled idle machine (a worker: its tasks' thread CPU plus its idle "
+              f"rate; with 2 workers the client process's net CPU and idle rate share the 2 "
+              f"cores; no waits): wall 1 worker {m1:.2f} s, 2 workers {m2:.2f} s, speedup "
+              f"{m1 / m2:.2f}x; a worker's CPU per row against the in-memory pass "
+              f"{m1 / mem_cpu:.2f}x (1 worker), {cpu2 / (mem_cpu / 2):.2f}x (2 workers)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return res, n
 
@@ -307,14 +325,14 @@ def merge_bytes():
     return out
 
 
-def projection(res, n, sizes):
+def projection(res, n, sizes, mode):
     bw, lat = 1.25e9, 5e-4
-    tot = res[2]["task"]
+    tot = res[mode, 2]["task"]
     c_row = tot / n
-    fixed = max(res[1]["wall"] - res[1]["task"], 0.0)   # 1-worker wall not spent in tasks
+    fixed = max(res[mode, 1]["wall"] - res[mode, 1]["task"], 0.0)   # 1-worker wall not in tasks
     S50 = sizes[50]
-    print("\n== 4. Projection (p = 50), one epoch, from the measured task CPU per row "
-          f"({1e6 * c_row:.3f} us: moments + pass, 2-worker run) and the merge size "
+    print(f"\n== 4. Projection (p = 50, moments={mode!r}), one epoch, from the measured task "
+          f"CPU per row ({1e6 * c_row:.3f} us: moments + pass, 2-worker run) and the merge size "
           f"({S50:,} bytes)")
     print(f"network model: every message costs {lat * 1e3:.1f} ms latency + bytes / "
           f"{bw / 1e9:.2f} GB/s (10 GbE); a tree level of the up-sweep and of the down-"
@@ -336,6 +354,38 @@ def projection(res, n, sizes):
                   f"{one / total:8.1f} {total + fixed:9.1f} {one / (total + fixed):8.1f}")
 
 
+def fixed_paths(args):
+    """Section 5: CPU per row of the fixed pass with ``Sigma w`` from the kernel's own loops
+    and from BLAS dsymv, by p (``sosl.dask._FIXED_BLAS_MIN_P`` is set from this)."""
+    from sosl._core import _linear
+    from sosl._core._blas import one_blas_thread
+    from sosl._core._codes import Loss, Schedule
+    from sosl.dask import _FIXED_BLAS_MIN_P
+    print("\n== 5. The fixed pass (moments='fixed'): Sigma w by the kernel's own loops or BLAS "
+          f"dsymv (one thread), process CPU per row, min of {args.repeats}, interleaved; "
+          f"Parallel switches to dsymv at p = {_FIXED_BLAS_MIN_P}")
+    print(f"{'p':>5s} {'rows':>8s} {'loops us':>9s} {'dsymv us':>9s} {'dsymv/loops':>12s}")
+    rng = np.random.default_rng(0)
+    for p in (20, 32, 50, 64, 80, 96, 128, 200):
+        n = max(20_000, 10_000_000 // (p * p))
+        X = rng.normal(size=(n, p))
+        s = np.where(X[:, 0] + rng.normal(size=n) > 1.0, 1.0, -1.0)
+        m = S.moments_of_rows(X, s)
+        Sigma = m.scatter / m.weights[:, None, None]
+        best = {"loops": np.inf, "dsymv": np.inf}
+        for _ in range(args.repeats):
+            for name, min_p in (("loops", 10**9), ("dsymv", 1)):
+                w = np.zeros(p)
+                with one_blas_thread():
+                    c0 = time.process_time()
+                    _linear.fixed_pass(X, s, None, w, m.means, Sigma, m.counts, 0, 1e-3, 0.0,
+                                       int(Schedule.STEP_INV_LAM_T), int(Loss.LOSS_M), min_p,
+                                       np.empty(4 * p))
+                    best[name] = min(best[name], time.process_time() - c0)
+        print(f"{p:5d} {n:8,d} {1e6 * best['loops'] / n:9.3f} {1e6 * best['dsymv'] / n:9.3f} "
+              f"{best['dsymv'] / best['loops']:12.2f}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=2_000_000, help="rows of the speed test")
@@ -344,8 +394,15 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--work-stealing", choices=("on", "off"), default="on",
                    help="dask's work stealing in the speed test's clusters (default: on)")
+    p.add_argument("--methods", nargs="+", default=[m[0] for m in METHODS],
+                   choices=[m[0] for m in METHODS],
+                   help="columns of the quality table (default: all)")
+    p.add_argument("--modes", nargs="+", default=["global", "fixed"],
+                   choices=["global", "fixed"], help="moments modes of the speed table")
     p.add_argument("--skip-quality", action="store_true")
     p.add_argument("--skip-speed", action="store_true")
+    p.add_argument("--skip-paths", action="store_true",
+                   help="skip section 5 (the fixed pass's Sigma w: own loops or dsymv, by p)")
     args = p.parse_args(argv)
     print(f"bench_distributed: {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f}, pid {os.getpid()}")
@@ -354,7 +411,10 @@ def main(argv=None):
     sizes = merge_bytes()
     if not args.skip_speed:
         res, n = speed(args)
-        projection(res, n, sizes)
+        for mode in args.modes:
+            projection(res, n, sizes, mode)
+    if not args.skip_paths:
+        fixed_paths(args)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,36 @@ model gets the exact global moments, ``t_ = n`` (it goes on streaming as a learn
 played n rounds) and a Platt scaling learned per block as in step 3. ``n_passes_`` counts
 the evaluations, ``n_iter_`` the L-BFGS iterations (at most ``max_iter``).
 
+``moments="fixed"``: every row against the moments of all rows
+-----------------------------------------------------------------
+The moments round as above (only its up-sweep's root is used: the exact global class
+moments ``xbar_k``, ``Sigma_k`` of all n rows), then, each epoch, one pass per block in
+which every row meets the *fixed* global moments of the other class: round t of block j is
+
+    w <- w - eta_t (lam w + psi'(s_t w.(x_t - xbar_o), w' Sigma_o w))
+
+(the gradient of psi as in Algorithm 1, eq. 12 with eq. 14 / 13), with ``eta_t`` the
+learner's schedule on the block's own step count, and the moments are not updated: a
+round is a margin, ``Sigma_o w``, the loss and the step
+(:func:`sosl._core._linear.fixed_pass`), where the learner's round also pays the
+rank-one updates of its scatter. It is the stochastic counterpart of ``solver="lbfgs"``'s
+objective ``F`` (each row's loss against the moments of all rows of the other class),
+played in one pass per epoch. Then the t-weighted merge of w as in step 3; the merged
+model gets the global moments, ``t_`` = the rounds played and the blocks' Platt scalings
+combined (each block's learned in-sample on the last 10,000 rows of its pass, without the
+prequential steps the learner's pass would take and then discard). Epochs continue each
+block's step count against the same moments (no second moments round). With one block it
+is one fixed-moment pass over all rows, *not* the sequential pass (whose early rows meet
+the moments of the few rows before them). Forgetting must be 1.0 (every row counts alike).
+
+When to use it: for speed. Its pass tasks cost 0.35x the in-memory pass at p = 50 (no
+rank-one updates), so moments round plus pass cost less than the in-memory pass alone
+(``benchmarks/bench_distributed.py``; the README's "Beyond one machine" has the
+figures); its test AUC is within 0.0004 of ``"global"``'s in every cell of that
+benchmark's quality table (4 datasets, K = 2, 8, 64, shuffled and file order, 1 and 2
+epochs). The name says what differs from
+``"global"``: the same global moments, held fixed instead of played forward.
+
 ``moments="local"``: each block's pass starts from empty moments (it sees only its own
 rows); the merged model still gets the exact global moments. Measured in
 ``benchmarks/bench_distributed.py``: 0.12-0.15 AUC below the sequential pass on w8a at
@@ -108,6 +138,14 @@ __all__ = ["Parallel"]
 _CLIENT_MERGE_BYTES = 8 << 20        # merge the block moments on the client up to this size
 _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base)
 _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
+#: the fixed pass forms Sigma w with BLAS dsymv from this dimension on, below it with the
+#: kernel's own loops (the learner's threshold is 32, where its rank-k updates decide):
+#: benchmarks/bench_distributed.py (section 5) measures both; own loops 1.2x faster at
+#: p = 50, 2.3x at p = 20, the two within 10% of each other at p = 64-96, dsymv
+#: 1.1-1.6x faster at p = 128 (two loaded runs, 2 December 2026)
+_FIXED_BLAS_MIN_P = 64
+#: sparse rows of the fixed pass are densified this many values at a time (8 MB)
+_FIXED_PIECE_VALUES = 1 << 20
 _LINEAR = ("OAUCM", "OAUCS")
 _INDEPENDENT = ("SketchedOAUCM", "FTRLAUC")
 
@@ -282,10 +320,15 @@ def _merge_op(a, b, beta):
 def _in_sample_calibration(est, X, s):
     """[A, H] learned as a fresh fit learns it: from the scores of the final model on the
     last ``_IN_SAMPLE_ROWS`` rows of the pass, in pass order (``sosl._base``)."""
-    from ._core._calibration import platt_steps
     if X.shape[0] > _IN_SAMPLE_ROWS:
         X, s = X[-_IN_SAMPLE_ROWS:], s[-_IN_SAMPLE_ROWS:]
-    f = est._raw_scores(X)
+    return _calibration_of_scores(est._raw_scores(X), s)
+
+
+def _calibration_of_scores(f, s):
+    """[A, H] from the Platt steps on scores f with label signs s, in order (non-finite
+    scores left out)."""
+    from ._core._calibration import platt_steps
     calib = np.array([1.0, 1.0])
     if f.shape[0] > 1:
         keep = np.isfinite(f)
@@ -320,6 +363,68 @@ def _block_pass(template, X, y, others, w0, t0, entropy, epoch, j, keep_state):
                "state": _state.get_state(est) if keep_state else None}
     out["cpu"] = time.thread_time() - t_start
     return out
+
+
+def _fixed_block_pass(codes, classes, X, y, total, w0, t0, entropy, epoch, j):
+    """One pass of block j against the fixed global moments ``total`` (``moments="fixed"``):
+    the kernel's :func:`sosl._core._linear.fixed_pass` from w0 and the block's own step
+    count t0, then the block's Platt scaling, in-sample as a fresh fit learns it (the
+    final model's scores on the last rows of the pass, in pass order). Shuffled rows are
+    visited through an index order (no copy of a dense block); sparse rows are densified
+    in pieces of ``_FIXED_PIECE_VALUES`` values."""
+    from ._core._linear import decision_rows, fixed_pass
+    t_start = time.thread_time()
+    lam, eta, schedule, loss, blas_min_p = codes
+    with _one_blas_thread():
+        X = _as_block(X, j, check_finite=False)         # the moments round checked them
+        y = _as_labels(y, j)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"block {j}: X has {X.shape[0]} rows, y {y.shape[0]}")
+        n, p = X.shape
+        s = _signs(y, classes)
+        w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64)
+        calib = np.array([1.0, 1.0])
+        t = t0
+        if n:
+            order = (None if entropy is None
+                     else _permutation(entropy, epoch, j, n).astype(np.intp))
+            W = np.where(total.weights > 0, total.weights, 1.0)
+            Sigma = total.scatter / W[:, None, None]
+            xbar, N = np.ascontiguousarray(total.means), total.counts
+            work = np.empty(4 * p)
+            pieces = [(X, s, order)]
+            if sp.issparse(X):
+                idx = np.arange(n, dtype=np.intp) if order is None else order
+                step = max(1, _FIXED_PIECE_VALUES // max(p, 1))
+                pieces = ((X[idx[a:a + step]].toarray(), s[idx[a:a + step]], None)
+                          for a in range(0, n, step))
+            finite = True
+            for Xp, sp_, op in pieces:
+                t, finite = fixed_pass(Xp, sp_, op, w, xbar, Sigma, N, t, lam, eta, schedule,
+                                       loss, blas_min_p, work)
+                if not finite:
+                    raise FloatingPointError(
+                        f"block {j}: the weights became non-finite during the pass (the "
+                        "step size is probably too large for this data; try a smaller eta "
+                        "or a larger lam, or scale the features)")
+            last = np.arange(max(n - _IN_SAMPLE_ROWS, 0), n, dtype=np.intp)
+            if order is not None:
+                last = order[last]
+            Xl = X[last]
+            Xl = Xl.toarray() if sp.issparse(Xl) else np.ascontiguousarray(Xl)
+            f = np.empty(Xl.shape[0])
+            with np.errstate(over="ignore", invalid="ignore"):
+                decision_rows(Xl, w, xbar, N, f)
+            calib = _calibration_of_scores(f, np.ascontiguousarray(s[last]))
+        out = {"t": int(t), "coef": w, "calibration": calib}
+    out["cpu"] = time.thread_time() - t_start
+    return out
+
+
+def _fixed_codes(est):
+    """(lam, eta, schedule, loss, blas_min_p) of a linear learner, for the fixed pass."""
+    return (float(est.lam), 0.0 if est.eta is None else float(est.eta), est._schedule(),
+            int(est._loss), _FIXED_BLAS_MIN_P)
 
 
 def _auto_epochs(rows):
@@ -563,8 +668,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Passes over the data (iterative parameter mixing; each block continues its own
         step count). "auto": 2 when the blocks hold fewer than 5,000 rows on average,
         else 1 (see the module docstring for the measurements).
-    moments : {"global", "local"}, default="global"
-        Start each block's pass from the exact moments of the other blocks, or from none.
+    moments : {"global", "local", "fixed"}, default="global"
+        Start each block's pass from the exact moments of the other blocks, or from none
+        ("local"), or play every row against the fixed moments of all rows ("fixed": no
+        moment updates in the pass, the cheaper pass; forgetting=1.0; module docstring).
     shuffle : bool, default=False
         Visit the rows of each block in a random order (a seed per block and epoch drawn
         from ``random_state``); off: the rows of each block in their given order.
@@ -637,8 +744,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not (isinstance(self.max_iter, Integral) and not isinstance(self.max_iter, bool)
                 and self.max_iter >= 1):
             raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if self.moments not in ("global", "local"):
-            raise ValueError(f"moments must be 'global' or 'local', got {self.moments!r}")
+        if self.moments not in ("global", "local", "fixed"):
+            raise ValueError(f"moments must be 'global', 'local' or 'fixed', got "
+                             f"{self.moments!r}")
         if not isinstance(self.shuffle, (bool, np.bool_)):
             raise ValueError(f"shuffle must be a boolean, got {self.shuffle!r}")
         if getattr(est, "shuffle", False):
@@ -650,6 +758,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name} is fitted with moments='local', n_epochs=1 and "
                              "solver='online' (one independent fit per block, then "
                              "sosl.state.merge)")
+        if self.moments == "fixed" and float(getattr(est, "forgetting", 1.0)) != 1.0:
+            raise ValueError("moments='fixed' plays every row against the moments of all "
+                             "rows, each row counted alike: it needs forgetting=1.0")
         if self.solver == "lbfgs":
             if self.moments != "global":
                 raise ValueError("solver='lbfgs' minimizes the batch objective on the exact "
@@ -778,7 +889,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             else:
                 leaves = [delayed(_moments_of)(s, classes) for s in summ]
                 total, others = _state.tree_exclusive(leaves, op, None)
-            if self.moments == "local":
+            if self.moments != "global":        # local: none; fixed: total for every block
                 others = [None] * K
             return classes, p, [m["rows"] for m in metas], total, others
 
@@ -792,6 +903,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._fit_lbfgs(template, Xs, ys, total, cpu, info), rows
         n_epochs = _auto_epochs(rows) if self.n_epochs == "auto" else int(self.n_epochs)
         info.update(n_iter=n_epochs, n_passes=n_epochs)
+        if self.moments == "fixed":
+            return self._fit_fixed(template, template_est, Xs, ys, total, entropy, n_epochs,
+                                   cpu), rows
         steps = [0] * K                                 # each block's own step count
         w0 = None
         for epoch in range(n_epochs):
@@ -819,6 +933,35 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
         st = _state.linear_state(template, moments, w0, T, T, calib)
         return _state.from_state(st), rows
+
+    def _fit_fixed(self, template, template_est, Xs, ys, total, entropy, n_epochs, cpu):
+        """``moments="fixed"``: each epoch, one pass per block against the global moments
+        (the same for every block and epoch), then the t-weighted merge of w."""
+        dask = _dask()
+        from dask import delayed
+        K = len(Xs)
+        at = _holders(Xs)
+        codes = _fixed_codes(template_est)
+        steps = [0] * K                                 # each block's own step count
+        w0 = None
+        for epoch in range(n_epochs):
+            w_in = None if w0 is None else delayed(w0)
+            last = epoch == n_epochs - 1
+            *results, moments = dask.compute(*[
+                _task(at, j, _fixed_block_pass, codes, template.classes, Xb, yb, total, w_in,
+                      steps[j], entropy, epoch, j)
+                for j, (Xb, yb) in enumerate(zip(Xs, ys))], total if last else None)
+            cpu["passes"] += sum(r["cpu"] for r in results)
+            steps = [r["t"] for r in results]
+            if K == 1:                                  # no mixing: the pass's own bits
+                w0, T, calib = results[0]["coef"], steps[0], results[0]["calibration"]
+                continue
+            T, S, sumH, sumHA, n, _ = _state.tree_reduce([_mix_leaf(r) for r in results],
+                                                         _mix_add)
+            w0 = S / T if T > 0 else S / n
+            H = sumH - (K - 1)
+            calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
+        return _state.from_state(_state.linear_state(template, moments, w0, T, T, calib))
 
     def _fit_lbfgs(self, template, Xs, ys, total, cpu, info):
         """L-BFGS on the batch objective against the exact global moments (see the class

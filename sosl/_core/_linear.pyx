@@ -642,3 +642,93 @@ cdef inline void save_round(Model* m, int own, double* calib, double* b,
         m.N[own] = <long long> b[2 * p + pp + 2]
         calib[0] = b[2 * p + pp + 3]
         calib[1] = b[2 * p + pp + 4]
+
+
+def fixed_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
+               double[::1] w, const double[:, ::1] xbar, const double[:, :, ::1] Sigma,
+               const long long[::1] N, long long t0, double lam, double eta, int schedule,
+               int loss, Py_ssize_t blas_min_p, double[::1] work, const double[::1] sw=None):
+    """Algorithm 1's rounds over ``X[order]`` against *fixed* class moments; w in place.
+
+    Eq. (12) with the loss of eq. (14) / (13) at ``mu = s_t w.(x_t - xbar_o)``,
+    ``s2 = w' Sigma_o w`` (o the other class), where ``xbar`` (2, p) and ``Sigma`` (2, p, p,
+    covariances, the upper triangle read: full or the kernel's padded upper triangle)
+    are given and stay as they are: eqs. (15)-(18) are not played. A round is the margin,
+    ``Sigma_o w`` (the own loops' ``small_symv`` with no pending terms for
+    ``p < blas_min_p``, BLAS ``dsymv`` otherwise), the loss and the step, with the
+    step schedule of the learner (``round_prologue``). ``N`` (2,) only tells which class
+    has rows: a round whose other class has none only shrinks w (as a learner's round
+    before that class was seen). ``sw``, if given, weighs each row's loss term (not the
+    regularizer), as in ``play_round``. ``order=None`` visits every row of X in order.
+
+    ``work`` holds at least ``4 p`` values (the round's a, Sigma w, alpha w and a copy of
+    w). Returns ``(t, finite)``: the round counter after the pass and whether w came out
+    finite; if not, w is restored to its value before the pass. w is the pass's only
+    state, and one check at the end suffices for it: a non-finite w_j stays non-finite
+    (every round writes w_j - eta_t (lam w_j + ...), and inf - inf is NaN). A non-finite
+    row (the callers have checked the rows) gives a NaN margin, hence a NaN w.
+
+    The NumPy reference, one line per equation, is
+    :func:`sosl._core._linear_ref.fixed_pass`.
+    """
+    cdef bint every = order is None
+    cdef Py_ssize_t r, i, j, n = X.shape[0] if every else order.shape[0]
+    cdef int p = <int> w.shape[0]
+    cdef int own, opp, one_i = 1
+    cdef long long t = t0
+    cdef double eta_t, mu, s2, d_mu, d_s2, v, zero = 0.0, one = 1.0
+    cdef char uplo = b'L'                   # the row-major upper triangle is BLAS's lower one
+    cdef bint weighted = sw is not None
+    cdef bint use_blas = p >= blas_min_p
+    cdef bint finite = True
+    cdef double* a
+    cdef double* Sw
+    cdef double* u
+    cdef double* kept
+    cdef double* Sk
+    if (X.shape[1] != p or xbar.shape[0] != 2 or xbar.shape[1] != p or Sigma.shape[0] != 2
+            or Sigma.shape[1] != p or Sigma.shape[2] != p or N.shape[0] != 2):
+        raise ValueError("fixed_pass: inconsistent shapes")
+    if every and s.shape[0] < n:
+        raise ValueError("fixed_pass: s must hold one sign per row of X")
+    if weighted and sw.shape[0] != X.shape[0]:
+        raise ValueError("fixed_pass: sw must hold one weight per row of X")
+    if work.shape[0] < 4 * p:
+        raise ValueError("fixed_pass: work must hold at least 4 p values")
+    if n == 0 or p == 0:
+        return t + n, True
+    a = &work[0]
+    Sw = &work[p]
+    u = &work[2 * p]
+    kept = &work[3 * p]
+    with nogil:
+        memcpy(kept, &w[0], p * sizeof(double))
+        i = 0 if every else order[0]
+        for r in range(n):
+            t += 1
+            if r + 1 < n:
+                prefetch(&X[r + 1 if every else order[r + 1], 0], p)
+            eta_t = round_prologue(s[i], t, schedule, eta, lam, &own, &opp)
+            v = sw[i] if weighted else 1.0
+            if N[opp] > 0:
+                # Sigma_o read only (no pending terms, hence no stores): the casts drop const
+                Sk = <double*> &Sigma[opp, 0, 0]
+                mu = margin(&X[i, 0], &xbar[opp, 0], &w[0], s[i], a, p)   # a, mu = w.a
+                if use_blas:
+                    dsymv(&uplo, &p, &one, Sk, &p, &w[0], &one_i, &zero, Sw, &one_i)
+                    s2 = ddot(&p, &w[0], &one_i, Sw, &one_i)             # w' Sigma_o w
+                else:
+                    s2 = small_symv(Sk, NULL, NULL, 0, &w[0], 1.0, u, Sw, p)
+                loss_grad(loss, mu, s2, &d_mu, &d_s2)                   # eq. (14) / (13)
+                gradient_step(&w[0], a, Sw, eta_t, lam, v * d_mu, v * 2.0 * d_s2, p)
+            else:
+                shrink(&w[0], eta_t, lam, p)                            # eq. (12), no loss
+            if r + 1 < n:
+                i = r + 1 if every else order[r + 1]
+        for j in range(p):
+            if not fabs(w[j]) <= DBL_MAX:
+                finite = False
+                break
+        if not finite:
+            memcpy(&w[0], kept, p * sizeof(double))
+    return t, finite

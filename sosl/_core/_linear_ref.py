@@ -40,7 +40,8 @@ Conventions
 from ._losses_ref import LOSS_M, LOSS_S, grad_w, psi_m, psi_s
 from ._moments_ref import moment_update, round_prologue, welford_update
 
-__all__ = ["linear_pass", "psi_m", "psi_s", "welford_update", "grad_psi_m", "grad_psi_s"]
+__all__ = ["linear_pass", "fixed_pass", "psi_m", "psi_s", "welford_update", "grad_psi_m",
+           "grad_psi_s"]
 
 
 def grad_psi_m(w, a, Sigma):
@@ -97,5 +98,28 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, be
         if W is not None:
             W[own] = Wk
         N[own] += 1
+        w -= eta_t * g                                          # eq. (12)
+    return t
+
+
+def fixed_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, sw=None):
+    """Rounds of Algorithm 1 over ``X[order]`` against fixed class moments (w in place).
+
+    As :func:`linear_pass` with eqs. (15)-(18) left out: every round meets the given
+    ``xbar`` (2, p) and ``Sigma`` (2, p, p) of the other class, which do not change; ``N``
+    (2,) only tells which class has rows (none: the round only shrinks w). Same signature
+    as the kernel :func:`sosl._core._linear.fixed_pass` without its ``blas_min_p`` and
+    ``work``; returns the round counter after the pass.
+    """
+    t = t0
+    for i in order:
+        t += 1
+        x, y = X[i], s[i]
+        v = 1.0 if sw is None else sw[i]                        # the row's weight
+        own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)
+        g = lam * w                                             # gradient of (lam/2)||w||^2
+        if N[opp] > 0:
+            a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_o)
+            g = g + v * grad_w(loss, w, a, Sigma[opp])          # eq. (14) / eq. (13) x 2
         w -= eta_t * g                                          # eq. (12)
     return t
