@@ -143,6 +143,21 @@ def koil_sparse_stream(rng, n, p, grow=False):
     return X, y
 
 
+def slot_stream(n=240, p=500, seed=0):
+    """Canonical CSR rows for the kernel learners' sparse slots: about 1% of the columns
+    stored, plus one entry among the first five (so rows of different widths, some wider
+    than the slots fitted on a prefix), and labels from those five columns."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=0.01, random_state=seed, format="csr")
+    X.data = rng.normal(size=X.nnz)
+    dense = sp.csr_matrix((rng.normal(size=n), (np.arange(n), rng.integers(0, 5, n))),
+                          shape=(n, p))
+    X = (X + dense).tocsr()
+    X.sort_indices()
+    y = (np.asarray(X[:, :5].sum(axis=1)).ravel() + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
 def labelled_linear(n=400, p=5, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, p))

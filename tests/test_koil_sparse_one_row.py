@@ -15,39 +15,17 @@ import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from helpers import fitted_state, same_state, slot_stream
 
 from sosl import KOIL, koil
 from sosl._core import _kfun, _kfun_ref, _koil
 from sosl.kernels import _slots_to_csr, kernel_spec, layout_expansion
 
 
-def _stream(n=240, p=500, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, p, density=0.01, random_state=seed, format="csr")
-    X.data = rng.normal(size=X.nnz)
-    dense = sp.csr_matrix((rng.normal(size=n), (np.arange(n), rng.integers(0, 5, n))),
-                          shape=(n, p))
-    X = (X + dense).tocsr()
-    X.sort_indices()
-    y = (np.asarray(X[:, :5].sum(axis=1)).ravel() + 0.3 * rng.normal(size=n) > 0).astype(int)
-    return X, y
-
-
-def _state(m):
-    return {name: np.array(getattr(m, name)) for name in
-            m._state_names + ("t_", "n_seen_", "calibration_")}
-
-
-def _equal(a, b):
-    sa, sb = _state(a), _state(b)
-    return all(np.array_equal(sa[k], sb[k]) for k in sa)
-
-
 @pytest.mark.parametrize("policy", ["rs++", "fifo++"])
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
 def test_learn_one_in_place_equals_partial_fit(policy, kernel, monkeypatch):
-    X, y = _stream()
+    X, y = slot_stream()
     a = KOIL(policy=policy, kernel=kernel, budget=12, random_state=0).fit(X[:20], y[:20])
     assert a._layout_["storage"] == "csr"
     b = pickle.loads(pickle.dumps(a))
@@ -65,14 +43,14 @@ def test_learn_one_in_place_equals_partial_fit(policy, kernel, monkeypatch):
         wider += r.nnz > a.buffer_ind_.shape[1]
         a.learn_one(r, y[i])
         b.partial_fit(r, y[i:i + 1])
-    assert _equal(a, b)
+    assert same_state(fitted_state(a), fitted_state(b))
     assert wider > 0 and a.buffer_ind_.shape[1] > width     # some rows widened the slots
     assert len(copies) == wider                            # only those took the copies
     assert np.ptp(a.alpha_) > 0 and a.n_buffer_.sum() == 24
 
 
 def test_scores_read_in_place_equal_the_built_matrix_and_the_reference():
-    X, y = _stream(seed=1)
+    X, y = slot_stream(seed=1)
     for kernel in ("rbf", "poly", "linear"):
         m = KOIL(kernel=kernel, budget=15, random_state=0).fit(X[:200], y[:200])
         lay = m._layout_
@@ -90,7 +68,7 @@ def test_scores_read_in_place_equal_the_built_matrix_and_the_reference():
 
 def test_a_slot_count_off_by_one_is_caught():
     """Mutant: the slots read with one entry fewer each (nnz - 1) give other scores."""
-    X, y = _stream(seed=2)
+    X, y = slot_stream(seed=2)
     m = KOIL(budget=15, random_state=0).fit(X[:200], y[:200])
     lay, slots = m._layout_, np.ascontiguousarray(m._filled(), dtype=np.intp)
     spec = kernel_spec(int(lay["kernel"]), float(lay["gamma"]), float(int(lay["degree"])),
@@ -115,7 +93,7 @@ def test_a_slot_count_off_by_one_is_caught():
 
 
 def test_an_overflow_leaves_the_model_unchanged_and_a_mutant_restore_is_caught(monkeypatch):
-    X, y = _stream(seed=3)
+    X, y = slot_stream(seed=3)
     m = KOIL(kernel="poly", degree=9, gamma=1.0, budget=5, random_state=0).fit(X[:60], y[:60])
     big = X[60].copy()
     big.data[:] = 1e40
@@ -123,7 +101,7 @@ def test_an_overflow_leaves_the_model_unchanged_and_a_mutant_restore_is_caught(m
     before = pickle.loads(pickle.dumps(m))
     with pytest.raises(FloatingPointError, match="overflowed"):
         m.learn_one(big, 1)
-    assert _equal(m, before)
+    assert same_state(fitted_state(m), fitted_state(before))
     # mutant: the round played on the live buffers without the save and restore; the
     # general path then raises on a changed model, which the comparison catches
     m2 = pickle.loads(pickle.dumps(before))
@@ -140,4 +118,4 @@ def test_an_overflow_leaves_the_model_unchanged_and_a_mutant_restore_is_caught(m
     monkeypatch.setattr(KOIL, "_learn_one_live", no_restore)
     with pytest.raises(FloatingPointError):
         m2.learn_one(big, 1)
-    assert not _equal(m2, before)
+    assert not same_state(fitted_state(m2), fitted_state(before))

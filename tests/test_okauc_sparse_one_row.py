@@ -14,7 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from helpers import fitted_state, same_state, slot_stream
 
 import sosl
 from sosl import okauc
@@ -24,28 +24,7 @@ from sosl.kernels import layout_expansion
 LEARNERS = [sosl.OKAUCM, sosl.OKAUCS]
 
 
-def _stream(n=240, p=500, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, p, density=0.01, random_state=seed, format="csr")
-    X.data = rng.normal(size=X.nnz)
-    dense = sp.csr_matrix((rng.normal(size=n), (np.arange(n), rng.integers(0, 5, n))),
-                          shape=(n, p))
-    X = (X + dense).tocsr()
-    X.sort_indices()
-    y = (np.asarray(X[:, :5].sum(axis=1)).ravel() + 0.3 * rng.normal(size=n) > 0).astype(int)
-    return X, y
 
-
-def _state(m):
-    return {name: np.array(getattr(m, name)) for name in
-            m._state_names + ("t_", "n_seen_", "calibration_")
-            if not sp.issparse(getattr(m, name))}
-
-
-def _equal(a, b):
-    sa, sb = _state(a), _state(b)
-    same = all(np.array_equal(sa[k], sb[k]) for k in sa)
-    return same and (a.support_vectors_ != b.support_vectors_).nnz == 0
 
 
 def _public_scores(m, X):
@@ -55,7 +34,7 @@ def _public_scores(m, X):
 @pytest.mark.parametrize("Est", LEARNERS, ids=lambda E: E.__name__)
 @pytest.mark.parametrize("transfer", ["optimal", "min_abs"])
 def test_learn_one_in_place_equals_partial_fit(Est, transfer, monkeypatch):
-    X, y = _stream()
+    X, y = slot_stream()
     a = Est(budget=12, transfer=transfer).fit(X[:20], y[:20])
     assert a._layout_["storage"] == "csr"
     b = pickle.loads(pickle.dumps(a))
@@ -72,7 +51,7 @@ def test_learn_one_in_place_equals_partial_fit(Est, transfer, monkeypatch):
         wider += r.nnz > a.sv_ind_.shape[1]
         a.learn_one(r, y[i])
         b.partial_fit(r, y[i:i + 1])
-    assert _equal(a, b)
+    assert same_state(fitted_state(a), fitted_state(b))
     assert wider > 0 and a.sv_ind_.shape[1] > width          # some rows widened the slots
     assert len(general) == wider                           # only those took the general path
     assert a.counts_.sum() == 24 and np.ptp(a.dual_coef_) > 0
@@ -80,7 +59,7 @@ def test_learn_one_in_place_equals_partial_fit(Est, transfer, monkeypatch):
 
 @pytest.mark.parametrize("Est", LEARNERS, ids=lambda E: E.__name__)
 def test_scores_read_in_place_equal_those_of_the_public_attributes(Est):
-    X, y = _stream(seed=1)
+    X, y = slot_stream(seed=1)
     for kernel in ("rbf", "poly"):
         m = Est(kernel=kernel, budget=15).fit(X[:150], y[:150])
         R = X[200:]
@@ -103,7 +82,7 @@ def test_scores_read_in_place_equal_those_of_the_public_attributes(Est):
 @pytest.mark.parametrize("Est", LEARNERS, ids=lambda E: E.__name__)
 def test_an_overflow_leaves_the_model_unchanged_and_a_round_without_restore_is_caught(
         Est, monkeypatch):
-    X, y = _stream(seed=3)
+    X, y = slot_stream(seed=3)
     m = Est(kernel="poly", degree=9, gamma=1.0, budget=5).fit(X[:60], y[:60])
     big = X[60].copy()
     big.data[:] = 1e40
@@ -111,7 +90,7 @@ def test_an_overflow_leaves_the_model_unchanged_and_a_round_without_restore_is_c
     before = pickle.loads(pickle.dumps(m))
     with pytest.raises(FloatingPointError, match="overflowed"):
         m.learn_one(big, 1)
-    assert _equal(m, before)
+    assert same_state(fitted_state(m), fitted_state(before))
     # mutant: the round played on the live buffers without the save and restore
     m2 = pickle.loads(pickle.dumps(before))
 
@@ -125,4 +104,4 @@ def test_an_overflow_leaves_the_model_unchanged_and_a_round_without_restore_is_c
     monkeypatch.setattr(Est, "_learn_one_live", no_restore)
     with pytest.raises(FloatingPointError):
         m2.learn_one(big, 1)
-    assert not _equal(m2, before)
+    assert not same_state(fitted_state(m2), fitted_state(before))

@@ -20,6 +20,16 @@ cdef extern from "_vexp.h" nogil:
     int sosl_vexp_scalar
 
 
+cdef inline double weighted_sum(const double* alpha, const double* k,
+                                Py_ssize_t M) noexcept nogil:
+    """sum_q alpha[q] k[q], added up in slot order (one expansion value)."""
+    cdef Py_ssize_t q
+    cdef double acc = 0.0
+    for q in range(M):
+        acc += alpha[q] * k[q]
+    return acc
+
+
 def set_scalar_path(bint scalar):
     """Take this module's scalar loops (True) or its AVX2 + FMA ones where present (False).
 
@@ -47,8 +57,7 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t p = X.shape[1]
     cdef Py_ssize_t M = SV.shape[0]
-    cdef Py_ssize_t i, q
-    cdef double acc
+    cdef Py_ssize_t i
     if (SV.shape[1] != p or alpha.shape[0] != M or out.shape[0] != n
             or work.shape[0] < M):
         raise ValueError("kernel_decision: inconsistent shapes (need SV of shape (M, p), "
@@ -60,10 +69,7 @@ def kernel_decision(const double[:, ::1] X, const double[:, ::1] SV, const doubl
         for i in range(n):
             kernel_rows(&SV[0, 0], M, &X[i, 0], p, kern.kind, kern.gamma, kern.degree,
                         kern.coef0, &work[0])
-            acc = 0.0
-            for q in range(M):
-                acc += alpha[q] * work[q]
-            out[i] = acc
+            out[i] = weighted_sum(&alpha[0], &work[0], M)
 
 
 def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const int[::1] x_ptr,
@@ -78,8 +84,7 @@ def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const in
     """
     cdef Py_ssize_t n = x_ptr.shape[0] - 1
     cdef Py_ssize_t M = sv_ptr.shape[0] - 1
-    cdef Py_ssize_t i, q, a
-    cdef double acc
+    cdef Py_ssize_t i, a
     cdef const double* xd = &x_data[0] if x_data.shape[0] > 0 else NULL
     cdef const int* xi = &x_ind[0] if x_ind.shape[0] > 0 else NULL
     cdef const double* sd = &sv_data[0] if sv_data.shape[0] > 0 else NULL
@@ -98,10 +103,7 @@ def kernel_decision_csr(const double[::1] x_data, const int[::1] x_ind, const in
             a = x_ptr[i]
             kernel_rows_csr(&sv_ptr[0], si, sd, M, xi + a, xd + a, x_ptr[i + 1] - a,
                             kern.kind, kern.gamma, kern.degree, kern.coef0, &work[0])
-            acc = 0.0
-            for q in range(M):
-                acc += alpha[q] * work[q]
-            out[i] = acc
+            out[i] = weighted_sum(&alpha[0], &work[0], M)
 
 
 def kernel_decision_slots(const double[::1] x_data, const int[::1] x_ind, const int[::1] x_ptr,
@@ -120,7 +122,6 @@ def kernel_decision_slots(const double[::1] x_data, const int[::1] x_ind, const 
     cdef Py_ssize_t M = slots.shape[0]
     cdef Py_ssize_t L = ind.shape[1]
     cdef Py_ssize_t i, q, a, j, xn
-    cdef double acc
     cdef const double* xd = &x_data[0] if x_data.shape[0] > 0 else NULL
     cdef const int* xi = &x_ind[0] if x_ind.shape[0] > 0 else NULL
     if (n < 0 or alpha.shape[0] != M or out.shape[0] != n or work.shape[0] < M
@@ -150,7 +151,4 @@ def kernel_decision_slots(const double[::1] x_data, const int[::1] x_ind, const 
                     j = slots[q]
                     work[q] = sparse_dot(xi + a, xd + a, xn, &ind[j, 0], &val[j, 0], nnz[j])
             _sparse_finish(M, kern.kind, kern.gamma, kern.degree, kern.coef0, &work[0])
-            acc = 0.0
-            for q in range(M):
-                acc += alpha[q] * work[q]
-            out[i] = acc
+            out[i] = weighted_sum(&alpha[0], &work[0], M)
