@@ -23,7 +23,7 @@ CHECKED_TESTS := _core/test_linear _core/test_linear_symv test_linear test_base_
 	test_baselines_rows test_baselines_row_local test_metrics test_sparse_all \
 	test_reliability test_reliability_rows test_reliability_threads test_reliability_guards \
 	test_sketch_capped test_sketch_one_row test_sample_weight test_contract test_kernel_score_one \
-	test_koil_sparse_one_row test_okauc_sparse_one_row \
+	test_kernel_sparse_one_row \
 	$(basename $(notdir $(wildcard tests/test_sketch.py tests/test_ftrl.py)))
 
 test: $(STAMP) lint typecheck

@@ -20,6 +20,9 @@ two state comparisons under two names (``assert_same_state`` / ``assert_unchange
 bit; ``assert_close_to_reference``: a typed pass against its NumPy twin, to rounding), the
 reference mutant ``mutant_of`` and the stream builders used by more than one file.
 
+``clusters``: a 1-worker and a 2-worker local dask.distributed cluster (threads,
+127.0.0.1), made once per test module that asks for them (``tests/test_dask*.py``).
+
 Markers: ``slow`` (deselect with ``-m "not slow"``; ``make test`` runs everything).
 """
 
@@ -27,6 +30,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -72,3 +76,13 @@ def pytest_generate_tests(metafunc):
     if "stress_stream" in metafunc.fixturenames:
         metafunc.parametrize("stress_stream", STRESS_STREAMS,
                              ids=[c[0] for c in STRESS_STREAMS])
+
+
+@pytest.fixture(scope="module")
+def clusters():
+    distributed = pytest.importorskip("distributed")
+    kw = dict(processes=False, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
+              dashboard_address="127.0.0.1:0")
+    with distributed.LocalCluster(n_workers=1, **kw) as one, \
+            distributed.LocalCluster(n_workers=2, **kw) as two:
+        yield one, two

@@ -71,6 +71,13 @@ def assert_same_state(a, b):
         assert same_state({k: a[k]}, {k: b[k]}), f"'{k}' differs"
 
 
+def assert_same_learned_state(a, b):
+    """Assert two models hold the same learned state (``_state_names``, the counters, the
+    calibration and the labels), byte for byte, naming the first array that differs."""
+    for name in a._state_names + ("t_", "n_seen_", "calibration_", "classes_"):
+        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
+
+
 def snapshot(model, skip=()):
     """Deep copy of every attribute of ``model`` (public or not) except ``skip``."""
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(model).items()
@@ -155,6 +162,16 @@ def slot_stream(n=240, p=500, seed=0):
     X = (X + dense).tocsr()
     X.sort_indices()
     y = (np.asarray(X[:, :5].sum(axis=1)).ravel() + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def skewed_stream(seed, n=3000, p=6, pos=0.25):
+    """Gaussian rows and labels from a noisy linear score, a fraction ``pos`` positive
+    (the data-parallel fits' tests)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    score = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
+    y = (score > np.quantile(score, 1 - pos)).astype(int)
     return X, y
 
 

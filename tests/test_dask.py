@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import assert_same_learned_state, skewed_stream
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -16,30 +17,8 @@ from sosl import state as S  # noqa: E402
 from sosl.dask import Parallel  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def clusters():
-    kw = dict(processes=False, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
-              dashboard_address="127.0.0.1:0")
-    with distributed.LocalCluster(n_workers=1, **kw) as one, \
-            distributed.LocalCluster(n_workers=2, **kw) as two:
-        yield one, two
-
-
-def _data(seed, n=3000, p=6, pos=0.25):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    score = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
-    y = (score > np.quantile(score, 1 - pos)).astype(int)
-    return X, y
-
-
 def _dask(X, y, chunks):
     return da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=chunks)
-
-
-def _all_equal(a, b):
-    for name in a._state_names + ("t_", "n_seen_", "calibration_", "classes_"):
-        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
 
 
 def test_importing_sosl_does_not_import_dask():
@@ -50,17 +29,17 @@ def test_importing_sosl_does_not_import_dask():
 @pytest.mark.parametrize("p", [5, 40])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_one_block_is_the_sequential_pass_bit_for_bit(p, sparse):
-    X, y = _data(0, n=2500, p=p)
+    X, y = skewed_stream(0, n=2500, p=p)
     if sparse:
         X[np.abs(X) < 0.8] = 0.0
     Xin = sp.csr_matrix(X) if sparse else X
     seq = OAUCM(lam=0.01).fit(Xin, y)
     par = Parallel(OAUCM(lam=0.01)).fit([Xin], [y]).estimator_
-    _all_equal(par, seq)
+    assert_same_learned_state(par, seq)
     # shuffled: the sequential pass over the block's permuted rows (and not the plain one)
     sh = Parallel(OAUCM(lam=0.01), shuffle=True, random_state=3).fit([Xin], [y]).estimator_
     perm = np.random.default_rng([3, 0, 0]).permutation(X.shape[0])
-    _all_equal(sh, OAUCM(lam=0.01).fit(Xin[perm], y[perm]))
+    assert_same_learned_state(sh, OAUCM(lam=0.01).fit(Xin[perm], y[perm]))
     assert not np.array_equal(sh.coef_, seq.coef_)
 
 
@@ -95,7 +74,7 @@ def _simulate(blocks, lam, n_epochs=1, moments="global", beta=1.0):
     ("global", 1, 1.0), ("global", 2, 1.0), ("local", 1, 1.0), ("local", 2, 1.0),
     ("global", 2, 0.995)])
 def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs, beta):
-    X, y = _data(1, n=3100, p=5)
+    X, y = skewed_stream(1, n=3100, p=5)
     cuts = [400, 1900, 2300]                              # unequal blocks
     blocks = [(X[i], y[i]) for i in np.split(np.arange(3100), cuts)]
     w, ws, ts, mom = _simulate(blocks, 0.01, n_epochs, moments, beta)
@@ -127,7 +106,7 @@ def test_parallel_fit_is_the_documented_algorithm(clusters, moments, n_epochs, b
 
 
 def test_result_does_not_depend_on_the_workers(clusters):
-    X, y = _data(2, n=2400, p=36)
+    X, y = skewed_stream(2, n=2400, p=36)
     Xd, yd = _dask(X, y, 500)
     fits = []
     for cluster in clusters:
@@ -136,14 +115,14 @@ def test_result_does_not_depend_on_the_workers(clusters):
                                  random_state=0).fit(Xd, yd).estimator_)
     fits.append(Parallel(OAUCM(lam=0.01), n_epochs=2, shuffle=True,   # no cluster: threads
                          random_state=0).fit(Xd, yd).estimator_)
-    _all_equal(fits[0], fits[1])
-    _all_equal(fits[0], fits[2])
+    assert_same_learned_state(fits[0], fits[1])
+    assert_same_learned_state(fits[0], fits[2])
     other = Parallel(OAUCM(lam=0.01), n_epochs=2, shuffle=True, random_state=1).fit(Xd, yd)
     assert not np.array_equal(other.estimator_.coef_, fits[0].coef_)   # the seed matters
 
 
 def test_sparse_dask_blocks_equal_dense_blocks():
-    X, y = _data(3, n=2000, p=8)
+    X, y = skewed_stream(3, n=2000, p=8)
     X[np.abs(X) < 1.0] = 0.0
     Xd, yd = _dask(X, y, 500)
     Xs = Xd.map_blocks(sp.csr_matrix, dtype=float, meta=sp.csr_matrix((0, 0)))
@@ -154,7 +133,7 @@ def test_sparse_dask_blocks_equal_dense_blocks():
 
 
 def test_bad_input_is_refused_and_nothing_is_half_merged(clusters):
-    X, y = _data(4, n=1200, p=5)
+    X, y = skewed_stream(4, n=1200, p=5)
     wrapper = Parallel(OAUCM(lam=0.01))
     with distributed.Client(clusters[1]):
         wrapper.fit(*_dask(X, y, 300))
@@ -188,7 +167,7 @@ def test_bad_input_is_refused_and_nothing_is_half_merged(clusters):
 
 
 def test_merged_model_pickles_continues_and_delegates(clusters):
-    X, y = _data(5, n=3000, p=6)
+    X, y = skewed_stream(5, n=3000, p=6)
     with distributed.Client(clusters[1]):
         Xd, yd = _dask(X[:2000], y[:2000], 500)
         wrapper = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(Xd, yd)
@@ -201,7 +180,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
     again = pickle.loads(pickle.dumps(wrapper)).estimator_
     est.partial_fit(X[2000:], y[2000:])
     again.partial_fit(X[2000:], y[2000:])
-    _all_equal(est, again)
+    assert_same_learned_state(est, again)
     # like a model that saw the 2000 rows itself, given the merged weights
     seq = S.get_state(OAUCM(lam=0.01).fit(X[:2000], y[:2000]))
     seq.arrays["w_"][:] = wrapper.estimator_.coef_[0]
@@ -215,7 +194,7 @@ def test_merged_model_pickles_continues_and_delegates(clusters):
 @pytest.mark.parametrize("make", [lambda: SketchedOAUCM(lam=0.01, rank=4, max_columns=None),
                                   lambda: FTRLAUC(gamma=0.3)])
 def test_other_learners_merge_independent_block_fits(make):
-    X, y = _data(6, n=1600, p=12)
+    X, y = skewed_stream(6, n=1600, p=12)
     X[np.abs(X) < 0.7] = 0.0
     X = sp.csr_matrix(X)
     idx = np.split(np.arange(1600), [500, 1100])
@@ -240,11 +219,11 @@ def _misaligned(A):
 
 
 def test_blocks_at_odd_addresses_give_the_same_bits():
-    X, y = _data(7, n=4000, p=40)
+    X, y = skewed_stream(7, n=4000, p=40)
     Xm = _misaligned(X)
     a = Parallel(OAUCM(lam=0.01)).fit([X[:2500], X[2500:]], [y[:2500], y[2500:]]).estimator_
     b = Parallel(OAUCM(lam=0.01)).fit([Xm[:2500], Xm[2500:]], [y[:2500], y[2500:]]).estimator_
-    _all_equal(a, b)
+    assert_same_learned_state(a, b)
     c = S.moments_of_rows(_misaligned(X[:2500]), np.where(y[:2500] == 1, 1.0, -1.0))
     assert np.allclose(c.scatter, S.moments_of_rows(X[:2500], np.where(y[:2500] == 1, 1.0,
                                                                       -1.0)).scatter,
@@ -253,7 +232,7 @@ def test_blocks_at_odd_addresses_give_the_same_bits():
 
 def test_blocks_of_one_class_get_their_moments_in_the_right_slot():
     # rows sorted by label: the first blocks hold negatives only, the last positives only
-    X, y = _data(8, n=2000, p=5)
+    X, y = skewed_stream(8, n=2000, p=5)
     order = np.argsort(y, kind="stable")
     X, y = X[order], y[order]
     blocks = [(X[i], y[i]) for i in np.split(np.arange(2000), [700, 1400, 1600])]
@@ -273,7 +252,7 @@ def test_blocks_of_one_class_get_their_moments_in_the_right_slot():
 
 def test_n_epochs_auto_plays_two_epochs_on_small_blocks_only():
     from sosl.dask import _AUTO_ROWS
-    X, y = _data(9, n=4 * _AUTO_ROWS, p=4)
+    X, y = skewed_stream(9, n=4 * _AUTO_ROWS, p=4)
     small = np.array_split(np.arange(X.shape[0]), 8)            # _AUTO_ROWS / 2 rows each
     large = np.array_split(np.arange(X.shape[0]), 2)            # 2 x _AUTO_ROWS rows each
     fits = {}
@@ -309,7 +288,7 @@ def _objective_at(blocks, mom, w, lam, loss, drop_covariance_term=False):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_batch_objective_and_its_gradient(Est, sparse):
     from sosl._core._losses_ref import psi
-    X, y = _data(10, n=900, p=6)
+    X, y = skewed_stream(10, n=900, p=6)
     if sparse:
         X[np.abs(X) < 0.6] = 0.0
     idx = np.split(np.arange(900), [200, 650])
@@ -336,14 +315,14 @@ def test_batch_objective_and_its_gradient(Est, sparse):
 
 
 def test_lbfgs_fit_minimizes_the_batch_objective(clusters):
-    X, y = _data(12, n=3000, p=8)
+    X, y = skewed_stream(12, n=3000, p=8)
     Xd, yd = _dask(X, y, 700)
     fits = []
     for cluster in clusters:
         with distributed.Client(cluster):
             fits.append(Parallel(OAUCM(lam=0.01), solver="lbfgs").fit(Xd, yd))
     a, b = fits
-    _all_equal(a.estimator_, b.estimator_)                    # 1 and 2 workers: same bits
+    assert_same_learned_state(a.estimator_, b.estimator_)      # 1 and 2 workers: same bits
     est = a.estimator_
     mom = S.moments_of_rows(X, np.where(y == 1, 1.0, -1.0))
     assert est.t_ == 3000 and np.array_equal(est.counts_, mom.counts)
@@ -370,7 +349,7 @@ def test_lbfgs_fit_minimizes_the_batch_objective(clusters):
 def test_dask_dataframe_with_a_label_column_or_a_series():
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
-    X, y = _data(13, n=2400, p=5)
+    X, y = skewed_stream(13, n=2400, p=5)
     df = pd.DataFrame(X, columns=[f"f{k}" for k in range(5)])
     df["label"] = y
     ddf = dd.from_pandas(df, npartitions=4)
@@ -379,8 +358,8 @@ def test_dask_dataframe_with_a_label_column_or_a_series():
     by_column = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(ddf, "label")
     by_series = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(ddf[feats], ddf["label"])
     by_array = Parallel(OAUCM(lam=0.01), n_epochs=1).fit(*_dask(X, y, 600))
-    _all_equal(by_column.estimator_, by_array.estimator_)
-    _all_equal(by_series.estimator_, by_array.estimator_)
+    assert_same_learned_state(by_column.estimator_, by_array.estimator_)
+    assert_same_learned_state(by_series.estimator_, by_array.estimator_)
     assert np.abs(by_array.estimator_.coef_).max() > 1e-3
     scores = by_column.decision_function(ddf[feats]).compute()
     assert np.array_equal(scores, by_array.estimator_.decision_function(X))
@@ -403,7 +382,7 @@ def _received(dask_worker=None):
 
 def test_block_tasks_run_where_the_block_is(clusters):
     from sosl.dask import _holders
-    X, y = _data(14, n=16000, p=20)
+    X, y = skewed_stream(14, n=16000, p=20)
     assert _holders([X[:10], X[10:]]) == [None, None]          # in memory: no placement
     with distributed.Client(clusters[1]) as client:
         Xd, yd = client.persist(list(_dask(X, y, 2000)))
@@ -422,7 +401,7 @@ def test_block_tasks_run_where_the_block_is(clusters):
 
 def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypatch):
     import sosl.dask as SD
-    X, y = _data(5, n=3000, p=7)
+    X, y = skewed_stream(5, n=3000, p=7)
     Xd, yd = _dask(X, y, 400)                                     # 8 blocks
 
     def fit(beta):
@@ -439,7 +418,7 @@ def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypa
             tree, names = fit(beta)
             assert "_merge_op" in names
             monkeypatch.undo()
-            _all_equal(small, tree)
+            assert_same_learned_state(small, tree)
             assert np.abs(small.coef_).max() > 1e-2
         # mutant: each block's pass started from the moments of all the blocks (its own
         # rows counted twice) instead of the others' is caught

@@ -12,6 +12,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import assert_same_learned_state, skewed_stream
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -21,28 +22,6 @@ from sosl import state as S  # noqa: E402
 from sosl._core import _linear_ref as ref  # noqa: E402
 from sosl._core._codes import Schedule  # noqa: E402
 from sosl.dask import Parallel  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def clusters():
-    kw = dict(processes=False, threads_per_worker=1, protocol="tcp://", host="127.0.0.1",
-              dashboard_address="127.0.0.1:0")
-    with distributed.LocalCluster(n_workers=1, **kw) as one, \
-            distributed.LocalCluster(n_workers=2, **kw) as two:
-        yield one, two
-
-
-def _data(seed, n=3000, p=6, pos=0.25):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    score = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n)
-    y = (score > np.quantile(score, 1 - pos)).astype(int)
-    return X, y
-
-
-def _all_equal(a, b):
-    for name in a._state_names + ("t_", "n_seen_", "calibration_", "classes_"):
-        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name))), name
 
 
 def _simulate(blocks, est, n_epochs=1, seed=None):
@@ -75,7 +54,7 @@ def _simulate(blocks, est, n_epochs=1, seed=None):
 @pytest.mark.parametrize("p", [5, 40, 100])
 def test_fixed_fit_is_the_documented_algorithm(clusters, Est, kw, n_epochs, seed, p):
     """p = 5 and 40: the kernel's own loops for Sigma w; p = 100: BLAS dsymv."""
-    X, y = _data(1, n=1550, p=p)
+    X, y = skewed_stream(1, n=1550, p=p)
     cuts = [200, 950, 1150]                               # unequal blocks
     blocks = [(X[i], y[i]) for i in np.split(np.arange(1550), cuts)]
     w, ws, ts, mom = _simulate(blocks, Est(**kw), n_epochs, seed)
@@ -103,7 +82,7 @@ def test_fixed_fit_is_the_documented_algorithm(clusters, Est, kw, n_epochs, seed
 
 
 def test_result_does_not_depend_on_the_workers(clusters):
-    X, y = _data(2, n=2400, p=36)
+    X, y = skewed_stream(2, n=2400, p=36)
     Xd, yd = da.from_array(X, chunks=(500, 36)), da.from_array(y, chunks=500)
     fits = []
     kw = dict(moments="fixed", n_epochs=2, shuffle=True, random_state=0)
@@ -111,8 +90,8 @@ def test_result_does_not_depend_on_the_workers(clusters):
         with distributed.Client(cluster):
             fits.append(Parallel(OAUCM(lam=0.01), **kw).fit(Xd, yd).estimator_)
     fits.append(Parallel(OAUCM(lam=0.01), **kw).fit(Xd, yd).estimator_)   # threads
-    _all_equal(fits[0], fits[1])
-    _all_equal(fits[0], fits[2])
+    assert_same_learned_state(fits[0], fits[1])
+    assert_same_learned_state(fits[0], fits[2])
     other = Parallel(OAUCM(lam=0.01), **dict(kw, random_state=1)).fit(Xd, yd)
     assert not np.array_equal(other.estimator_.coef_, fits[0].coef_)   # the seed matters
     in_order = Parallel(OAUCM(lam=0.01), moments="fixed", n_epochs=2).fit(Xd, yd)
@@ -122,7 +101,7 @@ def test_result_does_not_depend_on_the_workers(clusters):
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_sparse_blocks_equal_dense_blocks(shuffle):
     from sosl import dask as sd
-    X, y = _data(3, n=2000, p=8)
+    X, y = skewed_stream(3, n=2000, p=8)
     X[np.abs(X) < 1.0] = 0.0
     idx = np.split(np.arange(2000), [600, 1300])
     kw = dict(moments="fixed", n_epochs=1, shuffle=shuffle, random_state=4)
@@ -141,11 +120,11 @@ def test_sparse_blocks_equal_dense_blocks(shuffle):
             [sp.csr_matrix(X[i]) for i in idx], [y[i] for i in idx]).estimator_
     finally:
         sd._FIXED_PIECE_VALUES = old
-    _all_equal(pieces, sparse)
+    assert_same_learned_state(pieces, sparse)
 
 
 def test_one_block_is_one_fixed_pass_over_all_rows():
-    X, y = _data(4, n=1800, p=7)
+    X, y = skewed_stream(4, n=1800, p=7)
     est = Parallel(OAUCM(lam=0.01), moments="fixed").fit([X], [y]).estimator_
     w, _, ts, _ = _simulate([(X, y)], OAUCM(lam=0.01))
     assert est.t_ == ts[0] == 1800
@@ -155,7 +134,7 @@ def test_one_block_is_one_fixed_pass_over_all_rows():
 
 
 def test_bad_settings_and_a_diverging_pass_leave_the_wrapper_as_it_was():
-    X, y = _data(5, n=1200, p=5)
+    X, y = skewed_stream(5, n=1200, p=5)
     with pytest.raises(ValueError, match="'global', 'local' or 'fixed'"):
         Parallel(OAUCM(), moments="frozen").fit([X], [y])
     with pytest.raises(ValueError, match="forgetting=1.0"):
@@ -179,7 +158,7 @@ def test_bad_settings_and_a_diverging_pass_leave_the_wrapper_as_it_was():
 
 
 def test_fixed_model_pickles_and_continues_streaming():
-    X, y = _data(6, n=3000, p=6)
+    X, y = skewed_stream(6, n=3000, p=6)
     idx = np.split(np.arange(2000), 4)
     wrapper = Parallel(OAUCM(lam=0.01), moments="fixed", n_epochs=1).fit(
         [X[i] for i in idx], [y[i] for i in idx])
@@ -187,7 +166,7 @@ def test_fixed_model_pickles_and_continues_streaming():
     again = pickle.loads(pickle.dumps(wrapper)).estimator_
     est.partial_fit(X[2000:], y[2000:])
     again.partial_fit(X[2000:], y[2000:])
-    _all_equal(est, again)
+    assert_same_learned_state(est, again)
     assert est.t_ == 3000 and est.counts_.sum() == 3000
     assert np.array_equal(wrapper.predict(X), wrapper.estimator_.predict(X))
 
@@ -196,7 +175,7 @@ def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypa
     """The global moments merged on the client (small states) or by tasks on the workers:
     the same tree, the same fixed-moment fit to the bit."""
     import sosl.dask as SD
-    X, y = _data(8, n=3000, p=7)
+    X, y = skewed_stream(8, n=3000, p=7)
     Xd, yd = da.from_array(X, chunks=(400, 7)), da.from_array(y, chunks=400)   # 8 blocks
 
     def fit():
@@ -211,5 +190,5 @@ def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypa
         monkeypatch.setattr(SD, "_CLIENT_MERGE_BYTES", 0)
         tree, names = fit()
         assert "_merge_op" in names and "_fixed_block_pass" in names
-    _all_equal(small, tree)
+    assert_same_learned_state(small, tree)
     assert np.abs(small.coef_).max() > 1e-2
