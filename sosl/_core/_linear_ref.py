@@ -54,6 +54,16 @@ def grad_psi_s(w, a, Sigma):
     return grad_w(LOSS_S, w, a, Sigma)
 
 
+
+def round_gradient(w, x, y, v, xbar_o, Sigma_o, N_o, lam, loss):
+    """g of eq. (12) at round t: the regularizer's gradient, plus the row's loss term
+    (weight v) against the other class's mean and covariance once it has rows."""
+    g = lam * w                                                 # gradient of (lam/2)||w||^2
+    if N_o > 0:
+        a = y * (x - xbar_o)                                    # a = y_t (x_t - xbar_t)
+        g = g + v * grad_w(loss, w, a, Sigma_o)                 # eq. (14) / eq. (13) x 2
+    return g
+
 def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, beta=1.0,
                 W=None, sw=None):
     """One online pass of Algorithm 1 over ``X[order]`` (state updated in place).
@@ -89,10 +99,7 @@ def linear_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, be
         x, y = X[i], s[i]
         v = 1.0 if sw is None else sw[i]                        # the row's weight
         own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)
-        g = lam * w                                             # gradient of (lam/2)||w||^2
-        if N[opp] > 0:
-            a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_t)
-            g = g + v * grad_w(loss, w, a, Sigma[opp])          # eq. (14) / eq. (13) x 2
+        g = round_gradient(w, x, y, v, xbar[opp], Sigma[opp], N[opp], lam, loss)
         Wk = N[own] if W is None else W[own]
         Wk = moment_update(x, xbar[own], Sigma[own], Wk, beta, v)  # eqs. (15)-(18)
         if W is not None:
@@ -117,9 +124,6 @@ def fixed_pass(X, s, order, w, xbar, Sigma, N, t0, lam, eta, schedule, loss, sw=
         x, y = X[i], s[i]
         v = 1.0 if sw is None else sw[i]                        # the row's weight
         own, opp, eta_t = round_prologue(y, t, schedule, eta, lam)
-        g = lam * w                                             # gradient of (lam/2)||w||^2
-        if N[opp] > 0:
-            a = y * (x - xbar[opp])                             # a = y_t (x_t - xbar_o)
-            g = g + v * grad_w(loss, w, a, Sigma[opp])          # eq. (14) / eq. (13) x 2
+        g = round_gradient(w, x, y, v, xbar[opp], Sigma[opp], N[opp], lam, loss)
         w -= eta_t * g                                          # eq. (12)
     return t

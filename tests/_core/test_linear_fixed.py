@@ -95,7 +95,8 @@ def test_mutants_of_the_reference_are_caught(path):
     _, _, w_c = _cython(X, s, order, mom, 0.01, None, LOSS_M, PATHS[path], sw=sw)
     _, w_r = _reference(X, s, order, mom, 0.01, None, LOSS_M, sw=sw)
     np.testing.assert_allclose(w_c, w_r, rtol=1e-12, atol=1e-14)
-    for old, new in (("Sigma[opp])", "0.0 * Sigma[opp])"), ("g = g + v *", "g = g + 1.0 *")):
+    for old, new in (("Sigma[opp], N[opp]", "0.0 * Sigma[opp], N[opp]"),
+                     ("round_gradient(w, x, y, v,", "round_gradient(w, x, y, 1.0,")):
         mutant = mutant_of(ref.fixed_pass, old, new)
         _, w_m = _reference(X, s, order, mom, 0.01, None, LOSS_M, sw=sw, pass_fn=mutant)
         assert np.abs(w_m - w_c).max() > 1e-6 * np.abs(w_c).max(), old
