@@ -230,28 +230,25 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         _abs_cache[0] = _no_array
-        # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
-        if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
-                and X.shape[0] == 1 and "w_" in d
-                and X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]
-                and not self.shuffle and d.get("_params_ok")
+        if (sample_weight is None and type(X) is np.ndarray and "w_" in d and not self.shuffle
+                and d.get("_params_ok")
                 and (classes is None or _same_labels(classes, d["classes_"]))):
-            y = np.asarray(y)
-            if y.shape == (1,):
-                self.learn_one(X[0], y[0])
-                return self
-        # a dense batch on a fitted model: the typed batch path when its checks hold (it
-        # checks the arrays' dtype, layout and shapes itself)
-        if (sample_weight is None and type(X) is np.ndarray and type(y) is np.ndarray
-                and "w_" in d and y.dtype.kind in "iubUS" and y.ndim == 1
-                and y.shape[0] > 1 and not self.shuffle and d.get("_params_ok")
-                and "feature_names_in_" not in d
-                and (classes is None or _same_labels(classes, d["classes_"]))):
-            lock = d.get("_lock_")
-            with lock if lock is not None else _model_lock(d):
-                if d.get("_params_ok") and self._batch_in_place(X, y):
-                    return self
+            if X.ndim == 2 and X.shape[0] == 1:
+                # one dense row on a fitted model is a learn_one round: the typed path
+                if X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]:
+                    y = np.asarray(y)
+                    if y.shape == (1,):
+                        self.learn_one(X[0], y[0])
+                        return self
+            elif (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] > 1
+                  and y.dtype.kind in "iubUS" and "feature_names_in_" not in d):
+                # a dense batch on a fitted model: the typed batch path when its checks
+                # hold (the kernel checks the arrays' dtype, layout and shapes)
+                lock = d.get("_lock_")
+                with lock if lock is not None else _model_lock(d):
+                    if d.get("_params_ok") and self._batch_in_place(X, y):
+                        return self
         return super().partial_fit(X, y, classes, sample_weight)
 
     def _batch_in_place(self, X, y):
@@ -266,13 +263,16 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             st = self._stepper()
         p = d["n_features_in_"]
         kmax = KMAX if p >= BLAS_MIN_P else SMALL_KMAX
-        R = -3.0
-        # the common 0/1 labels go to the kernel as they are (it makes the signs and
-        # checks X first, returning -1 for an X the general path must judge)
-        if y.dtype == np.int64 and y.flags.c_contiguous and d["classes_"].tolist() == [0, 1]:
-            with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
-                R = st.batch(X, y, d["t_"], d["max_abs_"], kmax)
-        if R == -3.0:                    # other labels: _signs maps them (or names one)
+        R = -4.0
+        if d["classes_"].tolist() == [0, 1]:
+            # int64 0/1 labels go to the kernel as they are: it checks X, then makes the
+            # signs (-3: another label, -4: y is not C-contiguous int64)
+            if p >= BLAS_MIN_P:
+                with one_blas_thread():
+                    R = st.batch(X, y, d["t_"], d["max_abs_"], kmax, True)
+            else:
+                R = st.batch(X, y, d["t_"], d["max_abs_"], kmax, True)
+        if R <= -3.0:                    # other labels: _signs maps them (or names one)
             if not (X.ndim == 2 and X.dtype == np.float64 and X.flags.c_contiguous
                     and X.shape[0] == y.shape[0] and X.shape[1] == p):
                 if created:
@@ -285,16 +285,16 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                     del d["_stepper_"]
                 raise
             with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
-                R = st.batch(X, s, d["t_"], d["max_abs_"], kmax)
-        if R == -1.0:
+                R = st.batch(X, s, d["t_"], d["max_abs_"], kmax, False)
+        if R < 0.0:
+            if R == -2.0:
+                raise FloatingPointError(
+                    f"{type(self).__name__}: the state became non-finite during the pass "
+                    "(the step size is probably too large for this data; try a smaller eta "
+                    "or a larger lam, or scale the features). The model was left unchanged.")
             if created:                  # a declined call leaves the model as it was
                 del d["_stepper_"]
             return False
-        if R == -2.0:
-            raise FloatingPointError(
-                f"{type(self).__name__}: the state became non-finite during the pass (the "
-                "step size is probably too large for this data; try a smaller eta or a "
-                "larger lam, or scale the features). The model was left unchanged.")
         n = X.shape[0]
         d["t_"] += n
         d["n_seen_"] += n

@@ -89,7 +89,7 @@ def test_batch_path_is_taken_and_a_wrong_counter_is_caught(monkeypatch):
     mutant = OAUCM(lam=0.01).fit(X[:100], y[:100])
     st = mutant._stepper()
     s = np.where(y[100:400] == 1, 1.0, -1.0)
-    assert st.batch(X[100:400], s, mutant.t_ + 1, mutant.max_abs_, 16) > 0
+    assert st.batch(X[100:400], s, mutant.t_ + 1, mutant.max_abs_, 16, False) > 0
     assert not np.array_equal(mutant.coef_, slow.coef_)
 
 

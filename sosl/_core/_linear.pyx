@@ -524,7 +524,8 @@ cdef class Stepper:
                 save_round(m, own, self.calib, b, False)
         return R if ok else -1.0
 
-    def batch(self, cnp.ndarray X, cnp.ndarray y, long long t0, double R_seen, int kmax):
+    def batch(self, cnp.ndarray X, cnp.ndarray y, long long t0, double R_seen, int kmax,
+              bint labels):
         """Rounds t0 + 1, ... on the rows of X in order (``partial_fit``'s fast path), in place.
 
         Plays what the general path plays on a batch of a fitted model, to the bit: the
@@ -535,10 +536,11 @@ cdef class Stepper:
         offset of that model; a non-finite score skipped). One pass over the rows serves
         the scores, the rounds and, below ``blas_min_p``, the check of the rows.
 
-        ``X``: C-contiguous float64 with p columns and n >= 1 rows. ``y``: one value per
-        row, either the label signs (float64, > 0 for the positive class) or, for a model
-        whose ``classes_`` are [0, 1], the int64 labels themselves (converted here; a label
-        other than 0 and 1 returns -3 before X is read). Other input returns -1.
+        ``X``: C-contiguous float64 with p columns and n >= 1 rows, else -1. ``y``: one
+        value per row; with ``labels`` the int64 labels 0/1 of a model whose ``classes_``
+        are [0, 1] (the signs 2 y - 1 made here: a label other than 0 and 1 returns -3,
+        a y that is not C-contiguous int64 -4, before X is read); without, the label
+        signs (C-contiguous float64, > 0 for the positive class), else -1.
 
         A failed batch leaves the state as it was:
 
@@ -565,48 +567,46 @@ cdef class Stepper:
         cdef long long t = t0
         cdef bint ok = True, finite = True, rows_ok = True
         cdef bint full = not mm.use_blas               # the whole state is kept
-        cdef bint ints
         cdef const double* xp
         cdef const double* sp
-        cdef const cnp.int64_t* yp
+        cdef const cnp.int64_t* yp = NULL
         cdef double* sgn
         cdef double* b
         cdef double* calib = self.calib
         cdef cnp.int64_t bad = 0
+        if labels and not (cnp.PyArray_NDIM(y) == 1 and cnp.PyArray_ISCARRAY_RO(y)
+                           and cnp.PyArray_ISSIGNED(y) and cnp.PyArray_ITEMSIZE(y) == 8):
+            return -4.0
         if (cnp.PyArray_NDIM(X) != 2 or cnp.PyArray_TYPE(X) != cnp.NPY_DOUBLE
                 or not cnp.PyArray_ISCARRAY_RO(X) or cnp.PyArray_DIM(X, 1) != p or p == 0
-                or cnp.PyArray_NDIM(y) != 1 or not cnp.PyArray_ISCARRAY_RO(y)
-                or kmax < 1):
+                or cnp.PyArray_NDIM(y) != 1 or not cnp.PyArray_ISCARRAY_RO(y) or kmax < 1
+                or not (labels or cnp.PyArray_TYPE(y) == cnp.NPY_DOUBLE)):
             return -1.0
         n = cnp.PyArray_DIM(X, 0)
         if n == 0 or cnp.PyArray_DIM(y, 0) != n:
-            return -1.0
-        ints = cnp.PyArray_ISSIGNED(y) and cnp.PyArray_ITEMSIZE(y) == 8
-        if not ints and cnp.PyArray_TYPE(y) != cnp.NPY_DOUBLE:
             return -1.0
         length = 3 * p + 2 * p * (kmax if kmax < n else n)
         if self.scratch is None or self.scratch.shape[0] < length + n:
             self.scratch = cnp.PyArray_ZEROS(1, [2 * (length + n)], cnp.NPY_DOUBLE, 0)
         bind_work(&mm, self.scratch[:length])
-        if ints:                        # the signs 2 y - 1, after the labels are checked
-            yp = <const cnp.int64_t*> cnp.PyArray_DATA(y)
-            sgn = &self.scratch[length]
-            with nogil:
-                for r in range(n):
-                    bad |= yp[r] & ~(<cnp.int64_t> 1)    # any bit but the lowest: not 0/1
-                    sgn[r] = 2.0 * <double> yp[r] - 1.0
-            if bad != 0:
-                return -3.0
-            sp = sgn
-        else:
-            sp = <const double*> cnp.PyArray_DATA(y)
+        sgn = &self.scratch[length]
         kept_len = 3 * p + 8 + (2 * pp if full else 0)
         if self.kept is None or cnp.PyArray_DIM(self.kept, 0) < kept_len:
             self.kept = cnp.PyArray_ZEROS(1, [kept_len], cnp.NPY_DOUBLE, 0)
         b = <double*> cnp.PyArray_DATA(self.kept)
         xp = <const double*> cnp.PyArray_DATA(X)
+        if labels:
+            yp = <const cnp.int64_t*> cnp.PyArray_DATA(y)
+            sp = sgn
+        else:
+            sp = <const double*> cnp.PyArray_DATA(y)
         with nogil:
-            if not full:
+            if labels:                  # the signs 2 y - 1, after the labels are checked
+                for r in range(n):
+                    bad |= yp[r] & ~(<cnp.int64_t> 1)    # any bit but the lowest: not 0/1
+                    sgn[r] = 2.0 * <double> yp[r] - 1.0
+                ok = bad == 0
+            if ok and not full:
                 R = abs_max(xp, n * p)
                 if R_seen > R:
                     R = R_seen
@@ -641,21 +641,17 @@ cdef class Stepper:
                         break
                 if rows_ok:
                     flush_all(&mm)
-                    for j in range(p):
-                        if not fabs(mm.w[j]) <= DBL_MAX:
-                            finite = False
-                    for j in range(2 * p):
-                        if not fabs(mm.xbar[j]) <= DBL_MAX:
-                            finite = False
-                    for j in range(2):
-                        if not (fabs(mm.scale[j]) <= DBL_MAX and fabs(mm.W[j]) <= DBL_MAX):
-                            finite = False
-                    if full:
-                        for j in range(2 * pp):
-                            if not fabs(mm.C[j]) <= DBL_MAX:
-                                finite = False
+                    # abs_max is NaN for a non-finite value (and inf itself never a max);
+                    # the scatter matrices stay finite for rows with |x_j| <= R_max (see
+                    # ``sosl.linear``), so only a batch beyond it reads them
+                    finite = (abs_max(mm.w, p) <= DBL_MAX and abs_max(mm.xbar, 2 * p) <= DBL_MAX
+                              and abs_max(mm.scale, 2) <= DBL_MAX
+                              and abs_max(mm.W, 2) <= DBL_MAX
+                              and (R <= self.safe_abs or abs_max(mm.C, 2 * pp) <= DBL_MAX))
                 if not (rows_ok and finite):
                     keep_state(&mm, calib, b, full, False)
+        if bad != 0:
+            return -3.0
         if not ok or not rows_ok:
             return -1.0
         return R if finite else -2.0
