@@ -225,10 +225,12 @@ def test_huge_magnitudes_take_the_batch_path_below_blas_min_p(monkeypatch, p):
     assert fast.max_abs_ == 1e60 and np.isfinite(fast.coef_).all()
 
 
-@pytest.mark.parametrize("labels", ["int01", "int01-uncontiguous", "int10", "str", "float"])
+@pytest.mark.parametrize("labels", ["int01", "int01-uncontiguous", "int32", "bool", "int10",
+                                    "str", "float"])
 def test_labels_of_every_kind_give_the_general_paths_bits(monkeypatch, labels):
     """The kernel makes the signs of int64 0/1 labels when classes_ = [0, 1]; other labels
-    (classes_ [1, 0], strings, floats, a strided y) take ``_signs`` first: the same bits."""
+    (int32, bool, classes_ [1, 0], strings, a strided y) take ``_signs`` first, float
+    labels the general path: the same bits."""
     X, y = _data()
     chunks = [100, 160, 300, 450, 600]
     if labels == "int10":
@@ -237,6 +239,10 @@ def test_labels_of_every_kind_give_the_general_paths_bits(monkeypatch, labels):
         classes, yy = ["a", "b"], np.where(y == 1, "b", "a")
     elif labels == "float":
         classes, yy = [0.0, 1.0], y.astype(float)
+    elif labels == "int32":
+        classes, yy = [0, 1], y.astype(np.int32)
+    elif labels == "bool":
+        classes, yy = [False, True], y.astype(bool)
     else:
         classes, yy = [0, 1], y
     yy = np.ascontiguousarray(yy)
