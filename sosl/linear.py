@@ -199,6 +199,9 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
                                  self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
                                  _SAFE_MARGIN, G_factor, self.calibration_)
+            # the batch path hands int64 labels to the kernel for these classes (a new
+            # stepper is made whenever the state, hence classes_, is replaced)
+            st.labels01 = self.classes_.tolist() == [0, 1]
             self.__dict__["_stepper_"] = st
         return st
 
@@ -264,7 +267,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         p = d["n_features_in_"]
         kmax = KMAX if p >= BLAS_MIN_P else SMALL_KMAX
         R = -4.0
-        if d["classes_"].tolist() == [0, 1]:
+        if st.labels01:
             # int64 0/1 labels go to the kernel as they are: it checks X, then makes the
             # signs (-3: another label, -4: y is not C-contiguous int64)
             if p >= BLAS_MIN_P:

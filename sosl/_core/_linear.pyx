@@ -437,6 +437,7 @@ cdef class Stepper:
     cdef object kept            # the state before a batch (``batch``), likewise
     cdef double[::1] scratch    # a batch's pending buffers and signs, grown on demand
     cdef readonly long long n_guarded    # guarded rounds played (diagnostics and tests)
+    cdef public bint labels01   # set by the estimator: its classes_ are [0, 1] (``batch``)
 
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
                  double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
