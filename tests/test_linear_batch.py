@@ -147,7 +147,7 @@ def test_batch_path_refuses_and_keeps_state(bad):
         yb[70] = 7
         with pytest.raises(ValueError, match="not in classes"):
             m.partial_fit(Xb, yb)
-    else:                        # beyond the no-copy bound: the general path, which copies
+    else:                        # beyond the no-copy bound (p = 5: the batch path, state kept)
         Xb[10, 0] = 1e60
         with pytest.warns(UnscaledInputWarning):
             m.partial_fit(Xb, yb)
