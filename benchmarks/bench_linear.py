@@ -19,9 +19,11 @@ figures hold on a shared machine. Three tables:
    the caches). The same DRAM bound is printed for the in-order SGD.
 2. **partial_fit in chunks** (``--chunk`` rows per call, 1,000 by default) on the first
    size of ``--sizes``: instances per second of a model fed chunk by chunk (a fitted
-   model's dense chunks take the typed batch path, with the prequential Platt steps in the
-   pass), beside the whole-array fit of the same rows and the in-order SGD fed the same
-   chunks; the ratio chunked / whole-array is the per-call overhead (aim: within 10%).
+   model's dense chunks take the typed batch path: one pass over the rows that scores each
+   under the model before the call, plays its round and then its prequential Platt step),
+   beside the whole-array fit of the same rows and the in-order SGD fed the same chunks;
+   the ratio chunked / whole-array is what the calls and the Platt steps cost (aim: within
+   10%; the whole-array fit calibrates once, in-sample, on at most 10,000 rows).
 3. **Typed kernel against the NumPy reference** on a prefix of the same data.
 4. **Memory of partial_fit** at the largest p: peak bytes numpy allocates during one call
    (tracemalloc), beside the model's own state.

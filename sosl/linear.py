@@ -42,6 +42,11 @@ _SAFE_MARGIN = 1e150
 
 
 def _same_labels(classes, fitted):
+    """``classes`` names the two fitted labels, in either order."""
+    if type(classes) is list and len(classes) == 2 and type(classes[0]) is int \
+            and type(classes[1]) is int:         # the common spelling, classes=[0, 1]
+        labels = fitted.tolist()                 # two distinct labels
+        return classes == labels or classes == labels[::-1]
     classes = np.asarray(classes)
     return classes.shape == (2,) and set(classes.tolist()) == set(fitted.tolist())
 
@@ -194,6 +199,9 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
                                  self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
                                  _SAFE_MARGIN, G_factor, self.calibration_)
+            # the batch path hands int64 labels to the kernel for these classes (a new
+            # stepper is made whenever the state, hence classes_, is replaced)
+            st.labels01 = self.classes_.tolist() == [0, 1]
             self.__dict__["_stepper_"] = st
         return st
 
@@ -225,61 +233,72 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         _abs_cache[0] = _no_array
-        # one dense row on a fitted model is a learn_one round: take the typed path
         d = self.__dict__
-        if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
-                and X.shape[0] == 1 and "w_" in d
-                and X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]
-                and not self.shuffle and d.get("_params_ok")
+        if (sample_weight is None and type(X) is np.ndarray and "w_" in d and not self.shuffle
+                and d.get("_params_ok")
                 and (classes is None or _same_labels(classes, d["classes_"]))):
-            y = np.asarray(y)
-            if y.shape == (1,):
-                self.learn_one(X[0], y[0])
-                return self
-        # a dense batch on a fitted model: the typed batch path when its checks hold
-        if (sample_weight is None and type(X) is np.ndarray and type(y) is np.ndarray
-                and X.ndim == 2 and y.ndim == 1 and "w_" in d and X.dtype == np.float64
-                and X.flags.c_contiguous and 1 < X.shape[0] == y.shape[0]
-                and X.shape[1] == d["n_features_in_"] and y.dtype.kind in "iubUS"
-                and not self.shuffle and d.get("_params_ok")
-                and "feature_names_in_" not in d
-                and (classes is None or _same_labels(classes, d["classes_"]))):
-            lock = d.get("_lock_")
-            with lock if lock is not None else _model_lock(d):
-                if d.get("_params_ok") and self._batch_in_place(X, y):
-                    return self
+            if X.ndim == 2 and X.shape[0] == 1:
+                # one dense row on a fitted model is a learn_one round: the typed path
+                if X.dtype == np.float64 and X.shape[1] == d["n_features_in_"]:
+                    y = np.asarray(y)
+                    if y.shape == (1,):
+                        self.learn_one(X[0], y[0])
+                        return self
+            elif (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] > 1
+                  and y.dtype.kind in "iubUS" and "feature_names_in_" not in d):
+                # a dense batch on a fitted model: the typed batch path when its checks
+                # hold (the kernel checks the arrays' dtype, layout and shapes)
+                lock = d.get("_lock_")
+                with lock if lock is not None else _model_lock(d):
+                    if d.get("_params_ok") and self._batch_in_place(X, y):
+                        return self
         return super().partial_fit(X, y, classes, sample_weight)
 
     def _batch_in_place(self, X, y):
         """``partial_fit`` of a valid dense batch on the live state (the general path's
         rounds and Platt steps, to the bit), when the stepper's batch checks hold; False,
-        with the state as it was, otherwise. Unknown labels raise first, as there."""
+        with the state as it was, otherwise. Unknown labels raise (once X passed the
+        checks the general path makes first), as there."""
         d = self.__dict__
-        p = X.shape[1]
-        n = X.shape[0]
-        s = None
-        if y.dtype == np.int64 and y.flags.c_contiguous and d["classes_"].tolist() == [0, 1]:
-            s = np.empty(n)                  # the common 0/1 labels: one typed pass
-            if not _linear.signs01(y, s):
-                s = None                     # another label: _signs names it
-        if s is None:
-            s = self._signs(y)
         st = d.get("_stepper_")
         created = st is None
         if created:
             st = self._stepper()
-        work = np.empty(3 * p + 2 * min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, n) * p)
-        with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
-            R = st.batch(X, s, d["t_"], d["max_abs_"], work, np.empty(n))
-        if R == -1.0:
+        p = d["n_features_in_"]
+        kmax = KMAX if p >= BLAS_MIN_P else SMALL_KMAX
+        R = -4.0
+        if st.labels01:
+            # int64 0/1 labels go to the kernel as they are: it checks X, then makes the
+            # signs (-3: another label, -4: y is not C-contiguous int64)
+            if p >= BLAS_MIN_P:
+                with one_blas_thread():
+                    R = st.batch(X, y, d["t_"], d["max_abs_"], kmax, True)
+            else:
+                R = st.batch(X, y, d["t_"], d["max_abs_"], kmax, True)
+        if R <= -3.0:                    # other labels: _signs maps them (or names one)
+            if not (X.ndim == 2 and X.dtype == np.float64 and X.flags.c_contiguous
+                    and X.shape[0] == y.shape[0] and X.shape[1] == p):
+                if created:
+                    del d["_stepper_"]
+                return False             # the general path judges X before the labels
+            try:
+                s = self._signs(y)
+            except BaseException:
+                if created:              # the model as it was, stepper included
+                    del d["_stepper_"]
+                raise
+            with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
+                R = st.batch(X, s, d["t_"], d["max_abs_"], kmax, False)
+        if R < 0.0:
+            if R == -2.0:
+                raise FloatingPointError(
+                    f"{type(self).__name__}: the state became non-finite during the pass "
+                    "(the step size is probably too large for this data; try a smaller eta "
+                    "or a larger lam, or scale the features). The model was left unchanged.")
             if created:                  # a declined call leaves the model as it was
                 del d["_stepper_"]
             return False
-        if R == -2.0:
-            raise FloatingPointError(
-                f"{type(self).__name__}: the state became non-finite during the pass (the "
-                "step size is probably too large for this data; try a smaller eta or a "
-                "larger lam, or scale the features). The model was left unchanged.")
+        n = X.shape[0]
         d["t_"] += n
         d["n_seen_"] += n
         d["max_abs_"] = R

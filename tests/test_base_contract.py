@@ -201,7 +201,12 @@ def test_learn_one_updates_the_covariances_in_place():
     assert m.scatter_ is cov                     # no copy of the O(p^2) state
     m.partial_fit(X[:50], y[:50])
     assert m.scatter_ is cov
-    big = OAUCS(eta=0.5).fit(X, y)               # no contraction: the pass runs on copies
+    big = OAUCS(eta=0.5).fit(X, y)               # no contraction, p < BLAS_MIN_P: the
+    cov = big.scatter_                           # batch keeps a copy in the stepper and
+    big.partial_fit(X[:50], y[:50])              # updates in place
+    assert big.scatter_ is cov
+    X, y = _data(p=40)                           # p >= BLAS_MIN_P: the pass runs on copies
+    big = OAUCS(eta=0.5).fit(X, y)
     cov = big.scatter_
     big.partial_fit(X[:50], y[:50])
     assert big.scatter_ is not cov

@@ -95,3 +95,68 @@ def test_slope_stays_positive_on_anti_correlated_scores():
     _calibration.platt_steps(np.ascontiguousarray(f), s, a)
     _calibration_ref.platt_steps(f, s, b)
     assert a[0] == b[0] == _calibration_ref.A_MIN > 0
+
+
+def _wide_scores(n=20000, seed=5):
+    """Scores over many magnitudes: most of order 1, some where exp(-|A f|) is tiny, some
+    where it underflows to 0 (|f| up to 1e4), and exact zeros."""
+    rng = np.random.default_rng(seed)
+    s = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    f = 0.8 * s + rng.normal(size=n) * np.where(rng.random(n) < 0.05, 300.0, 1.5)
+    f[rng.random(n) < 0.005] *= 30.0
+    f[::997] = 0.0
+    return np.ascontiguousarray(f), s
+
+
+def _mutant_steps(f, s, calib):
+    """The Newton step divided by the curvature before this row's h: a wrong step."""
+    for fi, si in zip(f, s):
+        z = 1.0 if si > 0 else 0.0
+        u = calib[0] * fi
+        q = float(_calibration_ref.sigmoid(u))
+        H_old = calib[1]
+        calib[1] += q * float(_calibration_ref.sigmoid(-u)) * fi * fi
+        calib[0] = max(calib[0] - (q - z) * fi / H_old, _calibration_ref.A_MIN)
+
+
+def test_one_division_step_equals_the_textbook_step_over_a_long_stream():
+    """The typed step (one division on the A chain, ``_calibration.pxd``) and the textbook
+    twin agree to 1e-12 after 20,000 steps on scores of every magnitude; the same
+    comparison catches a step that divides by the old curvature."""
+    f, s = _wide_scores()
+    a, b, m = (np.array([1.0, 1.0]) for _ in range(3))
+    _calibration.platt_steps(f, s, a)
+    _calibration_ref.platt_steps(f, s, b)
+    assert np.isfinite(a).all() and a[1] > 100.0 and abs(a[0] - 1.0) > 1e-2
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    _mutant_steps(f, s, m)
+    assert not np.allclose(a, m, rtol=1e-6)
+
+
+@pytest.mark.parametrize("A", [1e-12, 1e-3, 1.0, 40.0])
+def test_one_step_agrees_on_both_branches_and_in_the_tails(A):
+    """Single steps from several states, for scores of both signs up to where exp
+    underflows (the curvature term is then exactly 0 in both forms), both labels."""
+    for fi in (-1e4, -800.0, -40.0, -3.0, -1e-9, -0.0, 0.0, 1e-9, 0.5, 3.0, 40.0, 800.0, 1e4):
+        for si in (-1.0, 1.0):
+            a, b = np.array([A, 2.5]), np.array([A, 2.5])
+            _calibration.platt_steps(np.array([fi]), np.array([si]), a)
+            _calibration_ref.platt_steps([fi], [si], b)
+            assert np.isfinite(a).all()
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=0, err_msg=f"f={fi} s={si}")
+
+
+def test_one_division_form_is_the_newton_step_symbolically():
+    """(n - z D) f D / (H D^2 + e f^2) == (q - z) f / (H + h) with q = n / D, D = 1 + e,
+    h = q (1 - q) f^2, on both branches of the sigmoid (n = 1 for u >= 0, n = e below);
+    the same check rejects a numerator without its factor D."""
+    sympy = pytest.importorskip("sympy")
+    e, f, z, H = sympy.symbols("e f z H", positive=True)
+    D = 1 + e
+    for n in (sympy.Integer(1), e):
+        q = n / D
+        textbook = (q - z) * f / (H + q * (1 - q) * f ** 2)
+        typed = (n - z * D) * f * D / (H * D ** 2 + e * f ** 2)
+        assert sympy.simplify(textbook - typed) == 0
+        wrong = (n - z * D) * f / (H * D ** 2 + e * f ** 2)
+        assert sympy.simplify(textbook - wrong) != 0

@@ -89,9 +89,7 @@ def test_batch_path_is_taken_and_a_wrong_counter_is_caught(monkeypatch):
     mutant = OAUCM(lam=0.01).fit(X[:100], y[:100])
     st = mutant._stepper()
     s = np.where(y[100:400] == 1, 1.0, -1.0)
-    p = X.shape[1]
-    assert st.batch(X[100:400], s, mutant.t_ + 1, mutant.max_abs_,
-                    np.empty(3 * p + 2 * 16 * p), np.empty(300)) > 0
+    assert st.batch(X[100:400], s, mutant.t_ + 1, mutant.max_abs_, 16, False) > 0
     assert not np.array_equal(mutant.coef_, slow.coef_)
 
 
@@ -149,7 +147,7 @@ def test_batch_path_refuses_and_keeps_state(bad):
         yb[70] = 7
         with pytest.raises(ValueError, match="not in classes"):
             m.partial_fit(Xb, yb)
-    else:                        # beyond the no-copy bound: the general path, which copies
+    else:                        # beyond the no-copy bound (p = 5: the batch path, state kept)
         Xb[10, 0] = 1e60
         with pytest.warns(UnscaledInputWarning):
             m.partial_fit(Xb, yb)
@@ -158,3 +156,118 @@ def test_batch_path_refuses_and_keeps_state(bad):
     for k in STATE:
         np.testing.assert_array_equal(getattr(m, k), before[k], err_msg=k)
     assert (m.t_, m.n_seen_, m.max_abs_) == meta
+
+
+def _spy(monkeypatch):
+    """Record what each ``_batch_in_place`` call returned ("raised" if it raised)."""
+    taken = []
+    real = _LinearSOSL._batch_in_place
+
+    def spy(self, X, y):
+        try:
+            taken.append(real(self, X, y))
+        except Exception:
+            taken.append("raised")
+            raise
+        return taken[-1]
+    monkeypatch.setattr(_LinearSOSL, "_batch_in_place", spy)
+    return taken
+
+
+@pytest.mark.parametrize("p", [5, 40])
+def test_batch_that_diverges_leaves_the_state_as_it_was(monkeypatch, p):
+    """A step size that overflows w: below BLAS_MIN_P the batch path plays it on the live
+    state (copied whole first), sees the non-finite state and restores it; from BLAS_MIN_P
+    on its no-copy proof fails and the general path runs. Both raise the general path's
+    error with every array unchanged."""
+    X, y = _data(p=p)
+    results = {}
+    for path in ("batch", "general"):
+        m = OAUCM(lam=0.01, eta=1e-3).fit(X[:200], y[:200])
+        m.partial_fit(X[200:210], y[200:210])                  # a stepper exists
+        m.set_params(eta=1e300)
+        m.score_one(X[0])                                       # the new step is checked
+        before = {k: np.array(getattr(m, k), copy=True) for k in STATE}
+        meta = (m.t_, m.n_seen_, m.max_abs_)
+        with monkeypatch.context() as mp:
+            if path == "general":
+                _general_only(mp)
+                taken = []
+            else:
+                taken = _spy(mp)
+            with pytest.raises(FloatingPointError, match="non-finite"):
+                m.partial_fit(X[210:300], y[210:300])
+        for k in STATE:
+            np.testing.assert_array_equal(getattr(m, k), before[k], err_msg=f"{path} {k}")
+        assert (m.t_, m.n_seen_, m.max_abs_) == meta
+        results[path] = taken
+    assert results["batch"] == (["raised"] if p == 5 else [False])
+
+
+@pytest.mark.parametrize("p", [5, 40])
+def test_huge_magnitudes_take_the_batch_path_below_blas_min_p(monkeypatch, p):
+    """|x| = 1e60 is beyond the no-copy bound: from BLAS_MIN_P on the general path runs on
+    copies; below it the batch path plays the rows in place (the state copied first) and
+    must give the general path's bits."""
+    X, y = _data(p=p)
+    X[250, 0] = 1e60
+    chunks = [100, 160, 300, 400]
+    with monkeypatch.context() as mp:
+        taken = _spy(mp)
+        with pytest.warns(UnscaledInputWarning):
+            fast = _stream(lambda: OAUCM(lam=0.01), X, y, chunks)
+    assert taken == ([True] * 3 if p == 5 else [True, False, False])   # max_abs_ stays 1e60
+    with monkeypatch.context() as mp:
+        _general_only(mp)
+        with pytest.warns(UnscaledInputWarning):
+            slow = _stream(lambda: OAUCM(lam=0.01), X, y, chunks)
+    _assert_same_state(fast, slow)
+    assert fast.max_abs_ == 1e60 and np.isfinite(fast.coef_).all()
+
+
+@pytest.mark.parametrize("labels", ["int01", "int01-uncontiguous", "int32", "bool", "int10",
+                                    "str", "float"])
+def test_labels_of_every_kind_give_the_general_paths_bits(monkeypatch, labels):
+    """The kernel makes the signs of int64 0/1 labels when classes_ = [0, 1]; other labels
+    (int32, bool, classes_ [1, 0], strings, a strided y) take ``_signs`` first, float
+    labels the general path: the same bits."""
+    X, y = _data()
+    chunks = [100, 160, 300, 450, 600]
+    if labels == "int10":
+        classes, yy = [1, 0], y                           # positive class 0
+    elif labels == "str":
+        classes, yy = ["a", "b"], np.where(y == 1, "b", "a")
+    elif labels == "float":
+        classes, yy = [0.0, 1.0], y.astype(float)
+    elif labels == "int32":
+        classes, yy = [0, 1], y.astype(np.int32)
+    elif labels == "bool":
+        classes, yy = [False, True], y.astype(bool)
+    else:
+        classes, yy = [0, 1], y
+    yy = np.ascontiguousarray(yy)
+
+    def stream():
+        m = OAUCM(lam=0.01).partial_fit(X[:100], yy[:100], classes=classes)
+        for a, b in zip(chunks[:-1], chunks[1:]):
+            yb = yy[a:b]
+            if labels == "int01-uncontiguous":
+                yb = np.repeat(yb, 2)[::2]
+                assert not yb.flags.c_contiguous
+            m.partial_fit(X[a:b], yb, classes=classes)
+        return m
+    with monkeypatch.context() as mp:
+        taken = _spy(mp)
+        fast = stream()
+    assert taken == ([] if labels == "float" else [True] * 4)    # float y: not a label kind
+    with monkeypatch.context() as mp:
+        _general_only(mp)
+        slow = stream()
+    _assert_same_state(fast, slow)
+    ref = OAUCM(lam=0.01).partial_fit(X[:100], y[:100], classes=[0, 1])
+    for a, b in zip(chunks[:-1], chunks[1:]):
+        ref.partial_fit(X[a:b], y[a:b])
+    if labels == "int10":                                 # the other class is positive
+        assert not np.allclose(fast.coef_, ref.coef_)
+    else:
+        np.testing.assert_array_equal(fast.coef_, ref.coef_)

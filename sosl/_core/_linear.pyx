@@ -333,10 +333,11 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
 
     ``pre`` and ``calib``, if given, are the rows' scores under the model as it was before
     the pass (one per row of X) and the Platt scaling ``[A, H]``: the prequential Platt
-    step of each row (``_calibration.pxd``; rows of a non-finite score skipped) runs in
-    the round of that row, in the same order as ``platt_steps(pre[order], s[order])``
-    would run them after the pass (the same bits). Its chain of dependent operations is
-    independent of the round's, so the processor overlaps the two.
+    step of each row (``_calibration.pxd``; rows of a non-finite score skipped) runs
+    right after the round of that row, in the same order as
+    ``platt_steps(pre[order], s[order])`` would run them after the pass (the same bits).
+    Its chain of dependent operations is independent of the round's, so the processor
+    overlaps the two (after the round rather than before: measured slightly faster).
     """
     cdef Model m
     cdef bint every = order is None                 # every row of X, in order
@@ -368,12 +369,12 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
             if r + 1 < n:
                 i_next = r + 1 if every else order[r + 1]
                 prefetch(&X[i_next, 0], m.p)
+            R = play_round(&m, &X[i, 0], s[i], t, s[i_next] if r + 1 < n else 0.0,
+                           sw[i] if weighted else 1.0)
             if platt:
                 f_pre = pre[i]
                 if fabs(f_pre) <= DBL_MAX:
                     platt_step(&calib[0], f_pre, 1.0 if s[i] > 0 else 0.0)
-            R = play_round(&m, &X[i, 0], s[i], t, s[i_next] if r + 1 < n else 0.0,
-                           sw[i] if weighted else 1.0)
             if R > R_max:
                 R_max = R
             elif R != R:
@@ -433,8 +434,10 @@ cdef class Stepper:
     cdef double margin
     cdef double G_factor
     cdef object saved           # backup of a guarded round, allocated on the first one
-    cdef object kept            # the O(p) state before a batch (``batch``), likewise
+    cdef object kept            # the state before a batch (``batch``), likewise
+    cdef double[::1] scratch    # a batch's pending buffers and signs, grown on demand
     cdef readonly long long n_guarded    # guarded rounds played (diagnostics and tests)
+    cdef public bint labels01   # set by the estimator: its classes_ are [0, 1] (``batch``)
 
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
                  double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
@@ -522,101 +525,172 @@ cdef class Stepper:
                 save_round(m, own, self.calib, b, False)
         return R if ok else -1.0
 
-    def batch(self, const double[:, ::1] X, const double[::1] s, long long t0, double R_seen,
-              double[::1] work, double[::1] pre):
+    def batch(self, cnp.ndarray X, cnp.ndarray y, long long t0, double R_seen, int kmax,
+              bint labels):
         """Rounds t0 + 1, ... on the rows of X in order (``partial_fit``'s fast path), in place.
 
         Plays what the general path plays on a batch of a fitted model, to the bit: the
-        rounds of ``linear_pass`` with the pending buffers in ``work`` (sized as there) and
-        the prequential Platt step of each row on its score under the model before the
-        batch (written to ``pre``, one value per row, first, as ``decision_rows`` computes
-        it; a non-finite score skipped). Taken only
-        when the whole batch is finite with every |x_j| <= R_max and the no-copy argument
-        of ``sosl.linear`` holds for all its rows (``2 R sqrt(p) (||w|| + n eta_max G) <=
-        margin``, G = G_factor R sqrt(p)): the scatter matrices are then updated in place
-        and only the O(p) arrays (w, the means, scales, weights, counts, calibration) are
-        kept, in a buffer of this object, and restored if the pass leaves one non-finite.
+        rounds of ``linear_pass`` with at most min(kmax, n) pending rank-one terms per class
+        (the general path's buffers) and, after each round, the prequential Platt step of
+        the row on its score under the model before the batch, as ``decision_rows``
+        computes it (``small_dot`` with a copy of w made before the first round and the
+        offset of that model; a non-finite score skipped). One pass over the rows serves
+        the scores, the rounds and, below ``blas_min_p``, the check of the rows.
 
-        Returns the new max |x| seen; -1.0 (nothing read or written beyond X) when the
-        caller must take the general path; -2.0 when the pass went non-finite anyway (the
-        O(p) arrays restored, the scatter matrices changed, as on the general path, whose
-        error the caller then raises).
+        ``X``: C-contiguous float64 with p columns and n >= 1 rows, else -1. ``y``: one
+        value per row; with ``labels`` the int64 labels 0/1 of a model whose ``classes_``
+        are [0, 1] (the signs 2 y - 1 made here: a label other than 0 and 1 returns -3,
+        a y that is not C-contiguous int64 -4, before X is read); without, the label
+        signs (C-contiguous float64, > 0 for the positive class), else -1.
+
+        A failed batch leaves the state as it was:
+
+        * below ``blas_min_p`` (the kernel's own loops; the two scatter matrices hold at
+          most 2 * 31^2 values) the whole state is copied into a buffer of this object
+          first, which costs less than one pass over a chunk's rows. The rounds report
+          each row's max |x| or that it is not finite; such a row stops the pass, the
+          state is restored and -1 returned (the general path then reports the row); a
+          state that came out non-finite is restored and -2 returned.
+        * from ``blas_min_p`` on, only the O(p) arrays (w, the means, scales, weights,
+          counts, calibration) are copied, so the batch is taken only when, first, it is
+          finite with every |x_j| <= R_max and the no-copy argument of ``sosl.linear``
+          holds for all its rows (``2 R sqrt(p) (||w|| + n eta_max G) <= margin``,
+          G = G_factor R sqrt(p)); otherwise -1. If the pass leaves one array non-finite
+          anyway, they are restored and -2 returned (the scatter matrices changed, as on
+          the general path).
+
+        Returns the new max |x| seen (at least ``R_seen``), or one of the codes above.
         """
         cdef Model mm = self.m          # the same state, with the batch's scratch buffers
         cdef int p = mm.p
-        cdef Py_ssize_t r, j, n = X.shape[0]
-        cdef double R = 0.0, wn = 0.0, eta_max, half_off, f_pre
+        cdef Py_ssize_t r, j, n, length, kept_len, pp = <Py_ssize_t> p * p
+        cdef double R = R_seen, R_row, wn = 0.0, eta_max, half_off, f, sr
         cdef long long t = t0
-        cdef bint ok = True, finite = True
+        cdef bint ok = True, finite = True, rows_ok = True
+        cdef bint full = not mm.use_blas               # the whole state is kept
+        cdef const double* xp
+        cdef const double* sp
+        cdef const cnp.int64_t* yp = NULL
+        cdef double* sgn
         cdef double* b
         cdef double* calib = self.calib
-        if X.shape[1] != p or s.shape[0] != n or n == 0 or p == 0 or pre.shape[0] < n:
+        cdef cnp.int64_t bad = 0
+        if labels and not (cnp.PyArray_NDIM(y) == 1 and cnp.PyArray_ISCARRAY_RO(y)
+                           and cnp.PyArray_ISSIGNED(y) and cnp.PyArray_ITEMSIZE(y) == 8):
+            return -4.0
+        if (cnp.PyArray_NDIM(X) != 2 or cnp.PyArray_TYPE(X) != cnp.NPY_DOUBLE
+                or not cnp.PyArray_ISCARRAY_RO(X) or cnp.PyArray_DIM(X, 1) != p or p == 0
+                or cnp.PyArray_NDIM(y) != 1 or not cnp.PyArray_ISCARRAY_RO(y) or kmax < 1
+                or not (labels or cnp.PyArray_TYPE(y) == cnp.NPY_DOUBLE)):
             return -1.0
-        bind_work(&mm, work)
-        if self.kept is None:
-            self.kept = cnp.PyArray_ZEROS(1, [3 * p + 8], cnp.NPY_DOUBLE, 0)
+        n = cnp.PyArray_DIM(X, 0)
+        if n == 0 or cnp.PyArray_DIM(y, 0) != n:
+            return -1.0
+        length = 3 * p + 2 * p * (kmax if kmax < n else n)
+        if self.scratch is None or self.scratch.shape[0] < length + n:
+            self.scratch = cnp.PyArray_ZEROS(1, [2 * (length + n)], cnp.NPY_DOUBLE, 0)
+        bind_work(&mm, self.scratch[:length])
+        sgn = &self.scratch[length]
+        kept_len = 3 * p + 8 + (2 * pp if full else 0)
+        if self.kept is None or cnp.PyArray_DIM(self.kept, 0) < kept_len:
+            self.kept = cnp.PyArray_ZEROS(1, [kept_len], cnp.NPY_DOUBLE, 0)
         b = <double*> cnp.PyArray_DATA(self.kept)
+        xp = <const double*> cnp.PyArray_DATA(X)
+        if labels:
+            yp = <const cnp.int64_t*> cnp.PyArray_DATA(y)
+            sp = sgn
+        else:
+            sp = <const double*> cnp.PyArray_DATA(y)
         with nogil:
-            R = abs_max(&X[0, 0], n * p)
-            if R_seen > R:
-                R = R_seen
-            ok = R <= self.safe_abs and self.G_factor > 0.0        # NaN: not ok
-            eta_max = mm.eta if mm.schedule == STEP_CONSTANT \
-                else 1.0 / (mm.lam * <double> (t0 + 1))     # the first round's step is largest
-            if ok:                      # every step contracts the part of g linear in w
-                ok = eta_max * (mm.lam + curvature_bound(mm.loss) * R * R * p) <= 2.0
+            if labels:                  # the signs 2 y - 1, after the labels are checked
+                for r in range(n):
+                    bad |= yp[r] & ~(<cnp.int64_t> 1)    # any bit but the lowest: not 0/1
+                    sgn[r] = 2.0 * <double> yp[r] - 1.0
+                ok = bad == 0
+            if ok and not full:
+                R = abs_max(xp, n * p)
+                if R_seen > R:
+                    R = R_seen
+                ok = R <= self.safe_abs and self.G_factor > 0.0        # NaN: not ok
+                eta_max = mm.eta if mm.schedule == STEP_CONSTANT \
+                    else 1.0 / (mm.lam * <double> (t0 + 1))     # the first round's is largest
+                if ok:                  # every step contracts the part of g linear in w
+                    ok = eta_max * (mm.lam + curvature_bound(mm.loss) * R * R * p) <= 2.0
+                if ok:
+                    for j in range(p):
+                        wn += mm.w[j] * mm.w[j]
+                    ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + <double> n * eta_max
+                                                        * self.G_factor * R * sqrt(<double> p))
+                          <= self.margin)
             if ok:
-                for j in range(p):
-                    wn += mm.w[j] * mm.w[j]
-                ok = (2.0 * R * sqrt(<double> p) * (sqrt(wn) + <double> n * eta_max
-                                                    * self.G_factor * R * sqrt(<double> p))
-                      <= self.margin)
-            if ok:
-                memcpy(b, mm.w, p * sizeof(double))
-                memcpy(&b[p], mm.xbar, 2 * p * sizeof(double))
-                b[3 * p] = mm.scale[0]
-                b[3 * p + 1] = mm.scale[1]
-                b[3 * p + 2] = mm.W[0]
-                b[3 * p + 3] = mm.W[1]
-                b[3 * p + 4] = <double> mm.N[0]
-                b[3 * p + 5] = <double> mm.N[1]
-                b[3 * p + 6] = calib[0]
-                b[3 * p + 7] = calib[1]
+                keep_state(&mm, calib, b, full, True)
                 half_off = 0.5 * offset(mm.w, mm.xbar, mm.N, p)
-                for r in range(n):                      # as decision_rows, before the rounds
-                    pre[r] = small_dot(mm.w, &X[r, 0], p) - half_off
                 for r in range(n):
                     t += 1
                     if r + 1 < n:
-                        prefetch(&X[r + 1, 0], p)
-                    f_pre = pre[r]
-                    if fabs(f_pre) <= DBL_MAX:
-                        platt_step(calib, f_pre, 1.0 if s[r] > 0 else 0.0)
-                    play_round(&mm, &X[r, 0], s[r], t, s[r + 1] if r + 1 < n else 0.0, 1.0)
-                flush_all(&mm)
-                for j in range(p):
-                    if not fabs(mm.w[j]) <= DBL_MAX:
-                        finite = False
-                for j in range(2 * p):
-                    if not fabs(mm.xbar[j]) <= DBL_MAX:
-                        finite = False
-                for j in range(2):
-                    if not (fabs(mm.scale[j]) <= DBL_MAX and fabs(mm.W[j]) <= DBL_MAX):
-                        finite = False
-                if not finite:
-                    memcpy(mm.w, b, p * sizeof(double))
-                    memcpy(mm.xbar, &b[p], 2 * p * sizeof(double))
-                    mm.scale[0] = b[3 * p]
-                    mm.scale[1] = b[3 * p + 1]
-                    mm.W[0] = b[3 * p + 2]
-                    mm.W[1] = b[3 * p + 3]
-                    mm.N[0] = <long long> b[3 * p + 4]
-                    mm.N[1] = <long long> b[3 * p + 5]
-                    calib[0] = b[3 * p + 6]
-                    calib[1] = b[3 * p + 7]
-        if not ok:
+                        prefetch(&xp[(r + 1) * p], p)
+                    f = small_dot(b, &xp[r * p], p) - half_off     # b starts with the old w
+                    sr = sp[r]
+                    R_row = play_round(&mm, &xp[r * p], sr, t, sp[r + 1] if r + 1 < n else 0.0,
+                                       1.0)
+                    if fabs(f) <= DBL_MAX:
+                        platt_step(calib, f, 1.0 if sr > 0 else 0.0)
+                    if R_row > R:
+                        R = R_row
+                    elif R_row != R_row:                # a NaN or an infinity in the row
+                        rows_ok = False
+                        break
+                if rows_ok:
+                    flush_all(&mm)
+                    # abs_max is NaN for a non-finite value (and inf itself never a max);
+                    # the scatter matrices stay finite for rows with |x_j| <= R_max (see
+                    # ``sosl.linear``), so only a batch beyond it reads them
+                    finite = (abs_max(mm.w, p) <= DBL_MAX and abs_max(mm.xbar, 2 * p) <= DBL_MAX
+                              and abs_max(mm.scale, 2) <= DBL_MAX
+                              and abs_max(mm.W, 2) <= DBL_MAX
+                              and (R <= self.safe_abs or abs_max(mm.C, 2 * pp) <= DBL_MAX))
+                if not (rows_ok and finite):
+                    keep_state(&mm, calib, b, full, False)
+        if bad != 0:
+            return -3.0
+        if not ok or not rows_ok:
             return -1.0
         return R if finite else -2.0
+
+
+cdef inline void keep_state(Model* m, double* calib, double* b, bint full,
+                            bint save) noexcept nogil:
+    """Copy what a batch writes into ``b`` (save) or back (restore): w first (the batch's
+    scores read the old w there), the means, scales, weights, counts, calibration and, if
+    ``full``, the scatter matrices."""
+    cdef Py_ssize_t p = m.p
+    cdef Py_ssize_t pp = p * p
+    if save:
+        memcpy(b, m.w, p * sizeof(double))
+        memcpy(&b[p], m.xbar, 2 * p * sizeof(double))
+        b[3 * p] = m.scale[0]
+        b[3 * p + 1] = m.scale[1]
+        b[3 * p + 2] = m.W[0]
+        b[3 * p + 3] = m.W[1]
+        b[3 * p + 4] = <double> m.N[0]
+        b[3 * p + 5] = <double> m.N[1]
+        b[3 * p + 6] = calib[0]
+        b[3 * p + 7] = calib[1]
+        if full:
+            memcpy(&b[3 * p + 8], m.C, 2 * pp * sizeof(double))
+    else:
+        memcpy(m.w, b, p * sizeof(double))
+        memcpy(m.xbar, &b[p], 2 * p * sizeof(double))
+        m.scale[0] = b[3 * p]
+        m.scale[1] = b[3 * p + 1]
+        m.W[0] = b[3 * p + 2]
+        m.W[1] = b[3 * p + 3]
+        m.N[0] = <long long> b[3 * p + 4]
+        m.N[1] = <long long> b[3 * p + 5]
+        calib[0] = b[3 * p + 6]
+        calib[1] = b[3 * p + 7]
+        if full:
+            memcpy(m.C, &b[3 * p + 8], 2 * pp * sizeof(double))
 
 
 cdef inline void save_round(Model* m, int own, double* calib, double* b,
