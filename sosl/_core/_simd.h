@@ -238,8 +238,8 @@ SOSL_BODY double sosl_small_symv_reg_body(double* restrict C, const double* rest
         const double u0 = Ub[J][0], u1 = Ub[J][1], u2 = Ub[J][2], u3 = Ub[J][3];
         sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, R;
         double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-        double g[2][4];         /* k <= 2: f_i v_i[j0 + m], the same products, formed once */
-        if (k <= 2) for (i = 0; i < k; i++) {
+        double g[4][4];         /* k <= 4: f_i v_i[j0 + m], the same products, formed once */
+        if (k <= 4) for (i = 0; i < k; i++) {
             const double* restrict v = V + i * p;
             g[i][0] = f[i] * v[j0];
             g[i][1] = f[i] * v[j0 + 1];
@@ -254,7 +254,7 @@ SOSL_BODY double sosl_small_symv_reg_body(double* restrict C, const double* rest
             SOSL_LD(c1, r1 + l0);
             SOSL_LD(c2, r2 + l0);
             SOSL_LD(c3, r3 + l0);
-            if (k <= 2) for (i = 0; i < k; i++) {       /* the constant-k copies */
+            if (k <= 4) for (i = 0; i < k; i++) {       /* the constant-k copies */
                 sosl_v4 vl;
                 SOSL_LD(vl, V + i * p + l0);
                 c0 = c0 + g[i][0] * vl;
@@ -674,27 +674,58 @@ SOSL_CLONES static double sosl_small_symv(double* restrict C, const double* rest
         default: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, p);
         }
     }
-    if (k <= 2) {   /* one or two pending terms (most rounds with any): copies for that
+    if (k <= 4) {   /* one to four pending terms (most rounds with any): copies for that
                        constant k, whose products f_i v_i[j] are formed once per block row
                        instead of once per block */
-        if (k == 1) switch (p) {
-        case 4: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 4);
-        case 8: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 8);
-        case 12: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 12);
-        case 16: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 16);
-        case 20: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 20);
-        case 24: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 24);
-        case 28: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 28);
-        default: break;
-        }
-        else switch (p) {
-        case 4: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 4);
-        case 8: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 8);
-        case 12: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 12);
-        case 16: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 16);
-        case 20: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 20);
-        case 24: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 24);
-        case 28: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 28);
+        switch (k) {
+        case 1:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 2:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 3:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 4:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
         default: break;
         }
     }
