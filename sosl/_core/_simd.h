@@ -4,10 +4,25 @@
  * gets 32 vector registers instead of 16; measured 1.1x faster at p = 20 than the v3
  * clone); GCC's target_clones on x86-64 Linux picks the clone when the module is loaded,
  * so the default build stays portable. Sums over the p features of a vector are
- * kept in four interleaved partial sums, which the compiler maps onto one vector register
- * without any licence to reorder floating-point additions; matrix products are written as
- * row-scaled additions (axpy) over blocks of four rows. With FMA each multiply-add is
- * rounded once instead of twice. Pointers marked restrict never alias in the kernel. */
+ * kept in four interleaved partial sums (lane i of one four-wide vector sums the entries
+ * 4 J + i in the order of J), with no licence to reorder floating-point additions; the
+ * O(p) loops of a round are written in four-wide vectors (the scalar form with four
+ * partial sums compiled, at p = 20, to three times the instructions, mostly lane
+ * shuffles), and their loads have the width of the stores before them (a wider load over
+ * two narrower stores waits until both have left the store buffer); matrix products are
+ * written as row-scaled additions (axpy) over blocks of four rows. With FMA each
+ * multiply-add is rounded once instead of twice. Pointers marked restrict never alias in
+ * the kernel.
+ *
+ * At p = 20 the pass is bound by the throughput of its instructions more than by the
+ * chain of dependent operations from w_t to w_{t+1} (w_t -> Sigma w -> w' Sigma w -> the
+ * loss's square root and divisions -> the step -> w_{t+1}): whole passes whose rounds
+ * read a fixed w ran no faster, two models played round by round in one loop took twice
+ * the time of one, and [margin, sweep, loss, step] alone took 61 ns per round on
+ * independent rounds against 67 ns chained (k = 0; the 2-core Zen 4 EPYC under load),
+ * where at p = 4 the chain binds (16.5 against 32 ns). So the lever is the instruction
+ * count of the sweep: the register column sums and the constant-k copies below.
+ * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
 
