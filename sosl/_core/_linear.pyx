@@ -36,12 +36,15 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
   (so batching gives the same bits as immediate updates, which ``kmax = 0`` selects; for
   p not a multiple of four the terms go through the rank-k loop first, see ``_simd.h``),
   and the O(p) loops of a round fused (margin; mean update with the row's max |x| and
-  finiteness; gradient step). They are compiled for the build's baseline and, where GCC
-  can dispatch at run time, for x86-64-v3 (AVX2 with FMA) and x86-64-v4 (AVX-512: the
-  same four-wide code with 32 vector registers, fewer spills); sums over p use four
-  interleaved partial sums. For larger ``p`` ``C u`` is BLAS ``dsymv`` and the pending
-  terms go through one rank-k BLAS ``dsyrk`` (level 3); merging them is exact in exact
-  arithmetic (the same rank-one terms, summed in another order).
+  finiteness; gradient step). For p < 32 the sweep keeps the column sums of ``C u`` in
+  registers and forms ``w' C u`` as they complete, and it has copies for each constant
+  p and, for p a multiple of four, for one to four pending terms. They are compiled for
+  the build's baseline and, where GCC can dispatch at run time, for x86-64-v3 (AVX2 with
+  FMA) and x86-64-v4 (AVX-512: the same four-wide code with 32 vector registers, fewer
+  spills); sums over p use four interleaved partial sums. For larger ``p`` ``C u`` is
+  BLAS ``dsymv`` and the pending terms go through one rank-k BLAS ``dsyrk`` (level 3);
+  merging them is exact in exact arithmetic (the same rank-one terms, summed in another
+  order).
 """
 
 cimport numpy as cnp

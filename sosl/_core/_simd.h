@@ -4,10 +4,25 @@
  * gets 32 vector registers instead of 16; measured 1.1x faster at p = 20 than the v3
  * clone); GCC's target_clones on x86-64 Linux picks the clone when the module is loaded,
  * so the default build stays portable. Sums over the p features of a vector are
- * kept in four interleaved partial sums, which the compiler maps onto one vector register
- * without any licence to reorder floating-point additions; matrix products are written as
- * row-scaled additions (axpy) over blocks of four rows. With FMA each multiply-add is
- * rounded once instead of twice. Pointers marked restrict never alias in the kernel. */
+ * kept in four interleaved partial sums (lane i of one four-wide vector sums the entries
+ * 4 J + i in the order of J), with no licence to reorder floating-point additions; the
+ * O(p) loops of a round are written in four-wide vectors (the scalar form with four
+ * partial sums compiled, at p = 20, to three times the instructions, mostly lane
+ * shuffles), and their loads have the width of the stores before them (a wider load over
+ * two narrower stores waits until both have left the store buffer); matrix products are
+ * written as row-scaled additions (axpy) over blocks of four rows. With FMA each
+ * multiply-add is rounded once instead of twice. Pointers marked restrict never alias in
+ * the kernel.
+ *
+ * At p = 20 the pass is bound by the throughput of its instructions more than by the
+ * chain of dependent operations from w_t to w_{t+1} (w_t -> Sigma w -> w' Sigma w -> the
+ * loss's square root and divisions -> the step -> w_{t+1}): whole passes whose rounds
+ * read a fixed w ran no faster, two models played round by round in one loop took twice
+ * the time of one, and [margin, sweep, loss, step] alone took 61 ns per round on
+ * independent rounds against 67 ns chained (k = 0; the 2-core Zen 4 EPYC under load),
+ * where at p = 4 the chain binds (16.5 against 32 ns). So the lever is the instruction
+ * count of the sweep: the register column sums and the constant-k copies below.
+ * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
 
@@ -42,27 +57,43 @@
  * which GCC would otherwise analyse and warn about). */
 #define SOSL_BODY static inline __attribute__((always_inline))
 
-/* a = y (x - xbar); returns the margin w.a. */
+/* Four doubles as one value (GCC and Clang vector extensions: one AVX register in the
+ * x86-64-v3 clone, two SSE2 registers in the baseline one); loads and stores through
+ * memcpy, which compiles to unaligned vector moves. */
+typedef double sosl_v4 __attribute__((vector_size(32)));
+#define SOSL_LD(v, ptr) memcpy(&(v), (ptr), sizeof(sosl_v4))
+#define SOSL_ST(ptr, v) memcpy((ptr), &(v), sizeof(sosl_v4))
+#if defined(__clang__) || __GNUC__ >= 12
+#define SOSL_SHUF(a, b, i, j, k, l) __builtin_shufflevector((a), (b), i, j, k, l)
+#else
+typedef long long sosl_v4i __attribute__((vector_size(32)));
+#define SOSL_SHUF(a, b, i, j, k, l) __builtin_shuffle((a), (b), (sosl_v4i){i, j, k, l})
+#endif
+
+/* a = y (x - xbar); returns the margin w.a. Written in four-wide vectors (the scalar
+ * form with four partial sums compiled to 145 instructions at p = 20, mostly lane
+ * shuffles): the same operations, lane i summing the entries 4 J + i in the order of J. */
 SOSL_BODY double sosl_margin_body(const double* restrict x, const double* restrict xbar,
                                       const double* restrict w, double y, double* restrict a,
                                       ptrdiff_t p) {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    sosl_v4 acc = {0.0, 0.0, 0.0, 0.0};
+    double s0;
     ptrdiff_t l = 0;
     for (; l + 4 <= p; l += 4) {
-        a[l] = y * (x[l] - xbar[l]);
-        a[l + 1] = y * (x[l + 1] - xbar[l + 1]);
-        a[l + 2] = y * (x[l + 2] - xbar[l + 2]);
-        a[l + 3] = y * (x[l + 3] - xbar[l + 3]);
-        s0 += w[l] * a[l];
-        s1 += w[l + 1] * a[l + 1];
-        s2 += w[l + 2] * a[l + 2];
-        s3 += w[l + 3] * a[l + 3];
+        sosl_v4 X, B, Wv, A;
+        SOSL_LD(X, x + l);
+        SOSL_LD(B, xbar + l);
+        SOSL_LD(Wv, w + l);
+        A = y * (X - B);
+        SOSL_ST(a + l, A);
+        acc = acc + Wv * A;
     }
+    s0 = acc[0];
     if (p % 4) for (; l < p; l++) {
         a[l] = y * (x[l] - xbar[l]);
         s0 += w[l] * a[l];
     }
-    return (s0 + s1) + (s2 + s3);
+    return (s0 + acc[1]) + (acc[2] + acc[3]);
 }
 
 /* u.v */
@@ -79,19 +110,6 @@ SOSL_BODY double sosl_dot_body(const double* restrict u, const double* restrict 
     if (p % 4) for (; l < p; l++) s0 += u[l] * v[l];
     return (s0 + s1) + (s2 + s3);
 }
-
-/* Four doubles as one value (GCC and Clang vector extensions: one AVX register in the
- * x86-64-v3 clone, two SSE2 registers in the baseline one); loads and stores through
- * memcpy, which compiles to unaligned vector moves. */
-typedef double sosl_v4 __attribute__((vector_size(32)));
-#define SOSL_LD(v, ptr) memcpy(&(v), (ptr), sizeof(sosl_v4))
-#define SOSL_ST(ptr, v) memcpy((ptr), &(v), sizeof(sosl_v4))
-#if defined(__clang__) || __GNUC__ >= 12
-#define SOSL_SHUF(a, b, i, j, k, l) __builtin_shufflevector((a), (b), i, j, k, l)
-#else
-typedef long long sosl_v4i __attribute__((vector_size(32)));
-#define SOSL_SHUF(a, b, i, j, k, l) __builtin_shuffle((a), (b), (sosl_v4i){i, j, k, l})
-#endif
 
 /* [sum of the lanes of a0, ..., sum of the lanes of a3], each as (x0 + x1) + (x2 + x3). */
 #define SOSL_REDUCE4(out, a0, a1, a2, a3) do {                                       \
@@ -193,6 +211,126 @@ SOSL_BODY double sosl_small_symv_body(double* restrict C, const double* restrict
     return sosl_dot_body(w, Sw, p);
 }
 
+/* The same sweep for p < 32 (at most seven full blocks), with the same operations in the
+ * same order, but the column sums of Sw held in registers across the block rows instead
+ * of read and written back once per block row: in sosl_small_symv_body the sum of block
+ * column L goes through memory L + 1 times, a chain of stores and loads that the next
+ * round's w waits on (measured at p = 20: the store-to-load round trips were the hottest
+ * instructions of the pass). Sw is stored once per block, when its sum is final (after
+ * its own block row), and w.Sw accumulates there in four lanes, as sosl_dot_body sums
+ * it (lane i: the entries 4 J + i in the order of J, then the remainder into lane 0), so
+ * the result needs no second pass over Sw. Only the constant-p copies use it (the loops
+ * over blocks unrolled, the arrays below held in registers). */
+#define SOSL_NB_MAX 8
+SOSL_BODY double sosl_small_symv_reg_body(double* restrict C, const double* restrict V,
+                                          const double* restrict f, ptrdiff_t k,
+                                          const double* restrict w, double alpha,
+                                          double* restrict u, double* restrict Sw,
+                                          ptrdiff_t p) {
+    const ptrdiff_t nb = p / 4, q = 4 * (p / 4);
+    sosl_v4 Wb[SOSL_NB_MAX], Ub[SOSL_NB_MAX], S[SOSL_NB_MAX];
+    sosl_v4 acc = {0.0, 0.0, 0.0, 0.0};
+    double Sr[4] = {0.0, 0.0, 0.0, 0.0}, ur[4] = {0.0, 0.0, 0.0, 0.0}, s0;
+    ptrdiff_t J, L, i, j, l;
+#pragma GCC unroll 8
+    for (J = 0; J < nb; J++) {
+        SOSL_LD(Wb[J], w + 4 * J);
+        Ub[J] = alpha * Wb[J];
+        SOSL_ST(u + 4 * J, Ub[J]);
+        S[J] = acc;                                  /* zero */
+    }
+    if (p % 4) for (l = q; l < p; l++) {
+        ur[l - q] = alpha * w[l];
+        u[l] = ur[l - q];
+    }
+#pragma GCC unroll 8
+    for (J = 0; J < nb; J++) {
+        const ptrdiff_t j0 = 4 * J;
+        double* restrict r0 = C + j0 * p;
+        double* restrict r1 = r0 + p;
+        double* restrict r2 = r1 + p;
+        double* restrict r3 = r2 + p;
+        const double u0 = Ub[J][0], u1 = Ub[J][1], u2 = Ub[J][2], u3 = Ub[J][3];
+        sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, R;
+        double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+        double g[4][4];         /* k <= 4: f_i v_i[j0 + m], the same products, formed once */
+        if (k <= 4) for (i = 0; i < k; i++) {
+            const double* restrict v = V + i * p;
+            g[i][0] = f[i] * v[j0];
+            g[i][1] = f[i] * v[j0 + 1];
+            g[i][2] = f[i] * v[j0 + 2];
+            g[i][3] = f[i] * v[j0 + 3];
+        }
+#pragma GCC unroll 8
+        for (L = J; L < nb; L++) {
+            const ptrdiff_t l0 = 4 * L;
+            sosl_v4 c0, c1, c2, c3;
+            SOSL_LD(c0, r0 + l0);
+            SOSL_LD(c1, r1 + l0);
+            SOSL_LD(c2, r2 + l0);
+            SOSL_LD(c3, r3 + l0);
+            if (k <= 4) for (i = 0; i < k; i++) {       /* the constant-k copies */
+                sosl_v4 vl;
+                SOSL_LD(vl, V + i * p + l0);
+                c0 = c0 + g[i][0] * vl;
+                c1 = c1 + g[i][1] * vl;
+                c2 = c2 + g[i][2] * vl;
+                c3 = c3 + g[i][3] * vl;
+            } else for (i = 0; i < k; i++) {
+                const double* restrict v = V + i * p;
+                sosl_v4 vl;
+                SOSL_LD(vl, v + l0);
+                c0 = c0 + (f[i] * v[j0]) * vl;
+                c1 = c1 + (f[i] * v[j0 + 1]) * vl;
+                c2 = c2 + (f[i] * v[j0 + 2]) * vl;
+                c3 = c3 + (f[i] * v[j0 + 3]) * vl;
+            }
+            if (k) {
+                SOSL_ST(r0 + l0, c0);
+                SOSL_ST(r1 + l0, c1);
+                SOSL_ST(r2 + l0, c2);
+                SOSL_ST(r3 + l0, c3);
+            }
+            S[L] = S[L] + ((u0 * c0 + u1 * c1) + (u2 * c2 + u3 * c3));
+            if (L > J) {
+                a0 = a0 + c0 * Ub[L];
+                a1 = a1 + c1 * Ub[L];
+                a2 = a2 + c2 * Ub[L];
+                a3 = a3 + c3 * Ub[L];
+            }
+        }
+        if (p % 4) for (l = q; l < p; l++) {        /* the remainder columns (k = 0) */
+            const double c0 = r0[l], c1 = r1[l], c2 = r2[l], c3 = r3[l];
+            Sr[l - q] += (u0 * c0 + u1 * c1) + (u2 * c2 + u3 * c3);
+            t0 += c0 * ur[l - q];
+            t1 += c1 * ur[l - q];
+            t2 += c2 * ur[l - q];
+            t3 += c3 * ur[l - q];
+        }
+        SOSL_REDUCE4(R, a0, a1, a2, a3);
+        S[J] = S[J] + R;
+        if (p % 4) {
+            sosl_v4 T = {t0, t1, t2, t3};
+            S[J] = S[J] + T;
+        }
+        SOSL_ST(Sw + j0, S[J]);
+        acc = acc + Wb[J] * S[J];
+    }
+    s0 = acc[0];
+    if (p % 4) {
+        for (j = q; j < p; j++) {                   /* the remainder diagonal block (k = 0) */
+            const double* restrict row = C + j * p;
+            const double uj = ur[j - q];
+            for (l = q; l < p; l++) Sr[l - q] += row[l] * uj;
+        }
+        for (l = q; l < p; l++) {
+            Sw[l] = Sr[l - q];
+            s0 += w[l] * Sr[l - q];
+        }
+    }
+    return (s0 + acc[1]) + (acc[2] + acc[3]);
+}
+
 /* C += f d d' on the padded upper triangle of the p x p row-major matrix (row j from
  * column 4 floor(j/4) on, as sosl_small_symv_body reads it). */
 SOSL_BODY void sosl_small_rank_one_body(double* restrict C, const double* restrict d,
@@ -265,27 +403,37 @@ static inline void sosl_prefetch(const double* ptr, ptrdiff_t n) {
 }
 
 /* d = x - xbar, then xbar += d / W (inv_W = 1 / W). Returns max_l |x_l|, or NaN when x
- * holds a NaN or an infinity (x_l * 0 is 0 exactly for every finite x_l). */
+ * holds a NaN or an infinity (x_l * 0 is 0 exactly for every finite x_l). Four-wide
+ * vectors, as sosl_margin_body (147 instructions at p = 20 in the scalar form): |x| by
+ * clearing the sign bit, the running maximum by a lane-wise select on v > m (a NaN
+ * compares false and keeps m, as the scalar v > m ? v : m). */
+typedef long long sosl_v4l __attribute__((vector_size(32)));
 SOSL_BODY double sosl_mean_update_body(const double* restrict x, double* restrict xbar,
                                            double* restrict d, double inv_W, ptrdiff_t p) {
-    double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;
-    double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0;
-    double v;
+    const sosl_v4l magnitude = {0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL,
+                                0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL};
+    sosl_v4 M = {0.0, 0.0, 0.0, 0.0}, Z = M;
+    double m0, m1, m2, m3, z0, v;
     ptrdiff_t l = 0;
     for (; l + 4 <= p; l += 4) {
-        d[l] = x[l] - xbar[l];
-        d[l + 1] = x[l + 1] - xbar[l + 1];
-        d[l + 2] = x[l + 2] - xbar[l + 2];
-        d[l + 3] = x[l + 3] - xbar[l + 3];
-        xbar[l] += d[l] * inv_W;
-        xbar[l + 1] += d[l + 1] * inv_W;
-        xbar[l + 2] += d[l + 2] * inv_W;
-        xbar[l + 3] += d[l + 3] * inv_W;
-        v = fabs(x[l]);     m0 = v > m0 ? v : m0;     z0 += x[l] * 0.0;
-        v = fabs(x[l + 1]); m1 = v > m1 ? v : m1;     z1 += x[l + 1] * 0.0;
-        v = fabs(x[l + 2]); m2 = v > m2 ? v : m2;     z2 += x[l + 2] * 0.0;
-        v = fabs(x[l + 3]); m3 = v > m3 ? v : m3;     z3 += x[l + 3] * 0.0;
+        sosl_v4 X, B, D, A;
+        sosl_v4l gt;
+        SOSL_LD(X, x + l);
+        SOSL_LD(B, xbar + l);
+        D = X - B;
+        SOSL_ST(d + l, D);
+        B = B + D * inv_W;
+        SOSL_ST(xbar + l, B);
+        A = (sosl_v4)((sosl_v4l)X & magnitude);
+        gt = A > M;
+        M = (sosl_v4)(((sosl_v4l)A & gt) | ((sosl_v4l)M & ~gt));
+        Z = Z + X * 0.0;
     }
+    m0 = M[0];
+    m1 = M[1];
+    m2 = M[2];
+    m3 = M[3];
+    z0 = Z[0];
     if (p % 4) for (; l < p; l++) {
         d[l] = x[l] - xbar[l];
         xbar[l] += d[l] * inv_W;
@@ -293,7 +441,7 @@ SOSL_BODY double sosl_mean_update_body(const double* restrict x, double* restric
         m0 = v > m0 ? v : m0;
         z0 += x[l] * 0.0;
     }
-    if ((z0 + z1) + (z2 + z3) != 0.0) return NAN;
+    if ((z0 + Z[1]) + (Z[2] + Z[3]) != 0.0) return NAN;
     m0 = m1 > m0 ? m1 : m0;
     m2 = m3 > m2 ? m3 : m2;
     return m2 > m0 ? m2 : m0;
@@ -326,8 +474,17 @@ SOSL_CLONES static double sosl_abs_max(const double* restrict x, ptrdiff_t n) {
 SOSL_BODY void sosl_step_body(double* restrict w, const double* restrict a,
                                   const double* restrict Cw, double eta, double lam,
                                   double g_a, double g_c, ptrdiff_t p) {
-    ptrdiff_t l;
-    for (l = 0; l < p; l++) w[l] -= eta * (lam * w[l] + g_a * a[l] + g_c * Cw[l]);
+    ptrdiff_t l = 0;
+    for (; l + 4 <= p; l += 4) {     /* four-wide loads, as a and Cw were stored (a wider
+                                        load over two stores waits for both to commit) */
+        sosl_v4 Wv, A, G;
+        SOSL_LD(Wv, w + l);
+        SOSL_LD(A, a + l);
+        SOSL_LD(G, Cw + l);
+        Wv = Wv - eta * (lam * Wv + g_a * A + g_c * G);
+        SOSL_ST(w + l, Wv);
+    }
+    if (p % 4) for (; l < p; l++) w[l] -= eta * (lam * w[l] + g_a * a[l] + g_c * Cw[l]);
 }
 
 /* w -= eta lam w (a round before the other class has been seen). */
@@ -498,48 +655,103 @@ SOSL_CLONES static double sosl_small_symv(double* restrict C, const double* rest
     }
     if (k == 0) {                   /* a copy without the update and its stores */
         switch (p) {
-        case 1: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 1);
-        case 2: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 2);
-        case 3: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 3);
-        case 4: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 4);
-        case 5: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 5);
-        case 6: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 6);
-        case 7: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 7);
-        case 8: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 8);
-        case 9: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 9);
-        case 10: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 10);
-        case 11: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 11);
-        case 12: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 12);
-        case 13: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 13);
-        case 14: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 14);
-        case 15: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 15);
-        case 16: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 16);
-        case 17: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 17);
-        case 18: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 18);
-        case 19: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 19);
-        case 20: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 20);
-        case 21: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 21);
-        case 22: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 22);
-        case 23: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 23);
-        case 24: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 24);
-        case 25: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 25);
-        case 26: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 26);
-        case 27: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 27);
-        case 28: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 28);
-        case 29: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 29);
-        case 30: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 30);
-        case 31: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, 31);
+        case 1: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 1);
+        case 2: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 2);
+        case 3: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 3);
+        case 4: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 4);
+        case 5: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 5);
+        case 6: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 6);
+        case 7: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 7);
+        case 8: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 8);
+        case 9: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 9);
+        case 10: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 10);
+        case 11: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 11);
+        case 12: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 12);
+        case 13: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 13);
+        case 14: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 14);
+        case 15: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 15);
+        case 16: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 16);
+        case 17: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 17);
+        case 18: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 18);
+        case 19: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 19);
+        case 20: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 20);
+        case 21: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 21);
+        case 22: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 22);
+        case 23: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 23);
+        case 24: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 24);
+        case 25: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 25);
+        case 26: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 26);
+        case 27: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 27);
+        case 28: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 28);
+        case 29: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 29);
+        case 30: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 30);
+        case 31: return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, 31);
         default: return sosl_small_symv_body(C, V, f, 0, w, alpha, u, Sw, p);
         }
     }
+    if (k <= 4) {   /* one to four pending terms (most rounds with any): copies for that
+                       constant k, whose products f_i v_i[j] are formed once per block row
+                       instead of once per block */
+        switch (k) {
+        case 1:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 2:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 3:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        case 4:
+            switch (p) {
+            case 4: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 4);
+            case 8: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 8);
+            case 12: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 12);
+            case 16: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 16);
+            case 20: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 20);
+            case 24: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 24);
+            case 28: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, 28);
+            default: break;
+            }
+            break;
+        default: break;
+        }
+    }
     switch (p) {
-    case 4: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 4);
-    case 8: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 8);
-    case 12: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 12);
-    case 16: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 16);
-    case 20: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 20);
-    case 24: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 24);
-    case 28: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, 28);
+    case 4: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 4);
+    case 8: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 8);
+    case 12: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 12);
+    case 16: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 16);
+    case 20: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 20);
+    case 24: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 24);
+    case 28: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, 28);
     default: return sosl_small_symv_body(C, V, f, k, w, alpha, u, Sw, p);
     }
 }

@@ -143,3 +143,33 @@ def test_signs01_and_the_chunk_path_refusing_other_labels():
     slow = OAUCM(lam=0.05).fit(X[:200], labels[:200]).partial_fit(X[200:], labels[200:]
                                                                   .astype(np.int32))
     assert fast.coef_.tobytes() == slow.coef_.tobytes()
+
+
+@pytest.mark.parametrize("p", [4, 8, 12, 20, 28, 13])
+def test_each_count_of_pending_terms_gives_the_bits_of_immediate_updates(p):
+    """Runs of exactly k rows of one class, so that every read of a matrix applies k pending
+    terms in the sweep: the sweep has copies for constant k = 1..4 and a loop for more, each
+    giving the bits of immediate updates (kmax = 0) and the reference to 1e-12. Mutant: the
+    same stream with one entry of one row changed by a relative 1e-13 (below the tolerance
+    of the comparison with the reference) must change the bits of the scatter."""
+    rng = np.random.default_rng(7 + p)
+    for k in (1, 2, 3, 4, 5, 7):
+        n = 24 * k
+        X = rng.normal(size=(n, p)) / np.sqrt(p) + 0.1
+        s = np.where((np.arange(n) // k) % 2 == 0, 1.0, -1.0)
+        runs = {}
+        for kmax in (0, k, 16):
+            st = _kernel_state(p)
+            _kernel(st, X, s, 0, kmax)
+            runs[kmax] = (st["w"].tobytes(), st["C"].tobytes())
+        assert runs[k] == runs[0] and runs[16] == runs[0], k
+        rs = _as_reference(_kernel_state(p))
+        _reference(rs, X, s, 0)
+        st = _kernel_state(p)
+        _kernel(st, X, s, 0, 16)
+        np.testing.assert_allclose(st["w"], rs["w"], rtol=1e-12, atol=1e-14)
+        Xm = X.copy()
+        Xm[n // 2, p // 2] *= 1.0 + 1e-13
+        st = _kernel_state(p)
+        _kernel(st, Xm, s, 0, 16)
+        assert st["C"].tobytes() != runs[0][1], k

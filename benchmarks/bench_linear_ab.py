@@ -1,0 +1,92 @@
+"""A/B of two builds of the linear kernel: ``linear_pass`` of a kept ``_linear*.so`` against
+the one ``sosl`` imports, on the same rows in the same order, interleaved.
+
+Copy the extension aside before changing ``_linear.pyx`` or ``_simd.h``
+(``cp sosl/_core/_linear*.so /tmp/old_linear.so``), rebuild, then run this script: for each
+p it prints the nanoseconds per row of both builds (process CPU time, the minimum of
+``--repeat`` interleaved runs, so the figure holds on a shared machine), the speed ratio
+new / old, and the largest relative difference of the final w (a change of the order of
+floating-point operations shows as ~1e-16; a wrong kernel as much more). Both passes are
+the estimator's own-loop or BLAS path as ``OAUCM.fit`` takes it (blas_min_p 32, kmax 16
+below it, one BLAS thread), psi_M with eta_t = 1 / (lam t).
+
+Usage: ``python benchmarks/bench_linear_ab.py --old /tmp/old_linear.so
+[--dims 4,8,13,16,20,24,31,50,100] [--rows 100000] [--repeat 7]``
+"""
+
+import argparse
+import importlib.util
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from sosl._core import _linear as new
+from sosl.linear import BLAS_MIN_P, KMAX, SMALL_KMAX
+
+
+def load(path):
+    """The extension at ``path`` as a module object of its own (not put in sys.modules)."""
+    spec = importlib.util.spec_from_file_location("sosl._core._linear", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def data(n, p, seed=0):
+    """bench_linear's rows: uniform features, balanced labels from a noisy linear score."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p)) / np.sqrt(p)
+    score = X @ rng.normal(size=p) + 0.1 * rng.normal(size=n)
+    return X, np.where(score > np.median(score), 1.0, -1.0)
+
+
+def one_pass(mod, X, s):
+    """CPU seconds of one fresh pass, and the final w."""
+    n, p = X.shape
+    kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX, n)
+    w, xbar, C = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
+    scale, W, N = np.ones(2), np.zeros(2), np.zeros(2, dtype=np.int64)
+    work, stats = np.empty(3 * p + 2 * kmax * p), np.array([0.0, -1.0])
+    t0 = time.process_time()
+    mod.linear_pass(X, s, None, w, xbar, C, scale, W, N, 0, 0.01, 0.0, 0, 0, 1.0, BLAS_MIN_P,
+                    work, stats, None, None, None)
+    return time.process_time() - t0, w
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old", required=True, help="path of the kept _linear extension")
+    ap.add_argument("--dims", default="4,8,13,16,20,24,31,50,100")
+    ap.add_argument("--rows", type=int, default=100000)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args(argv)
+    try:
+        dims = [int(v) for v in args.dims.split(",")]
+        old = load(args.old)
+    except (ValueError, OSError, ImportError) as exc:
+        print(f"bench_linear_ab: {exc}", file=sys.stderr)
+        return 2
+    print("| p | old ns/row | new ns/row | new / old speed | max rel. diff of w |")
+    print("|---|---|---|---|---|")
+    with threadpool_limits(limits=1):
+        for p in dims:
+            X, s = data(args.rows if p < 50 else args.rows // 5, p)
+            best = {"old": np.inf, "new": np.inf}
+            w = {}
+            for _ in range(args.repeat):
+                for name, mod in (("old", old), ("new", new)):
+                    sec, w[name] = one_pass(mod, X, s)
+                    best[name] = min(best[name], sec)
+            n = X.shape[0]
+            diff = np.max(np.abs(w["new"] - w["old"])) / np.max(np.abs(w["old"]))
+            print(f"| {p} | {best['old'] / n * 1e9:.1f} | {best['new'] / n * 1e9:.1f} | "
+                  f"{best['old'] / best['new']:.3f}x | {diff:.1e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
