@@ -458,6 +458,9 @@ cdef class Stepper:
         self.safe_abs = safe_abs
         self.margin = margin
         self.G_factor = G_factor
+        # empty until the first batch (a memoryview must be bound before it is read: the
+        # checked build's initializedcheck raises on an unbound one, even for ``is None``)
+        self.scratch = cnp.PyArray_ZEROS(1, [0], cnp.NPY_DOUBLE, 0)
 
     def score(self, cnp.ndarray x):
         """w.x - w.(xbar_0 + xbar_1)/2 (the estimator's decision value; the offset only once
@@ -590,7 +593,7 @@ cdef class Stepper:
         if n == 0 or cnp.PyArray_DIM(y, 0) != n:
             return -1.0
         length = 3 * p + 2 * p * (kmax if kmax < n else n)
-        if self.scratch is None or self.scratch.shape[0] < length + n:
+        if self.scratch.shape[0] < length + n:
             self.scratch = cnp.PyArray_ZEROS(1, [2 * (length + n)], cnp.NPY_DOUBLE, 0)
         bind_work(&mm, self.scratch[:length])
         sgn = &self.scratch[length]
