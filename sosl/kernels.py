@@ -234,17 +234,12 @@ def layout_expansion(X, support_vectors, dual_coef, layout):
                       float(layout["coef0"]))
 
 
-def slots_expansion(X, ind, val, nnz, slots, dual_coef, layout):
-    """:func:`layout_expansion` of the rows X against the sparse slots ``slots`` of a
-    learner's storage (slot j: ``ind[j, :nnz[j]]``, ``val[j, :nnz[j]]``), read in place:
-    the value of ``layout_expansion(X, _slots_to_csr(ind, val, nnz, slots, p), dual_coef,
-    layout)`` to the bit, without building that matrix (``_kfun.kernel_decision_slots``)."""
-    return _slots_expansion(_canonical_csr(X), ind, val, nnz, slots, dual_coef, layout)
-
-
 def _slots_expansion(X, ind, val, nnz, slots, dual_coef, layout):
-    """:func:`slots_expansion` of rows X already in canonical CSR form (the one-row
-    paths check that themselves)."""
+    """:func:`layout_expansion` of canonical CSR rows X (the callers make or check that)
+    against the sparse slots ``slots`` of a learner's storage (slot j: ``ind[j, :nnz[j]]``,
+    ``val[j, :nnz[j]]``), read in place: the value of ``layout_expansion(X,
+    _slots_to_csr(ind, val, nnz, slots, p), dual_coef, layout)`` to the bit, without
+    building that matrix (``_kfun.kernel_decision_slots``)."""
     slots = np.ascontiguousarray(slots, dtype=np.intp)
     coef = np.ascontiguousarray(dual_coef, dtype=np.float64)
     out = np.empty(X.shape[0])

@@ -457,14 +457,14 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         return self.alpha_[self._filled()]
 
     def _decision(self, X):
+        if self._layout_.get("storage") == "csr":
+            return self._decision_csr(_canonical_csr(X))
+        rows = self._filled_rows()              # the filled slots in order, as a view if it can
+        sv, coef = self.buffer_[rows], self.alpha_[rows]
         out = np.full(X.shape[0], self.intercept_)
-        if self._layout_.get("storage") != "csr":
-            rows = self._filled_rows()          # the filled slots in order, as a view if it can
-            sv, coef = self.buffer_[rows], self.alpha_[rows]
-            if sv.shape[0] == 0:
-                return out
-            return out + layout_expansion(X, sv, coef, self._layout_)
-        return self._decision_csr(_canonical_csr(X))
+        if sv.shape[0] == 0:
+            return out
+        return out + layout_expansion(X, sv, coef, self._layout_)
 
     def _decision_csr(self, X):
         """The decision values of canonical CSR rows X against the sparse slots, read in

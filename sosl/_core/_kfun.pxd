@@ -107,6 +107,17 @@ cdef inline double kernel_eval(const double* a, const double* b, Py_ssize_t p, i
     return acc
 
 
+cdef inline double weighted_sum(const double* alpha, const double* k,
+                                Py_ssize_t M) noexcept nogil:
+    """sum_q alpha[q] k[q], added up in slot order (one expansion value: the
+    prediction loops and the kernel learners' one-row pre-scores)."""
+    cdef Py_ssize_t q
+    cdef double acc = 0.0
+    for q in range(M):
+        acc += alpha[q] * k[q]
+    return acc
+
+
 cdef inline void kernel_rows(const double* A, Py_ssize_t n, const double* x, Py_ssize_t p,
                              int kind, double gamma, double degree, double coef0,
                              double* out) noexcept nogil:

@@ -13,21 +13,12 @@ the same module for one sparse row.
 
 from sosl._core._codes cimport KERNEL_GAUSSIAN
 from sosl._core._kfun cimport (KernelSpec, _sparse_finish, kernel_rows, kernel_rows_csr,
-                               sosl_exp_scaled, sparse_dot, sparse_sq_dist)
+                               sosl_exp_scaled, sparse_dot, sparse_sq_dist,
+                               weighted_sum)
 
 
 cdef extern from "_vexp.h" nogil:
     int sosl_vexp_scalar
-
-
-cdef inline double weighted_sum(const double* alpha, const double* k,
-                                Py_ssize_t M) noexcept nogil:
-    """sum_q alpha[q] k[q], added up in slot order (one expansion value)."""
-    cdef Py_ssize_t q
-    cdef double acc = 0.0
-    for q in range(M):
-        acc += alpha[q] * k[q]
-    return acc
 
 
 def set_scalar_path(bint scalar):

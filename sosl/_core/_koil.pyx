@@ -36,6 +36,7 @@ from sosl._core._kfun cimport (
     store_put,
     store_self_kernel,
     kernel_rows,
+    weighted_sum,
 )
 from sosl._core._rows cimport dense_source
 
@@ -416,16 +417,11 @@ cdef class Stepper:
     cdef double pre_score(self, const double* x, Py_ssize_t M, double intercept):
         """f(x) + intercept as the decision function computes it: the kernel row of the
         M filled slots, in slot order."""
-        cdef Py_ssize_t l
-        cdef double acc
         if M == 0:
             return intercept
         kernel_rows(&self.buf[0, 0], M, x, self.p, self.kern.kind, self.kern.gamma,
                     self.kern.degree, self.kern.coef0, &self.work[0])
-        acc = 0.0
-        for l in range(M):
-            acc += self.alpha[l] * self.work[l]
-        return intercept + acc
+        return intercept + weighted_sum(&self.alpha[0], &self.work[0], M)
 
     def score(self, const double[::1] x, double intercept):
         """``decision_function`` of the 1-D float64 row x, to the bit (the pre-score of

@@ -45,6 +45,7 @@ from sosl._core._kfun cimport (
     store_kernel_row,
     store_put,
     store_self_kernel,
+    weighted_sum,
 )
 from sosl._core._rows cimport dense_source
 from sosl._core._losses cimport loss_grad, loss_scale
@@ -374,16 +375,11 @@ cdef class Stepper:
     cdef double pre_score(self, const double* x, Py_ssize_t k, double intercept):
         """f(x) + intercept as the decision function computes it from
         ``support_vectors_``: the kernel row of the k occupied slots, in slot order."""
-        cdef Py_ssize_t l
-        cdef double acc
         if k == 0:
             return intercept
         kernel_rows(&self.SV[0, 0], k, x, self.p, self.kern.kind, self.kern.gamma,
                     self.kern.degree, self.kern.coef0, &self.work[0])
-        acc = 0.0
-        for l in range(k):
-            acc += self.alpha[l] * self.work[l]
-        return acc + intercept
+        return weighted_sum(&self.alpha[0], &self.work[0], k) + intercept
 
     def score(self, const double[::1] x, double intercept):
         """``decision_function`` of the 1-D float64 row x, to the bit (the pre-score of
