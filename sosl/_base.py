@@ -729,6 +729,17 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 and type(X) is np.ndarray and X.ndim == 2 and y.shape[0] == X.shape[0]):
             X = self._validate_X(X, reset=False)
             return X, y
+        if (reset and self._pass_checks_finite and type(X) is np.ndarray
+                and type(y) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                and X.flags.c_contiguous and X.shape[0] > 0 and X.shape[1] > 0
+                and y.ndim == 1 and y.shape[0] == X.shape[0] and y.dtype.kind in "iub"):
+            # what validate_data would do to these arrays, without its generic checks (about
+            # 0.1-0.7 ms a call, 0.5-3.5 ns a row at n = 200,000, p = 20): nothing to
+            # convert, integer labels need no finiteness or target-type check, and the
+            # fresh pass reports a non-finite X itself
+            self.__dict__.pop("feature_names_in_", None)   # a plain array has no names
+            self.n_features_in_ = X.shape[1]
+            return X, y
         if sp.issparse(X):
             _check_compressed_structure(X)          # before anything reads the indices
             if not self._sparse_input:

@@ -186,3 +186,33 @@ def test_batch_changed_in_place_between_calls_is_checked_again():
     batch[7, 1] = 1e3                           # finite, but far above the remembered max
     m.partial_fit(batch, y[100:])
     assert m.max_abs_ == 1e3
+
+
+def test_fit_of_plain_arrays_skips_validate_data_with_the_same_result(monkeypatch):
+    """A fresh fit of a float64 C-contiguous X with integer labels takes the short
+    validation path: the same fitted state as through validate_data (a Fortran copy of X
+    takes that one), feature names of an earlier fit dropped, n_features_in_ reset, and a
+    non-finite X still refused by the pass with the state unchanged."""
+    pd = pytest.importorskip("pandas")
+    import sosl._base as base
+    rng = np.random.default_rng(16)
+    X = rng.uniform(-1, 1, size=(300, 4))
+    y = (X[:, 0] + 0.2 * rng.normal(size=300) > 0).astype(np.int64)
+    slow = OAUCM(lam=0.05).fit(np.asfortranarray(X), y)
+    calls = []
+    real = base.validate_data
+    monkeypatch.setattr(base, "validate_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+    m = OAUCM(lam=0.05).fit(pd.DataFrame(X[:, :3], columns=list("abc")), y)
+    assert calls and list(m.feature_names_in_) == list("abc") and m.n_features_in_ == 3
+    calls.clear()
+    m.fit(X, y)
+    assert not calls, "the plain-array fit went through validate_data"
+    assert not hasattr(m, "feature_names_in_") and m.n_features_in_ == 4
+    for name in ("w_", "means_", "scatter_", "calibration_"):
+        assert getattr(m, name).tobytes() == getattr(slow, name).tobytes(), name
+    before = snapshot(m)
+    bad = X.copy()
+    bad[150, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        m.fit(bad, y)
+    assert_unchanged(before, m)
