@@ -30,8 +30,11 @@ def make(Est, **extra):
 
 
 def fitted_state(model):
-    """The fitted attributes of ``model`` (public names ending in '_')."""
-    return {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+    """The fitted attributes of ``model`` (public names ending in '_'), as read (an
+    attribute built on its first read, such as the CSR ``support_vectors_`` of OKAUC's
+    sparse slots, is built)."""
+    return {k: getattr(model, k) for k in list(vars(model))
+            if k.endswith("_") and not k.startswith("_")}
 
 
 def same_state(a, b):

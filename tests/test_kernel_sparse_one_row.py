@@ -192,3 +192,30 @@ def test_an_overflow_leaves_the_model_unchanged_and_a_round_without_restore_is_c
     with pytest.raises(FloatingPointError):
         m2.learn_one(big, 1)
     assert not same_state(fitted_state(m2), fitted_state(before))
+
+
+@pytest.mark.parametrize("Est", OKAUC, ids=lambda E: E.__name__)
+def test_okauc_sparse_support_vectors_are_built_when_read_and_never_stale(Est):
+    """A round on sparse FIFO slots leaves None in the state where the CSR matrix of the
+    support vectors was (it is built on the first read, then kept until the next round):
+    what is read equals the slots of a model fed by partial_fit and the rows of a model
+    fitted on the same rows densified, after every round, also when it was read (cached)
+    just before the round."""
+    X, y = slot_stream(seed=4)
+    a = Est(budget=12).fit(X[:20], y[:20])
+    b = pickle.loads(pickle.dumps(a))
+    c = Est(budget=12).fit(X[:20].toarray(), y[:20])
+    for i in range(20, 120):
+        if i % 3:
+            assert a.support_vectors_.shape[1] == X.shape[1]   # read: cached before the round
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i], y[i:i + 1])
+        c.learn_one(X[i].toarray()[0], y[i])
+        assert vars(a)["support_vectors_"] is None          # not built by the round
+        sv = a.support_vectors_
+        assert vars(a)["support_vectors_"] is sv            # kept after the read
+        np.testing.assert_array_equal(sv.toarray(), b.support_vectors_.toarray())
+        np.testing.assert_array_equal(sv.toarray(), c.support_vectors_)
+        assert sv.shape == (int(a.counts_.sum()), X.shape[1]) and sv.has_canonical_format
+    assert a.counts_.sum() == 24
+    assert not hasattr(Est(budget=12), "support_vectors_")   # unfitted: no attribute

@@ -265,7 +265,9 @@ def test_sparse_fitted_bad_input_leaves_state_unchanged():
     X, s = sparse_stream(n=100, seed=10)
     y = (s > 0).astype(int)
     m = OKAUCM(kernel="poly", gamma=0.5, degree=2, budget=8).fit(sp.csr_matrix(X[:60]), y[:60])
-    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(m).items()
+    # the public values (support_vectors_ of sparse slots is built on its first read)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+              for k, v in ((k, getattr(m, k)) for k in list(vars(m)))
               if k.endswith("_") and not sp.issparse(v)}
     sv = m.support_vectors_.toarray()
     wide = np.ones((5, 40))                                 # rows wider than the slots
