@@ -543,7 +543,8 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         else:
             return False
         with np.errstate(over="ignore", invalid="ignore"):
-            f = self._decision(X)
+            # a sparse row was checked canonical by the caller: the slots read directly
+            f = self._decision_csr(X) if policy is _SparseFifoBuffers else self._decision(X)
         if not _finite_array(f):
             return False
         cap, cnt, head = d["capacity_"], d["counts_"], d["heads_"]
