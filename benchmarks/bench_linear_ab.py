@@ -16,14 +16,20 @@ Usage: ``python benchmarks/bench_linear_ab.py --old /tmp/old_linear.so
 
 import argparse
 import importlib.util
+import os
 import sys
 import time
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+# the checkout this script lives in, ahead of any installed sosl: run as a script, its
+# sys.path starts with benchmarks/, and a venv with sosl installed from another checkout
+# (an editable install of the main tree) would otherwise time that checkout's build
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sosl._core import _linear as new
-from sosl.linear import BLAS_MIN_P, KMAX, SMALL_KMAX
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from sosl._core import _linear as new  # noqa: E402
+from sosl.linear import BLAS_MIN_P, KMAX, SMALL_KMAX  # noqa: E402
 
 
 def load(path):
@@ -70,6 +76,7 @@ def main(argv=None):
     except (ValueError, OSError, ImportError) as exc:
         print(f"bench_linear_ab: {exc}", file=sys.stderr)
         return 2
+    print(f"old: {args.old}\nnew: {new.__file__}\n")
     print("| p | old ns/row | new ns/row | new / old speed | max rel. diff of w |")
     print("|---|---|---|---|---|")
     with threadpool_limits(limits=1):

@@ -22,6 +22,16 @@
  * independent rounds against 67 ns chained (k = 0; the 2-core Zen 4 EPYC under load),
  * where at p = 4 the chain binds (16.5 against 32 ns). So the lever is the instruction
  * count of the sweep: the register column sums and the constant-k copies below.
+ * Further cuts of the count did not pay, though (bench_linear_ab.py, 2026-12-02, min of 7
+ * interleaved runs, p = 8..28), so the count alone does not bound these rounds: an
+ * eight-wide (512-bit) copy of the register sweep for the x86-64-v4 clone (chunks of eight
+ * columns after a leading four-wide block; at p = 20, 240 instead of 256 instructions with
+ * no pending term, 334 instead of 445 with one) ran at 0.92-0.93x the four-wide sweep at
+ * p = 8..20 and 0.98-1.05x at p = 24, 28; column sums of a block row folded into three
+ * or four multiply-adds (5% fewer sweep instructions) at 0.97-1.02x; w.Sw summed as a tree
+ * at 0.95-1.01x; u_j taken as alpha w_j from memory instead of lanes of u at 0.91-0.98x;
+ * and the software prefetch of the next row left out on in-order passes (21 instructions a
+ * row) at 0.87-0.95x. All were dropped.
  * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H

@@ -76,12 +76,14 @@ def _mid_stream(p, kmax):
     return X[120:], s[120:], t, st
 
 
-@pytest.mark.parametrize("p,entry", [(20, (1, 0)), (20, (14, 13)), (6, (5, 4))])
+@pytest.mark.parametrize("p,entry", [(20, (1, 0)), (20, (14, 13)), (6, (5, 4)), (20, (10, 9)),
+                                     (24, (19, 16)), (24, (23, 20))])
 def test_mutant_diagonal_block_entry_is_caught(p, entry):
     """The sweep reads the lower half of the 4 x 4 diagonal blocks (and of the remainder
     block): a state wrong there only, the upper triangle intact, must be caught by the
     comparison with the reference (a sweep that skipped those entries, or an update that
-    did not keep them, would be caught the same way)."""
+    did not keep them, would be caught the same way), in the first, a middle and the last
+    diagonal block."""
     X, s, t, st = _mid_stream(p, 5)
     rs = _as_reference(st)
     j, l = entry
