@@ -10,15 +10,15 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
 --------------------------------------------------------------
 1. **Moments.** Each block computes the exact class moments of its rows (count, weight,
    mean, scatter; :func:`sosl.state.moments_of_rows`) and, in the same read, its labels
-   (the client learns the two classes from them; no separate label scan). A fixed
-   balanced tree of Chan merges
-   (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
-   ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
-   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block. Where the K
-   block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most 8 MB: up to 200
-   blocks at p = 50) they come to the client in the round trip that brings the labels and
-   the client runs the trees (each merge costs the scheduler more as a task than it costs
-   to compute); larger states are merged by the same trees on the workers. The same
+   (the two classes are found from them; no separate label scan). A fixed balanced tree
+   of Chan merges (the up-sweep) gives the global moments; a down-sweep of the same tree
+   hands each block ``j`` the exact moments of *all the other blocks* (those before it,
+   then those after it), in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers
+   per block. Where the K block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most
+   8 MB: up to 200 blocks at p = 50) one task on a worker receives them all, finds the
+   classes, checks the blocks and runs both trees (each merge costs the scheduler more as
+   a task than it costs to compute); larger states are merged by the same trees of tasks
+   on the workers, after a round trip that brings the labels to the client. The same
    merges in the same order: the same bits either way.
 2. **One pass per block, started from those moments.** Block ``j`` plays its rows (in the
    given order, or shuffled with a seed of its own) on a learner whose class moments start
@@ -112,6 +112,21 @@ restriction (any worker runs them if the holder is lost). Without it dask's plac
 seen moving 50 MB blocks to the less busy worker of a loaded machine (155-307 MB per fit
 in ``benchmarks/bench_distributed.py``). Only the moments (``2 p^2 + O(p)`` numbers per
 block), ``w`` and a few numbers per block travel.
+
+Tasks and round trips: the blocks one worker holds form a group, and each round runs one
+task per group (its blocks one after the other, in block order) instead of one per block;
+a task costs the scheduler and its worker 1-2 ms (measured on the 2-worker cluster of
+``benchmarks/bench_distributed.py``: a round of 16 empty tasks 31-37 ms, of 2 tasks 12 ms).
+When every block is already in cluster memory (a persisted array or dataframe), the
+moments round, its reduction and the epoch's passes go out together as futures
+(``client.submit``; building a ``delayed`` graph over the array's blocks cost the client
+~40 ms a fit) and the scheduler runs each pass task once the reduction it needs is done:
+the client waits once an epoch, for the pass results (``p + 4`` numbers a block) and, in
+the last epoch, the global moments. Blocks that tasks still have to load (an array or
+dataframe that is not persisted) are loaded again by each round, and the client waits for
+the moments round before it submits the passes, so that no block is kept in memory
+between its moments task and its pass task. Measured with the 2M x 50 array of the
+benchmark: see the README's "Beyond one machine".
 
 Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
 ``moments="local"`` and one epoch: one independent fit per block, then
@@ -671,14 +686,14 @@ def _group_workers(holders, group):
     return None if holders[group[0]] is None else [holders[group[0]][0]]
 
 
-def _task_on(workers, fn, *args):
-    """``delayed(fn)(*args)`` placed on ``workers`` (a loose restriction, as :func:`_at`)."""
-    import contextlib
-
+def _task_on(workers, fn, *args, priority=0):
+    """``delayed(fn)(*args)`` placed on ``workers`` (a loose restriction, as :func:`_at`);
+    a task of higher ``priority`` runs first among the ready tasks of its worker."""
     from dask import delayed
-    where = (contextlib.nullcontext() if workers is None
-             else _dask().annotate(workers=workers, allow_other_workers=True))
-    with where:
+    where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
+    if priority:
+        where["priority"] = priority
+    with _dask().annotate(**where):
         return delayed(fn)(*args)
 
 
@@ -699,8 +714,8 @@ class _Graphs:
                                    for h, Xb in zip(holders, Xs))
 
     @staticmethod
-    def submit(workers, fn, *args):
-        return _task_on(workers, fn, *args)
+    def submit(workers, fn, *args, priority=0):
+        return _task_on(workers, fn, *args, priority=priority)
 
     @staticmethod
     def hold(items):
@@ -731,9 +746,9 @@ class _Futures:
         self.blocks = blocks
         self.Xs, self.ys = Xs, ys
 
-    def submit(self, workers, fn, *args):
+    def submit(self, workers, fn, *args, priority=0):
         where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
-        return self.client.submit(fn, *args, pure=False, **where)
+        return self.client.submit(fn, *args, pure=False, priority=priority, **where)
 
     @staticmethod
     def hold(items):
@@ -1084,7 +1099,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                         for g in groups]
                 (ctx,) = run.hold([run.submit(None, _reduce_moments, summ, classes,
                                               find_classes, beta, mode, K)])
-                out = [ctx] * K, run.submit(None, _info_of, ctx), None
+                # the round's info (classes, p, rows, the global moments) before the pass
+                # that waits on the same worker: the client's request ends with the passes
+                out = [ctx] * K, run.submit(None, _info_of, ctx, priority=1), None
                 if run.wait_rounds:
                     out = out[:2] + (run.gather([out[1]])[0],)
                 return out
