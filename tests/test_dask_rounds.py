@@ -153,3 +153,27 @@ def test_bad_held_blocks_are_refused_and_the_wrapper_is_unchanged(clusters):
             Parallel(OAUCM(lam=0.01), moments="fixed").fit(*_held(client, X, y),
                                                            classes=[0, 7])
     assert wrapper.estimator_ is before and np.array_equal(before.coef_, coef)
+
+
+def test_a_held_dataframe_with_auto_epochs(clusters):
+    """A persisted dataframe whose label column is split off by tasks (blocks still to be
+    computed, of lengths the client does not know): the client waits for the moments
+    round (n_epochs="auto" needs its row counts: 2 epochs on these small blocks)."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = skewed_stream(26, n=2400, p=5)
+    df = pd.DataFrame(X, columns=[f"f{k}" for k in range(5)]).assign(label=y)
+    ref = Parallel(OAUCM(lam=0.01)).fit(da.from_array(X, chunks=(600, 5)),
+                                        da.from_array(y, chunks=600))
+    assert ref.n_iter_ == 2
+    with distributed.Client(clusters[1]) as client:
+        ddf = client.persist(dd.from_pandas(df, npartitions=4))
+        distributed.wait(ddf)
+        Xs, ys = SD._split(ddf, "label")
+        assert SD._known_rows(ddf, Xs) is None
+        assert SD._engine(Xs, ys)[1].wait_rounds
+        with distributed.get_task_stream() as ts:
+            got = Parallel(OAUCM(lam=0.01)).fit(ddf, "label")
+    assert got.n_iter_ == 2 and got.block_rows_ == [600] * 4
+    assert_same_learned_state(got.estimator_, ref.estimator_)
+    assert _names(ts).count("_reduce_moments") == 1
