@@ -21,7 +21,12 @@
    workers: the timed fit ships no rows from the client), then fitted on a
    ``LocalCluster`` of 1 and of 2 single-threaded worker processes (interleaved, min of
    ``--repeats``; ``--work-stealing off`` keeps every task on the worker that holds its
-   block). Printed: wall time; the process CPU time of the busiest worker process
+   block). By default only the cluster being timed is running (``--clusters one``: each
+   repeat starts a cluster, makes its rows, times its fits and stops it, the two clusters
+   in alternating order), so the idle cluster's event loops, heartbeats and profilers
+   (~35 ms/s of a worker process, ~25 ms/s of this process) do not take their share of
+   the 2 cores during the other's fit; ``--clusters both`` keeps both running throughout.
+   Printed: wall time; the process CPU time of the busiest worker process
    (tasks, serialization, event loop) per row it owns, against the in-memory sequential
    pass over the same rows (process CPU time); the thread CPU time of the moments and
    pass tasks; the bytes the workers fetched from each other during the fit; the CPU of
@@ -159,6 +164,7 @@ def _blocks_on_workers(client, nb, rows, p):
 
     import dask
     import dask.array as da
+    import distributed
     workers = sorted(client.scheduler_info()["workers"])
     Xs, ys = [], []
     for j in range(nb):
@@ -170,7 +176,8 @@ def _blocks_on_workers(client, nb, rows, p):
     X = da.concatenate([da.from_delayed(dask.delayed(f), (rows, p), dtype=float) for f in Xs])
     y = da.concatenate([da.from_delayed(dask.delayed(f), (rows,), dtype=np.int64) for f in ys])
     X, y = client.persist([X, y])               # blocks under the array's own keys, in place
-    client.gather(client.compute(y.sum()))
+    with client.as_current():
+        distributed.wait([X, y])                # every block in memory before any timing
     return X, y
 
 
@@ -194,65 +201,85 @@ def speed(args):
     for key in runs:
         res[key] = dict(wall=inf, task=inf, mom=inf, pas=inf, proc=inf, client=inf)
     moved = {key: 0 for key in runs}
-    clusters = {}
     import dask
     steal = args.work_stealing == "on"
     print(f"dask work stealing {args.work_stealing} (off: no block moves to even out a "
-          "momentary queue; 'moved MB' below counts the bytes workers fetched from others)")
-    for w in (1, 2):
+          "momentary queue; 'moved MB' below counts the bytes workers fetched from others: "
+          "the block moments and the round's merged moments, ~1 MB, no X block)")
+    print(f"clusters: {args.clusters} ('one': only the cluster being timed is running, "
+          "started and stopped around its fits each repeat, in alternating order; "
+          "'both': both clusters run throughout, the idle one's event loops, heartbeats and "
+          "profilers taking their share of the 2 cores)")
+    # the same rows in memory, for the in-memory pass (the seeded blocks the workers make)
+    X = np.concatenate([_make_block(j, rows, p)[0] for j in range(nb)])
+    y = np.concatenate([_make_block(j, rows, p)[1] for j in range(nb)])
+    idle, idle_client = {}, {}
+
+    def start(w):
         t0 = time.perf_counter()
         with dask.config.set({"distributed.scheduler.work-stealing": steal}):
-            clusters[w] = distributed.LocalCluster(n_workers=w, **kw)
-        print(f"cluster of {w} worker(s) started in {time.perf_counter() - t0:.1f} s (not timed)")
-    clients = {w: distributed.Client(c, set_as_default=False) for w, c in clusters.items()}
-    data = {}
-    for w, cl in clients.items():
-        data[w] = _blocks_on_workers(cl, nb, rows, p)
-        held = cl.who_has(data[w][0])
-        per = {a: sum(a in v for v in held.values()) for a in cl.scheduler_info()["workers"]}
-        print(f"{w} worker(s): X blocks held per worker {sorted(per.values())}")
-    X = clients[1].compute(data[1][0]).result()    # the same rows in memory, for the peer
-    y = clients[1].compute(data[1][1]).result()
-    # an idle worker process burns CPU too (event loop, heartbeats, dask's sampling
-    # profiler), in proportion to wall time: on a loaded machine a fit's wall time grows and
-    # so does this share of the worker's process CPU; measured here, idle, for 3 s
-    idle = {}
-    for w, cl in clients.items():
-        a, t0, c0 = cl.run(_worker_cpu), time.perf_counter(), time.process_time()
-        time.sleep(3.0)
-        b, dt = cl.run(_worker_cpu), time.perf_counter() - t0
-        idle[w] = max((b[k][0] - a[k][0]) / dt for k in a)
-        idle["client"] = min(idle.get("client", inf), (time.process_time() - c0) / dt)
-    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * idle[w]:.1f} ms/s"
-                                                  for w in clients)
-          + f"; this (client) process, both clusters: {1e3 * idle['client']:.1f} ms/s")
+            cluster = distributed.LocalCluster(n_workers=w, **kw)
+        client = distributed.Client(cluster, set_as_default=False)
+        data = _blocks_on_workers(client, nb, rows, p)
+        if w not in idle:
+            held = client.who_has(data[0])
+            per = {a: sum(a in v for v in held.values())
+                   for a in client.scheduler_info()["workers"]}
+            print(f"cluster of {w} worker(s) started and its rows made in "
+                  f"{time.perf_counter() - t0:.1f} s (not timed); X blocks held per worker "
+                  f"{sorted(per.values())}")
+            # an idle worker process burns CPU too (event loop, heartbeats, dask's sampling
+            # profiler), in proportion to wall time: on a loaded machine a fit's wall time
+            # grows and so does this share of the worker's process CPU; measured here for 3 s
+            a, t1, c0 = client.run(_worker_cpu), time.perf_counter(), time.process_time()
+            time.sleep(3.0)
+            b, dt = client.run(_worker_cpu), time.perf_counter() - t1
+            idle[w] = max((b[k][0] - a[k][0]) / dt for k in a)
+            idle_client[w] = (time.process_time() - c0) / dt
+        return cluster, client, data
+
+    alive = {}
     coefs = {}
-    for _ in range(args.repeats):
+    for rep in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
         ref = OAUCM(lam=1e-3).fit(X, y)
         res["memory"] = [min(res["memory"][0], time.perf_counter() - t0),
                          min(res["memory"][1], time.process_time() - c0)]
-        for mode, w in runs:                        # interleaved: every run in each repeat
-            cl = clients[w]
-            before = cl.run(_worker_cpu)
-            with cl.as_current():
-                t0, c0 = time.perf_counter(), time.process_time()
-                par = Parallel(OAUCM(lam=1e-3), n_epochs=1, moments=mode).fit(*data[w])
-                wall = time.perf_counter() - t0
-                client = time.process_time() - c0       # client + scheduler + nannies
-            after = cl.run(_worker_cpu)
-            proc = max(after[a][0] - before[a][0] for a in after)     # the busiest worker
-            moved[mode, w] = max(moved[mode, w], sum(after[a][1] - before[a][1] for a in after))
-            cpu = par.task_cpu_seconds_
-            coefs[mode, w] = par.estimator_.coef_[0]
-            r = res[mode, w]
-            for k, v in (("wall", wall), ("task", cpu["moments"] + cpu["passes"]),
-                         ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc),
-                         ("client", client)):
-                r[k] = min(r[k], v)
-    for w in clusters:
-        clients[w].close()
-        clusters[w].close()
+        for w in ((1, 2) if rep % 2 == 0 else (2, 1)):   # interleaved: every run each repeat
+            if w not in alive:
+                alive[w] = start(w)
+            cluster, cl, data = alive[w]
+            for mode in modes:
+                before = cl.run(_worker_cpu)
+                with cl.as_current():
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    par = Parallel(OAUCM(lam=1e-3), n_epochs=1, moments=mode).fit(*data)
+                    wall = time.perf_counter() - t0
+                    client = time.process_time() - c0       # client + scheduler + nannies
+                after = cl.run(_worker_cpu)
+                proc = max(after[a][0] - before[a][0] for a in after)   # the busiest worker
+                moved[mode, w] = max(moved[mode, w],
+                                     sum(after[a][1] - before[a][1] for a in after))
+                cpu = par.task_cpu_seconds_
+                coefs[mode, w] = par.estimator_.coef_[0]
+                r = res[mode, w]
+                for k, v in (("wall", wall), ("task", cpu["moments"] + cpu["passes"]),
+                             ("mom", cpu["moments"]), ("pas", cpu["passes"]), ("proc", proc),
+                             ("client", client)):
+                    r[k] = min(r[k], v)
+            if args.clusters == "one":
+                cl.close()
+                cluster.close()
+                del alive[w]
+    for cluster, cl, _ in alive.values():
+        cl.close()
+        cluster.close()
+    print("idle worker process CPU: " + ", ".join(f"{w} worker(s) {1e3 * idle[w]:.1f} ms/s"
+                                                  for w in (1, 2))
+          + "; this (client) process: " + ", ".join(
+              f"{1e3 * idle_client[w]:.1f} ms/s with the {w}-worker cluster"
+              + (" (both running)" if args.clusters == "both" and w == 2 else "")
+              for w in (1, 2)))
     for mode in modes:
         assert np.array_equal(coefs[mode, 1], coefs[mode, 2]), f"{mode}: 1 and 2 workers differ"
     head = slice(0, min(n, 200_000))
@@ -277,7 +304,6 @@ def speed(args):
               f"{r['proc']:11.2f} {1e6 * r['proc'] / rows_w:7.3f} "
               f"{1e6 * net[mode, w] / rows_w:10.3f} {r['mom']:8.2f} {r['pas']:8.2f} "
               f"{moved[mode, w] / 1e6:9.1f}")
-    rc = idle["client"]
     for mode in modes:
         r1, r2 = res[mode, 1], res[mode, 2]
         print(f"[{mode}] speedup 2 workers over 1: {r1['wall'] / r2['wall']:.2f}x wall")
@@ -292,10 +318,10 @@ def speed(args):
         # loop; with 2 workers on 2 cores the client process (client, scheduler, nannies:
         # its CPU during the fit, which a loaded machine inflates) takes its share of the
         # two cores (no waits at the barriers, no stragglers: a lower bound on the wall)
-        net_client = {w: max(res[mode, w]["client"] - rc * res[mode, w]["wall"], 0.0)
-                      for w in (1, 2)}
+        net_client = {w: max(res[mode, w]["client"] - idle_client[w] * res[mode, w]["wall"],
+                             0.0) for w in (1, 2)}
         m1 = r1["task"] / (1.0 - idle[1])
-        m2 = (r2["task"] + net_client[2]) / (2.0 - 2.0 * idle[2] - rc)
+        m2 = (r2["task"] + net_client[2]) / (2.0 - 2.0 * idle[2] - idle_client[2])
         cpu2 = r2["task"] / 2 + idle[2] * m2            # a worker's CPU, 2 workers
         print(f"[{mode}] client process CPU during the fit: 1 worker {r1['client']:.2f} s, "
               f"2 workers {r2['client']:.2f} s; net of its idle rate {net_client[1]:.2f} s, "
@@ -340,7 +366,7 @@ def projection(res, n, sizes, mode):
           "to different children, in parallel), the w tree one w message per level; one "
           "worker per core, blocks evenly spread, no stragglers, data already on the "
           f"workers. 'fixed' adds the measured wall time of the 1-worker fit not spent in "
-          f"tasks ({fixed:.2f} s: scheduling, two round trips, the client's merges; on "
+          f"tasks ({fixed:.2f} s: scheduling, the reduction's hops, the client's request; on "
           "this loaded machine an upper bound)")
     print(f"{'workers':>8s} {'rows':>8s} {'compute s':>10s} {'merges s':>9s} {'total s':>8s} "
           f"{'speedup':>8s} {'+fixed s':>9s} {'speedup':>8s}")
@@ -397,6 +423,8 @@ def main(argv=None):
     p.add_argument("--methods", nargs="+", default=[m[0] for m in METHODS],
                    choices=[m[0] for m in METHODS],
                    help="columns of the quality table (default: all)")
+    p.add_argument("--clusters", choices=("one", "both"), default="one",
+                   help="speed test: only the timed cluster running (default), or both")
     p.add_argument("--modes", nargs="+", default=["global", "fixed"],
                    choices=["global", "fixed"], help="moments modes of the speed table")
     p.add_argument("--skip-quality", action="store_true")

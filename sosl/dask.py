@@ -10,15 +10,15 @@ The fit of OAUC-M / OAUC-S (``moments="global"``, the default)
 --------------------------------------------------------------
 1. **Moments.** Each block computes the exact class moments of its rows (count, weight,
    mean, scatter; :func:`sosl.state.moments_of_rows`) and, in the same read, its labels
-   (the client learns the two classes from them; no separate label scan). A fixed
-   balanced tree of Chan merges
-   (the up-sweep) gives the global moments; a down-sweep of the same tree hands each block
-   ``j`` the exact moments of *all the other blocks* (those before it, then those after it),
-   in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers per block. Where the K
-   block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most 8 MB: up to 200
-   blocks at p = 50) they come to the client in the round trip that brings the labels and
-   the client runs the trees (each merge costs the scheduler more as a task than it costs
-   to compute); larger states are merged by the same trees on the workers. The same
+   (the two classes are found from them; no separate label scan). A fixed balanced tree
+   of Chan merges (the up-sweep) gives the global moments; a down-sweep of the same tree
+   hands each block ``j`` the exact moments of *all the other blocks* (those before it,
+   then those after it), in ``O(log K)`` depth and one state of ``2 p^2 + O(p)`` numbers
+   per block. Where the K block states are small (``8 K (2 p^2 + 2 p + 5)`` bytes at most
+   8 MB: up to 200 blocks at p = 50) one task on a worker receives them all, finds the
+   classes, checks the blocks and runs both trees (each merge costs the scheduler more as
+   a task than it costs to compute); larger states are merged by the same trees of tasks
+   on the workers, after a round trip that brings the labels to the client. The same
    merges in the same order: the same bits either way.
 2. **One pass per block, started from those moments.** Block ``j`` plays its rows (in the
    given order, or shuffled with a seed of its own) on a learner whose class moments start
@@ -113,6 +113,21 @@ seen moving 50 MB blocks to the less busy worker of a loaded machine (155-307 MB
 in ``benchmarks/bench_distributed.py``). Only the moments (``2 p^2 + O(p)`` numbers per
 block), ``w`` and a few numbers per block travel.
 
+Tasks and round trips: the blocks one worker holds form a group, and each round runs one
+task per group (its blocks one after the other, in block order) instead of one per block;
+a task costs the scheduler and its worker 1-2 ms (measured on the 2-worker cluster of
+``benchmarks/bench_distributed.py``: a round of 16 empty tasks 31-37 ms, of 2 tasks 12 ms).
+When every block is already in cluster memory (a persisted array or dataframe), the
+moments round, its reduction and the epoch's passes go out together as futures
+(``client.submit``; building a ``delayed`` graph over the array's blocks cost the client
+~40 ms a fit) and the scheduler runs each pass task once the reduction it needs is done:
+the client waits once an epoch, for the pass results (``p + 4`` numbers a block) and, in
+the last epoch, the global moments. Blocks that tasks still have to load (an array or
+dataframe that is not persisted) are loaded again by each round, and the client waits for
+the moments round before it submits the passes, so that no block is kept in memory
+between its moments task and its pass task. Measured with the 2M x 50 array of the
+benchmark: see the README's "Beyond one machine".
+
 Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
 ``moments="local"`` and one epoch: one independent fit per block, then
 :func:`sosl.state.merge` (frequent-directions merge of the sketches; FTRL's per-coordinate
@@ -122,6 +137,7 @@ rule). Learners without a merge (:mod:`sosl.state`) are refused.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from numbers import Integral
 
@@ -298,6 +314,69 @@ def _meta_of(summary):
     return summary[1]
 
 
+def _summaries(calls):
+    """:func:`_summary` of each block of a group (the blocks one worker holds), in one task."""
+    return [_summary(*c) for c in calls]
+
+
+def _passes(calls):
+    """:func:`_block_pass` of each block of a group, in one task."""
+    return [_block_pass(*c) for c in calls]
+
+
+def _fixed_passes(calls):
+    """:func:`_fixed_block_pass` of each block of a group, in one task."""
+    return [_fixed_block_pass(*c) for c in calls]
+
+
+def _reduce_moments(groups, classes, find_classes, beta, mode, K):
+    """The reduction of the moments round, in one task on a worker: ``(info, priors)``.
+
+    ``groups``: the :func:`_summaries` of every group. The classes are found from every
+    block's labels (``find_classes``; checked against the user's ``classes``) or given,
+    the blocks are checked for one p and one kind, the slots mapped to the classes, and
+    the fixed trees of :mod:`sosl.state` merge the block moments in block order:
+    ``info["total"]`` the moments of all rows; ``priors[j]`` block j's prior, the moments
+    of all the other blocks (``mode="global"``: up-sweep and down-sweep) or None. The same
+    trees, hence the same bits, wherever they run (client or worker).
+    """
+    summ = sorted((s for g in groups for s in g), key=lambda s: s[1]["block"])
+    metas = [s[1] for s in summ]
+    if find_classes:
+        classes = _classes([m["labels"] for m in metas], classes, K)
+    p = _check_metas(metas)
+    leaves = [_moments_of(s, classes) for s in summ]
+
+    def op(a, b):
+        return _merge_op(a, b, beta)
+
+    if mode == "global":
+        total, priors = _state.tree_exclusive(leaves, op, None)
+    else:
+        total, priors = _state.tree_reduce(leaves, op), [None] * K
+    info = {"classes": classes, "p": p, "rows": [m["rows"] for m in metas],
+            "cpu": sum(m["cpu"] for m in metas), "total": total}
+    return info, priors
+
+
+def _info_of(ctx):
+    return ctx[0]
+
+
+def _check_metas(metas):
+    """The blocks' common p; blocks of different p or of both kinds are refused."""
+    ps = sorted({m["p"] for m in metas})
+    if len(ps) > 1:
+        by = {p: [m["block"] for m in metas if m["p"] == p][:5] for p in ps}
+        raise ValueError(f"blocks of different numbers of features: {by} (features: "
+                         "blocks); every block needs the same columns")
+    kinds = sorted({m["kind"] for m in metas})
+    if len(kinds) > 1:
+        by = {k: [m["block"] for m in metas if m["kind"] == k][:5] for k in kinds}
+        raise ValueError(f"mixed dense and sparse blocks: {by}; convert them to one kind")
+    return ps[0]
+
+
 def _moments_of(summary, classes):
     """The block's moments with slot k holding class ``classes[k]`` (a swap of the two slots
     when the block's top label is the negative class; exact)."""
@@ -341,9 +420,15 @@ def _calibration_of_scores(f, s):
     return calib
 
 
-def _block_pass(template, X, y, others, w0, t0, entropy, epoch, j, keep_state):
-    """One pass of block j from the given prior moments, weights and own step count t0."""
+def _block_pass(proto, X, y, ctx, w0, t0, entropy, epoch, j, keep_state):
+    """One pass of block j from its prior moments (the moments of the other blocks, or
+    none), the weights w0 and its own step count t0. ``ctx`` is the moments round's
+    ``(info, priors)`` (:func:`_reduce_moments`): the classes and p in ``info``, block j's
+    prior moments ``priors[j]``; ``proto`` the learner's state without them."""
     t_start = time.thread_time()
+    info, priors = ctx
+    template = dataclasses.replace(proto, classes=info["classes"], n_features=info["p"])
+    others = priors[j]
     with _one_blas_thread():
         # the moments round read these rows and found them finite (partial_fit checks
         # them again): no third scan
@@ -353,20 +438,25 @@ def _block_pass(template, X, y, others, w0, t0, entropy, epoch, j, keep_state):
         w = np.zeros(p) if w0 is None else w0
         est = _state.from_state(_state.linear_state(template, moments, w, t0, t0, [1.0, 1.0]))
         if X.shape[0] == 0:                 # an empty block plays no round
-            calib = np.array([1.0, 1.0])
+            est.calibration_ = np.array([1.0, 1.0])
         else:
-            est.partial_fit(X, y)
-            calib = _in_sample_calibration(est, X, _signs(y, template.classes))
-        est.calibration_ = calib
-        out = {"t": int(est.t_), "coef": est.w_.copy(), "calibration": calib,
+            # the learner's pass as its fit plays it (the state is this task's own: no
+            # backup, no prequential Platt steps, no rescan of the rows the moments round
+            # checked), then the in-sample Platt scaling of a fresh fit from [1, 1] on the
+            # last rows of the pass: partial_fit's rounds to the bit, and the calibration
+            # it would be given afterwards, 7% less CPU (125k x 50: 77 against 83 ms)
+            est._learn(X, _signs(y, template.classes), fresh=True)
+        calib = est.calibration_
+        out = {"block": j, "t": int(est.t_), "coef": est.w_.copy(), "calibration": calib,
                "max_abs": float(est.max_abs_),
                "state": _state.get_state(est) if keep_state else None}
     out["cpu"] = time.thread_time() - t_start
     return out
 
 
-def _fixed_block_pass(codes, classes, X, y, total, w0, t0, entropy, epoch, j):
-    """One pass of block j against the fixed global moments ``total`` (``moments="fixed"``):
+def _fixed_block_pass(codes, X, y, ctx, w0, t0, entropy, epoch, j):
+    """One pass of block j against the fixed global moments (``moments="fixed"``; the
+    classes and the moments of all rows, ``total``, from the round's ``ctx = (info, _)``):
     the kernel's :func:`sosl._core._linear.fixed_pass` from w0 and the block's own step
     count t0, then the block's Platt scaling, in-sample as a fresh fit learns it (the
     final model's scores on the last rows of the pass, in pass order). Shuffled rows are
@@ -375,6 +465,7 @@ def _fixed_block_pass(codes, classes, X, y, total, w0, t0, entropy, epoch, j):
     from ._core._linear import decision_rows, fixed_pass
     t_start = time.thread_time()
     lam, eta, schedule, loss, blas_min_p = codes
+    classes, total = ctx[0]["classes"], ctx[0]["total"]
     with _one_blas_thread():
         X = _as_block(X, j, check_finite=False)         # the moments round checked them
         y = _as_labels(y, j)
@@ -416,7 +507,7 @@ def _fixed_block_pass(codes, classes, X, y, total, w0, t0, entropy, epoch, j):
             with np.errstate(over="ignore", invalid="ignore"):
                 decision_rows(Xl, w, xbar, N, f)
             calib = _calibration_of_scores(f, np.ascontiguousarray(s[last]))
-        out = {"t": int(t), "coef": w, "calibration": calib}
+        out = {"block": j, "t": int(t), "coef": w, "calibration": calib}
     out["cpu"] = time.thread_time() - t_start
     return out
 
@@ -526,22 +617,34 @@ def _independent_fit(template_est, X, y, classes, entropy, j):
 def _holders(Xs):
     """For each block, the workers of the current ``distributed`` client that already hold
     it in memory (None: no client, or the block is not computed yet)."""
+    return _where(Xs)[0]
+
+
+def _where(Xs, ys=()):
+    """``(holders, client, stored)``: :func:`_holders` of the X blocks, the current
+    ``distributed`` client (or None), and for each X block then each y block whether its
+    own key is in cluster memory (a persisted array's chunk: no task computes it), in one
+    query of the scheduler."""
     import sys
+    none = [None] * len(Xs), None, [False] * (len(Xs) + len(ys))
     if "distributed" not in sys.modules:
-        return [None] * len(Xs)
+        return none
     import distributed
     try:
         client = distributed.Client.current(allow_global=True)   # as_current() too
     except ValueError:                                  # no client: a local scheduler
-        return [None] * len(Xs)
+        return none
     keys = []
     for Xb in Xs:
         if not hasattr(Xb, "key"):                      # an in-memory block
-            return [None] * len(Xs)
+            return none[:1] + (client,) + none[2:]
         futs = distributed.futures_of(Xb)               # a task over one stored block
         keys.append(futs[0].key if len(futs) == 1 else Xb.key)
-    who = client.sync(client.scheduler.who_has, keys=keys)
-    return [sorted(who.get(k, ())) or None for k in keys]
+    own = [getattr(b, "key", None) for b in list(Xs) + list(ys)]
+    who = client.sync(client.scheduler.who_has,
+                      keys=list(dict.fromkeys(keys + [k for k in own if k is not None])))
+    return ([sorted(who.get(k, ())) or None for k in keys], client,
+            [k is not None and bool(who.get(k)) for k in own])
 
 
 def _at(holders, j):
@@ -558,6 +661,121 @@ def _task(holders, j, fn, *args):
     from dask import delayed
     with _at(holders, j):
         return delayed(fn)(*args)
+
+
+def _groups(holders):
+    """The blocks in groups that run as one task a round: the blocks held by one worker
+    (its first holder), in block order, and each block of unknown place alone. Each task
+    costs the scheduler and its worker ~1-2 ms (measured: a round of 16 empty tasks on 2
+    workers 31-37 ms, of 2 tasks 12 ms); a group's task runs its blocks one after the
+    other, as the worker would have run their tasks, so the results are the same."""
+    out, by = [], {}
+    for j, h in enumerate(holders):
+        if h is None:
+            out.append([j])
+        elif h[0] in by:
+            by[h[0]].append(j)
+        else:
+            by[h[0]] = [j]
+            out.append(by[h[0]])
+    return out
+
+
+def _group_workers(holders, group):
+    """The worker a group's task goes to (its blocks' common holder), or None."""
+    return None if holders[group[0]] is None else [holders[group[0]][0]]
+
+
+def _task_on(workers, fn, *args, priority=0):
+    """``delayed(fn)(*args)`` placed on ``workers`` (a loose restriction, as :func:`_at`);
+    a task of higher ``priority`` runs first among the ready tasks of its worker."""
+    from dask import delayed
+    where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
+    if priority:
+        where["priority"] = priority
+    with _dask().annotate(**where):
+        return delayed(fn)(*args)
+
+
+class _Graphs:
+    """Rounds as dask graphs (``delayed``), for any scheduler: each :meth:`gather` is one
+    ``dask.compute``; a held task (``dask.persist``) stays in cluster memory while
+    referenced (with a local scheduler it is computed at once)."""
+
+    def __init__(self, Xs, ys, holders):
+        dask = _dask()
+        self.Xs, self.ys = Xs, ys
+        self.blocks = Xs, ys
+        # blocks already in cluster or client memory: the passes can be submitted before
+        # the moments round ends; blocks a task still has to load would then be held from
+        # their moments task to their pass task, so for them the client waits for the
+        # round (each round loads them again, as the fit's docstring says)
+        self.wait_rounds = not all(h is not None or not dask.is_dask_collection(Xb)
+                                   for h, Xb in zip(holders, Xs))
+
+    @staticmethod
+    def submit(workers, fn, *args, priority=0):
+        return _task_on(workers, fn, *args, priority=priority)
+
+    @staticmethod
+    def hold(items):
+        return list(_dask().persist(*items))
+
+    @staticmethod
+    def gather(items):
+        return list(_dask().compute(*items))
+
+    @staticmethod
+    def value(x):
+        from dask import delayed
+        return delayed(x)                               # one key, shared by the tasks
+
+
+class _Futures:
+    """Rounds as futures of a ``distributed`` client, used when every X block is a future
+    in cluster memory (a persisted array or dataframe): ``client.submit`` per task (a
+    graph of ``delayed`` calls costs the client 2-5 ms per task to build, measured: ~40 ms
+    per fit of 16 blocks on 2 workers), the dependencies left to the scheduler, so the
+    moments round, its reduction and the passes go out at once and the client waits once.
+    The same task functions as :class:`_Graphs`: the same bits."""
+
+    wait_rounds = False
+
+    def __init__(self, client, blocks, Xs, ys):
+        self.client = client
+        self.blocks = blocks
+        self.Xs, self.ys = Xs, ys
+
+    def submit(self, workers, fn, *args, priority=0):
+        where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
+        return self.client.submit(fn, *args, pure=False, priority=priority, **where)
+
+    @staticmethod
+    def hold(items):
+        return list(items)
+
+    def gather(self, items):
+        return self.client.gather(items)
+
+    @staticmethod
+    def value(x):
+        return x                                        # small (w): in each task's message
+
+
+def _engine(Xs, ys):
+    """``(holders, engine)``: :func:`_holders` of the X blocks, and :class:`_Futures` when
+    every X block is in the cluster memory of the current distributed client and every y
+    block too or in the client's, else :class:`_Graphs`."""
+    dask = _dask()
+    holders, client, stored = _where(Xs, ys)
+    K = len(Xs)
+    if client is not None and all(stored[:K]) and all(
+            ok or not dask.is_dask_collection(b) for ok, b in zip(stored[K:], ys)):
+        from distributed import Future
+        fx = [Future(b.key, client) for b in Xs]
+        fy = [Future(b.key, client) if ok else b for ok, b in zip(stored[K:], ys)]
+        return holders, _Futures(client, (Xs, ys), fx, fy)
+    return holders, _Graphs(Xs, ys, holders)
 
 
 # -- input ------------------------------------------------------------------------------------
@@ -594,6 +812,21 @@ def _width(X, y):
     if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
         return int(shape[1])
     return None
+
+
+def _known_rows(X, Xs):
+    """Rows of each block when X tells them without computing (else None)."""
+    dask = _dask()
+    if dask.is_dask_collection(X) and hasattr(X, "chunks"):
+        rows = X.chunks[0]
+    elif isinstance(X, (list, tuple)) or not dask.is_dask_collection(X):
+        rows = tuple(b.shape[0] if hasattr(b, "shape") and len(b.shape) == 2 else np.nan
+                     for b in Xs)
+    else:
+        return None
+    if len(rows) != len(Xs) or any(r != r for r in rows):
+        return None
+    return [int(r) for r in rows]
 
 
 def _split(X, y):
@@ -814,7 +1047,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
         else:
             fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info,
-                                      _width(X, y))
+                                      _width(X, y), _known_rows(X, Xs))
         est, rows = fitted
         # everything computed: commit (a failure above leaves the wrapper as it was)
         self.estimator_ = est
@@ -826,19 +1059,6 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_passes_ = info.get("n_passes", 1)
         return self
 
-    @staticmethod
-    def _check_metas(metas):
-        ps = sorted({m["p"] for m in metas})
-        if len(ps) > 1:
-            by = {p: [m["block"] for m in metas if m["p"] == p][:5] for p in ps}
-            raise ValueError(f"blocks of different numbers of features: {by} (features: "
-                             "blocks); every block needs the same columns")
-        kinds = sorted({m["kind"] for m in metas})
-        if len(kinds) > 1:
-            by = {k: [m["block"] for m in metas if m["kind"] == k][:5] for k in kinds}
-            raise ValueError(f"mixed dense and sparse blocks: {by}; convert them to one kind")
-        return ps[0]
-
     def _fit_independent(self, template_est, Xs, ys, classes, entropy, cpu):
         dask = _dask()
         at = _holders(Xs)
@@ -846,111 +1066,111 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                    entropy, j)
                              for j, (Xb, yb) in enumerate(zip(Xs, ys))])
         metas = [m for _, m in out]
-        self._check_metas(metas)
+        _check_metas(metas)
         cpu["passes"] = sum(m["cpu"] for m in metas)
         return _state.from_state(_state.merge([s for s, _ in out])), [m["rows"] for m in metas]
 
-    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info, width=None):
-        dask = _dask()
-        from dask import delayed
+    def _fit_linear(self, template_est, Xs, ys, classes, entropy, cpu, info, width=None,
+                    known_rows=None):
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
-        at = _holders(Xs)
-        # small states (K blocks x 2 p^2 numbers at most _CLIENT_MERGE_BYTES) are merged on
-        # the client: one round trip a round and 2K tasks in all, where the in-cluster
-        # trees, slot maps and mixes add ~8K tiny tasks (each costs the scheduler more than
-        # the merge it runs) and a chain of 2 log2(K) transfers; the same trees and the
-        # same operations, so the same bits
-        client_merge = width is not None and K * _moments_nbytes(width) <= _CLIENT_MERGE_BYTES
+        mode = self.moments
+        at, run = _engine(Xs, ys)
+        groups = _groups(at)
+        Xs, ys = run.Xs, run.ys
+        # small states (K blocks x 2 p^2 numbers at most _CLIENT_MERGE_BYTES) are merged by
+        # one task (_reduce_moments), where the in-cluster trees, slot maps and mixes add
+        # ~8K tiny tasks (each costs the scheduler more than the merge it runs) and a chain
+        # of 2 log2(K) transfers; the same trees and the same operations, so the same bits
+        small = width is not None and K * _moments_nbytes(width) <= _CLIENT_MERGE_BYTES
 
         def op(a, b):
-            return delayed(_merge_op, pure=True)(a, b, beta)
+            return run.submit(None, _merge_op, a, b, beta)
 
-        def moments_round(epoch, classes):
-            # one read of each block: its labels and its moments (slot 1: its top label)
-            tasks = [_task(at, j, _summary, Xb, yb, beta, order_moments, epoch, j)
-                     for j, (Xb, yb) in enumerate(zip(Xs, ys))]
-            if client_merge:
-                summ = dask.compute(*tasks)
-                metas = [s[1] for s in summ]
-            else:
-                summ = dask.persist(*tasks)
-                metas = dask.compute(*[delayed(_meta_of)(s) for s in summ])
-            if classes is None or epoch == 0:
+        def moments_round(epoch, classes, find_classes):
+            """``(ctxs, info, known)``: block j's pass context ``ctxs[j]`` (a task's
+            ``(info, priors)``), the round's info (a task) and what the client already
+            knows of it (None if nothing)."""
+            if small:
+                # one task per group: each block's labels and moments (slot 1: its top label)
+                summ = [run.submit(_group_workers(at, g), _summaries,
+                                   [(Xs[j], ys[j], beta, order_moments, epoch, j) for j in g])
+                        for g in groups]
+                (ctx,) = run.hold([run.submit(None, _reduce_moments, summ, classes,
+                                              find_classes, beta, mode, K)])
+                # the round's info (classes, p, rows, the global moments) before the pass
+                # that waits on the same worker: the client's request ends with the passes
+                out = [ctx] * K, run.submit(None, _info_of, ctx, priority=1), None
+                if run.wait_rounds:
+                    out = out[:2] + (run.gather([out[1]])[0],)
+                return out
+            summ = run.hold([run.submit(at[j] and [at[j][0]], _summary, Xs[j], ys[j], beta,
+                                        order_moments, epoch, j) for j in range(K)])
+            metas = run.gather([run.submit(None, _meta_of, s) for s in summ])
+            if find_classes:
                 classes = _classes([m["labels"] for m in metas], classes, K)
-            p = self._check_metas(metas)
-            cpu["moments"] += sum(m["cpu"] for m in metas)
-            if client_merge:
-                total, others = _state.tree_exclusive(
-                    [_moments_of(s, classes) for s in summ],
-                    lambda a, b: _merge_op(a, b, beta), None)
-                # each block's "others" travels inside its pass task (no literal task)
-            else:
-                leaves = [delayed(_moments_of)(s, classes) for s in summ]
-                total, others = _state.tree_exclusive(leaves, op, None)
-            if self.moments != "global":        # local: none; fixed: total for every block
-                others = [None] * K
-            return classes, p, [m["rows"] for m in metas], total, others
+            p = _check_metas(metas)
+            leaves = [run.submit(None, _moments_of, s, classes) for s in summ]
+            total, priors = _state.tree_exclusive(leaves, op, None)
+            known = {"classes": classes, "p": p, "rows": [m["rows"] for m in metas],
+                     "cpu": sum(m["cpu"] for m in metas)}
+            # a pass task gets only its own prior (and the total if it plays against it)
+            head = dict(known, total=total if mode == "fixed" else None)
+            ctxs = [(head, {j: priors[j] if mode == "global" else None}) for j in range(K)]
+            return ctxs, dict(known, total=total), known
 
-        classes, p, rows, total, others = moments_round(0, classes)
-        template = _state.LearnerState(
+        ctxs, pending, known = moments_round(0, classes, True)
+        proto = _state.LearnerState(
             learner=type(template_est).__name__,
-            params=copy.deepcopy(template_est.get_params(deep=False)), classes=classes,
-            n_features=p, layout=template_est._layout(), arrays={}, t=0, n_seen=0,
+            params=copy.deepcopy(template_est.get_params(deep=False)), classes=np.empty(0),
+            n_features=0, layout=template_est._layout(), arrays={}, t=0, n_seen=0,
             calibration=np.array([1.0, 1.0]))
         if self.solver == "lbfgs":
-            return self._fit_lbfgs(template, Xs, ys, total, cpu, info), rows
-        n_epochs = _auto_epochs(rows) if self.n_epochs == "auto" else int(self.n_epochs)
+            known = run.gather([pending])[0]
+            template = dataclasses.replace(proto, classes=known["classes"],
+                                           n_features=known["p"])
+            cpu["moments"] += known["cpu"]
+            return self._fit_lbfgs(template, run.blocks[0], run.blocks[1], known["total"],
+                                   cpu, info), known["rows"]
+        if self.n_epochs == "auto" and known_rows is None:
+            if known is None:
+                known = run.gather([pending])[0]
+            known_rows = known["rows"]
+        n_epochs = (_auto_epochs(known_rows) if self.n_epochs == "auto"
+                    else int(self.n_epochs))
         info.update(n_iter=n_epochs, n_passes=n_epochs)
-        if self.moments == "fixed":
-            return self._fit_fixed(template, template_est, Xs, ys, total, entropy, n_epochs,
-                                   cpu), rows
+        if mode == "fixed":
+            codes = _fixed_codes(template_est)
+
+            def call(j, w_in, epoch):
+                return (codes, Xs[j], ys[j], ctxs[j], w_in, steps[j], entropy, epoch, j)
+            group_fn = _fixed_passes
+        else:
+            def call(j, w_in, epoch):
+                return (proto, Xs[j], ys[j], ctxs[j], w_in, steps[j], entropy, epoch, j,
+                        K == 1)
+            group_fn = _passes
         steps = [0] * K                                 # each block's own step count
-        w0 = None
+        w0, fresh = None, True
         for epoch in range(n_epochs):
             if epoch and beta < 1.0 and entropy is not None:
-                classes, p, rows, total, others = moments_round(epoch, classes)
-            w_in = None if w0 is None else delayed(w0)
+                ctxs, pending, known = moments_round(epoch, known["classes"], False)
+                fresh = True
+            w_in = None if w0 is None else run.value(w0)
             last = epoch == n_epochs - 1
-            # the pass results (w, t, [A, H]: p + 4 numbers a block) come to the client;
-            # the last epoch fetches the global moments in the same round trip
-            *results, moments = dask.compute(*[
-                _task(at, j, _block_pass, template, Xb, yb, others[j], w_in, steps[j],
-                      entropy, epoch, j, K == 1)
-                for j, (Xb, yb) in enumerate(zip(Xs, ys))], total if last else None)
-            cpu["passes"] += sum(r["cpu"] for r in results)
-            steps = [r["t"] for r in results]
-            if K == 1:                                  # no mixing: the pass's own bits
-                w0 = results[0]["coef"]
-                continue
-            T, S, sumH, sumHA, n, _ = _state.tree_reduce([_mix_leaf(r) for r in results],
-                                                         _mix_add)
-            w0 = S / T if T > 0 else S / n
-        if K == 1:
-            return _state.from_state(results[0]["state"]), rows
-        H = sumH - (K - 1)
-        calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
-        st = _state.linear_state(template, moments, w0, T, T, calib)
-        return _state.from_state(st), rows
-
-    def _fit_fixed(self, template, template_est, Xs, ys, total, entropy, n_epochs, cpu):
-        """``moments="fixed"``: each epoch, one pass per block against the global moments
-        (the same for every block and epoch), then the t-weighted merge of w."""
-        dask = _dask()
-        from dask import delayed
-        K = len(Xs)
-        at = _holders(Xs)
-        codes = _fixed_codes(template_est)
-        steps = [0] * K                                 # each block's own step count
-        w0 = None
-        for epoch in range(n_epochs):
-            w_in = None if w0 is None else delayed(w0)
-            last = epoch == n_epochs - 1
-            *results, moments = dask.compute(*[
-                _task(at, j, _fixed_block_pass, codes, template.classes, Xb, yb, total, w_in,
-                      steps[j], entropy, epoch, j)
-                for j, (Xb, yb) in enumerate(zip(Xs, ys))], total if last else None)
+            # one request: the pass tasks (their results, w, t, [A, H]: p + 4 numbers a
+            # block, come to the client) and, in the last epoch or when the client knows
+            # nothing of the round yet, the round's info (the global moments)
+            *outs, got = run.gather([
+                run.submit(_group_workers(at, g), group_fn, [call(j, w_in, epoch) for j in g])
+                for g in groups] + [pending if last or known is None else None])
+            if got is not None:
+                known = got
+            if fresh:
+                cpu["moments"] += known["cpu"]
+                fresh = False
+            results = sorted((r for o in outs for r in o), key=lambda r: r["block"])
             cpu["passes"] += sum(r["cpu"] for r in results)
             steps = [r["t"] for r in results]
             if K == 1:                                  # no mixing: the pass's own bits
@@ -961,7 +1181,13 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             w0 = S / T if T > 0 else S / n
             H = sumH - (K - 1)
             calib = np.array([max((sumHA - (K - 1)) / H, 1e-12), H])
-        return _state.from_state(_state.linear_state(template, moments, w0, T, T, calib))
+        ctxs = pending = None                           # the cluster may free the round
+        rows = known["rows"]
+        if K == 1 and mode != "fixed":
+            return _state.from_state(results[0]["state"]), rows
+        template = dataclasses.replace(proto, classes=known["classes"], n_features=known["p"])
+        st = _state.linear_state(template, known["total"], w0, T, T, calib)
+        return _state.from_state(st), rows
 
     def _fit_lbfgs(self, template, Xs, ys, total, cpu, info):
         """L-BFGS on the batch objective against the exact global moments (see the class
