@@ -393,7 +393,8 @@ class OAUCM(_LinearSOSL):
     max_memory : int or "auto", default="auto"
         Largest state, in bytes, the learner may allocate (two p x p covariances plus a
         transactional copy: about 32 p^2 bytes). "auto" is half the memory available when
-        the state is created. A larger p raises ``MemoryError`` naming the size.
+        the state is created (a state of at most 16 MiB is allowed without reading the
+        system's figure). A larger p raises ``MemoryError`` naming the size.
 
     Attributes
     ----------

@@ -236,6 +236,20 @@ def test_memory_guard_names_the_size_and_the_sketched_learner():
     OAUCS(max_memory=10**6).fit(np.zeros((2, 30)), [0, 1])     # 29 KiB fits
 
 
+def test_auto_memory_reads_the_system_only_for_a_large_state(monkeypatch):
+    """With max_memory="auto" a state of at most 16 MiB is allowed without reading the
+    available memory (0.15 ms a fit); a larger one is checked against half of it."""
+    import sosl._base as base
+
+    def unreadable():
+        raise AssertionError("available_memory read for a small state")
+    monkeypatch.setattr(base, "available_memory", unreadable)
+    OAUCS().fit(np.zeros((2, 30)), [0, 1])                  # 29 KiB: not asked
+    monkeypatch.setattr(base, "available_memory", lambda: 2**20)
+    with pytest.raises(MemoryError, match="half the available memory"):
+        OAUCS().fit(np.zeros((2, 800)), [0, 1])             # about 20 MiB
+
+
 @pytest.mark.parametrize("p", [3, 40])           # own loops, and BLAS with rank-k updates
 def test_one_row_fast_path_matches_batches_through_changes(p):
     """The typed one-row path == partial_fit, also across a pickle, a set_params, a row

@@ -216,3 +216,42 @@ def test_fit_of_plain_arrays_skips_validate_data_with_the_same_result(monkeypatc
     with pytest.raises(ValueError, match="NaN or infinity"):
         m.fit(bad, y)
     assert_unchanged(before, m)
+
+
+def test_refit_checks_the_hyper_parameters_once_until_one_is_assigned(monkeypatch):
+    """A fit with no hyper-parameter assigned since the last check skips the constraint
+    table (0.23 ms a call); an assignment, by set_params or directly, re-arms it."""
+    X = np.random.default_rng(3).uniform(-1, 1, size=(50, 3))
+    y = (X[:, 0] > 0).astype(np.int64)
+    m = OAUCM(lam=0.05).fit(X, y)
+    calls = []
+    monkeypatch.setattr(OAUCM, "_validate_params", lambda self: calls.append(1))
+    m.fit(X, y)
+    assert not calls
+    m.set_params(lam=0.1).fit(X, y)
+    assert calls == [1]
+    m.lam = 0.2
+    m.fit(X, y)
+    assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("labels,dtype", [
+    (labels, dtype) for labels in [(0, 1), (-1, 0), (5, 6), (0, 2), (-1, 1)]
+    for dtype in [np.int64, np.int8, np.uint8, np.float64, np.bool_]
+    if (min(labels) >= 0 or np.dtype(dtype).kind in "if")
+    and (np.dtype(dtype).kind != "b" or labels == (0, 1))])
+def test_two_label_signs_equal_the_sorted_classes(labels, dtype):
+    """The labels' signs found from a min and a max (adjacent integers need no count)
+    give the fit of labels 0/1 to the bit; a third value in between is refused."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(80, 3))
+    z = (X[:, 0] > 0).astype(np.int64)
+    y = np.where(z == 1, labels[1], labels[0]).astype(dtype)
+    ref = OAUCM(lam=0.05).fit(X, z)
+    m = OAUCM(lam=0.05).fit(X, y)
+    assert m.classes_.tolist() == list(labels)
+    assert m.w_.tobytes() == ref.w_.tobytes()
+    if labels[1] - labels[0] == 2:
+        y[7] = labels[0] + 1
+        with pytest.raises(ValueError, match="binary"):
+            OAUCM().fit(X, y)
