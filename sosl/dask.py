@@ -647,20 +647,10 @@ def _where(Xs, ys=()):
             [k is not None and bool(who.get(k)) for k in own])
 
 
-def _at(holders, j):
-    """Tasks of block j go to a worker that holds it. A loose restriction: dask's own
-    placement can pick another worker when one is busier (moving the block, tens of MB),
-    which this prevents while the holder lives; if it is lost, any worker may run them."""
-    import contextlib
-    if holders[j] is None:
-        return contextlib.nullcontext()
-    return _dask().annotate(workers=holders[j], allow_other_workers=True)
-
-
 def _task(holders, j, fn, *args):
-    from dask import delayed
-    with _at(holders, j):
-        return delayed(fn)(*args)
+    """``delayed(fn)(*args)`` for block j, placed on the workers that hold it (None: no
+    restriction; see :func:`_placement`)."""
+    return _task_on(holders[j], fn, *args)
 
 
 def _groups(holders):
@@ -686,11 +676,19 @@ def _group_workers(holders, group):
     return None if holders[group[0]] is None else [holders[group[0]][0]]
 
 
+def _placement(workers):
+    """The keywords that send a task to ``workers`` (None: anywhere). A loose restriction:
+    dask's own placement can pick another worker when one is busier (moving the block,
+    tens of MB), which this prevents while a holder lives; if they are lost, any worker
+    may run the task."""
+    return {} if workers is None else {"workers": workers, "allow_other_workers": True}
+
+
 def _task_on(workers, fn, *args, priority=0):
-    """``delayed(fn)(*args)`` placed on ``workers`` (a loose restriction, as :func:`_at`);
-    a task of higher ``priority`` runs first among the ready tasks of its worker."""
+    """``delayed(fn)(*args)`` placed on ``workers`` (:func:`_placement`); a task of higher
+    ``priority`` runs first among the ready tasks of its worker."""
     from dask import delayed
-    where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
+    where = _placement(workers)
     if priority:
         where["priority"] = priority
     with _dask().annotate(**where):
@@ -747,8 +745,8 @@ class _Futures:
         self.Xs, self.ys = Xs, ys
 
     def submit(self, workers, fn, *args, priority=0):
-        where = {} if workers is None else {"workers": workers, "allow_other_workers": True}
-        return self.client.submit(fn, *args, pure=False, priority=priority, **where)
+        return self.client.submit(fn, *args, pure=False, priority=priority,
+                                  **_placement(workers))
 
     @staticmethod
     def hold(items):
