@@ -32,12 +32,23 @@
  * at 0.95-1.01x; u_j taken as alpha w_j from memory instead of lanes of u at 0.91-0.98x;
  * and the software prefetch of the next row left out on in-order passes (21 instructions a
  * row) at 0.87-0.95x. All were dropped.
+ * The labels' order costs more than the count (2 December, fifth session): the same rows
+ * with bench_linear's random balanced labels ran at 86.7 ns a row, with labels
+ * + + - - repeated (the same mean count of pending terms, half the rounds with none) at
+ * 79.4 and + - repeated (one term every round) at 81.1, so about 7 ns a row is the
+ * mispredicted dispatch on the pending count k, which follows the labels. Two ways to
+ * take it out of the sweep were measured and dropped (same bits): applying a class's
+ * pending terms in the loss's shadow of the round before the other class reads them,
+ * blocked as the sweep's update part, so that every sweep has k = 0 (0.97x at p = 20,
+ * 0.91-0.98x at p = 8..28; with the generic sosl_small_rank_k 0.84x); and one jump table
+ * on min(k, 5) instead of the tests on k (0.97-1.04x over p = 4..31).
  * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
@@ -398,6 +409,33 @@ SOSL_BODY void sosl_small_rank_k_body(double* restrict C, const double* restrict
     } else if (k - i == 1) {
         sosl_small_rank_one_body(C, V + i * p, f[i], p);
     }
+}
+
+/* The signs of ``binary_signs`` (_linear.pyx): +1 where y == hi, -1 elsewhere; returns how
+ * many labels are neither lo nor hi (a NaN among them). Selects and a count, no branch. */
+SOSL_CLONES static ptrdiff_t sosl_signs_i64(const int64_t* restrict y, ptrdiff_t n,
+                                            int64_t lo, int64_t hi,
+                                            double* restrict out) {
+    int64_t bad = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        const int64_t v = y[i];
+        out[i] = v == hi ? 1.0 : -1.0;
+        bad += (v != hi) & (v != lo);
+    }
+    return (ptrdiff_t)bad;
+}
+
+SOSL_CLONES static ptrdiff_t sosl_signs_f64(const double* restrict y, ptrdiff_t n, double lo,
+                                            double hi, double* restrict out) {
+    int64_t bad = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        const double v = y[i];
+        out[i] = v == hi ? 1.0 : -1.0;
+        bad += (v != hi) & (v != lo);
+    }
+    return (ptrdiff_t)bad;
 }
 
 /* A hint that the row at ptr (n doubles) will be read soon. */

@@ -175,3 +175,51 @@ def test_each_count_of_pending_terms_gives_the_bits_of_immediate_updates(p):
         st = _kernel_state(p)
         _kernel(st, Xm, s, 0, 16)
         assert st["C"].tobytes() != runs[0][1], k
+
+
+def _same_pair(a, b):
+    """Two ``_two_numbers`` answers agree: both None, or equal classes (value and dtype) and
+    the same sign bits."""
+    if a is None or b is None:
+        return a is None and b is None
+    return (a[0].dtype == b[0].dtype and a[0].tolist() == b[0].tolist()
+            and a[1].tobytes() == b[1].tobytes())
+
+
+def _label_cases():
+    rng = np.random.default_rng(11)
+    big = np.iinfo(np.int64)
+    for lo, hi in [(0, 1), (-1, 1), (3, 7), (big.min, big.max), (-5, -4)]:
+        z = rng.random(1003) < 0.3
+        yield np.where(z, hi, lo).astype(np.int64)
+        yield np.where(z, float(hi), float(lo))
+    yield np.array([-np.inf, np.inf, np.inf])
+    yield np.array([0.0, -0.0, 0.0])                 # one value (as np.unique sees it)
+    yield np.array([2, 2, 2], dtype=np.int64)        # one value
+    yield np.array([5], dtype=np.int64)              # one row
+    yield np.array([0, 1, 2, 1], dtype=np.int64)     # a third value, adjacent to neither
+    yield np.array([0, 2, 1, 2], dtype=np.int64)     # a third value in between
+    yield np.array([0.0, 1.0, np.nan])               # NaN last: min and max never pick it
+    yield np.array([np.nan, 0.0, 1.0])               # NaN first
+    yield np.array([0.5, 1.5, 1.0])
+
+
+def test_binary_signs_agree_with_the_numpy_reference():
+    """The typed two-label pass (``_linear.binary_signs`` behind ``_base._two_numbers``)
+    gives the classes and sign bits of the NumPy form on two-valued labels, and None where
+    it does (one value, a third, a NaN); a mutant that swaps the two classes is caught."""
+    from sosl._base import _two_numbers, _two_numbers_np
+    for y in _label_cases():
+        typed, numpy_ = _two_numbers(y), _two_numbers_np(y)
+        assert _same_pair(typed, numpy_), y[:6]
+        direct = _linear.binary_signs(y)
+        assert (direct is None) == (numpy_ is None)
+        if typed is not None:
+            mutant = (typed[0][::-1].copy(), -typed[1])
+            assert not _same_pair(mutant, numpy_)
+    # arrays the typed pass does not take: the NumPy form answers for them
+    y = np.array([0, 1, 1, 0, 1, 0], dtype=np.int64)
+    for other in (y.astype(np.int32), y[::2], y.astype(bool), y.reshape(2, 3), y[:0]):
+        assert _linear.binary_signs(other) is None
+    assert _same_pair(_two_numbers(y.astype(np.int32)), _two_numbers_np(y.astype(np.int32)))
+    assert _same_pair(_two_numbers(y[::2]), _two_numbers_np(y[::2]))
