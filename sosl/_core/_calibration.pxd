@@ -9,9 +9,10 @@ accumulated so far): with q = sigmoid(A f), g = (q - z) f, h = q (1 - q) f^2,
 H <- H + h, A <- max(A - g / H, A_MIN). The NumPy twin, in that textbook form, is
 :func:`sosl._core._calibration_ref.platt_steps`.
 
-The typed step computes the same two updates with one division on the path from the old
-A to the new one (a step is a chain of dependent operations, and the learners' passes run
-one per row beside their rounds, so its length is what they pay). With u = A f,
+The typed step (written in C, ``_calibration.h``, and declared here) computes the same two
+updates with one division on the path from the old A to the new one (a step is a chain of
+dependent operations, and the learners' passes run one per row beside their rounds, so its
+length is what they pay). With u = A f,
 e = exp(-|u|) and D = 1 + e, the logistic function is q = n / D with n = 1 for u >= 0 and
 n = e below (the two branches of a sigmoid without overflow, chosen by a select, not a
 branch); on both branches q (1 - q) = e / D^2, so h = e f^2 / D^2. Multiplying the
@@ -32,19 +33,7 @@ Every learner that calibrates prequentially takes its steps from here, so its pa
 row, a batch, the general pass) agree to the bit.
 """
 
-from libc.math cimport exp, fabs
-
-
-cdef inline void platt_step(double* calib, double f, double z) noexcept nogil:
-    """calib = [A, H]; f the score before the update, z = 1 for the positive class, else 0."""
-    cdef double A = calib[0]
-    cdef double H = calib[1]
-    cdef double u = A * f
-    cdef double e = exp(-fabs(u))
-    cdef double D = 1.0 + e
-    cdef double n = 1.0 if u >= 0.0 else e     # q = n / D
-    cdef double ef2 = (e * f) * f               # h D^2
-    cdef double DD = D * D
-    A = A - (n - z * D) * (f * D) / (H * DD + ef2)
-    calib[1] = H + ef2 / DD
-    calib[0] = A if A > 1e-12 else 1e-12        # A_MIN of the NumPy twin: A stays > 0
+cdef extern from "_calibration.h" nogil:
+    # calib = [A, H]; f the score before the update, z = 1 for the positive class, else 0
+    # (the step is written in C, once, so that the inlined pass of _simd.h inlines it too)
+    void platt_step "sosl_platt_step" (double* calib, double f, double z) noexcept

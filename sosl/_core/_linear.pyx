@@ -63,6 +63,22 @@ from sosl._core._moments cimport round_prologue
 cnp.import_array()
 
 cdef double RESCALE_BELOW = 1e-150
+# linear_pass and Stepper.batch play their own-loop rounds of weight one, for p a multiple
+# of four below 32, in one C loop (sosl_small_pass in _simd.h, every loop of a round inlined
+# for the constant p: the same bits as play_round); the tests switch it off to compare the
+# two (set_inlined_pass)
+cdef bint INLINED_PASS = True
+
+
+def set_inlined_pass(bint on):
+    """Whether ``linear_pass`` may take the inlined own-loop pass (tests compare the two);
+    returns the previous setting."""
+    global INLINED_PASS
+    cdef bint old = INLINED_PASS
+    INLINED_PASS = on
+    return old
+
+
 cdef enum:
     SMALL_KMAX = 64       # most pending rank-one terms per class on the path of own loops
 
@@ -105,6 +121,14 @@ cdef extern from "_simd.h" nogil:
     void shrink "sosl_shrink" (double* w, double eta, double lam, Py_ssize_t p)
     double abs_max "sosl_abs_max" (const double* x, Py_ssize_t n)
     double small_dot "sosl_dot" (const double* u, const double* v, Py_ssize_t p)
+    Py_ssize_t small_pass "sosl_small_pass" (
+        const double* X, const double* s, const Py_ssize_t* order, Py_ssize_t n,
+        long long* t_io, double* w, double* xbar, double* C, double* scale, double* W,
+        long long* N, double* a, double* Sw, double* d, double* V0, double* V1, double* f,
+        Py_ssize_t fstride, int* pending, Py_ssize_t kmax, double lam, double eta,
+        int constant, double (*grad)(int, double, double, double*, double*) noexcept nogil,
+        int loss, double beta, const double* pre, const double* b_old, double half_off,
+        double* calib, int track, double* R_max, Py_ssize_t p)
     Py_ssize_t signs_i64 "sosl_signs_i64" (const cnp.int64_t* y, Py_ssize_t n,
                                            cnp.int64_t lo, cnp.int64_t hi, double* out)
     Py_ssize_t signs_f64 "sosl_signs_f64" (const double* y, Py_ssize_t n, double lo,
@@ -359,6 +383,9 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     cdef bint weighted = sw is not None
     cdef bint platt = pre is not None
     cdef double f_pre
+    cdef const Py_ssize_t* rows = NULL
+    cdef const double* pre_p = NULL
+    cdef double* calib_p = NULL
     if every and s.shape[0] < n:
         raise ValueError("linear_pass: s must hold one sign per row of X")
     if X.shape[1] != w.shape[0]:
@@ -372,6 +399,25 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
     if track:
         R_max = stats[0]
+    if (INLINED_PASS and not m.use_blas and not weighted and n > 0
+            and 0 < m.p < 32 and m.p % 4 == 0):
+        if not every:
+            rows = &order[0]
+        if platt:
+            pre_p = &pre[0]
+            calib_p = &calib[0]
+        with nogil:
+            r = small_pass(&X[0, 0], &s[0], rows, n, &t, m.w, m.xbar,
+                           m.C, m.scale, m.W, m.N, m.a, m.Sw, m.d, m.V[0], m.V[1],
+                           &m.f[0][0], SMALL_KMAX, m.pending, m.kmax, m.lam, m.eta,
+                           m.schedule == STEP_CONSTANT, loss_grad, loss, m.beta, pre_p, NULL,
+                           0.0, calib_p, track, &R_max, m.p)
+            flush_all(&m)
+        if track:
+            stats[0] = R_max
+            if r >= 0:
+                stats[1] = <double> r
+        return t
     with nogil:
         i_next = 0 if every or n == 0 else order[0]
         for r in range(n):
@@ -675,21 +721,29 @@ cdef class Stepper:
             if ok:
                 keep_state(&mm, calib, b, full, True)
                 half_off = 0.5 * offset(mm.w, mm.xbar, mm.N, p)
-                for r in range(n):
-                    t += 1
-                    if r + 1 < n:
-                        prefetch(&xp[(r + 1) * p], p)
-                    f = small_dot(b, &xp[r * p], p) - half_off     # b starts with the old w
-                    sr = sp[r]
-                    R_row = play_round(&mm, &xp[r * p], sr, t, sp[r + 1] if r + 1 < n else 0.0,
-                                       1.0)
-                    if fabs(f) <= DBL_MAX:
-                        platt_step(calib, f, 1.0 if sr > 0 else 0.0)
-                    if R_row > R:
-                        R = R_row
-                    elif R_row != R_row:                # a NaN or an infinity in the row
-                        rows_ok = False
-                        break
+                if INLINED_PASS and full and p % 4 == 0 and p < 32:
+                    # the inlined pass (see linear_pass), scores from b, the old w
+                    rows_ok = small_pass(xp, sp, NULL, n, &t, mm.w, mm.xbar, mm.C, mm.scale,
+                                         mm.W, mm.N, mm.a, mm.Sw, mm.d, mm.V[0], mm.V[1],
+                                         &mm.f[0][0], SMALL_KMAX, mm.pending, mm.kmax, mm.lam,
+                                         mm.eta, mm.schedule == STEP_CONSTANT, loss_grad, mm.loss,
+                                         mm.beta, NULL, b, half_off, calib, True, &R, p) < 0
+                else:
+                    for r in range(n):
+                        t += 1
+                        if r + 1 < n:
+                            prefetch(&xp[(r + 1) * p], p)
+                        f = small_dot(b, &xp[r * p], p) - half_off     # b starts with the old w
+                        sr = sp[r]
+                        R_row = play_round(&mm, &xp[r * p], sr, t, sp[r + 1] if r + 1 < n else 0.0,
+                                           1.0)
+                        if fabs(f) <= DBL_MAX:
+                            platt_step(calib, f, 1.0 if sr > 0 else 0.0)
+                        if R_row > R:
+                            R = R_row
+                        elif R_row != R_row:                # a NaN or an infinity in the row
+                            rows_ok = False
+                            break
                 if rows_ok:
                     flush_all(&mm)
                     # abs_max is NaN for a non-finite value (and inf itself never a max);

@@ -42,14 +42,22 @@
  * blocked as the sweep's update part, so that every sweep has k = 0 (0.97x at p = 20,
  * 0.91-0.98x at p = 8..28; with the generic sosl_small_rank_k 0.84x); and one jump table
  * on min(k, 5) instead of the tests on k (0.97-1.04x over p = 4..31).
+ * What did pay, later: inlining the whole round (sosl_small_pass below, p a multiple of four
+ * below 32): as six calls into these loops the round spent about a tenth of its time in the
+ * calls and in reading the model's fields back after each; one loop compiled for the
+ * constant p ran 1.07-1.14x faster over p = 4..28 (p = 20: 83.5 -> 75.0 ns a row), the
+ * same bits.
  * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_calibration.h"   /* sosl_platt_step, SOSL_ROUNDED */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && !defined(SOSL_NO_CLONES)
@@ -438,6 +446,65 @@ SOSL_CLONES static ptrdiff_t sosl_signs_f64(const double* restrict y, ptrdiff_t 
     return (ptrdiff_t)bad;
 }
 
+/* C += sum_i f_i v_i v_i' (the k rows v_i of V) as sosl_small_rank_k_body, for p a multiple
+ * of four below 32: block by block with the register sweep's update part (the same
+ * operations in the same order, each entry receiving the k terms one after the other:
+ * the same bits), its four rows of a block loaded and stored once for all k terms
+ * (sosl_small_rank_k_body reads and writes each entry once per four terms, along rows,
+ * with loops GCC vectorises with remainders), for the flushes of the passes: at the end
+ * of every partial_fit batch, and when a class's terms reach the budget. */
+SOSL_BODY void sosl_small_update_reg_body(double* restrict C, const double* restrict V,
+                                          const double* restrict f, ptrdiff_t k,
+                                          ptrdiff_t p) {
+    const ptrdiff_t nb = p / 4;
+    ptrdiff_t J, L, i;
+#pragma GCC unroll 8
+    for (J = 0; J < nb; J++) {
+        const ptrdiff_t j0 = 4 * J;
+        double* restrict r0 = C + j0 * p;
+        double* restrict r1 = r0 + p;
+        double* restrict r2 = r1 + p;
+        double* restrict r3 = r2 + p;
+        double g[4][4];
+        if (k <= 4) for (i = 0; i < k; i++) {
+            const double* restrict v = V + i * p;
+            g[i][0] = f[i] * v[j0];
+            g[i][1] = f[i] * v[j0 + 1];
+            g[i][2] = f[i] * v[j0 + 2];
+            g[i][3] = f[i] * v[j0 + 3];
+        }
+#pragma GCC unroll 8
+        for (L = J; L < nb; L++) {
+            const ptrdiff_t l0 = 4 * L;
+            sosl_v4 c0, c1, c2, c3;
+            SOSL_LD(c0, r0 + l0);
+            SOSL_LD(c1, r1 + l0);
+            SOSL_LD(c2, r2 + l0);
+            SOSL_LD(c3, r3 + l0);
+            if (k <= 4) for (i = 0; i < k; i++) {
+                sosl_v4 vl;
+                SOSL_LD(vl, V + i * p + l0);
+                c0 = c0 + g[i][0] * vl;
+                c1 = c1 + g[i][1] * vl;
+                c2 = c2 + g[i][2] * vl;
+                c3 = c3 + g[i][3] * vl;
+            } else for (i = 0; i < k; i++) {
+                const double* restrict v = V + i * p;
+                sosl_v4 vl;
+                SOSL_LD(vl, v + l0);
+                c0 = c0 + (f[i] * v[j0]) * vl;
+                c1 = c1 + (f[i] * v[j0 + 1]) * vl;
+                c2 = c2 + (f[i] * v[j0 + 2]) * vl;
+                c3 = c3 + (f[i] * v[j0 + 3]) * vl;
+            }
+            SOSL_ST(r0 + l0, c0);
+            SOSL_ST(r1 + l0, c1);
+            SOSL_ST(r2 + l0, c2);
+            SOSL_ST(r3 + l0, c3);
+        }
+    }
+}
+
 /* A hint that the row at ptr (n doubles) will be read soon. */
 static inline void sosl_prefetch(const double* ptr, ptrdiff_t n) {
 #if defined(__GNUC__)
@@ -657,6 +724,69 @@ SOSL_CLONES static void sosl_small_rank_one(double* restrict C, const double* re
 
 SOSL_CLONES static void sosl_small_rank_k(double* restrict C, const double* restrict V,
                                           const double* restrict f, ptrdiff_t k, ptrdiff_t p) {
+    if (p % 4 == 0 && p < 32) {    /* the blocked copies, constant p and (k <= 4) k */
+        switch (k) {
+        case 1:
+            switch (p) {
+            case 4: sosl_small_update_reg_body(C, V, f, 1, 4); return;
+            case 8: sosl_small_update_reg_body(C, V, f, 1, 8); return;
+            case 12: sosl_small_update_reg_body(C, V, f, 1, 12); return;
+            case 16: sosl_small_update_reg_body(C, V, f, 1, 16); return;
+            case 20: sosl_small_update_reg_body(C, V, f, 1, 20); return;
+            case 24: sosl_small_update_reg_body(C, V, f, 1, 24); return;
+            case 28: sosl_small_update_reg_body(C, V, f, 1, 28); return;
+            default: break;
+            }
+            break;
+        case 2:
+            switch (p) {
+            case 4: sosl_small_update_reg_body(C, V, f, 2, 4); return;
+            case 8: sosl_small_update_reg_body(C, V, f, 2, 8); return;
+            case 12: sosl_small_update_reg_body(C, V, f, 2, 12); return;
+            case 16: sosl_small_update_reg_body(C, V, f, 2, 16); return;
+            case 20: sosl_small_update_reg_body(C, V, f, 2, 20); return;
+            case 24: sosl_small_update_reg_body(C, V, f, 2, 24); return;
+            case 28: sosl_small_update_reg_body(C, V, f, 2, 28); return;
+            default: break;
+            }
+            break;
+        case 3:
+            switch (p) {
+            case 4: sosl_small_update_reg_body(C, V, f, 3, 4); return;
+            case 8: sosl_small_update_reg_body(C, V, f, 3, 8); return;
+            case 12: sosl_small_update_reg_body(C, V, f, 3, 12); return;
+            case 16: sosl_small_update_reg_body(C, V, f, 3, 16); return;
+            case 20: sosl_small_update_reg_body(C, V, f, 3, 20); return;
+            case 24: sosl_small_update_reg_body(C, V, f, 3, 24); return;
+            case 28: sosl_small_update_reg_body(C, V, f, 3, 28); return;
+            default: break;
+            }
+            break;
+        case 4:
+            switch (p) {
+            case 4: sosl_small_update_reg_body(C, V, f, 4, 4); return;
+            case 8: sosl_small_update_reg_body(C, V, f, 4, 8); return;
+            case 12: sosl_small_update_reg_body(C, V, f, 4, 12); return;
+            case 16: sosl_small_update_reg_body(C, V, f, 4, 16); return;
+            case 20: sosl_small_update_reg_body(C, V, f, 4, 20); return;
+            case 24: sosl_small_update_reg_body(C, V, f, 4, 24); return;
+            case 28: sosl_small_update_reg_body(C, V, f, 4, 28); return;
+            default: break;
+            }
+            break;
+        default: break;
+        }
+        switch (p) {
+        case 4: sosl_small_update_reg_body(C, V, f, k, 4); return;
+        case 8: sosl_small_update_reg_body(C, V, f, k, 8); return;
+        case 12: sosl_small_update_reg_body(C, V, f, k, 12); return;
+        case 16: sosl_small_update_reg_body(C, V, f, k, 16); return;
+        case 20: sosl_small_update_reg_body(C, V, f, k, 20); return;
+        case 24: sosl_small_update_reg_body(C, V, f, k, 24); return;
+        case 28: sosl_small_update_reg_body(C, V, f, k, 28); return;
+        default: break;
+        }
+    }
     switch (p) {
     case 2: sosl_small_rank_k_body(C, V, f, k, 2); return;
     case 3: sosl_small_rank_k_body(C, V, f, k, 3); return;
@@ -804,6 +934,143 @@ SOSL_CLONES static double sosl_small_symv(double* restrict C, const double* rest
     }
 }
 
+/* The sweep of sosl_small_symv for one constant p below 32, inlined into the pass below:
+ * the same copies (k = 0; k = 1..4 and the generic k for p a multiple of four; the rank-k
+ * update first for other p), so the same bits. */
+SOSL_BODY double sosl_small_symv_inl(double* restrict C, const double* restrict V,
+                                     const double* restrict f, ptrdiff_t k,
+                                     const double* restrict w, double alpha,
+                                     double* restrict u, double* restrict Sw, ptrdiff_t p) {
+    if (k > 0 && p % 4) {
+        sosl_small_rank_k(C, V, f, k, p);
+        k = 0;
+    }
+    if (k == 0) return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, p);
+    switch (k) {
+    case 1: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, p);
+    case 2: return sosl_small_symv_reg_body(C, V, f, 2, w, alpha, u, Sw, p);
+    case 3: return sosl_small_symv_reg_body(C, V, f, 3, w, alpha, u, Sw, p);
+    case 4: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, p);
+    default: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, p);
+    }
+}
+
+/* The loss's value and partial derivatives, as ``loss_grad`` of the loss home (_losses.pxd),
+ * whose address the pass is given: the losses stay defined once, and the rounds get their
+ * bits (one call a round). */
+typedef double (*sosl_loss_grad_fn)(int loss, double mu, double s2, double* d_mu,
+                                    double* d_s2);
+
+
+/* The pass of linear_pass (_linear.pyx) on the own loops for p a multiple of four below 32
+ * (for other p, GCC fused the remainder loops' multiply-adds otherwise in this context, at
+ * p = 3, 7, 11, 15, 18, 19, 22, 23, 26, 27, 30, 31: the round loop plays those), for rows of
+ * weight one, and of Stepper.batch: each round is play_round's,
+ * operation for operation, with every loop of the round inlined for the constant p (the
+ * round as calls into the loops above spent ~10% of its time in the calls and in reading
+ * the model's fields back after each). Updates the state, t and the pending terms (V, f,
+ * pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a score per row of X)
+ * or ``b_old`` (the w before the batch, scored as decision_rows does, minus half_off), each
+ * round is followed by the row's Platt step on that score (sosl_platt_step of
+ * _calibration.h; a non-finite score skipped), as
+ * the two loops do. Returns the position in the pass
+ * of the first row holding a NaN or an infinity (the pass stops there when track is set),
+ * else -1. */
+SOSL_BODY ptrdiff_t sosl_small_pass_body(
+        const double* restrict X, const double* restrict s, const ptrdiff_t* restrict order,
+        ptrdiff_t n, long long* t_io, double* restrict w, double* restrict xbar,
+        double* restrict C, double* restrict scale, double* restrict W, long long* restrict N,
+        double* restrict a, double* restrict Sw, double* restrict d, double* V0, double* V1,
+        double* restrict f, ptrdiff_t fstride, int* restrict pending, ptrdiff_t kmax,
+        double lam, double eta, int constant, sosl_loss_grad_fn grad, int loss, double beta,
+        const double* restrict pre, const double* restrict b_old, double half_off,
+        double* restrict calib, int track, double* restrict R_max, ptrdiff_t p) {
+    long long t = *t_io;
+    double Rm = *R_max;
+    ptrdiff_t r, bad = -1;
+    for (r = 0; r < n; r++) {
+        const ptrdiff_t i = order ? order[r] : r;
+        const double* restrict x = X + i * p;
+        const double y = s[i];
+        int own, opp, seen = 0, batch;
+        double eta_t, d_mu = 0.0, d_s2 = 0.0, coef_S = 0.0, R, Wo, prod, W_new, c;
+        double* restrict Ck;
+        double* dd = d;
+        double* Vown;
+        double fs = 0.0;
+        t += 1;
+        if (r + 1 < n) sosl_prefetch(X + (order ? order[r + 1] : r + 1) * p, p);
+        if (b_old) fs = sosl_dot_body(b_old, x, p) - half_off;   /* the score before the batch */
+        else if (pre) fs = pre[i];
+        if (y > 0) {
+            own = 1;
+            opp = 0;
+        } else {
+            own = 0;
+            opp = 1;
+        }
+        eta_t = constant ? eta : 1.0 / (lam * (double)t);
+        if (N[opp] > 0) {
+            double mu, alpha, s2;
+            seen = 1;
+            Ck = C + (ptrdiff_t)opp * p * p;
+            mu = sosl_margin_body(x, xbar + opp * p, w, y, a, p);
+            alpha = scale[opp] / W[opp];
+            s2 = sosl_small_symv_inl(Ck, opp ? V1 : V0, f + opp * fstride, pending[opp], w,
+                                     alpha, dd, Sw, p);
+            pending[opp] = 0;
+            grad(loss, mu, s2, &d_mu, &d_s2);   /* the loss home's loss_grad (_losses.pxd) */
+            coef_S = 2.0 * d_s2;
+        }
+        Wo = W[own];
+        prod = beta * Wo;
+        SOSL_ROUNDED(prod);
+        W_new = prod + 1.0;
+        c = beta * Wo / W_new;
+        batch = c > 0.0 && kmax > 0;
+        Ck = C + (ptrdiff_t)own * p * p;
+        Vown = own ? V1 : V0;
+        if (c > 0.0) {
+            scale[own] *= beta;
+            if (scale[own] < 1e-150 || pending[own] == kmax) {
+                if (pending[own] != 0) sosl_small_rank_k(Ck, Vown, f + own * fstride,
+                                                         pending[own], p);
+                pending[own] = 0;
+            }
+            if (scale[own] < 1e-150) {
+                const double g = scale[own];
+                ptrdiff_t j;
+                for (j = 0; j < p * p; j++) Ck[j] *= g;
+                scale[own] = 1.0;
+            }
+        }
+        if (batch) dd = Vown + pending[own] * p;
+        R = sosl_mean_update_body(x, xbar + own * p, dd, 1.0 / W_new, p);
+        W[own] = W_new;
+        N[own] += 1;
+        if (batch) {
+            f[own * fstride + pending[own]] = c / scale[own];
+            pending[own] += 1;
+        } else if (c > 0.0) {
+            sosl_small_rank_one(Ck, dd, c / scale[own], p);
+        }
+        if (seen) sosl_step_body(w, a, Sw, eta_t, lam, d_mu, coef_S, p);
+        else sosl_shrink(w, eta_t, lam, p);
+        if ((b_old || pre) && fabs(fs) <= DBL_MAX) sosl_platt_step(calib, fs, y > 0 ? 1.0 : 0.0);
+        if (R > Rm) {
+            Rm = R;
+        } else if (R != R) {
+            if (track) {
+                bad = r;
+                break;
+            }
+        }
+    }
+    *t_io = t;
+    *R_max = Rm;
+    return bad;
+}
+
 SOSL_CLONES static double sosl_mean_update(const double* restrict x, double* restrict xbar,
                                            double* restrict d, double inv_W, ptrdiff_t p) {
     switch (p) {
@@ -878,6 +1145,25 @@ SOSL_CLONES static void sosl_step(double* restrict w, const double* restrict a,
     case 30: sosl_step_body(w, a, Cw, eta, lam, g_a, g_c, 30); return;
     case 31: sosl_step_body(w, a, Cw, eta, lam, g_a, g_c, 31); return;
     default: sosl_step_body(w, a, Cw, eta, lam, g_a, g_c, p);
+    }
+}
+
+SOSL_CLONES static ptrdiff_t sosl_small_pass(
+        const double* X, const double* s, const ptrdiff_t* order, ptrdiff_t n, long long* t_io,
+        double* w, double* xbar, double* C, double* scale, double* W, long long* N, double* a,
+        double* Sw, double* d, double* V0, double* V1, double* f, ptrdiff_t fstride,
+        int* pending, ptrdiff_t kmax, double lam, double eta, int constant,
+        sosl_loss_grad_fn grad, int loss, double beta, const double* pre, const double* b_old,
+        double half_off, double* calib, int track, double* R_max, ptrdiff_t p) {
+    switch (p) {
+    case 4: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 4);
+    case 8: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 8);
+    case 12: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 12);
+    case 16: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 16);
+    case 20: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 20);
+    case 24: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 24);
+    case 28: return sosl_small_pass_body(X, s, order, n, t_io, w, xbar, C, scale, W, N, a, Sw, d, V0, V1, f, fstride, pending, kmax, lam, eta, constant, grad, loss, beta, pre, b_old, half_off, calib, track, R_max, 28);
+    default: return -2;              /* another p: the caller's round loop runs */
     }
 }
 
