@@ -113,6 +113,17 @@ def assert_close_to_reference(typed, ref, rtol=1e-12, atol=1e-14, names=None):
 
 
 # -- stream builders shared by several files ---------------------------------------------
+def label_runs(n, p, seed, q=0.4, shift=0.2):
+    """Rows ``N(0, 1/p) + shift`` with labels in runs of one class (geometric lengths of
+    parameter q: pending rank-one terms pile up) and alternations (one term a round), as
+    float64 signs; for the linear kernel's own-loop tests."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) / np.sqrt(p) + shift
+    runs = rng.geometric(q, size=n)
+    s = np.repeat(np.tile([1.0, -1.0], n), np.resize(runs, 2 * n))[:n]
+    return X, s
+
+
 def sparse_stream(n=160, p=30, seed=0, grow=False):
     """Sparse rows (about 20% non-zeros; with ``grow`` the density rises along the stream,
     so later batches have rows with more stored entries) and labels that depend on them."""

@@ -722,69 +722,30 @@ SOSL_CLONES static void sosl_small_rank_one(double* restrict C, const double* re
     }
 }
 
+/* sosl_small_update_reg_body for the constant p of a multiple of four below 32 (returns), with
+ * the count K of terms */
+#define SOSL_UPDATE_BY_P(K) do {                                          \
+        switch (p) {                                                      \
+        case 4: sosl_small_update_reg_body(C, V, f, (K), 4); return;      \
+        case 8: sosl_small_update_reg_body(C, V, f, (K), 8); return;      \
+        case 12: sosl_small_update_reg_body(C, V, f, (K), 12); return;    \
+        case 16: sosl_small_update_reg_body(C, V, f, (K), 16); return;    \
+        case 20: sosl_small_update_reg_body(C, V, f, (K), 20); return;    \
+        case 24: sosl_small_update_reg_body(C, V, f, (K), 24); return;    \
+        case 28: sosl_small_update_reg_body(C, V, f, (K), 28); return;    \
+        default: break;                                                   \
+        }                                                                 \
+    } while (0)
+
 SOSL_CLONES static void sosl_small_rank_k(double* restrict C, const double* restrict V,
                                           const double* restrict f, ptrdiff_t k, ptrdiff_t p) {
     if (p % 4 == 0 && p < 32) {    /* the blocked copies, constant p and (k <= 4) k */
         switch (k) {
-        case 1:
-            switch (p) {
-            case 4: sosl_small_update_reg_body(C, V, f, 1, 4); return;
-            case 8: sosl_small_update_reg_body(C, V, f, 1, 8); return;
-            case 12: sosl_small_update_reg_body(C, V, f, 1, 12); return;
-            case 16: sosl_small_update_reg_body(C, V, f, 1, 16); return;
-            case 20: sosl_small_update_reg_body(C, V, f, 1, 20); return;
-            case 24: sosl_small_update_reg_body(C, V, f, 1, 24); return;
-            case 28: sosl_small_update_reg_body(C, V, f, 1, 28); return;
-            default: break;
-            }
-            break;
-        case 2:
-            switch (p) {
-            case 4: sosl_small_update_reg_body(C, V, f, 2, 4); return;
-            case 8: sosl_small_update_reg_body(C, V, f, 2, 8); return;
-            case 12: sosl_small_update_reg_body(C, V, f, 2, 12); return;
-            case 16: sosl_small_update_reg_body(C, V, f, 2, 16); return;
-            case 20: sosl_small_update_reg_body(C, V, f, 2, 20); return;
-            case 24: sosl_small_update_reg_body(C, V, f, 2, 24); return;
-            case 28: sosl_small_update_reg_body(C, V, f, 2, 28); return;
-            default: break;
-            }
-            break;
-        case 3:
-            switch (p) {
-            case 4: sosl_small_update_reg_body(C, V, f, 3, 4); return;
-            case 8: sosl_small_update_reg_body(C, V, f, 3, 8); return;
-            case 12: sosl_small_update_reg_body(C, V, f, 3, 12); return;
-            case 16: sosl_small_update_reg_body(C, V, f, 3, 16); return;
-            case 20: sosl_small_update_reg_body(C, V, f, 3, 20); return;
-            case 24: sosl_small_update_reg_body(C, V, f, 3, 24); return;
-            case 28: sosl_small_update_reg_body(C, V, f, 3, 28); return;
-            default: break;
-            }
-            break;
-        case 4:
-            switch (p) {
-            case 4: sosl_small_update_reg_body(C, V, f, 4, 4); return;
-            case 8: sosl_small_update_reg_body(C, V, f, 4, 8); return;
-            case 12: sosl_small_update_reg_body(C, V, f, 4, 12); return;
-            case 16: sosl_small_update_reg_body(C, V, f, 4, 16); return;
-            case 20: sosl_small_update_reg_body(C, V, f, 4, 20); return;
-            case 24: sosl_small_update_reg_body(C, V, f, 4, 24); return;
-            case 28: sosl_small_update_reg_body(C, V, f, 4, 28); return;
-            default: break;
-            }
-            break;
-        default: break;
-        }
-        switch (p) {
-        case 4: sosl_small_update_reg_body(C, V, f, k, 4); return;
-        case 8: sosl_small_update_reg_body(C, V, f, k, 8); return;
-        case 12: sosl_small_update_reg_body(C, V, f, k, 12); return;
-        case 16: sosl_small_update_reg_body(C, V, f, k, 16); return;
-        case 20: sosl_small_update_reg_body(C, V, f, k, 20); return;
-        case 24: sosl_small_update_reg_body(C, V, f, k, 24); return;
-        case 28: sosl_small_update_reg_body(C, V, f, k, 28); return;
-        default: break;
+        case 1: SOSL_UPDATE_BY_P(1); break;
+        case 2: SOSL_UPDATE_BY_P(2); break;
+        case 3: SOSL_UPDATE_BY_P(3); break;
+        case 4: SOSL_UPDATE_BY_P(4); break;
+        default: SOSL_UPDATE_BY_P(k);
         }
     }
     switch (p) {

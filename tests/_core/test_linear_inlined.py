@@ -8,6 +8,7 @@ agreements of the other kernel tests run through it too."""
 
 import numpy as np
 import pytest
+from helpers import label_runs
 
 from sosl._core import _linear
 from sosl._core._codes import Loss, Schedule
@@ -16,11 +17,7 @@ OWN_LOOPS = 10**9
 
 
 def _stream(n, p, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p)) / np.sqrt(p) + 0.1
-    runs = rng.geometric(0.35, size=n)
-    s = np.repeat(np.tile([1.0, -1.0], n), np.resize(runs, 2 * n))[:n]
-    return X, s
+    return label_runs(n, p, seed, q=0.35, shift=0.1)
 
 
 def _run(inlined, X, s, order, kmax, loss, schedule, beta, t0=0, stats=True, state=None,

@@ -4,6 +4,7 @@ and ``order=None``. Each agreement with the NumPy reference has a mutant it must
 
 import numpy as np
 import pytest
+from helpers import label_runs
 
 from sosl._core import _linear
 from sosl._core import _linear_ref as ref
@@ -16,11 +17,7 @@ OWN_LOOPS = 10**9                  # blas_min_p: the own loops at every p
 
 def _stream(n, p, seed):
     """Rows with runs of one class (pending terms pile up) and alternations (k = 1)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p)) / np.sqrt(p) + 0.2
-    runs = rng.geometric(0.4, size=n)
-    s = np.repeat(np.tile([1.0, -1.0], n), np.resize(runs, 2 * n))[:n]
-    return X, s
+    return label_runs(n, p, seed)
 
 
 def _kernel_state(p):
