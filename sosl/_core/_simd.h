@@ -240,6 +240,37 @@ SOSL_BODY double sosl_small_symv_body(double* restrict C, const double* restrict
     return sosl_dot_body(w, Sw, p);
 }
 
+/* The update part of a block of the register sweep, shared by sosl_small_symv_reg_body and
+ * sosl_small_update_reg_body (the same text, so the same operations): the products
+ * g[i][m] = f_i v_i[j0 + m] of block row j0, formed once for k <= 4 pending terms, and the
+ * k terms added to the four rows c0..c3 of block (j0, l0), one after the other (the
+ * constant-k copies read g; more terms form the products in place). */
+#define SOSL_BLOCK_COEFFS()                                                   \
+    if (k <= 4) for (i = 0; i < k; i++) {                                     \
+        const double* restrict v_ = V + i * p;                                \
+        g[i][0] = f[i] * v_[j0];                                              \
+        g[i][1] = f[i] * v_[j0 + 1];                                          \
+        g[i][2] = f[i] * v_[j0 + 2];                                          \
+        g[i][3] = f[i] * v_[j0 + 3];                                          \
+    }
+#define SOSL_BLOCK_TERMS()                                                    \
+    if (k <= 4) for (i = 0; i < k; i++) {                                     \
+        sosl_v4 vl_;                                                          \
+        SOSL_LD(vl_, V + i * p + l0);                                         \
+        c0 = c0 + g[i][0] * vl_;                                              \
+        c1 = c1 + g[i][1] * vl_;                                              \
+        c2 = c2 + g[i][2] * vl_;                                              \
+        c3 = c3 + g[i][3] * vl_;                                              \
+    } else for (i = 0; i < k; i++) {                                          \
+        const double* restrict v_ = V + i * p;                                \
+        sosl_v4 vl_;                                                          \
+        SOSL_LD(vl_, v_ + l0);                                                \
+        c0 = c0 + (f[i] * v_[j0]) * vl_;                                      \
+        c1 = c1 + (f[i] * v_[j0 + 1]) * vl_;                                  \
+        c2 = c2 + (f[i] * v_[j0 + 2]) * vl_;                                  \
+        c3 = c3 + (f[i] * v_[j0 + 3]) * vl_;                                  \
+    }
+
 /* The same sweep for p < 32 (at most seven full blocks), with the same operations in the
  * same order, but the column sums of Sw held in registers across the block rows instead
  * of read and written back once per block row: in sosl_small_symv_body the sum of block
@@ -283,13 +314,7 @@ SOSL_BODY double sosl_small_symv_reg_body(double* restrict C, const double* rest
         sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, R;
         double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
         double g[4][4];         /* k <= 4: f_i v_i[j0 + m], the same products, formed once */
-        if (k <= 4) for (i = 0; i < k; i++) {
-            const double* restrict v = V + i * p;
-            g[i][0] = f[i] * v[j0];
-            g[i][1] = f[i] * v[j0 + 1];
-            g[i][2] = f[i] * v[j0 + 2];
-            g[i][3] = f[i] * v[j0 + 3];
-        }
+        SOSL_BLOCK_COEFFS()
 #pragma GCC unroll 8
         for (L = J; L < nb; L++) {
             const ptrdiff_t l0 = 4 * L;
@@ -298,22 +323,7 @@ SOSL_BODY double sosl_small_symv_reg_body(double* restrict C, const double* rest
             SOSL_LD(c1, r1 + l0);
             SOSL_LD(c2, r2 + l0);
             SOSL_LD(c3, r3 + l0);
-            if (k <= 4) for (i = 0; i < k; i++) {       /* the constant-k copies */
-                sosl_v4 vl;
-                SOSL_LD(vl, V + i * p + l0);
-                c0 = c0 + g[i][0] * vl;
-                c1 = c1 + g[i][1] * vl;
-                c2 = c2 + g[i][2] * vl;
-                c3 = c3 + g[i][3] * vl;
-            } else for (i = 0; i < k; i++) {
-                const double* restrict v = V + i * p;
-                sosl_v4 vl;
-                SOSL_LD(vl, v + l0);
-                c0 = c0 + (f[i] * v[j0]) * vl;
-                c1 = c1 + (f[i] * v[j0 + 1]) * vl;
-                c2 = c2 + (f[i] * v[j0 + 2]) * vl;
-                c3 = c3 + (f[i] * v[j0 + 3]) * vl;
-            }
+            SOSL_BLOCK_TERMS()                       /* the constant-k copies, or in place */
             if (k) {
                 SOSL_ST(r0 + l0, c0);
                 SOSL_ST(r1 + l0, c1);
@@ -466,13 +476,7 @@ SOSL_BODY void sosl_small_update_reg_body(double* restrict C, const double* rest
         double* restrict r2 = r1 + p;
         double* restrict r3 = r2 + p;
         double g[4][4];
-        if (k <= 4) for (i = 0; i < k; i++) {
-            const double* restrict v = V + i * p;
-            g[i][0] = f[i] * v[j0];
-            g[i][1] = f[i] * v[j0 + 1];
-            g[i][2] = f[i] * v[j0 + 2];
-            g[i][3] = f[i] * v[j0 + 3];
-        }
+        SOSL_BLOCK_COEFFS()
 #pragma GCC unroll 8
         for (L = J; L < nb; L++) {
             const ptrdiff_t l0 = 4 * L;
@@ -481,22 +485,7 @@ SOSL_BODY void sosl_small_update_reg_body(double* restrict C, const double* rest
             SOSL_LD(c1, r1 + l0);
             SOSL_LD(c2, r2 + l0);
             SOSL_LD(c3, r3 + l0);
-            if (k <= 4) for (i = 0; i < k; i++) {
-                sosl_v4 vl;
-                SOSL_LD(vl, V + i * p + l0);
-                c0 = c0 + g[i][0] * vl;
-                c1 = c1 + g[i][1] * vl;
-                c2 = c2 + g[i][2] * vl;
-                c3 = c3 + g[i][3] * vl;
-            } else for (i = 0; i < k; i++) {
-                const double* restrict v = V + i * p;
-                sosl_v4 vl;
-                SOSL_LD(vl, v + l0);
-                c0 = c0 + (f[i] * v[j0]) * vl;
-                c1 = c1 + (f[i] * v[j0 + 1]) * vl;
-                c2 = c2 + (f[i] * v[j0 + 2]) * vl;
-                c3 = c3 + (f[i] * v[j0 + 3]) * vl;
-            }
+            SOSL_BLOCK_TERMS()
             SOSL_ST(r0 + l0, c0);
             SOSL_ST(r1 + l0, c1);
             SOSL_ST(r2 + l0, c2);
