@@ -71,8 +71,8 @@ cdef bint INLINED_PASS = True
 
 
 def set_inlined_pass(bint on):
-    """Whether ``linear_pass`` may take the inlined own-loop pass (tests compare the two);
-    returns the previous setting."""
+    """Whether ``linear_pass`` and ``Stepper.batch`` may take the inlined own-loop pass
+    (tests compare it with the round loop); returns the previous setting."""
     global INLINED_PASS
     cdef bint old = INLINED_PASS
     INLINED_PASS = on
@@ -292,6 +292,22 @@ cdef inline void flush_all(Model* m) noexcept nogil:
     flush_class(m, 1)
 
 
+cdef inline bint takes_inlined(Model* m) noexcept nogil:
+    """Whether the rounds of ``m`` may run as the inlined pass (see ``INLINED_PASS``)."""
+    return INLINED_PASS and not m.use_blas and 0 < m.p < 32 and m.p % 4 == 0
+
+
+cdef inline Py_ssize_t inlined_pass(Model* m, const double* X, const double* s,
+                                    const Py_ssize_t* rows, Py_ssize_t n, long long* t,
+                                    const double* pre, const double* b_old, double half_off,
+                                    double* calib, bint track, double* R_max) noexcept nogil:
+    """``sosl_small_pass`` on the model's state and buffers (rows of weight one)."""
+    return small_pass(X, s, rows, n, t, m.w, m.xbar, m.C, m.scale, m.W, m.N, m.a, m.Sw, m.d,
+                      m.V[0], m.V[1], &m.f[0][0], SMALL_KMAX, m.pending, m.kmax, m.lam,
+                      m.eta, m.schedule == STEP_CONSTANT, loss_grad, m.loss, m.beta, pre,
+                      b_old, half_off, calib, track, R_max, m.p)
+
+
 cdef int bind(Model* m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
               double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
               int schedule, int loss, double beta, Py_ssize_t blas_min_p,
@@ -399,19 +415,15 @@ def linear_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::
     bind(&m, w, xbar, C, scale, W, N, lam, eta, schedule, loss, beta, blas_min_p, work)
     if track:
         R_max = stats[0]
-    if (INLINED_PASS and not m.use_blas and not weighted and n > 0
-            and 0 < m.p < 32 and m.p % 4 == 0):
+    if takes_inlined(&m) and not weighted and n > 0:
         if not every:
             rows = &order[0]
         if platt:
             pre_p = &pre[0]
             calib_p = &calib[0]
         with nogil:
-            r = small_pass(&X[0, 0], &s[0], rows, n, &t, m.w, m.xbar,
-                           m.C, m.scale, m.W, m.N, m.a, m.Sw, m.d, m.V[0], m.V[1],
-                           &m.f[0][0], SMALL_KMAX, m.pending, m.kmax, m.lam, m.eta,
-                           m.schedule == STEP_CONSTANT, loss_grad, loss, m.beta, pre_p, NULL,
-                           0.0, calib_p, track, &R_max, m.p)
+            r = inlined_pass(&m, &X[0, 0], &s[0], rows, n, &t, pre_p, NULL, 0.0, calib_p,
+                             track, &R_max)
             flush_all(&m)
         if track:
             stats[0] = R_max
@@ -463,7 +475,7 @@ def binary_signs(y):
     hold exactly two distinct values lo < hi, with ``s`` the float64 signs (+1 where
     ``y == hi``, -1 elsewhere); None when they hold one value, a third one or a NaN, or
     for any other array. NumPy's min and max (vectorised; a NaN makes both NaN), then
-    one typed pass for the signs and a count of the other values (vectorised by the
+    one typed pass for the signs and a count of the other values (in the
     clones of ``_simd.h``): the typed form of ``sosl._base._two_numbers_np``, its NumPy
     reference."""
     cdef const cnp.int64_t[::1] yi
@@ -721,13 +733,9 @@ cdef class Stepper:
             if ok:
                 keep_state(&mm, calib, b, full, True)
                 half_off = 0.5 * offset(mm.w, mm.xbar, mm.N, p)
-                if INLINED_PASS and full and p % 4 == 0 and p < 32:
-                    # the inlined pass (see linear_pass), scores from b, the old w
-                    rows_ok = small_pass(xp, sp, NULL, n, &t, mm.w, mm.xbar, mm.C, mm.scale,
-                                         mm.W, mm.N, mm.a, mm.Sw, mm.d, mm.V[0], mm.V[1],
-                                         &mm.f[0][0], SMALL_KMAX, mm.pending, mm.kmax, mm.lam,
-                                         mm.eta, mm.schedule == STEP_CONSTANT, loss_grad, mm.loss,
-                                         mm.beta, NULL, b, half_off, calib, True, &R, p) < 0
+                if takes_inlined(&mm):      # scores from b, the old w
+                    rows_ok = inlined_pass(&mm, xp, sp, NULL, n, &t, NULL, b, half_off, calib,
+                                           True, &R) < 0
                 else:
                     for r in range(n):
                         t += 1

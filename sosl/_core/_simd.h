@@ -43,10 +43,10 @@
  * 0.91-0.98x at p = 8..28; with the generic sosl_small_rank_k 0.84x); and one jump table
  * on min(k, 5) instead of the tests on k (0.97-1.04x over p = 4..31).
  * What did pay, later: inlining the whole round (sosl_small_pass below, p a multiple of four
- * below 32): as six calls into these loops the round spent about a tenth of its time in the
- * calls and in reading the model's fields back after each; one loop compiled for the
- * constant p ran 1.07-1.14x faster over p = 4..28 (p = 20: 83.5 -> 75.0 ns a row), the
- * same bits.
+ * below 32). In a C probe of the round's loops, inlining its six calls took a round from 69
+ * to 61 ns; in the kernel, one loop compiled for the constant p ran 1.07-1.14x faster over
+ * p = 4..28 in one A/B run (p = 20: 83.5 -> 75.0 ns a row) and 1.02-1.07x at p = 20 in
+ * four later, noisier ones, with the same bits.
  * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
@@ -884,17 +884,13 @@ SOSL_CLONES static double sosl_small_symv(double* restrict C, const double* rest
     }
 }
 
-/* The sweep of sosl_small_symv for one constant p below 32, inlined into the pass below:
- * the same copies (k = 0; k = 1..4 and the generic k for p a multiple of four; the rank-k
- * update first for other p), so the same bits. */
+/* The sweep of sosl_small_symv for one constant p, a multiple of four below 32 (the pass
+ * below takes no other p), inlined into the pass: the same copies (k = 0, k = 1..4, the
+ * generic k), so the same bits. */
 SOSL_BODY double sosl_small_symv_inl(double* restrict C, const double* restrict V,
                                      const double* restrict f, ptrdiff_t k,
                                      const double* restrict w, double alpha,
                                      double* restrict u, double* restrict Sw, ptrdiff_t p) {
-    if (k > 0 && p % 4) {
-        sosl_small_rank_k(C, V, f, k, p);
-        k = 0;
-    }
     if (k == 0) return sosl_small_symv_reg_body(C, V, f, 0, w, alpha, u, Sw, p);
     switch (k) {
     case 1: return sosl_small_symv_reg_body(C, V, f, 1, w, alpha, u, Sw, p);
@@ -912,20 +908,18 @@ typedef double (*sosl_loss_grad_fn)(int loss, double mu, double s2, double* d_mu
                                     double* d_s2);
 
 
-/* The pass of linear_pass (_linear.pyx) on the own loops for p a multiple of four below 32
- * (for other p, GCC fused the remainder loops' multiply-adds otherwise in this context, at
- * p = 3, 7, 11, 15, 18, 19, 22, 23, 26, 27, 30, 31: the round loop plays those), for rows of
- * weight one, and of Stepper.batch: each round is play_round's,
- * operation for operation, with every loop of the round inlined for the constant p (the
- * round as calls into the loops above spent ~10% of its time in the calls and in reading
- * the model's fields back after each). Updates the state, t and the pending terms (V, f,
- * pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a score per row of X)
- * or ``b_old`` (the w before the batch, scored as decision_rows does, minus half_off), each
- * round is followed by the row's Platt step on that score (sosl_platt_step of
- * _calibration.h; a non-finite score skipped), as
- * the two loops do. Returns the position in the pass
- * of the first row holding a NaN or an infinity (the pass stops there when track is set),
- * else -1. */
+/* The pass of linear_pass and Stepper.batch (_linear.pyx) on the own loops, for rows of
+ * weight one and p a multiple of four below 32 (at other p GCC fused the remainder loops'
+ * multiply-adds otherwise in this context, at p = 3, 7, 11, 15, 18, 19, 22, 23, 26, 27, 30,
+ * 31: the round loop plays those). Each round is play_round's, operation for operation,
+ * with every loop of the round inlined for the constant p (the round's six calls into the
+ * loops above cost about a tenth of it in a C probe). Updates the state, t and the pending
+ * terms (V, f, pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a
+ * score per row of X) or ``b_old`` (the w before the batch, scored as decision_rows does,
+ * minus half_off), each round is followed by the row's Platt step on that score
+ * (sosl_platt_step of _calibration.h; a non-finite score skipped), as the two loops do.
+ * Returns the position in the pass of the first row holding a NaN or an infinity (the pass
+ * stops there when track is set), else -1. */
 SOSL_BODY ptrdiff_t sosl_small_pass_body(
         const double* restrict X, const double* restrict s, const ptrdiff_t* restrict order,
         ptrdiff_t n, long long* t_io, double* restrict w, double* restrict xbar,

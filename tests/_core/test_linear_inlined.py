@@ -70,8 +70,10 @@ def test_inlined_pass_rescale_and_nan_row_as_the_round_loop():
         a, st = _run(True, X, s, None, 16, Loss.LOSS_M, Schedule.STEP_INV_LAM_T, beta)
         b, _ = _run(False, X, s, None, 16, Loss.LOSS_M, Schedule.STEP_INV_LAM_T, beta)
         assert a == b
-    assert st["scale"].min() > 1e-150 and 0.8 ** 2500 < 1e-150     # the rescale ran
-    mutant, _ = _run(True, X, s, None, 16, Loss.LOSS_M, Schedule.STEP_INV_LAM_T, 0.8 + 1e-12)
+    # the rescale ran: without it a class's scale would be beta^(N - 1) (the first row of a
+    # class does not decay it); after one it restarts from 1
+    assert (st["scale"] > 1e3 * 0.75 ** (st["N"] - 1)).any()
+    mutant, _ = _run(True, X, s, None, 16, Loss.LOSS_M, Schedule.STEP_INV_LAM_T, 0.75 + 1e-12)
     assert mutant != a
     Xb = X.copy()
     Xb[777, 5] = np.nan
@@ -120,6 +122,7 @@ def test_partial_fit_chunks_through_the_inlined_batch_equal_the_round_loop(p):
                 with pytest.raises(ValueError):
                     m.partial_fit(Xb, y[:50])
                 assert (m.coef_.tobytes(), m.calibration_.tobytes()) == before
+                assert m.__dict__.get("_stepper_") is not None     # the batch path ran
             finally:
                 _linear.set_inlined_pass(old)
             models[inlined] = {k: v.tobytes() for k, v in vars(m).items()
