@@ -47,6 +47,11 @@
  * to 61 ns; in the kernel, one loop compiled for the constant p ran 1.07-1.14x faster over
  * p = 4..28 in one A/B run (p = 20: 83.5 -> 75.0 ns a row) and 1.02-1.07x at p = 20 in
  * four later, noisier ones, with the same bits.
+ * In the batch path, scoring four rows at a time under the old w (sosl_dot4_body) paid a
+ * little too: 84.1 -> 81.3 and 88.0 -> 87.5 ns a row of 1,000-row chunks at p = 20. An exp
+ * of our own for the Platt step, inlined (within 1 ulp of glibc's), did not: 69.8 against
+ * 69.3 ns a round in the C probe. One off the step's chain cost the same, so the exp's
+ * throughput binds there, not its latency (docs/performance.md, fourth round).
  * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
@@ -901,6 +906,29 @@ SOSL_BODY double sosl_small_symv_inl(double* restrict C, const double* restrict 
     }
 }
 
+/* b.x_0, ..., b.x_3 into out[0..3] for p a multiple of four: each with the operations of
+ * sosl_dot_body (lane m of a_i accumulates what s_m does there, then (s0 + s1) + (s2 + s3)),
+ * so the same bits, with b's loads and the four reductions shared. */
+SOSL_BODY void sosl_dot4_body(const double* restrict b, const double* restrict x0,
+                              const double* restrict x1, const double* restrict x2,
+                              const double* restrict x3, double* restrict out, ptrdiff_t p) {
+    sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, bl, v, o;
+    ptrdiff_t l;
+    for (l = 0; l < p; l += 4) {
+        SOSL_LD(bl, b + l);
+        SOSL_LD(v, x0 + l);
+        a0 = a0 + bl * v;
+        SOSL_LD(v, x1 + l);
+        a1 = a1 + bl * v;
+        SOSL_LD(v, x2 + l);
+        a2 = a2 + bl * v;
+        SOSL_LD(v, x3 + l);
+        a3 = a3 + bl * v;
+    }
+    SOSL_REDUCE4(o, a0, a1, a2, a3);
+    SOSL_ST(out, o);
+}
+
 /* The loss's value and partial derivatives, as ``loss_grad`` of the loss home (_losses.pxd),
  * whose address the pass is given: the losses stay defined once, and the rounds get their
  * bits (one call a round). */
@@ -916,7 +944,8 @@ typedef double (*sosl_loss_grad_fn)(int loss, double mu, double s2, double* d_mu
  * loops above cost about a tenth of it in a C probe). Updates the state, t and the pending
  * terms (V, f, pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a
  * score per row of X) or ``b_old`` (the w before the batch, scored as decision_rows does,
- * minus half_off), each round is followed by the row's Platt step on that score
+ * minus half_off; rows in order four at a time by sosl_dot4_body, with the same bits),
+ * each round is followed by the row's Platt step on that score
  * (sosl_platt_step of _calibration.h; a non-finite score skipped), as the two loops do.
  * Returns the position in the pass of the first row holding a NaN or an infinity (the pass
  * stops there when track is set), else -1. */
@@ -932,6 +961,9 @@ SOSL_BODY ptrdiff_t sosl_small_pass_body(
     long long t = *t_io;
     double Rm = *R_max;
     ptrdiff_t r, bad = -1;
+    /* rows in order are scored four at a time (a score is needed with b_old only) */
+    const ptrdiff_t n4 = b_old && !order ? n & ~(ptrdiff_t)3 : 0;
+    double f4[4] = {0.0, 0.0, 0.0, 0.0};
     for (r = 0; r < n; r++) {
         const ptrdiff_t i = order ? order[r] : r;
         const double* restrict x = X + i * p;
@@ -944,8 +976,15 @@ SOSL_BODY ptrdiff_t sosl_small_pass_body(
         double fs = 0.0;
         t += 1;
         if (r + 1 < n) sosl_prefetch(X + (order ? order[r + 1] : r + 1) * p, p);
-        if (b_old) fs = sosl_dot_body(b_old, x, p) - half_off;   /* the score before the batch */
-        else if (pre) fs = pre[i];
+        if (b_old) {            /* the score before the batch */
+            if (r < n4) {
+                if ((r & 3) == 0) sosl_dot4_body(b_old, x, x + p, x + 2 * p, x + 3 * p, f4, p);
+                fs = f4[r & 3];
+            } else {
+                fs = sosl_dot_body(b_old, x, p);
+            }
+            fs -= half_off;
+        } else if (pre) fs = pre[i];
         if (y > 0) {
             own = 1;
             opp = 0;
