@@ -152,6 +152,29 @@ SOSL_BODY double sosl_dot_body(const double* restrict u, const double* restrict 
         (out) = SOSL_SHUF(t01_, t23_, 0, 1, 4, 5) + SOSL_SHUF(t01_, t23_, 2, 3, 6, 7); \
     } while (0)
 
+/* b.x_0, ..., b.x_3 into out[0..3] for p a multiple of four: each with the operations of
+ * sosl_dot_body (lane m of a_i accumulates what s_m does there, then (s0 + s1) + (s2 + s3)),
+ * so the same bits, with b's loads and the four reductions shared. */
+SOSL_BODY void sosl_dot4_body(const double* restrict b, const double* restrict x0,
+                              const double* restrict x1, const double* restrict x2,
+                              const double* restrict x3, double* restrict out, ptrdiff_t p) {
+    sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, bl, v, o;
+    ptrdiff_t l;
+    for (l = 0; l < p; l += 4) {
+        SOSL_LD(bl, b + l);
+        SOSL_LD(v, x0 + l);
+        a0 = a0 + bl * v;
+        SOSL_LD(v, x1 + l);
+        a1 = a1 + bl * v;
+        SOSL_LD(v, x2 + l);
+        a2 = a2 + bl * v;
+        SOSL_LD(v, x3 + l);
+        a3 = a3 + bl * v;
+    }
+    SOSL_REDUCE4(o, a0, a1, a2, a3);
+    SOSL_ST(out, o);
+}
+
 /* One sweep over the padded upper triangle of C (row j from column 4 floor(j/4) on: the
  * upper triangle and the lower half of the 4 x 4 diagonal blocks; the rest of the lower
  * triangle is neither read nor written): first the k pending rank-one terms
@@ -904,29 +927,6 @@ SOSL_BODY double sosl_small_symv_inl(double* restrict C, const double* restrict 
     case 4: return sosl_small_symv_reg_body(C, V, f, 4, w, alpha, u, Sw, p);
     default: return sosl_small_symv_reg_body(C, V, f, k, w, alpha, u, Sw, p);
     }
-}
-
-/* b.x_0, ..., b.x_3 into out[0..3] for p a multiple of four: each with the operations of
- * sosl_dot_body (lane m of a_i accumulates what s_m does there, then (s0 + s1) + (s2 + s3)),
- * so the same bits, with b's loads and the four reductions shared. */
-SOSL_BODY void sosl_dot4_body(const double* restrict b, const double* restrict x0,
-                              const double* restrict x1, const double* restrict x2,
-                              const double* restrict x3, double* restrict out, ptrdiff_t p) {
-    sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, bl, v, o;
-    ptrdiff_t l;
-    for (l = 0; l < p; l += 4) {
-        SOSL_LD(bl, b + l);
-        SOSL_LD(v, x0 + l);
-        a0 = a0 + bl * v;
-        SOSL_LD(v, x1 + l);
-        a1 = a1 + bl * v;
-        SOSL_LD(v, x2 + l);
-        a2 = a2 + bl * v;
-        SOSL_LD(v, x3 + l);
-        a3 = a3 + bl * v;
-    }
-    SOSL_REDUCE4(o, a0, a1, a2, a3);
-    SOSL_ST(out, o);
 }
 
 /* The loss's value and partial derivatives, as ``loss_grad`` of the loss home (_losses.pxd),
