@@ -50,13 +50,13 @@ in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
-import threading
 import warnings
 from numbers import Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,6 +67,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._capabilities import Capabilities, register
+from ._capabilities import model_lock as _model_lock
+from ._capabilities import same as _same
 from ._core._calibration import platt_steps
 from ._core._linear import binary_signs, finite_max_abs
 from ._core._numeric import sigmoid, sigmoid_one
@@ -110,13 +113,6 @@ def available_memory():
 def _size(n):
     """A byte count for a message: GiB with one decimal, MiB below 0.1 GiB."""
     return f"{n / 2**30:.1f} GiB" if n >= 0.1 * 2**30 else f"{n / 2**20:.1f} MiB"
-
-
-def _model_lock(d):
-    """The re-entrant lock of the model whose ``__dict__`` is ``d`` (made on first use;
-    ``setdefault`` is atomic, so two threads racing here get the same lock)."""
-    lock = d.get("_lock_")
-    return lock if lock is not None else d.setdefault("_lock_", threading.RLock())
 
 
 def _locked(method):
@@ -283,6 +279,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     Not meant to be instantiated. See :class:`sosl.OAUCM` for a concrete learner.
     """
 
+    #: what the learner can do (merge rule, parallel modes, value domains of its state):
+    #: see :mod:`sosl._capabilities`; a subclass declares its own or inherits the domains
+    capabilities: ClassVar[Capabilities] = Capabilities()
     #: scikit-learn constraint table of the hyper-parameters (checked on every call)
     _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
@@ -302,6 +301,10 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     _platt_in_pass = False
     #: True if ``_run_pass`` takes ``order=None`` for every row in the given order (dense X)
     _pass_takes_identity = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register(cls)
 
     # -- hooks for subclasses ----------------------------------------------------------
     def _check_params(self) -> None:
@@ -1050,8 +1053,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def get_state(self) -> LearnerState:
         """The fitted state as a versioned, picklable :class:`sosl.state.LearnerState`."""
         from .state import get_state
-        with _model_lock(self.__dict__):
-            return get_state(self)
+        return get_state(self)                  # under the model's lock
 
     @classmethod
     def from_state(cls, state: LearnerState) -> Self:
@@ -1070,12 +1072,30 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         states = [m if isinstance(m, LearnerState) else get_state(m) for m in models]
         return from_state(merge(states, weights=weights), cls=cls)
 
+    # -- snapshots: each route reads the whole state under the model's lock --------------
     def __getstate__(self):
-        state = dict(super().__getstate__())     # object's may be the live __dict__
-        state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
-        state.pop("_lock_", None)                # a lock is per process and per object
+        with _model_lock(self.__dict__):
+            state = dict(super().__getstate__())     # object's may be the live __dict__
+            state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
+            state.pop("_lock_", None)                # a lock is per process and per object
+            # pickle serializes the returned dict after the lock is released: the arrays a
+            # later call updates in place are copied now, so the pickle is one state
+            state = {k: v.copy() if isinstance(v, np.ndarray) else v
+                     for k, v in state.items()}
         state["_sosl_version"] = __version__
         return state
+
+    def __deepcopy__(self, memo):
+        with _model_lock(self.__dict__):
+            d = {k: v for k, v in self.__dict__.items() if k not in ("_lock_", "_stepper_")}
+            new = type(self).__new__(type(self))
+            memo[id(self)] = new
+            new.__dict__.update(copy.deepcopy(d, memo))
+        return new
+
+    def __sklearn_clone__(self):
+        with _model_lock(self.__dict__):             # the parameters, read as one
+            return super().__sklearn_clone__()
 
     def __setstate__(self, state):
         state = dict(state)
@@ -1145,12 +1165,6 @@ def _two_numbers_np(y):
     s *= 2.0
     s -= 1.0
     return np.array([lo, hi], dtype=y.dtype), s
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(np.asarray(a), np.asarray(b))
-    return bool(a == b)
 
 
 def _finite_array(a) -> bool:

@@ -39,6 +39,7 @@ nothing O(p^2) is copied); the other learners, and CSR rows, play the round on c
 the state. Either way the result equals ``partial_fit`` on the row bit for bit.
 """
 
+import dataclasses
 import math
 from numbers import Integral, Real
 
@@ -58,6 +59,7 @@ from ._base import (
     _finite_array,
     _model_lock,
 )
+from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _baselines
 from ._core._calibration import platt_steps
@@ -77,6 +79,11 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
     The learners with ``_sparse_input = True`` receive CSR matrices in ``_pass`` and run
     the ``*_pass_csr`` kernels on them.
     """
+
+    capabilities = Capabilities(
+        domains=(Domain("counts_", "count"), Domain("buffer_fill_", "nonneg"),
+                 Domain("step_sum_", "nonneg"), Domain("grad_sq_", "nonneg"),
+                 Domain("covariances_", "psd")))
 
     _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
 
@@ -758,6 +765,8 @@ class OLUBAUC(_LinearBaseline):
     True
     """
 
+    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True)
+
     _state_names = ("w_", "intercept_", "threshold_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
     _sparse_input = True
@@ -869,6 +878,8 @@ class SOLAM(_LinearBaseline):
     >>> bool(auc(y, model.decision_function(X)) > 0.9)
     True
     """
+
+    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True)
 
     _state_names = ("w_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _in_place_names = ("v_", "v_avg_", "alpha_", "step_sum_", "counts_")

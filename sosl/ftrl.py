@@ -16,6 +16,7 @@ from ._base import (
     _finite_array,
     _model_lock,
 )
+from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
@@ -112,6 +113,10 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
     >>> bool(auc(y, model.decision_function(X)) > 0.9)
     True
     """
+
+    capabilities = Capabilities(
+        merge="ftrl", merge_weights=False, parallel=("local",), fixed_shapes=True,
+        domains=(Domain("counts_", "count"), Domain("sq_grad_", "nonneg")))
 
     _sparse_input = True
     _parameter_constraints = {

@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
+from ._capabilities import Capabilities, Domain
 from ._core import _koil
 from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
@@ -184,6 +185,10 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     >>> bool(auc(y, model.decision_function(X)) > 0.9), model.support_vectors_.shape[0] <= 100
     (True, True)
     """
+
+    capabilities = Capabilities(
+        domains=(Domain("n_buffer_", "nonneg"), Domain("n_class_seen_", "count"),
+                 Domain("fifo_head_", "nonneg")))
 
     _one_row_by_copy = True       # learn_one on sparse slots: the pass on copies
 

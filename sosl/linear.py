@@ -10,6 +10,7 @@ from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
+from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _linear
 from ._core._blas import one_blas_thread
@@ -80,6 +81,12 @@ def state_bytes(n_features):
 
 class _LinearSOSL(LinearCoef, BaseOnlineAUC):
     """Shared state and pass of the linear second-order learners (Algorithm 1)."""
+
+    capabilities = Capabilities(
+        merge="moments", parallel=("global", "local", "fixed"), fixed_shapes=True,
+        domains=(Domain("counts_", "count"), Domain("weights_", "nonneg"),
+                 Domain("scales_", "positive"), Domain("scatter_", "psd_upper"),
+                 Domain("max_abs_", "nonneg")))
 
     _loss = int(Loss.LOSS_M)
     _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway

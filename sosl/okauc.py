@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
+from ._capabilities import Capabilities, Domain
 from ._core import _kbudget, _okauc
 from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
@@ -340,6 +341,10 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     (:class:`sosl.kernels._SparseStorage`): sparse slots (or a pool of sparse slots, for
     the KOMP policy) on sparse input, dense slots otherwise.
     """
+
+    capabilities = Capabilities(
+        domains=(Domain("counts_", "nonneg"), Domain("capacity_", "nonneg"),
+                 Domain("heads_", "nonneg"), Domain("n_support_", "nonneg")))
 
     _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
                                          + _KompBuffers.names + _SparseKompBuffers.names))

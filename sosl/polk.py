@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _canonical_csr
+from ._capabilities import Capabilities, Domain
 from ._core import _polk_driver
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
 from ._core._komp_prune import single_thread_blas
@@ -151,6 +152,10 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
     >>> bool(model.score(X, y) > 0.85), bool(model.model_orders_.max() < 400)
     (True, True)
     """
+
+    capabilities = Capabilities(
+        domains=(Domain("model_orders_", "nonneg"), Domain("projection_errors_", "nonneg"),
+                 Domain("projection_budgets_", "nonneg")))
 
     _one_row_by_copy = True       # learn_one on sparse rows: the pass on copies of the state
 

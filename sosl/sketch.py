@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseOnlineAUC, _canonical_csr, _model_lock
+from ._capabilities import Capabilities, Domain
 from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule, SketchFamily
@@ -186,6 +187,17 @@ untracked_lin_, untracked_quad_, untracked_epoch_
     >>> bool(auc(y, model.decision_function(X)) > 0.9)
     True
     """
+
+    capabilities = Capabilities(
+        merge="sketch", merge_layout=(("max_columns", None),), parallel=("local",),
+        growable=frozenset({"weights_", "compact_means_", "sketches_", "scatter_diag_",
+                            "sketch_diag_"}),
+        domains=(Domain("counts_", "count"), Domain("sketch_rows_", "nonneg"),
+                 Domain("shrinkage_", "nonneg"), Domain("scatter_diag_", "nonneg"),
+                 Domain("sketch_diag_", "nonneg"), Domain("column_counts_", "nonneg"),
+                 Domain("column_map_", "index"), Domain("slot_columns_", "index"),
+                 Domain("column_slots_", "index"), Domain("n_active_", "nonneg"),
+                 Domain("n_slots_", "nonneg")))
 
     _sparse_input = True
     _parameter_constraints = {

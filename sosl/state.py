@@ -65,6 +65,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ._capabilities import REGISTRY, check_calibration, check_domains, model_lock, same
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
@@ -81,11 +83,6 @@ STATE_VERSION = 2
 
 #: hyper-parameters that do not change the meaning of a fitted state (ignored by ``merge``)
 _FREE_PARAMS = frozenset({"shuffle", "random_state", "max_memory"})
-#: learners whose state arrays have the shapes of a fresh state, whatever they saw
-_FIXED_SHAPES = frozenset({"OAUCM", "OAUCS", "FTRLAUC"})
-#: arrays whose last axis is a capacity that may differ between two states of one learner
-_GROWABLE = {"SketchedOAUCM": frozenset({"weights_", "compact_means_", "sketches_",
-                                         "scatter_diag_", "sketch_diag_"})}
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,16 +141,15 @@ class LearnerState:
         return load_state(path, allow_pickle=allow_pickle)[0]
 
 
-def _learners():
+def _learner(name: Any) -> Any:
+    """The public sosl learner class called ``name`` (its module imported on first use),
+    or None: only classes sosl itself registered are ever looked up."""
     import sosl
-
-    from ._base import BaseOnlineAUC
-    found = {}
-    for name in sosl.__all__:
-        obj = getattr(sosl, name)
-        if isinstance(obj, type) and issubclass(obj, BaseOnlineAUC):
-            found[name] = obj
-    return found
+    if not isinstance(name, str) or name not in sosl.__all__:
+        return None
+    if name not in REGISTRY:
+        getattr(sosl, name)                 # imports the learner's module, which registers
+    return REGISTRY.get(name)
 
 
 def _copy(value):
@@ -173,15 +169,19 @@ def get_state(est: Any) -> LearnerState:
     -------
     state : LearnerState
     """
-    from ._base import BaseOnlineAUC
-    if not isinstance(est, BaseOnlineAUC):
-        raise TypeError(f"get_state takes a sosl learner, got {type(est).__name__}")
-    if "classes_" not in est.__dict__:
-        raise ValueError(f"this {type(est).__name__} is not fitted yet: nothing to export")
     name = type(est).__name__
-    if name not in _learners():
+    if not hasattr(type(est), "capabilities") or not hasattr(est, "_state_names"):
+        raise TypeError(f"get_state takes a sosl learner, got {name}")
+    if _learner(name) is not type(est):
         raise TypeError(f"{name} is not one of sosl's public learners; its state cannot be "
                         "restored by name")
+    with model_lock(est.__dict__):          # one state, never a mix of two calls
+        if "classes_" not in est.__dict__:
+            raise ValueError(f"this {name} is not fitted yet: nothing to export")
+        return _snapshot(est, name)
+
+
+def _snapshot(est: Any, name: str) -> LearnerState:
     d = est.__dict__
     return LearnerState(
         learner=name,
@@ -211,16 +211,15 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
     est : fitted sosl estimator, equal to the one ``state`` was taken from: the same
         scores, and ``partial_fit`` continues bit for bit as the original would.
     """
-    from ._base import _same
     if not isinstance(state, LearnerState):
         raise TypeError(f"from_state takes a LearnerState, got {type(state).__name__}")
     if state.version != STATE_VERSION:
         raise ValueError(f"state version {state.version} is not supported by this sosl "
                          f"(it reads version {STATE_VERSION})")
-    learners = _learners()
-    if state.learner not in learners:
+    klass = _learner(state.learner)
+    if klass is None:
         raise ValueError(f"unknown learner {state.learner!r} in the state")
-    klass = learners[state.learner]
+    caps = klass.capabilities
     if cls is not None and klass is not cls:
         raise TypeError(f"the state is of {state.learner}, not {cls.__name__}")
     est = klass(**copy.deepcopy(state.params))
@@ -232,11 +231,11 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
     if hasattr(est, "_layout_inputs"):     # a kernel learner: what its first fit read
         est._layout_inputs(state.layout)
     est._start(p, classes.copy())
-    if not all(_same(v, est._layout_.get(k)) for k, v in state.layout.items()) \
+    if not all(same(v, est._layout_.get(k)) for k, v in state.layout.items()) \
             or set(state.layout) != set(est._layout_):
         raise ValueError(f"the state's layout {state.layout} does not match its parameters "
                          f"(which give {est._layout_})")
-    growable = _GROWABLE.get(state.learner, frozenset())
+    growable = caps.growable
     values = {}
     # a storage the first pass creates (None in a fresh state) is restored when present
     later = [n for n in state.arrays if n not in est._state_names
@@ -254,7 +253,7 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
                 shape_ok = False
             elif name in growable:
                 shape_ok = value.shape[:-1] == fresh.shape[:-1]
-            elif state.learner in _FIXED_SHAPES:
+            elif caps.fixed_shapes:
                 shape_ok = value.shape == fresh.shape
             else:                          # buffers that grow: the learner checks them
                 shape_ok = True
@@ -272,11 +271,10 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
         else:
             value = _copy(value)
         values[name] = value
-    calib = np.array(state.calibration, dtype=np.float64)
-    if calib.shape != (2,) or not np.isfinite(calib).all() or calib[1] <= 0:
-        raise ValueError("the state's calibration must be a finite [A, H] with H > 0")
+    calib = check_calibration(state.calibration, "from_state")
     if int(state.t) < 0 or int(state.n_seen) < 0:
         raise ValueError("the state's t and n_seen must be >= 0")
+    check_domains(caps.domains, values, f"the {state.learner} state")
     for name, value in values.items():
         setattr(est, name, value)
     est.t_ = int(state.t)
@@ -593,11 +591,14 @@ def _check_compatible(states):
             diff = sorted(k for k in set(key) | set(other) if key.get(k) != other.get(k))
             raise ValueError(f"states[{i}] differs from states[0] in {diff}: only states of "
                              "the same hyper-parameters merge")
+    domains = _caps(first.learner).domains
     for i, st in enumerate(states):
         for name, v in st.arrays.items():
             if (isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.isfinite(v).all()) \
                     or (isinstance(v, float) and not math.isfinite(v)):
                 raise ValueError(f"states[{i}].arrays[{name!r}] contains NaN or infinity")
+        check_domains(domains, st.arrays, f"merge: states[{i}]")
+        check_calibration(st.calibration, f"merge: states[{i}]")
 
 
 def merge(states: Sequence[LearnerState], weights: ArrayLike | None = None) -> LearnerState:
@@ -648,19 +649,25 @@ def merge(states: Sequence[LearnerState], weights: ArrayLike | None = None) -> L
                             {k: _copy(v) for k, v in st.arrays.items()}, st.t, st.n_seen,
                             st.calibration.copy(), _copy(st.feature_names))
     name = states[0].learner
-    if name == "FTRLAUC":
-        if weights is not None:
-            raise ValueError("FTRL-AUC merges its weights per coordinate (see Notes); "
-                             "weights= does not apply to it")
-        return _merge_ftrl(states)
+    caps = _caps(name)
+    for st in states:
+        why = caps.merge_refusal(st.layout)
+        if why is not None:
+            raise TypeError(f"{name} {why}: see sosl.state for the learners that merge and "
+                            "why the others cannot")
+    if not caps.merge_weights and weights is not None:
+        raise ValueError(f"{name} merges its weights by its own rule (see Notes); weights= "
+                         "does not apply to it")
     if weights is None:
         weights = np.array([st.t for st in states], dtype=np.float64)
-    if name in ("OAUCM", "OAUCS"):
-        return _merge_linear(states, weights)
-    if name == "SketchedOAUCM":
-        return _merge_sketched(states, weights)
-    raise TypeError(f"{name} is not mergeable: see sosl.state for the learners that are "
-                    "and why the others are not")
+    return _MERGE_RULES[caps.merge](states, weights)
+
+
+def _caps(name):
+    klass = _learner(name)
+    if klass is None:
+        raise ValueError(f"unknown learner {name!r} in the state")
+    return klass.capabilities
 
 
 def _merge_linear(states, weights):
@@ -722,12 +729,10 @@ def merge_sketches(Ba: np.ndarray, Bb: np.ndarray, z: np.ndarray | None,
 
 
 def _merge_sketched(states, weights):
+    # a sketch capped to max_columns is refused by its capabilities' merge_layout: each
+    # shard tracks its own column set, and the untracked columns' lazy weights have no
+    # common scale
     first = states[0]
-    if any(st.layout.get("max_columns") is not None for st in states):
-        raise TypeError(
-            "SketchedOAUCM: a sketch bounded to max_columns tracked columns cannot be merged "
-            "(each shard tracks its own column set, and the untracked columns' lazy weights "
-            "have no common scale); fit the shards with max_columns=None to merge them.")
     r = int(first.layout["rank"])
     p = first.n_features
     # a common compact numbering: columns in order of first appearance across the states
@@ -821,7 +826,7 @@ def _merge_sketched(states, weights):
 
 
 # -- FTRL-AUC ----------------------------------------------------------------------------------
-def _merge_ftrl(states):
+def _merge_ftrl(states, weights=None):
     from ._core._numeric import ftrl_weights
     first = states[0]
     prm = first.params
@@ -849,3 +854,8 @@ def _merge_ftrl(states):
                         sum(st.t for st in states), sum(st.n_seen for st in states),
                         merge_calibration([st.calibration for st in states]),
                         _copy(first.feature_names))
+
+
+#: the merge rule a learner's ``capabilities.merge`` names
+_MERGE_RULES: dict[str, Callable] = {"moments": _merge_linear, "sketch": _merge_sketched,
+                                     "ftrl": _merge_ftrl}

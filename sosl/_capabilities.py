@@ -1,0 +1,221 @@
+"""What each learner can do, declared on its class, and the registry of learners.
+
+Every learner class carries one frozen :class:`Capabilities` record (``cls.capabilities``)
+saying how its state merges, which modes :class:`sosl.dask.Parallel` can run it in, the
+value domain of each state field, and what the adapters need to know. Shared modules
+(:mod:`sosl.state`, :mod:`sosl.dask`, :mod:`sosl.river`) read the record instead of lists
+of learner names, so a new learner declares itself in one place.
+
+A subclass that changes none of the state hooks (:data:`STATE_HOOKS`) inherits its
+parent's record whole. One that defines any of them in its own class body (new state, a
+new update or objective) keeps only the parent's value domains and adapter hints: its
+parent's merge rule and parallel modes would otherwise apply to it, silently wrong. It
+declares ``capabilities = ...`` in its class body to say what it can do (one line, e.g.
+``dataclasses.replace(Parent.capabilities, parallel=())``).
+
+This module imports nothing else of sosl, so both :mod:`sosl._base` and :mod:`sosl.state`
+can use it (the model lock and layout comparison live here for that reason).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Capabilities", "Domain", "REGISTRY", "register", "check_domains", "model_lock",
+           "same"]
+
+
+def model_lock(d: dict) -> Any:
+    """The re-entrant lock of the model whose ``__dict__`` is ``d`` (made on first use;
+    ``setdefault`` is atomic, so two threads racing here get the same lock)."""
+    lock = d.get("_lock_")
+    return lock if lock is not None else d.setdefault("_lock_", threading.RLock())
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two layout values are equal (arrays compared by value)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    return bool(a == b)
+
+
+# -- value domains -------------------------------------------------------------------------
+#: the rules a :class:`Domain` may name, and what each requires of every entry
+RULES = {
+    "nonneg": "finite numbers >= 0",
+    "positive": "finite numbers > 0",
+    "psd_upper": "a stack of symmetric positive semi-definite matrices (upper triangles "
+                 "stored; rounding tolerated)",
+    "psd": "a stack of symmetric positive semi-definite matrices (rounding tolerated)",
+    "count": "integer counts >= 0",
+    "index": "integers >= -1",
+}
+
+#: relative rounding tolerated by the PSD and symmetry checks
+_PSD_RTOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Domain:
+    """``field`` (a state array or value) must satisfy ``rule`` (a key of :data:`RULES`)."""
+
+    field: str
+    rule: str
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"unknown domain rule {self.rule!r}")
+
+
+def _numeric(value: Any) -> np.ndarray | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return np.asarray(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
+        return value
+    return None
+
+
+def _psd_stack(M: np.ndarray, upper: bool) -> str | None:
+    if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
+        return "is not a stack of square matrices"
+    M = M.reshape((-1,) + M.shape[-2:]).astype(np.float64)
+    for S in M:
+        if upper:
+            S = np.triu(S) + np.triu(S, 1).T
+        scale = float(np.max(np.abs(S))) if S.size else 0.0
+        if scale == 0.0:
+            continue
+        if not upper and np.max(np.abs(S - S.T)) > _PSD_RTOL * scale:
+            return "is not symmetric"
+        if float(np.linalg.eigvalsh(S)[0]) < -_PSD_RTOL * scale * S.shape[0]:
+            return "is not positive semi-definite"
+    return None
+
+
+def _violation(rule: str, value: Any) -> str | None:
+    """What is wrong with ``value`` under ``rule`` (None if nothing)."""
+    a = _numeric(value)
+    if a is None:
+        return f"is a {type(value).__name__}, not a number or numeric array"
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        return "holds NaN or infinity"
+    if rule == "nonneg" and (a < 0).any():
+        return "holds a negative value"
+    if rule == "positive" and (a <= 0).any():
+        return "holds a value <= 0"
+    if rule in ("psd", "psd_upper"):
+        return _psd_stack(a, rule == "psd_upper")
+    if rule == "count":
+        # not bounded by t: sosl.dask gives a block's model the moments of every block (its
+        # prior) while its step counter counts only the rounds it played
+        if a.dtype.kind not in "iu" and not np.array_equal(a, np.round(a)):
+            return "holds a count that is not an integer"
+        if (a < 0).any():
+            return "holds a negative count"
+    if rule == "index" and (a < -1).any():
+        return "holds an index below -1"
+    return None
+
+
+def check_domains(domains: tuple[Domain, ...], arrays: dict, where: str) -> None:
+    """Raise ValueError naming the first field of ``arrays`` outside its domain."""
+    for d in domains:
+        if d.field not in arrays:
+            continue
+        why = _violation(d.rule, arrays[d.field])
+        if why is not None:
+            raise ValueError(f"{where}: state field {d.field!r} {why} (it must hold "
+                             f"{RULES[d.rule]})")
+
+
+def check_calibration(calibration: Any, where: str) -> np.ndarray:
+    """The Platt state ``[A, H]`` as a float array; ValueError unless A > 0 and H > 0
+    (the learners keep A >= 1e-12, a positive slope, and H, a curvature, > 0)."""
+    try:
+        c = np.array(calibration, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: the calibration must be two numbers [A, H]") from None
+    if c.shape != (2,) or not np.isfinite(c).all() or c[0] <= 0 or c[1] <= 0:
+        raise ValueError(f"{where}: the calibration must be a finite [A, H] with A > 0 and "
+                         f"H > 0, got {c.tolist()}")
+    return c
+
+
+# -- the record ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Capabilities:
+    """What a learner class can do (read by sosl.state, sosl.dask and the adapters).
+
+    Attributes
+    ----------
+    merge : {"moments", "sketch", "ftrl"} or None
+        The exact merge rule :func:`sosl.state.merge` applies (None: not mergeable).
+    merge_weights : bool
+        Whether ``merge(weights=)`` applies (FTRL-AUC mixes per coordinate instead).
+    merge_layout : tuple of (str, object)
+        Layout values a state needs to merge (``(("max_columns", None),)``: a sketch
+        capped to a column budget cannot merge).
+    parallel : tuple of str
+        The ``moments=`` modes of :class:`sosl.dask.Parallel` it runs in, the default one
+        first (empty: not at all).
+    fixed_shapes : bool
+        Its state arrays have a fresh state's shapes, whatever it saw.
+    growable : frozenset of str
+        Arrays whose last axis is a capacity that may differ between states.
+    domains : tuple of Domain
+        The value domain of each state field, checked by ``from_state`` and ``merge``.
+    per_call_o_p : bool
+        A one-row call does O(p) work (a copy of the weights): the river adapter picks a
+        smaller hashing dimension by default.
+    """
+
+    merge: str | None = None
+    merge_weights: bool = True
+    merge_layout: tuple = ()
+    parallel: tuple[str, ...] = ()
+    fixed_shapes: bool = False
+    growable: frozenset = frozenset()
+    domains: tuple[Domain, ...] = ()
+    per_call_o_p: bool = False
+
+    #: the fields a subclass inherits without declaring its own record
+    INHERITED = ("domains", "per_call_o_p")
+
+    def merge_refusal(self, layout: dict) -> str | None:
+        """Why a state of this layout cannot merge (None if it can)."""
+        if self.merge is None:
+            return "is not mergeable (it has no merge rule)"
+        for key, value in self.merge_layout:
+            if not same(layout.get(key), value):
+                return (f"is not mergeable with {key}={layout.get(key)!r}: it merges only "
+                        f"with {key}={value!r}")
+        return None
+
+
+#: every learner class defined in sosl, by class name (filled by ``__init_subclass__``)
+REGISTRY: dict[str, type] = {}
+
+
+#: the hooks whose override makes a subclass's state or update its own
+STATE_HOOKS = ("_state_names", "_init_state", "_run_pass", "_layout")
+
+
+def register(cls: type) -> None:
+    """Record ``cls`` and give it a :class:`Capabilities` record: its own if its class
+    body declares one, its parent's if it overrides no state hook, else the parent's
+    inherited fields only (module docstring)."""
+    own = cls.__dict__.get("capabilities")
+    if own is None and any(h in cls.__dict__ for h in STATE_HOOKS):
+        parent = getattr(cls, "capabilities", None) or Capabilities()
+        cls.capabilities = Capabilities(  # type: ignore[attr-defined]
+            **{f: getattr(parent, f) for f in Capabilities.INHERITED})
+    elif own is not None and not isinstance(own, Capabilities):
+        raise TypeError(f"{cls.__name__}.capabilities must be a Capabilities record")
+    if cls.__module__.startswith("sosl.") and not cls.__name__.startswith("_"):
+        REGISTRY[cls.__name__] = cls
