@@ -143,8 +143,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import threading
 import time
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -167,8 +168,6 @@ _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many 
 _FIXED_BLAS_MIN_P = 64
 #: sparse rows of the fixed pass are densified this many values at a time (8 MB)
 _FIXED_PIECE_VALUES = 1 << 20
-_LINEAR = ("OAUCM", "OAUCS")
-_INDEPENDENT = ("SketchedOAUCM", "FTRLAUC")
 
 
 def _dask():
@@ -611,6 +610,9 @@ def _independent_fit(template_est, X, y, classes, entropy, j):
     t_start = time.thread_time()
     with _one_blas_thread():
         X, y = _block(X, y, entropy, 0, j)
+        if X.shape[0] == 0:
+            raise ValueError(f"block {j} has no rows: {type(template_est).__name__} fits one "
+                             "model per block and cannot fit an empty one (drop the block)")
         est = clone(template_est).partial_fit(X, y, classes=classes)
         st = _state.get_state(est)
     return st, {"block": j, "rows": X.shape[0], "p": X.shape[1],
@@ -838,6 +840,9 @@ def _split(X, y):
     if isinstance(X, (list, tuple)):
         if not isinstance(y, (list, tuple)) or len(X) != len(y):
             raise ValueError("a list of X blocks needs a list of y blocks of the same length")
+        if not X:
+            raise ValueError("Parallel.fit got no blocks: X and y are empty lists, there are "
+                             "no rows to learn from")
         return list(X), list(y)
     if dask.is_dask_collection(X) and hasattr(X, "npartitions") and hasattr(X, "columns"):
         if isinstance(y, str):                          # the label is a column of X
@@ -884,6 +889,28 @@ def _split(X, y):
     return Xs, ys
 
 
+def _within(seconds, fn, *args):
+    """``fn(*args)`` in a helper thread; TimeoutError if it has not returned in time (its
+    result, if it comes later, is dropped: the caller assigns nothing)."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:                    # re-raised in the caller
+            box["error"] = exc
+    worker = threading.Thread(target=run, daemon=True, name="sosl-parallel-fit")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"Parallel.fit did not finish within timeout={seconds} s (a "
+                           "worker paused over its memory limit waits without an error); "
+                           "the wrapper is left as it was")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Data-parallel fit of a sosl learner on Dask: one pass per block, merged exactly.
 
@@ -919,6 +946,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         one pass over the blocks per evaluation; OAUC-M and OAUC-S only.
     max_iter : int, default=200
         Most L-BFGS iterations (``solver="lbfgs"``).
+    timeout : float or None, default=None
+        Seconds after which ``fit`` raises ``TimeoutError`` and leaves the wrapper as it
+        was (unfitted, or fitted as before). Tasks already sent to the cluster are not
+        stopped; their results are discarded. None: wait as long as the fit takes.
 
     Attributes
     ----------
@@ -951,7 +982,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, n_epochs="auto", moments="global", shuffle=False,
-                 random_state=None, solver="online", max_iter=200):
+                 random_state=None, solver="online", max_iter=200, timeout=None):
         self.estimator = estimator
         self.n_epochs = n_epochs
         self.moments = moments
@@ -959,6 +990,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.solver = solver
         self.max_iter = max_iter
+        self.timeout = timeout
 
     # -- checks ---------------------------------------------------------------------------
     def _check(self):
@@ -966,10 +998,18 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         est = self.estimator
         if not isinstance(est, BaseOnlineAUC):
             raise TypeError(f"estimator must be a sosl learner, got {type(est).__name__}")
+        from ._capabilities import REGISTRY
         name = type(est).__name__
-        if name not in _LINEAR + _INDEPENDENT:
+        caps = type(est).capabilities
+        if not caps.parallel:
+            able = sorted(n for n, c in REGISTRY.items() if c.capabilities.parallel)
             raise TypeError(f"{name} has no mergeable state (see sosl.state); Parallel fits "
-                            f"{', '.join(_LINEAR + _INDEPENDENT)}")
+                            f"{', '.join(able)}")
+        if self.timeout is not None and not (
+                isinstance(self.timeout, Real) and not isinstance(self.timeout, bool)
+                and self.timeout > 0):
+            raise ValueError(f"timeout must be None or a number of seconds > 0, got "
+                             f"{self.timeout!r}")
         if not (isinstance(self.n_epochs, str) and self.n_epochs == "auto") and not (
                 isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
                 and self.n_epochs >= 1):
@@ -988,9 +1028,9 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if getattr(est, "shuffle", False):
             raise ValueError("the estimator's own shuffle=True is not used by Parallel: set it "
                              "to False and pass shuffle=True (and random_state) to Parallel")
-        if name in _INDEPENDENT and (self.moments != "local"
-                                     or self.n_epochs not in (1, "auto")
-                                     or self.solver != "online"):
+        if self._independent() and (self._mode() != "local"
+                                    or self.n_epochs not in (1, "auto")
+                                    or self.solver != "online"):
             raise ValueError(f"{name} is fitted with moments='local', n_epochs=1 and "
                              "solver='online' (one independent fit per block, then "
                              "sosl.state.merge)")
@@ -1006,7 +1046,22 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                  "forgetting=1.0")
         template = clone(est)
         template._check_hyper(fitted=False)             # bad hyper-parameters fail here
+        why = caps.merge_refusal(template._layout())
+        if why is not None:                             # refused before any block is read
+            raise ValueError(f"Parallel merges one model per block, and {name} {why}; "
+                             "set it on the estimator")
         return template
+
+    def _mode(self):
+        """The moments mode: ``moments``, or a learner's only mode in place of the default."""
+        modes = type(self.estimator).capabilities.parallel
+        if self.moments == "global" and len(modes) == 1:
+            return modes[0]
+        return self.moments
+
+    def _independent(self):
+        """Whether the learner is fitted one model per block, then merged."""
+        return "global" not in type(self.estimator).capabilities.parallel
 
     # -- fit ------------------------------------------------------------------------------
     def fit(self, X, y, classes=None):
@@ -1031,26 +1086,12 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : Parallel
         """
-        dask = _dask()
-        from dask import delayed
         template_est = self._check()
-        Xs, ys = _split(X, y)
-        K = len(Xs)
-        entropy = None
-        if self.shuffle:
-            rs = self.random_state
-            entropy = (int(rs) if isinstance(rs, Integral) and not isinstance(rs, bool)
-                       else int(check_random_state(rs).randint(2**31 - 1)))
-        name = type(template_est).__name__
-        cpu = {"moments": 0.0, "passes": 0.0}
-        info = {}
-        if name in _INDEPENDENT:
-            scan = dask.compute(*[delayed(_label_scan)(yb, j) for j, yb in enumerate(ys)])
-            classes = _classes([u for u, _ in scan], classes, K)
-            fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
+        if self.timeout is None:
+            fitted, info, cpu = self._compute(template_est, X, y, classes)
         else:
-            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info,
-                                      _width(X, y), _known_rows(X, Xs))
+            fitted, info, cpu = _within(self.timeout, self._compute, template_est, X, y,
+                                        classes)
         est, rows = fitted
         # everything computed: commit (a failure above leaves the wrapper as it was)
         self.estimator_ = est
@@ -1061,6 +1102,28 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_iter_ = info.get("n_iter", 1)
         self.n_passes_ = info.get("n_passes", 1)
         return self
+
+    def _compute(self, template_est, X, y, classes):
+        """``((est, rows), info, cpu)``: the merged model, computed; nothing assigned."""
+        dask = _dask()
+        from dask import delayed
+        Xs, ys = _split(X, y)
+        K = len(Xs)
+        entropy = None
+        if self.shuffle:
+            rs = self.random_state
+            entropy = (int(rs) if isinstance(rs, Integral) and not isinstance(rs, bool)
+                       else int(check_random_state(rs).randint(2**31 - 1)))
+        cpu = {"moments": 0.0, "passes": 0.0}
+        info: dict = {}
+        if self._independent():
+            scan = dask.compute(*[delayed(_label_scan)(yb, j) for j, yb in enumerate(ys)])
+            classes = _classes([u for u, _ in scan], classes, K)
+            fitted = self._fit_independent(template_est, Xs, ys, classes, entropy, cpu)
+        else:
+            fitted = self._fit_linear(template_est, Xs, ys, classes, entropy, cpu, info,
+                                      _width(X, y), _known_rows(X, Xs))
+        return fitted, info, cpu
 
     def _fit_independent(self, template_est, Xs, ys, classes, entropy, cpu):
         dask = _dask()
@@ -1078,7 +1141,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         K = len(Xs)
         beta = float(getattr(template_est, "forgetting", 1.0))
         order_moments = entropy if beta < 1.0 else None   # the order matters with forgetting
-        mode = self.moments
+        mode = self._mode()
         at, run = _engine(Xs, ys)
         groups = _groups(at)
         Xs, ys = run.Xs, run.ys

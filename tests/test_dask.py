@@ -203,8 +203,11 @@ def test_other_learners_merge_independent_block_fits(make):
     got = Parallel(make(), moments="local").fit([X[i] for i in idx], [y[i] for i in idx])
     assert np.array_equal(got.estimator_.coef_, want.coef_)
     assert np.abs(want.coef_).max() > 1e-3
+    # their only mode is "local": the default moments="global" picks it
+    default = Parallel(make()).fit([X[i] for i in idx], [y[i] for i in idx])
+    assert np.array_equal(default.estimator_.coef_, want.coef_)
     with pytest.raises(ValueError, match="local"):
-        Parallel(make()).fit([X], [y])
+        Parallel(make(), moments="fixed").fit([X], [y])
 
 
 def _misaligned(A):

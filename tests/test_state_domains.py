@@ -135,3 +135,32 @@ def test_d4_reproducers_are_refused():
         S.from_state(_replace(st, "max_abs_", "x"))
     with pytest.raises(ValueError, match="'counts_'"):       # merge takes them no more
         S.merge([st, _replace(st, "counts_", a["counts_"] * -1)])
+
+
+# -- the two surviving mutants of issue 35 item 7 --------------------------------------------
+@pytest.mark.parametrize("version", [S.STATE_VERSION - 1, 0, S.STATE_VERSION + 1])
+def test_only_the_current_state_version_is_read(version):
+    """Kills the version check relaxed to ``>`` (an older layout read as the current)."""
+    st = _fitted("OAUCM").get_state()
+    old = dataclasses.replace(st, version=version)
+    with pytest.raises(ValueError, match=f"version {version}"):
+        S.from_state(old)
+    with pytest.raises(ValueError, match=f"version {version}"):
+        S.merge([st, old])
+
+
+def test_platt_merge_is_the_laplace_combination():
+    """Kills a changed Platt A merge: the shards' Laplace approximations around the prior
+    A = 1, H = 1 counted once: H = sum H_k - (K - 1), A = (sum H_k A_k - (K - 1)) / H."""
+    cal = [np.array([2.0, 3.0]), np.array([0.5, 4.0]), np.array([1.5, 2.5])]
+    H = 3.0 + 4.0 + 2.5 - 2
+    A = (2.0 * 3.0 + 0.5 * 4.0 + 1.5 * 2.5 - 2) / H
+    got = S.merge_calibration(cal)
+    assert got[1] == pytest.approx(H, rel=1e-15) and got[0] == pytest.approx(A, rel=1e-15)
+    # merging with a shard that learned nothing (the prior itself) changes nothing
+    for c in cal:
+        assert np.allclose(S.merge_calibration([c, np.array([1.0, 1.0])]), c, rtol=1e-15)
+    # and through merge: the merged state's calibration is that combination
+    st = _fitted("OAUCM").get_state()
+    states = [dataclasses.replace(st, calibration=c) for c in cal]
+    assert np.allclose(S.merge(states).calibration, [A, H], rtol=1e-15)
