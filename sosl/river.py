@@ -100,9 +100,6 @@ _ADAPTER_PARAMS = ("features", "n_hash", "max_features", "alternate_sign", "unkn
 #: the river name of an estimator's parameter (river seeds its checks through ``seed``)
 _RENAMED = {"random_state": "seed"}
 _ESTIMATOR_NAME = {v: k for k, v in _RENAMED.items()}
-#: learners whose one-row call does O(p) work (a copy of the weights): a smaller hashing
-#: dimension by default (see the module text)
-_O_P_PER_CALL = ("OLUBAUC", "SOLAM")
 #: str keys whose hashed column the adapter remembers (about 3 MB of short keys)
 _SLOT_CACHE = 2**14
 #: default dimension of the growing index of the learners with p x p state
@@ -572,7 +569,9 @@ def _adapter(est_class):
     if not sparse:
         n_hash, max_features = None, _DENSE_MAX_FEATURES
     else:
-        n_hash = max_features = 2**16 if name in _O_P_PER_CALL else 2**20
+        # a learner whose one-row call does O(p) work (a copy of the weights) declares it
+        # (capabilities.per_call_o_p): a smaller hashing dimension by default
+        n_hash = max_features = 2**16 if est_class.capabilities.per_call_o_p else 2**20
     defaults = {"features": None, "n_hash": n_hash, "max_features": max_features,
                 "alternate_sign": True, "unknown": "raise", "classes": None}
     params = ([P("self", P.POSITIONAL_OR_KEYWORD)]

@@ -1,0 +1,123 @@
+"""Capabilities as class data (issue 41 item 1): the record on each learner, the registry,
+inheritance by subclasses, and the import circle _base <-> state kept broken."""
+
+import ast
+import dataclasses
+import pathlib
+
+import pytest
+
+import sosl
+from sosl import OAUCM, SketchedOAUCM
+from sosl._capabilities import REGISTRY, Capabilities
+from sosl.state import from_state
+
+ROOT = pathlib.Path(sosl.__file__).parent
+PUBLIC = [n for n in sosl.__all__ if n != "__version__"]
+
+
+def test_every_public_learner_is_registered_with_a_frozen_record():
+    for name in PUBLIC:
+        cls = getattr(sosl, name)
+        assert REGISTRY[name] is cls
+        assert isinstance(cls.capabilities, Capabilities)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            cls.capabilities.merge = "moments"
+    merging = {n for n in PUBLIC if getattr(sosl, n).capabilities.merge}
+    assert merging == {"OAUCM", "OAUCS", "SketchedOAUCM", "FTRLAUC"}
+    parallel = {n: getattr(sosl, n).capabilities.parallel for n in PUBLIC}
+    assert {n for n, m in parallel.items() if m} == merging
+    assert parallel["FTRLAUC"] == parallel["SketchedOAUCM"] == ("local",)
+
+
+def test_a_subclass_inherits_the_record_only_when_its_state_is_its_parents():
+    class Same(OAUCM):                      # no state hook changed: everything inherited
+        pass
+
+    class NewState(OAUCM):                  # its own layout (like PartialOAUCM)
+        def _layout(self):
+            return {**super()._layout(), "objective": "other"}
+
+    class Declared(OAUCM):
+        capabilities = OAUCM.capabilities
+
+        def _layout(self):
+            return super()._layout()
+
+    assert Same.capabilities == OAUCM.capabilities
+    assert NewState.capabilities.merge is None and NewState.capabilities.parallel == ()
+    assert NewState.capabilities.domains == OAUCM.capabilities.domains
+    assert Declared.capabilities is OAUCM.capabilities
+    with pytest.raises(TypeError, match="Capabilities record"):
+        type("Bad", (OAUCM,), {"capabilities": {"merge": "moments"}})
+    # test classes are not sosl's: never restored by name
+    assert REGISTRY["OAUCM"] is OAUCM
+
+
+def test_refusal_reads_the_record():
+    caps = SketchedOAUCM.capabilities
+    assert caps.merge_refusal({"max_columns": 256}) is not None
+    assert caps.merge_refusal({"max_columns": None}) is None
+    assert "no merge rule" in sosl.KOIL.capabilities.merge_refusal({})
+
+
+def test_from_state_constructs_only_registered_public_learners():
+    import numpy as np
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    st = OAUCM().fit(X, (X[:, 0] > 0).astype(int)).get_state()
+    for name in ("BaseOnlineAUC", "os.system", "Capabilities", "_LinearSOSL"):
+        with pytest.raises(ValueError, match="unknown learner"):
+            from_state(dataclasses.replace(st, learner=name))
+
+
+def _imports(path):
+    """The sosl modules ``path`` imports anywhere (top level or inside functions)."""
+    mod = "sosl." + ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    mod = mod.removesuffix(".__init__")
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("sosl")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if target.startswith("sosl"):
+                out.add(target)
+                out |= {f"{target}.{a.name}" for a in node.names}
+    return mod, out
+
+
+def _graph():
+    mods = dict(_imports(p) for p in ROOT.rglob("*.py"))
+    graph = {m: {t for t in deps if t in mods and t != m} for m, deps in mods.items()}
+    # ``import sosl`` loads no submodule (PEP 562 names; its imports are for type checkers)
+    graph["sosl"] = set()
+    return graph
+
+
+def _reaches(graph, start, goal):
+    seen, todo = set(), [(start, (start,))]
+    while todo:
+        m, path = todo.pop()
+        if m == goal:
+            return path
+        if m not in seen:
+            seen.add(m)
+            todo.extend((n, path + (n,)) for n in graph.get(m, ()))
+    return None
+
+
+def test_no_import_circle_through_base_state_or_capabilities():
+    g = _graph()
+    assert "sosl.state" in g["sosl._base"]              # the graph sees lazy imports
+    assert _reaches(g, "sosl.state", "sosl._base") is None
+    for low in ("sosl._capabilities", "sosl._merge_rules"):
+        assert not any(d.startswith("sosl.") and not d.startswith("sosl._core")
+                       for d in g[low]), low
+    # the mutant: an import of _base inside state, as before, would close the circle
+    g["sosl.state"] = g["sosl.state"] | {"sosl._base"}
+    assert _reaches(g, "sosl.state", "sosl._base") and _reaches(g, "sosl._base", "sosl.state")
