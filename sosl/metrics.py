@@ -60,6 +60,12 @@ def _binary_input(y_true, y_score, sample_weight, pos_label, need_negative=True)
                              f"{w.shape[0]}")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("sample_weight must be finite and non-negative")
+        top = w.max() if w.shape[0] else 0.0
+        if top > 0.0:
+            # the metrics are ratios of weight sums and of their products: scale the weights
+            # by a power of two (exact) so that the largest is in [0.5, 1) and no sum or
+            # product of sums overflows
+            w = np.ldexp(w, -int(np.frexp(top)[1]))
     if pos_label is None:
         classes = np.unique(y_true)
         if classes.shape[0] != 2:
