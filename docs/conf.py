@@ -104,6 +104,7 @@ API_MODULES = [
     ("KOMP", "sosl.komp", "Kernel orthogonal matching pursuit pruning."),
     ("Warnings", "sosl.exceptions", "Warning categories."),
     ("Model state", "sosl.state", "A fitted model's state: export, restore and merge."),
+    ("Model files", "sosl.io", "Saving and loading models without pickles."),
     ("Data-parallel fit", "sosl.dask", "Training on shards of the data, then merging."),
     ("Command line", "sosl.cli", "The sosl learn / sosl score command line."),
     ("Experiments", "sosl.experiments", "The paper's experimental protocol."),

@@ -128,6 +128,11 @@ the moments round before it submits the passes, so that no block is kept in memo
 between its moments task and its pass task. Measured with the 2M x 50 array of the
 benchmark: see the README's "Beyond one machine".
 
+States and moments travel between the client and the workers through Dask's own
+transport, which pickles task arguments and results: the cluster is trusted as a whole, so
+the safe file format of :mod:`sosl.io` (for files that may come from elsewhere) is not used
+there. Save the merged model with :func:`sosl.io.save`.
+
 Other learners: :class:`sosl.SketchedOAUCM` and :class:`sosl.FTRLAUC` are fitted with
 ``moments="local"`` and one epoch: one independent fit per block, then
 :func:`sosl.state.merge` (frequent-directions merge of the sketches; FTRL's per-coordinate

@@ -9,11 +9,13 @@ category                             issued when
 :class:`UnverifiedDatasetWarning`    a dataset file is used without a matching checksum
 :class:`CacheRepairWarning`          the experiments cache was repaired (a torn last line)
 :class:`ExperimentWarning`           the runner found failed tasks or a grid-edge selection
+:class:`PickleLoadWarning`           a model or state is read from a pickle (``allow_pickle=True``)
 ===================================  ==============================================================
 """
 
 __all__ = ["CacheRepairWarning", "ExperimentWarning", "GrowthWarning",
-           "InconsistentVersionWarning", "UnscaledInputWarning", "UnverifiedDatasetWarning"]
+           "InconsistentVersionWarning", "PickleLoadWarning", "UnscaledInputWarning",
+           "UnverifiedDatasetWarning"]
 
 
 class GrowthWarning(UserWarning):
@@ -40,6 +42,12 @@ class CacheRepairWarning(RuntimeWarning):
 class ExperimentWarning(UserWarning):
     """The experiments runner's summary found inner-CV tasks that diverged, were invalid or
     failed, or a hyper-parameter selected at an edge of its grid."""
+
+
+class PickleLoadWarning(UserWarning):
+    """A model or state was read from a pickle or joblib file (``allow_pickle=True``,
+    ``--trust-pickle``): reading it could run any code the file holds. Convert the file
+    once with :func:`sosl.io.save` to the safe format, which loads without running code."""
 
 
 class InconsistentVersionWarning(UserWarning):

@@ -47,6 +47,10 @@ with the step ``1/(lam (T + 1))`` of a model that played all T rounds. Its Platt
 
 Merging one state returns it unchanged (bit for bit).
 
+**Files.** Store a state or a model with :func:`sosl.io.save` (or :meth:`LearnerState.save`):
+plain arrays and JSON, read back without running code. A pickled state or model runs
+whatever code the pickle holds when it is read: unpickle only what you wrote yourself.
+
 The state size of OAUC-M/OAUC-S at p features is ``2 p^2 + 3 p + 3`` numbers that matter
 (two scatters, two means, w, two counts, t); :func:`state_nbytes` counts the bytes.
 """
@@ -126,6 +130,18 @@ class LearnerState:
     calibration: np.ndarray
     feature_names: Any = None
     version: int = field(default=STATE_VERSION)
+
+    def save(self, path: Any, *, meta: dict | None = None) -> None:
+        """Write this state to ``path`` in sosl's safe file format (:func:`sosl.io.save`)."""
+        from .io import save
+        save(self, path, meta=meta)
+
+    @classmethod
+    def load(cls, path: Any, *, allow_pickle: bool = False) -> LearnerState:
+        """The state stored in ``path`` by :meth:`save` (:func:`sosl.io.load_state`; a
+        pickle is refused unless ``allow_pickle=True``)."""
+        from .io import load_state
+        return load_state(path, allow_pickle=allow_pickle)[0]
 
 
 def _learners():
@@ -222,10 +238,17 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
                          f"(which give {est._layout_})")
     growable = _GROWABLE.get(state.learner, frozenset())
     values = {}
-    for name in est._state_names:
+    # a storage the first pass creates (None in a fresh state) is restored when present
+    later = [n for n in state.arrays if n not in est._state_names
+             and n in est.__dict__ and est.__dict__[n] is None]
+    for name in (*est._state_names, *later):
         if name not in state.arrays:
             raise ValueError(f"the state of {state.learner} lacks the array {name!r}")
         fresh, value = getattr(est, name), state.arrays[name]
+        if fresh is None and name in later:
+            if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+                raise ValueError(f"state array {name!r} must be a numeric array")
+            fresh = value
         if isinstance(fresh, np.ndarray):
             if not isinstance(value, np.ndarray):
                 shape_ok = False
