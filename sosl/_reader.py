@@ -32,7 +32,7 @@ DENSE_MAX = 1000
 MAX_INDEX = 2**31 - 2
 _POSITIVE_TOKENS = {"1", "+1", "1.0", "+1.0", "true", "yes"}
 _NEGATIVE_TOKENS = {"0", "-1", "0.0", "-1.0", "false", "no"}
-_MAGIC = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File),
+_MAGIC = ((b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)), (b"BZh", bz2.BZ2File),
           (b"\xfd7zXZ\x00", lzma.LZMAFile))
 
 

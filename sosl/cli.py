@@ -10,15 +10,17 @@ saved model. ``sosl score`` writes one score per input row with a saved model.
 
 The commands follow Vowpal Wabbit's habits (``vw -d train -f model``, ``vw -t -i model``)::
 
-    sosl learn train.txt --format text --positive spam --hash-bits 18 -f model.joblib
-    sosl learn more.txt -i model.joblib -f model.joblib      # continue training
-    sosl score test.txt -i model.joblib --out scores.txt
+    sosl learn train.txt --format text --positive spam --hash-bits 18 -f model.npz
+    sosl learn more.txt -i model.npz -f model.npz      # continue training
+    sosl score test.txt -i model.npz --out scores.txt
 
 Misuse (a bad option, a missing file, an unknown learner or parameter, a malformed line)
 prints one line ``sosl: error: ...`` on standard error and exits with status 2; a failure
 while learning (e.g. a model too large for memory) exits with status 1.
 
-Model files are joblib pickles: load only files you trust.
+Model files hold the learner's state and the reader's settings as arrays and JSON
+(:mod:`sosl.io`); reading one runs no code. An old pickled (joblib) model file is read only
+with ``--trust-pickle``, with a warning.
 """
 
 import argparse
@@ -166,53 +168,57 @@ def _one_line(e):
 # ---------------------------------------------------------------------------------------
 # model files
 # ---------------------------------------------------------------------------------------
-def _load_model_file(path):
-    import joblib
-
-    import sosl
+def _load_model_file(path, trust_pickle=False):
+    """(model, meta) of a model file; a pickle only with ``trust_pickle`` (and a warning)."""
+    from . import io as sosl_io
+    from ._version import __version__
+    from .state import from_state
 
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such model file")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            bundle = joblib.load(path)
-    except Exception as e:           # a truncated or foreign file: say so, not a traceback
+            state, meta = sosl_io.load_state(path, allow_pickle=trust_pickle)
+            model = from_state(state)
+    except ValueError as e:
+        text = _one_line(e).replace("pass --trust-pickle to the sosl command",
+                                    "pass --trust-pickle")
+        raise UsageError(f"{path}: {text}") from None
+    except Exception as e:           # a foreign pickle read with --trust-pickle
         raise UsageError(f"{path}: not a sosl model file ({type(e).__name__}: "
                          f"{_one_line(e)})") from None
-    if not isinstance(bundle, dict) or bundle.get("kind") != MODEL_FILE_KIND:
-        raise UsageError(f"{path}: not a model file written by `sosl learn`")
-    if bundle.get("layout") != MODEL_FILE_LAYOUT:
-        raise UsageError(f"{path}: model file layout {bundle.get('layout')} is not "
-                         f"{MODEL_FILE_LAYOUT} (written by sosl {bundle.get('sosl_version')})")
+    if meta.get("kind") != MODEL_FILE_KIND or not isinstance(meta.get("features"), dict):
+        raise UsageError(f"{path}: a sosl model but not one written by `sosl learn` (it has "
+                         "no feature setup)")
+    if meta.get("layout") != MODEL_FILE_LAYOUT:
+        raise UsageError(f"{path}: model file layout {meta.get('layout')} is not "
+                         f"{MODEL_FILE_LAYOUT} (written by sosl {meta.get('sosl_version')})")
     for w in caught:
         print(f"sosl: warning: {_one_line(w.message)}", file=sys.stderr)
-    if bundle.get("sosl_version") != sosl.__version__ and not caught:
-        print(f"sosl: warning: {path} was written by sosl {bundle.get('sosl_version')}, this "
-              f"is sosl {sosl.__version__}", file=sys.stderr)
-    return bundle
+    if meta.get("sosl_version") != __version__ and not caught:
+        print(f"sosl: warning: {path} was written by sosl {meta.get('sosl_version')}, this "
+              f"is sosl {__version__}", file=sys.stderr)
+    return model, meta
 
 
 def _save_model_file(path, model, spec, rows):
-    import joblib
+    """The learner's state and the reader's settings, in sosl's safe file format.
 
-    import sosl
+    :func:`sosl.io.save` writes a temporary file beside the target and renames it over the
+    target: a reader sees the old model or the new one, and whatever stops the write (a
+    full disk, SIGINT) removes the temporary file.
+    """
+    from . import io as sosl_io
+    from ._version import __version__
 
-    bundle = {"kind": MODEL_FILE_KIND, "layout": MODEL_FILE_LAYOUT,
-              "sosl_version": sosl.__version__, "learner": type(model).__name__,
-              "model": model, "features": spec.state(), "rows_seen": int(rows)}
-    # written next to the target, then renamed over it: a reader sees the old model or the
-    # new one; the partial file is removed whatever stops the write (a full disk, SIGINT)
-    tmp = f"{path}.tmp{os.getpid()}"
+    meta = {"kind": MODEL_FILE_KIND, "layout": MODEL_FILE_LAYOUT, "sosl_version": __version__,
+            "features": spec.state(), "rows_seen": int(rows)}
     try:
-        joblib.dump(bundle, tmp)
-        os.replace(tmp, path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        if isinstance(e, OSError):
-            raise UsageError(f"{path}: cannot write the model ({e.strerror or e})") from None
-        raise
+        sosl_io.save(model, path, meta=meta)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write the model ({e.strerror or e})") from None
+
 
 
 
@@ -325,9 +331,11 @@ class _Pass:
             self._block(X, y, w)
 
     def _first(self, X, y, w):
-        row = X[0:1] if not isinstance(X, np.ndarray) else X[0]
-        self.model.learn_one(row, int(y[0]), classes=[0, 1],
-                             **({} if w is None else {"sample_weight": float(w[0])}))
+        if w is None:
+            row = X[0:1] if not isinstance(X, np.ndarray) else X[0]
+            self.model.learn_one(row, int(y[0]), classes=[0, 1])
+        else:
+            self.model.partial_fit(X[0:1], y[0:1], classes=[0, 1], sample_weight=w[0:1])
         if self.preds is not None:
             self.preds.write("0\n")
         self.progress.tick(1)
@@ -358,7 +366,7 @@ class _Pass:
                 if w is None:
                     model.learn_one(row, int(y[i]))
                 else:
-                    model.learn_one(row, int(y[i]), sample_weight=float(w[i]))
+                    model.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
             progress.tick(1)
 
 
@@ -406,10 +414,9 @@ def _cmd_learn(args):
     chunks = read_chunks(stream, args.chunk, path)
     rows_before = 0
     if args.model is not None:
-        bundle = _load_model_file(args.model)
-        model = bundle["model"]
-        spec = FeatureSpec.from_state(bundle["features"])
-        rows_before = bundle["rows_seen"]
+        model, meta = _load_model_file(args.model, args.trust_pickle)
+        spec = FeatureSpec.from_state(meta["features"])
+        rows_before = int(meta.get("rows_seen", 0))
         if args.learner is not None and _learner_class(args.learner) is not type(model):
             raise UsageError(f"--learner {args.learner} does not match the model file's "
                              f"{type(model).__name__}")
@@ -476,8 +483,8 @@ def _is_float(text):
 
 
 def _cmd_score(args):
-    bundle = _load_model_file(args.model)
-    model, spec = bundle["model"], FeatureSpec.from_state(bundle["features"])
+    model, meta = _load_model_file(args.model, args.trust_pickle)
+    spec = FeatureSpec.from_state(meta["features"])
     if args.format not in ("auto", spec.fmt):
         raise UsageError(f"--format {args.format} differs from the model file's {spec.fmt}")
     if args.proba and not hasattr(model, "predict_proba"):
@@ -570,6 +577,9 @@ def build_parser():
                        help="write one score a row here (learn: each row's score before it "
                             "is learned)")
         p.add_argument("-q", "--quiet", action="store_true", help="no report")
+        p.add_argument("--trust-pickle", action="store_true",
+                       help="also read an old pickled (joblib) model file; a pickle runs "
+                            "code when read: only for files you trust")
 
     learn = sub.add_parser("learn", help="one online pass over labelled rows",
                            description="One online pass over labelled rows with progressive "

@@ -3,10 +3,10 @@
 
 A LIBSVM line is ``[label] index:value index:value ... [# comment]``. The pass splits the
 block at ``\\n``, drops what follows ``#`` and skips lines with no token. The first token
-of a line is its label when it holds no ``:`` (a number, read as ``strtod`` reads it); a line without
-one gets the label NaN. Each other token is ``index:value`` with a non-negative decimal
-index (digits only, within int64) and a finite number; ``qid:...`` tokens are
-skipped. Rows go out as CSR arrays in the order of the lines.
+of a line is its label when it holds no ``:`` (a finite number, read as ``strtod`` reads
+it); a line without one gets the label NaN. Each other token is ``index:value`` with a
+non-negative decimal index (digits only, within int64) and a finite number; ``qid:...``
+tokens are skipped. Rows go out as CSR arrays in the order of the lines.
 
 The pass stops at the first token it cannot read this way and reports the number of the
 line (counted from 0 in the block, blank lines included); the caller then reads that block
