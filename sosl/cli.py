@@ -247,6 +247,7 @@ class _Progress:
         self.start = time.process_time()
         self.header = False
         self.reported = 0
+        self.held_y, self.held_s = [], []
 
     def add_many(self, labels, scores):
         self.auc.update_many(labels, scores)
@@ -254,7 +255,20 @@ class _Progress:
             self.ap.update_many(labels, scores)
         self.scored += len(labels)
 
+    def add_one(self, label, score):
+        """One row's pair, held until the next report (one metric update for many rows)."""
+        self.held_y.append(label)
+        self.held_s.append(score)
+        if len(self.held_y) >= 4096:
+            self.flush()
+
+    def flush(self):
+        if self.held_y:
+            self.add_many(np.array(self.held_y, dtype=np.int64), np.array(self.held_s))
+            self.held_y, self.held_s = [], []
+
     def figures(self):
+        self.flush()
         ap = self.ap.get() if self.exact else self.ap.average_precision()
         return self.auc.get(), ap
 
@@ -359,7 +373,7 @@ class _Pass:
         for i in range(start, X.shape[0]):
             row = X[i] if dense else X[i:i + 1]
             s = model.score_one(row)
-            progress.add_many((int(y[i]),), (s,))
+            progress.add_one(int(y[i]), s)
             if preds is not None:
                 preds.write(f"{s:.10g}\n")
             if self.learn:
@@ -633,6 +647,22 @@ def build_parser():
                        help="write P(positive | x) instead of the decision value")
     score.set_defaults(func=_cmd_score)
     return parser
+
+
+def console_main():
+    """The ``sosl`` program (console script and ``python -m sosl``): :func:`main` in a
+    process of its own.
+
+    scikit-learn probes for pandas (and through it pyarrow) when it is imported; the
+    command line never hands it a DataFrame, and the probe costs the process about a
+    third of its start-up and half its memory. In a process of its own the command marks
+    them absent before scikit-learn is imported (not in :func:`main`, which a caller may
+    run inside a process that uses them).
+    """
+    for name in ("pandas", "pyarrow"):
+        if name not in sys.modules:
+            sys.modules[name] = None       # a later import of it raises ImportError
+    return main()
 
 
 def main(argv=None):

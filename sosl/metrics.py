@@ -661,14 +661,15 @@ class BinnedAUC:
 
     Parameters
     ----------
-    resolution : float, default=2048
+    resolution : float, default=1024
         Bins per unit of ``asinh(score)``: near 0 a bin is ``1/resolution`` wide, for large
         scores it spans a relative change of ``1/resolution``.
-    half : int, default=2**15
-        Bins on each side of 0 (``asinh`` up to ``half / resolution``).
+    half : int, default=2**13
+        Bins on each side of 0 (``asinh`` up to ``half / resolution``, i.e. scores up to
+        about 1490 in size; larger ones share the end bins, which the bound counts).
     """
 
-    def __init__(self, resolution=2048.0, half=2**15):
+    def __init__(self, resolution=1024.0, half=2**13):
         self.resolution = float(resolution)
         self.half = int(half)
         self.counts = np.zeros((2, 2 * self.half + 1), dtype=np.int64)
@@ -686,8 +687,7 @@ class BinnedAUC:
             raise ValueError("y_score contains NaN or infinity")
         b = np.clip(np.rint(np.arcsinh(s) * self.resolution), -self.half, self.half)
         b = b.astype(np.intp) + self.half
-        m = 2 * self.half + 1
-        self.counts += np.bincount(y * m + b, minlength=2 * m).reshape(2, m)
+        np.add.at(self.counts, (y, b), 1)              # O(n), whatever the number of bins
         pos = int(y.sum())
         self.n_pos += pos
         self.n_neg += y.shape[0] - pos
