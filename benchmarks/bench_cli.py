@@ -61,17 +61,14 @@ def run(cmd, env, stdin_path=None):
 def make_libsvm(path, vw_path, n, p, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.normal(size=p)
+    feats = " ".join(f"{j + 1}:%.6g" for j in range(p))
     with open(path, "w") as f, open(vw_path, "w") as g:
         for a in range(0, n, 50000):
             X = rng.normal(size=(min(50000, n - a), p))
             y = np.where(X @ w + 2.0 * rng.normal(size=X.shape[0]) > 0, 1, -1)
-            cols = [np.char.add(f"{j + 1}:", np.char.mod("%.6g", X[:, j])) for j in range(p)]
-            body = cols[0]
-            for c in cols[1:]:
-                body = np.char.add(np.char.add(body, " "), c)
-            lab = np.where(y > 0, "1", "-1")
-            f.write("\n".join(np.char.add(np.char.add(lab, " "), body)) + "\n")
-            g.write("\n".join(np.char.add(np.char.add(lab, " |f "), body)) + "\n")
+            body = [feats % tuple(row) for row in X.tolist()]
+            f.write("".join(f"{lab} {b}\n" for lab, b in zip(y.tolist(), body)))
+            g.write("".join(f"{lab} |f {b}\n" for lab, b in zip(y.tolist(), body)))
 
 
 def make_text(path, vw_path, n, seed=0):
