@@ -308,12 +308,17 @@ class _Pass:
     same (sosl's learners give the same state for any split of a stream into calls), the
     progressive scores are those of a model up to ``block - 1`` rows older. Blocks run
     across the chunks the reader hands in, so the result does not depend on ``--chunk``.
-    With ``learn=False`` (``-t``) the rows are scored only.
+    With ``learn=False`` (``-t``) the rows are scored only. With ``delay=D`` (row by row)
+    row i is learned only once row i + D has been scored, as when labels arrive late; the
+    rows still waiting at the end are learned then.
     """
 
-    def __init__(self, model, block, progress, preds=None, learn=True):
+    def __init__(self, model, block, progress, preds=None, learn=True, delay=0):
+        from collections import deque
+
         self.model, self.block, self.progress = model, block, progress
-        self.preds, self.learn = preds, learn
+        self.preds, self.learn, self.delay = preds, learn, delay
+        self.waiting = deque()
         self.pending = []
         self.classes = set()
 
@@ -339,6 +344,8 @@ class _Pass:
             self.pending = [(X[full:], y[full:], None if w is None else w[full:])]
 
     def close(self):
+        while self.waiting:                # --delay: the rows not learned yet, in order
+            self._learn_row(*self.waiting.popleft())
         if self.pending:
             X, y, w = _stack(self.pending)
             self.pending = []
@@ -377,11 +384,20 @@ class _Pass:
             if preds is not None:
                 preds.write(f"{s:.10g}\n")
             if self.learn:
-                if w is None:
-                    model.learn_one(row, int(y[i]))
+                if self.delay:
+                    self.waiting.append((X[i:i + 1], y[i:i + 1],
+                                         None if w is None else w[i:i + 1]))
+                    if len(self.waiting) > self.delay:
+                        self._learn_row(*self.waiting.popleft())
                 else:
-                    model.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
+                    self._learn_row(X[i:i + 1], y[i:i + 1], None if w is None else w[i:i + 1])
             progress.tick(1)
+
+    def _learn_row(self, X, y, w):
+        if w is not None:
+            self.model.partial_fit(X, y, sample_weight=w)
+        else:
+            self.model.learn_one(X[0] if isinstance(X, np.ndarray) else X, int(y[0]))
 
 
 def _stack(parts):
@@ -422,6 +438,8 @@ def _cmd_learn(args):
     path = _data_path(args)
     if args.test_only and args.model is None:
         raise UsageError("-t (test only) needs a model to test: -i MODEL")
+    if args.delay and args.block != 1:
+        raise UsageError("--delay works row by row: it needs --block 1")
     if args.test_only and args.final_model is not None:
         raise UsageError("-t (test only) learns nothing: no -f")
     stream = open_input(path)
@@ -458,7 +476,8 @@ def _cmd_learn(args):
               file=out)
     progress = _Progress(args.progress, out, exact=args.exact_auc)
     preds = _open_out(args.predictions)
-    run = _Pass(model, args.block, progress, preds, learn=not args.test_only)
+    run = _Pass(model, args.block, progress, preds, learn=not args.test_only,
+                delay=args.delay)
     try:
         for number, block in chunks:
             parsed = spec.transform(block, number, required=True)
@@ -557,6 +576,12 @@ def _positive_int(text):
     return value
 
 
+def _non_negative_int(text):
+    if text.strip() == "0":
+        return 0
+    return _positive_int(text)
+
+
 def _hash_bits(text):
     value = _positive_int(text)
     if value > 31:
@@ -629,6 +654,10 @@ def build_parser():
                             "the block, then learn the block in one call (default 1: row by "
                             "row); the same model, faster, progressive scores up to B - 1 "
                             "rows staler")
+    learn.add_argument("--delay", type=_non_negative_int, default=0, metavar="D",
+                       help="learn each row only after the next D rows have been scored "
+                            "(labels that arrive late; default 0; the first row is learned "
+                            "at once, as nothing can score it)")
     learn.add_argument("-t", "--test-only", action="store_true",
                        help="score the rows with the -i model and report, learning nothing")
     learn.add_argument("-i", "--model", default=None,

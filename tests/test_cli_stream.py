@@ -358,3 +358,41 @@ def test_gzip_on_stdin(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert b"text, hashed to 2^18" in proc.stdout
+
+
+def test_delay_learns_each_row_after_the_next_d_are_scored(capsys, tmp_path):
+    X, y, text = _svm_rows(120, 3, seed=10)
+    (tmp_path / "r.svm").write_text(text)
+    code, _, err = _run(capsys, "learn", tmp_path / "r.svm", "--n-features", 4, "-q",
+                        "--learner", "OAUCM", "--delay", 3, "-p", tmp_path / "p.txt",
+                        "-f", tmp_path / "d.npz")
+    assert code == 0, err
+    Xd = np.column_stack([np.zeros(len(y)), X])
+    m = OAUCM()
+    m.learn_one(Xd[0], int(y[0]), classes=[0, 1])
+    ref, waiting = [0.0], []
+    for i in range(1, len(y)):
+        ref.append(m.score_one(Xd[i]))
+        waiting.append(i)
+        if len(waiting) > 3:                  # row i - 3 learned once row i is scored
+            j = waiting.pop(0)
+            m.learn_one(Xd[j], int(y[j]))
+    got = np.loadtxt(tmp_path / "p.txt")                # written with 10 digits
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+    # mutant: learning after D - 1 rows gives other scores
+    m2, ref2, waiting = OAUCM(), [0.0], []
+    m2.learn_one(Xd[0], int(y[0]), classes=[0, 1])
+    for i in range(1, len(y)):
+        ref2.append(m2.score_one(Xd[i]))
+        waiting.append(i)
+        if len(waiting) > 2:
+            j = waiting.pop(0)
+            m2.learn_one(Xd[j], int(y[j]))
+    assert np.abs(np.array(ref2) - got).max() > 1e-6
+    # every row is learned in the end, in order: the model of the undelayed pass
+    assert _run(capsys, "learn", tmp_path / "r.svm", "--n-features", 4, "-q", "--learner",
+                "OAUCM", "-f", tmp_path / "n.npz")[0] == 0
+    np.testing.assert_allclose(_model(tmp_path / "d.npz").coef_,
+                               _model(tmp_path / "n.npz").coef_, rtol=1e-12, atol=1e-15)
+    err = _one_error(*_run(capsys, "learn", tmp_path / "r.svm", "--delay", 2, "--block", 5)[::2])
+    assert "--delay" in err
