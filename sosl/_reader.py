@@ -22,6 +22,7 @@ import lzma
 import math
 import os
 import sys
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -166,6 +167,7 @@ class FeatureSpec:
         #: the label tokens of the input seen so far (for an unseen --positive)
         self.seen_labels = set()
         self.header_checked = False
+        self._fast = True          # the compiled pass has not declined a readable chunk
 
     def state(self):
         """The spec as a plain dict (what the model file stores)."""
@@ -221,14 +223,28 @@ class FeatureSpec:
 
     # chunks ------------------------------------------------------------------------------
     def transform(self, block, first_line, required):
-        """Parse a chunk of whole lines: (X, y, weights or None, rows per line number).
+        """Parse a chunk of whole lines: (X, y, weights or None), or None if it has no row.
 
-        ``y[i]`` is 1, 0, or -1 for an unlabelled input.
+        ``y[i]`` is 1, 0, or -1 for an unlabelled input. A compiled pass reads indexed
+        LIBSVM and numeric CSV; a chunk it declines is read line by line, which names the
+        line of an error. When the line-by-line reading succeeds where the pass declined
+        (labels that are words, say), later chunks go to it directly.
         """
-        if self.fmt == "libsvm" and self.hash_bits is None:
-            fast = self._libsvm_fast(block, required)
+        declined = False
+        if self._fast:
+            fast = None
+            if self.fmt == "libsvm" and self.hash_bits is None:
+                fast, declined = self._libsvm_fast(block, required), True
+            elif self.fmt == "csv" and self.header_checked:
+                fast, declined = self._csv_fast(block, required), True
             if fast is not None:
                 return fast
+        parsed = self._lines(block, first_line, required)
+        if declined and parsed is not None:
+            self._fast = False
+        return parsed
+
+    def _lines(self, block, first_line, required):
         lines = list(text_lines(block, first_line))
         if not lines:
             return None
@@ -279,19 +295,9 @@ class FeatureSpec:
         if not (has == self.labelled).all():
             return None
         if self.labelled:
-            if self.positive is not None:
-                try:
-                    pos = float(self.positive)
-                except ValueError:
-                    return None
-                labels = (y == pos).astype(np.int64)
-            else:
-                one, zero = y == 1.0, (y == 0.0) | (y == -1.0)
-                if not (one | zero).all():
-                    return None
-                labels = one.astype(np.int64)
-            if len(self.seen_labels) < 64:
-                self.seen_labels.update(f"{v:g}" for v in np.unique(y))
+            labels = self._numeric_labels(y)
+            if labels is None:
+                return None
         else:
             labels = np.full(rows, -1, dtype=np.int64)
         X = sp.csr_matrix((val[:nnz], idx[:nnz].astype(np.int32), indptr[:rows + 1]),
@@ -301,6 +307,50 @@ class FeatureSpec:
         else:
             X = _csr(X)
         return X, labels, None
+
+    def _csv_fast(self, block, required):
+        """NumPy's compiled text reader on a CSV chunk of numbers; None to read it line by
+        line (a ragged row, a word, a label other than 1/+1/0/-1 without --positive)."""
+        p = self.n_features
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")            # an empty chunk warns
+                A = np.loadtxt(io.BytesIO(block), delimiter=self.delimiter, ndmin=2,
+                               dtype=np.float64, comments=None)
+        except (ValueError, UserWarning):
+            return None
+        if A.shape[0] == 0 or not np.isfinite(A).all():
+            return None
+        if self.labelled is None:
+            if A.shape[1] not in (p, p + 1) or (required and A.shape[1] == p):
+                return None
+            self.labelled = A.shape[1] == p + 1
+        if A.shape[1] != (p + 1 if self.labelled else p):
+            return None
+        if not self.labelled:
+            return np.ascontiguousarray(A), np.full(A.shape[0], -1, dtype=np.int64), None
+        col = self.label_col % (p + 1)
+        labels = self._numeric_labels(A[:, col])
+        if labels is None:
+            return None
+        return np.ascontiguousarray(np.delete(A, col, axis=1)), labels, None
+
+    def _numeric_labels(self, y):
+        """0/1 labels from numeric label values, or None if one is not a label."""
+        if self.positive is not None:
+            try:
+                pos = float(self.positive)
+            except ValueError:
+                return None
+            labels = (y == pos).astype(np.int64)
+        else:
+            one, zero = y == 1.0, (y == 0.0) | (y == -1.0)
+            if not (one | zero).all():
+                return None
+            labels = one.astype(np.int64)
+        if len(self.seen_labels) < 64:
+            self.seen_labels.update(f"{v:g}" for v in np.unique(y))
+        return labels
 
     def _text(self, lines, required):
         texts, y = [], np.empty(len(lines), dtype=np.int64)

@@ -396,3 +396,44 @@ def test_delay_learns_each_row_after_the_next_d_are_scored(capsys, tmp_path):
                                _model(tmp_path / "n.npz").coef_, rtol=1e-12, atol=1e-15)
     err = _one_error(*_run(capsys, "learn", tmp_path / "r.svm", "--delay", 2, "--block", 5)[::2])
     assert "--delay" in err
+
+
+def test_csv_chunks_through_the_compiled_reader_and_back(capsys, tmp_path, monkeypatch):
+    from sosl import _reader as reader
+
+    X, y, _ = _svm_rows(230, 4, seed=11)
+    body = "".join(f"{lab}," + ",".join(f"{v:.17g}" for v in row) + "\n"
+                   for row, lab in zip(X, y))
+    (tmp_path / "r.csv").write_text("label,a,b,c,d\n" + body)
+    fast_calls = []
+    real = reader.FeatureSpec._csv_fast
+
+    def spy(self, block, required):
+        out = real(self, block, required)
+        fast_calls.append(out is not None)
+        return out
+    monkeypatch.setattr(reader.FeatureSpec, "_csv_fast", spy)
+    code, _, err = _run(capsys, "learn", tmp_path / "r.csv", "--learner", "OAUCM", "-q",
+                        "--chunk", 50, "-f", tmp_path / "m.npz")
+    assert code == 0, err
+    assert fast_calls and all(fast_calls)                 # chunks 2..5 by the compiled reader
+    np.testing.assert_allclose(_model(tmp_path / "m.npz").coef_,
+                               OAUCM().partial_fit(X, y, classes=[0, 1]).coef_,
+                               rtol=1e-12, atol=1e-15)
+    # a short row in a later chunk: the pass declines, the line-by-line reader names it
+    lines = body.splitlines(keepends=True)
+    lines[120] = lines[120].rsplit(",", 1)[0] + "\n"
+    (tmp_path / "s.csv").write_text("label,a,b,c,d\n" + "".join(lines))
+    err = _one_error(*_run(capsys, "learn", tmp_path / "s.csv", "--chunk", 50)[::2])
+    assert "line 122: 4 fields, expected 5" in err, err
+    # word labels: the line-by-line reader, for every chunk once the pass has declined one
+    words = "".join(("spam," if lab else "ham,") + ",".join(f"{v:.17g}" for v in row) + "\n"
+                    for row, lab in zip(X, y))
+    (tmp_path / "w.csv").write_text(words)
+    fast_calls.clear()
+    code, _, err = _run(capsys, "learn", tmp_path / "w.csv", "--learner", "OAUCM", "-q",
+                        "--positive", "spam", "--chunk", 50, "-f", tmp_path / "w.npz")
+    assert code == 0, err
+    assert fast_calls == [False]
+    np.testing.assert_allclose(_model(tmp_path / "w.npz").coef_,
+                               _model(tmp_path / "m.npz").coef_, rtol=1e-12, atol=1e-15)
