@@ -1,7 +1,8 @@
 """The ``sosl`` command line: train and score online AUC learners on a stream of rows.
 
-``sosl learn`` reads labelled rows (LIBSVM, CSV, or ``label<TAB>text`` lines) from a file or
-standard input, turns each chunk of rows into a matrix (feature hashing or column indices),
+``sosl learn`` reads labelled rows (LIBSVM, CSV, ``label<TAB>text`` or Vowpal Wabbit's
+text format; plain, gzip, bzip2 or xz) from a file or standard input, turns each chunk of
+rows into a matrix (:mod:`sosl._reader`: feature hashing or column indices),
 makes one online pass with any sosl learner and prints progressive-validation figures: each
 row is scored by the model as it stands *before* the model learns it, and the AUC and
 average precision of those scores are reported every ``--progress`` rows. ``-f`` saves the
@@ -410,6 +411,7 @@ def _stack(parts):
     w = None if all(v is None for v in ws) else np.concatenate(
         [np.ones(p[1].shape[0]) if v is None else v for p, v in zip(parts, ws)])
     return X, y, w
+
 
 # ---------------------------------------------------------------------------------------
 # the commands
