@@ -116,6 +116,14 @@ def test_compressed_input_is_read_transparently(capsys, tmp_path, opener):
                                   _model(tmp_path / "b.npz").coef_)
 
 
+def test_a_cut_compressed_file_is_one_line_error(capsys, tmp_path):
+    _, _, text = _svm_rows(400, 5, seed=2)
+    packed = gzip.compress(text.encode())
+    (tmp_path / "cut.svm.gz").write_bytes(packed[: len(packed) // 2])
+    err = _one_error(*_run(capsys, "learn", tmp_path / "cut.svm.gz", "--n-features", 6)[::2])
+    assert "corrupt compressed input" in err, err
+
+
 def test_binary_input_is_one_line_error(capsys, tmp_path):
     rng = np.random.default_rng(0)
     (tmp_path / "noise.bin").write_bytes(rng.integers(0, 256, 20000, dtype=np.uint8).tobytes())
