@@ -1,148 +1,192 @@
-"""``sosl learn`` on the SMS spam stream, beside Vowpal Wabbit on the same rows.
+"""``sosl learn`` against Vowpal Wabbit on the same rows in the same order, one pass.
 
-Both tools make one online pass over the 5,574 messages of ``highdim/SMSSpamCollection``
-(under ``SOSL_DATA_DIR``) in file order, hashing words into 2^18 columns, and both report
-progressive validation: each message is scored before it is learned. The progressive AUC
-is computed here from those scores (sosl prints it; for VW it comes from the predictions
-file ``-p``, which in training mode holds each example's prediction before its update).
+Three jobs, each file generated under a temporary directory (never committed):
 
-Timing: process CPU seconds of each command run as a child process (user + system, from
-``resource.getrusage(RUSAGE_CHILDREN)``), the contenders interleaved, min of ``--repeat``
-runs. The start-up of each interpreter and its imports (``import sosl.cli`` and the
-learner's class, which ``import sosl`` loads only on first use together with scikit-learn
-and SciPy; ``import vowpalwabbit``; each timed the same way) is printed and taken off to
-give the rows/s of the pass itself. Each sosl learner runs twice: row by row (``--block 1``,
-each message scored then learned) and in blocks (``--block 100``: each block scored by the
-model as it stood before it, then learned by one ``partial_fit``; the same final model). VW
-runs through its Python package (``python -m vowpalwabbit``, the same engine as the ``vw``
-binary); when it is not importable the script says so and times sosl alone. VW is not a
-dependency of sosl: install it (``pip install vowpalwabbit``) only to run this comparison,
-or point ``--vw-path`` at a directory holding the package.
+* ``libsvm``: a dense LIBSVM file of ``--rows`` rows x 50 features (a noisy linear
+  label, seed 0); sosl reads it as LIBSVM, VW the same rows in its own text format
+  (``-1 |f 1:0.5 2:...``, ``--loss_function logistic -b 18``).
+* ``text``: ``--text-rows`` generated messages (``label<TAB>words``; each class leans on its
+  own words), hashed into 2^18 columns by both tools.
+* ``stdin``: the ``libsvm`` job with the file piped to standard input.
 
-    python benchmarks/bench_cli.py [--repeat 3] [--bits 18] [--learners FTRLAUC,PAI]
-                                   [--block 100] [--vw-path DIR]
+Each tool reports progressive validation (each row scored before it is learned): the AUC
+is computed here from the per-row predictions each writes with ``-p`` (the first row, which
+no model has seen, left out). Timing: process CPU seconds (user + system) and peak RSS of
+each command as a child process (GNU ``time``), the contenders interleaved, min of
+``--repeat`` runs. ``--before DIR`` adds the command line of another sosl checkout (e.g. the
+main branch) on the ``libsvm`` job, run the same way, so that before/after ratios come from
+one run. VW runs through its Python package (``python -m vowpalwabbit``, the ``bench``
+extra); without it the script times sosl alone.
+
+    python benchmarks/bench_cli.py [--rows 2000000] [--text-rows 200000] [--repeat 3]
+                                   [--before /path/to/main] [--jobs libsvm,text,stdin]
 """
 
 import argparse
 import os
-import re
-import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.metrics import roc_auc_score
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKEN = re.compile(r"(?u)\b\w\w+\b")         # HashingVectorizer's default token pattern
+HAM = "ok see you later lunch home call mum tonight sure thanks meeting".split()
+SPAM = "free win prize cash claim urgent call text offer now winner".split()
 
 
-def child_cpu(cmd, env, stdout=subprocess.DEVNULL):
-    """CPU seconds (user + system) of one child process; its stdout text if captured."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, proc.stdout
+def run(cmd, env, stdin_path=None):
+    """(CPU seconds, peak RSS in MiB) of one child process, from GNU time (``%U %S %M``):
+    the child's own figures, not those of this script's fork."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as rec:
+        try:
+            # cwd: not a checkout, whose sosl/ `python -m` would import first
+            proc = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", rec.name, *cmd],
+                                  env=env, stdin=stdin, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, cwd=tempfile.gettempdir())
+        finally:
+            if stdin_path:
+                stdin.close()
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n"
+                             f"{proc.stderr.decode()[-2000:]}")
+        user, system, rss_kib = rec.read().split()[-3:]
+    return float(user) + float(system), float(rss_kib) / 1024.0
+
+
+def make_libsvm(path, vw_path, n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=p)
+    feats = " ".join(f"{j + 1}:%.6g" for j in range(p))
+    with open(path, "w") as f, open(vw_path, "w") as g:
+        for a in range(0, n, 50000):
+            X = rng.normal(size=(min(50000, n - a), p))
+            y = np.where(X @ w + 2.0 * rng.normal(size=X.shape[0]) > 0, 1, -1)
+            body = [feats % tuple(row) for row in X.tolist()]
+            f.write("".join(f"{lab} {b}\n" for lab, b in zip(y.tolist(), body)))
+            g.write("".join(f"{lab} |f {b}\n" for lab, b in zip(y.tolist(), body)))
+
+
+def make_text(path, vw_path, n, seed=0):
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(20000)] + HAM + SPAM)
+    with open(path, "w") as f, open(vw_path, "w") as g:
+        for _ in range(n):
+            spam = rng.random() < 0.2
+            own = SPAM if spam else HAM
+            words = list(rng.choice(vocab, size=rng.integers(5, 30)))
+            words += list(rng.choice(own, size=rng.integers(0, 3)))
+            rng.shuffle(words)
+            text = " ".join(words)
+            f.write(f"{'spam' if spam else 'ham'}\t{text}\n")
+            g.write(f"{1 if spam else -1} |w {text}\n")
+
+
+def prog_auc(pred_path, labels):
+    pred = np.loadtxt(pred_path, usecols=0)
+    return roc_auc_score(labels[1:], pred[1:])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--text-rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--bits", type=int, default=18)
-    ap.add_argument("--learners", default="FTRLAUC,PAI")
-    ap.add_argument("--block", type=int, default=100,
-                    help="the --block of the second sosl run of each learner")
-    ap.add_argument("--vw-path", default=os.environ.get("SOSL_VW_PATH"),
-                    help="a directory to put on PYTHONPATH for `import vowpalwabbit`")
+    ap.add_argument("--before", default=None, help="a sosl checkout to time as 'before'")
+    ap.add_argument("--jobs", default="libsvm,text,stdin")
+    ap.add_argument("--blocks", default="1,1000", help="--block values of the sosl runs")
+    ap.add_argument("--tmp", default=None, help="where the generated files go (kept)")
     args = ap.parse_args()
 
-    data_dir = os.environ.get("SOSL_DATA_DIR")
-    src = Path(data_dir or "") / "highdim" / "SMSSpamCollection"
-    if not data_dir or not src.is_file():
-        raise SystemExit("set SOSL_DATA_DIR to a folder holding highdim/SMSSpamCollection")
-    lines = src.read_text(encoding="utf-8").splitlines()
-    labels = np.array([ln.split("\t", 1)[0] == "spam" for ln in lines], dtype=int)
-    n = len(lines)
-
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (str(ROOT), args.vw_path, os.environ.get("PYTHONPATH")) if p))
     py = sys.executable
-    have_vw = subprocess.run([py, "-c", "import vowpalwabbit"], env=env,
-                             capture_output=True).returncode == 0
+    tmp = Path(args.tmp or tempfile.mkdtemp(prefix="bench_cli_"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    env_after = dict(os.environ, PYTHONPATH=str(ROOT))
+    env_before = dict(os.environ, PYTHONPATH=str(args.before)) if args.before else None
+    have_vw = subprocess.run([py, "-c", "import vowpalwabbit"], capture_output=True
+                             ).returncode == 0
+    jobs = args.jobs.split(",")
+    blocks = [int(b) for b in args.blocks.split(",")]
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench_cli_"))
-    vw_data = tmp / "sms.vw"
-    with open(vw_data, "w", encoding="utf-8") as f:
-        for ln, lab in zip(lines, labels):
-            words = TOKEN.findall(ln.split("\t", 1)[1].lower())
-            f.write(f"{1 if lab else -1} |w {' '.join(words)}\n")
+    svm, svm_vw = tmp / f"rows{args.rows}.svm", tmp / f"rows{args.rows}.vw"
+    txt, txt_vw = tmp / f"text{args.text_rows}.tsv", tmp / f"text{args.text_rows}.vw"
+    if ({"libsvm", "stdin"} & set(jobs)) and not svm_vw.exists():
+        make_libsvm(svm, svm_vw, args.rows, 50)
+    if "text" in jobs and not txt_vw.exists():
+        make_text(txt, txt_vw, args.text_rows)
 
-    contenders = {}
-    for learner in args.learners.split(","):
-        for block in (1, args.block):
-            contenders[f"sosl learn --learner {learner} --block {block}"] = (
-                [py, "-m", "sosl", "learn", str(src), "--format", "text", "--positive", "spam",
-                 "--hash-bits", str(args.bits), "--learner", learner, "--progress", "0",
-                 "--block", str(block), "-f", str(tmp / f"{learner}_{block}.joblib")],
-                f"sosl {learner}")
-    if have_vw:
-        contenders["vw --loss_function logistic"] = (
-            [py, "-m", "vowpalwabbit", "-d", str(vw_data), "-b", str(args.bits),
-             "--loss_function", "logistic", "--quiet", "-p", str(tmp / "vw.pred"),
-             "-f", str(tmp / "vw.model")], "vw")
-        contenders["vw --loss_function hinge"] = (
-            [py, "-m", "vowpalwabbit", "-d", str(vw_data), "-b", str(args.bits),
-             "--loss_function", "hinge", "--quiet", "-p", str(tmp / "vw_hinge.pred"),
-             "-f", str(tmp / "vw_hinge.model")], "vw")
-    # what a sosl command imports before its first row: the CLI and the learner's class
-    # (import sosl is lazy: the learner's module brings scikit-learn and SciPy)
-    startup_cmds = {f"sosl {learner}": [py, "-c", f"import sosl.cli, sosl; sosl.{learner}"]
-                    for learner in args.learners.split(",")}
-    startup_cmds["vw"] = [py, "-c", "import vowpalwabbit"]
+    def vw(data, out, stdin=False):
+        cmd = [py, "-m", "vowpalwabbit", "--loss_function", "logistic", "-b", "18",
+               "--quiet", "-p", str(out)]
+        return cmd + ["-d", "/dev/stdin" if stdin else str(data)]
 
-    best = {name: np.inf for name in contenders}
-    startup = {k: np.inf for k in startup_cmds if k != "vw" or have_vw}
-    outputs = {}
-    inrun = {name: np.inf for name in contenders}       # the pass's CPU, as sosl reports it
-    for _ in range(args.repeat):                        # interleaved, min of repeats
-        for k in startup:
-            startup[k] = min(startup[k], child_cpu(startup_cmds[k], env)[0])
-        for name, (cmd, _tool) in contenders.items():
-            cpu, out = child_cpu(cmd, env, stdout=subprocess.PIPE)
-            best[name] = min(best[name], cpu)
-            outputs[name] = out
-            if _tool != "vw":
-                final = [ln for ln in out.splitlines() if ln.endswith("(final)")][-1]
-                inrun[name] = min(inrun[name], float(final.split()[4]))
+    contenders = []            # (job, name, cmd, env, stdin file, predictions file, rows)
+    for job in jobs:
+        if job == "libsvm" or job == "stdin":
+            rows, data = args.rows, svm
+            src = "-" if job == "stdin" else str(data)
+            for b in blocks:
+                pred = tmp / f"{job}_after_{b}.pred"
+                contenders.append((job, f"sosl learn --block {b}",
+                                   [py, "-m", "sosl", "learn", src, "--n-features", "51",
+                                    "--progress", "0", "-q", "--block", str(b), "-p",
+                                    str(pred)], env_after,
+                                   data if job == "stdin" else None, pred, rows))
+            if job == "libsvm" and env_before is not None:
+                contenders.append((job, "before: sosl learn --block 1000",
+                                   [py, "-m", "sosl", "learn", str(data), "--n-features", "51",
+                                    "--progress", "0", "-q", "--block", "1000"],
+                                   env_before, None, None, rows))
+            if have_vw:
+                pred = tmp / f"{job}_vw.pred"
+                contenders.append((job, "vw --loss_function logistic -b 18",
+                                   vw(svm_vw, pred, job == "stdin"), env_after,
+                                   svm_vw if job == "stdin" else None, pred, rows))
+        elif job == "text":
+            for b in blocks:
+                pred = tmp / f"text_after_{b}.pred"
+                contenders.append((job, f"sosl learn --block {b}",
+                                   [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
+                                    "-b", "18", "--progress", "0", "-q", "--block", str(b),
+                                    "-p", str(pred)], env_after, None, pred, args.text_rows))
+            if env_before is not None:
+                contenders.append((job, "before: sosl learn --block 1000",
+                                   [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
+                                    "-b", "18", "--progress", "0", "-q", "--block", "1000"],
+                                   env_before, None, None, args.text_rows))
+            if have_vw:
+                pred = tmp / "text_vw.pred"
+                contenders.append((job, "vw --loss_function logistic -b 18",
+                                   vw(txt_vw, pred), env_after, None, pred, args.text_rows))
 
-    print(f"SMS spam: {n} rows ({labels.sum()} spam), words hashed to 2^{args.bits}, "
-          f"one pass; process CPU seconds, min of {args.repeat}, interleaved")
-    print("start-up CPU (interpreter + imports): "
-          + ", ".join(f"{k} {v:.2f} s" for k, v in startup.items()))
-    print(f"{'command':<44} {'cpu_s':>7} {'net_s':>7} {'rows/s':>9} {'net rows/s':>11} "
-          f"{'prog. AUC':>9} {'prog. AP':>9} {'in-run rows/s':>13}")
-    for name, (cmd, tool) in contenders.items():
-        if tool != "vw":
-            final = [ln for ln in outputs[name].splitlines() if ln.endswith("(final)")][-1]
-            auc_v, ap_v = (float(v) for v in final.split()[2:4])
-        else:
-            pred = np.loadtxt(cmd[cmd.index("-p") + 1])
-            auc_v = roc_auc_score(labels[1:], pred[1:])
-            ap_v = average_precision_score(labels[1:], pred[1:])
-        net = best[name] - startup[tool]
-        print(f"{name:<44} {best[name]:>7.2f} {net:>7.2f} {n / best[name]:>9.0f} "
-              f"{n / net if net > 0 else float('nan'):>11.0f} {auc_v:>9.4f} {ap_v:>9.4f} "
-              f"{n / inrun[name] if np.isfinite(inrun[name]) else float('nan'):>13.0f}")
-    print("in-run rows/s: the rows over the pass's own CPU seconds as `sosl learn` prints them "
-          "(its final line; min of the repeats), free of the start-up's noise; VW prints none")
-    if not have_vw:
-        print("vw: not timed (the vowpalwabbit package is not importable; pip install "
-              "vowpalwabbit, or pass --vw-path)")
+    best = {i: (np.inf, np.inf) for i in range(len(contenders))}
+    t0 = time.time()
+    for _ in range(args.repeat):                         # interleaved, min of repeats
+        for i, (_job, _name, cmd, env, stdin, _pred, _rows) in enumerate(contenders):
+            cpu, rss = run(cmd, env, stdin)
+            best[i] = (min(best[i][0], cpu), min(best[i][1], rss))
+
+    labels = {}
+    print(f"process CPU seconds and peak RSS, min of {args.repeat}, interleaved "
+          f"({time.time() - t0:.0f} s wall); progressive AUC from each tool's -p file")
+    print(f"{'job':<7} {'command':<36} {'cpu_s':>8} {'rss_MiB':>8} {'rows/s':>10} "
+          f"{'prog_auc':>9} {'vw/this cpu':>11}")
+    vw_cpu = {c[0]: best[i][0] for i, c in enumerate(contenders) if c[1].startswith("vw")}
+    for i, (job, name, _cmd, _env, _stdin, pred, rows) in enumerate(contenders):
+        if job not in labels:
+            src = txt_vw if job == "text" else svm_vw
+            with open(src) as f:
+                labels[job] = np.array([ln.split(" ", 1)[0] == "1" for ln in f], dtype=int)
+        cpu, rss = best[i]
+        auc = prog_auc(pred, labels[job]) if pred is not None else float("nan")
+        ratio = vw_cpu[job] / cpu if job in vw_cpu else float("nan")
+        print(f"{job:<7} {name:<36} {cpu:>8.2f} {rss:>8.1f} {rows / cpu:>10.0f} "
+              f"{auc:>9.4f} {ratio:>11.2f}")
+    print("vw/this cpu: VW's CPU seconds over this command's (1.0 = as fast as VW)")
 
 
 if __name__ == "__main__":

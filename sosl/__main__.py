@@ -3,6 +3,6 @@
 if __name__ == "__main__":
     import sys
 
-    from sosl.cli import main
+    from sosl.cli import console_main
 
-    sys.exit(main())
+    sys.exit(console_main())

@@ -1,7 +1,8 @@
 """The ``sosl`` command line: train and score online AUC learners on a stream of rows.
 
-``sosl learn`` reads labelled rows (LIBSVM, CSV, or ``label<TAB>text`` lines) from a file or
-standard input, turns each chunk of rows into a matrix (feature hashing or column indices),
+``sosl learn`` reads labelled rows (LIBSVM, CSV, ``label<TAB>text`` or Vowpal Wabbit's
+text format; plain, gzip, bzip2 or xz) from a file or standard input, turns each chunk of
+rows into a matrix (:mod:`sosl._reader`: feature hashing or column indices),
 makes one online pass with any sosl learner and prints progressive-validation figures: each
 row is scored by the model as it stands *before* the model learns it, and the AUC and
 average precision of those scores are reported every ``--progress`` rows. ``-f`` saves the
@@ -10,272 +11,55 @@ saved model. ``sosl score`` writes one score per input row with a saved model.
 
 The commands follow Vowpal Wabbit's habits (``vw -d train -f model``, ``vw -t -i model``)::
 
-    sosl learn train.txt --format text --positive spam --hash-bits 18 -f model.joblib
-    sosl learn more.txt -i model.joblib -f model.joblib      # continue training
-    sosl score test.txt -i model.joblib --out scores.txt
+    sosl learn train.txt --format text --positive spam --hash-bits 18 -f model.npz
+    sosl learn more.txt -i model.npz -f model.npz      # continue training
+    sosl score test.txt -i model.npz --out scores.txt
 
 Misuse (a bad option, a missing file, an unknown learner or parameter, a malformed line)
 prints one line ``sosl: error: ...`` on standard error and exits with status 2; a failure
 while learning (e.g. a model too large for memory) exits with status 1.
 
-Model files are joblib pickles: load only files you trust.
+Model files hold the learner's state and the reader's settings as arrays and JSON
+(:mod:`sosl.io`); reading one runs no code. An old pickled (joblib) model file is read only
+with ``--trust-pickle``, with a warning.
 """
 
 import argparse
 import ast
-import math
 import os
 import sys
 import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
+
+from ._reader import FeatureSpec, UsageError, max_index, open_input, read_chunks, text_lines
 
 __all__ = ["main", "LEARNERS", "FeatureSpec"]
 
-#: the learners ``--learner`` accepts (case-insensitive), by class name
-LEARNERS = ("OAUCM", "OAUCS", "SketchedOAUCM", "FTRLAUC", "OKAUCM", "OKAUCS", "Perceptron",
-            "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "KOIL", "POLK")
-FORMATS = ("auto", "libsvm", "csv", "text")
+
+def _learner_names():
+    """The learner names ``--learner`` accepts: the lazy name map of ``sosl`` (no import)."""
+    import sosl
+
+    return tuple(sosl._HOME)
+
+
+LEARNERS = _learner_names()
+FORMATS = ("auto", "libsvm", "csv", "text", "vw")
 MODEL_FILE_KIND = "sosl-cli-model"
 MODEL_FILE_LAYOUT = 1
-#: indexed LIBSVM input with at most this many columns is handed to the learner as dense rows
-DENSE_MAX = 1000
-_POSITIVE_TOKENS = {"1", "+1", "1.0", "+1.0", "true", "yes"}
-_NEGATIVE_TOKENS = {"0", "-1", "0.0", "-1.0", "false", "no"}
-
-
-class UsageError(Exception):
-    """A mistake of the caller: reported on one line, exit status 2."""
 
 
 # ---------------------------------------------------------------------------------------
-# features: how a chunk of lines becomes a matrix, saved with the model
+# the first line: the format and feature setup of a new model
 # ---------------------------------------------------------------------------------------
-class FeatureSpec:
-    """The input format and feature mapping a model was trained with.
-
-    Parameters
-    ----------
-    fmt : {"libsvm", "csv", "text"}
-        Input format.
-    hash_bits : int or None
-        Hash the features into ``2**hash_bits`` columns (text always; LIBSVM when given).
-        None indexes them (LIBSVM column = index, CSV column = field position).
-    n_features : int or None
-        Number of columns of indexed input (LIBSVM: largest index + 1; CSV: fields - 1).
-        Indexed LIBSVM rows of at most ``DENSE_MAX`` columns reach the learner dense, wider
-        ones (and hashed ones) as CSR rows.
-    positive : str or None
-        The label token of the positive class; None reads labels as 1/+1 (positive) and
-        0/-1 (negative).
-    delimiter : str
-        CSV field separator.
-    label_col : int
-        CSV column holding the label (negative counts from the end).
-    ngram : int
-        Text: word n-grams of length 1 to ``ngram`` are hashed.
-    """
-
-    def __init__(self, fmt, hash_bits=None, n_features=None, positive=None, delimiter=",",
-                 label_col=0, ngram=1):
-        self.fmt = fmt
-        self.hash_bits = hash_bits
-        self.n_features = n_features
-        self.positive = positive
-        self.delimiter = delimiter
-        self.label_col = label_col
-        self.ngram = ngram
-        self._hasher = None
-
-    def state(self):
-        """The spec as a plain dict (what the model file stores)."""
-        return {k: getattr(self, k) for k in ("fmt", "hash_bits", "n_features", "positive",
-                                              "delimiter", "label_col", "ngram")}
-
-    @classmethod
-    def from_state(cls, state):
-        return cls(**state)
-
-    @property
-    def columns(self):
-        return 2 ** self.hash_bits if self.hash_bits is not None else self.n_features
-
-    def describe(self):
-        if self.hash_bits is not None:
-            return f"{self.fmt}, hashed to 2^{self.hash_bits} columns"
-        return f"{self.fmt}, {self.n_features} indexed columns"
-
-    # labels ------------------------------------------------------------------------------
-    def label(self, token, where, required):
-        """1 for the positive class, 0 for the negative one, None for an absent label."""
-        if token is None or token == "":
-            if required:
-                raise UsageError(f"{where}: the row has no label")
-            return None
-        if self.positive is not None:
-            return 1 if token == self.positive else 0
-        t = token.lower()
-        if t in _POSITIVE_TOKENS:
-            return 1
-        if t in _NEGATIVE_TOKENS:
-            return 0
-        try:
-            value = float(t)
-        except ValueError:
-            value = None
-        if value == 1.0:
-            return 1
-        if value == 0.0 or value == -1.0:
-            return 0
-        raise UsageError(f"{where}: label {token!r} is not 1/+1 or 0/-1; name the positive "
-                         "class with --positive LABEL")
-
-    # chunks ------------------------------------------------------------------------------
-    def transform(self, lines, first_line, required):
-        """Parse a chunk of lines: (X, y) with y[i] in {0, 1} or -1 for no label."""
-        if self.fmt == "text":
-            return self._text(lines, first_line, required)
-        if self.fmt == "libsvm":
-            return self._libsvm(lines, first_line, required)
-        return self._csv(lines, first_line, required)
-
-    def _text(self, lines, first_line, required):
-        texts, y = [], np.empty(len(lines), dtype=np.int64)
-        for k, line in enumerate(lines):
-            label, sep, text = line.partition("\t")
-            if not sep:
-                if required:
-                    raise UsageError(f"line {first_line + k}: no TAB between label and text "
-                                     "(text input is label<TAB>text)")
-                label, text = None, line
-            lab = self.label(label, f"line {first_line + k}", required)
-            y[k] = -1 if lab is None else lab
-            texts.append(text)
-        if self._hasher is None:
-            from sklearn.feature_extraction.text import HashingVectorizer
-            self._hasher = HashingVectorizer(n_features=2 ** self.hash_bits,
-                                             ngram_range=(1, self.ngram))
-        return _csr(self._hasher.transform(texts)), y
-
-    def _libsvm(self, lines, first_line, required):
-        y = np.empty(len(lines), dtype=np.int64)
-        indptr, indices, data, pairs = [0], [], [], []
-        for k, line in enumerate(lines):
-            where = f"line {first_line + k}"
-            body = line.split("#", 1)[0].split()
-            label = None
-            if body and ":" not in body[0]:
-                label, body = body[0], body[1:]
-            lab = self.label(label, where, required)
-            y[k] = -1 if lab is None else lab
-            row = []
-            for tok in body:
-                name, sep, value = tok.partition(":")
-                if not sep:
-                    raise UsageError(f"{where}: {tok!r} is not index:value")
-                if name == "qid":
-                    continue
-                try:
-                    idx, val = int(name), float(value)
-                except ValueError:
-                    raise UsageError(f"{where}: {tok!r} is not index:value with an integer "
-                                     "index and a number") from None
-                if idx < 0:
-                    raise UsageError(f"{where}: negative feature index {idx}")
-                if not math.isfinite(val):
-                    raise UsageError(f"{where}: feature {idx} has the non-finite value {value}")
-                if self.hash_bits is None and idx >= self.n_features:
-                    raise UsageError(f"{where}: feature index {idx} is beyond the model's "
-                                     f"{self.n_features} columns; pass --n-features or "
-                                     "--hash-bits")
-                row.append((idx, val))
-            if self.hash_bits is not None:
-                pairs.append([(str(i), v) for i, v in row])
-            else:
-                indices.extend(i for i, _ in row)
-                data.extend(v for _, v in row)
-                indptr.append(len(indices))
-        if self.hash_bits is not None:
-            if self._hasher is None:
-                from sklearn.feature_extraction import FeatureHasher
-                self._hasher = FeatureHasher(n_features=2 ** self.hash_bits, input_type="pair")
-            return _csr(self._hasher.transform(pairs)), y
-        X = _csr(sp.csr_matrix((np.asarray(data, dtype=np.float64),
-                                np.asarray(indices, dtype=np.int64),
-                                np.asarray(indptr, dtype=np.int64)),
-                               shape=(len(lines), self.n_features)))
-        return (X.toarray() if self.n_features <= DENSE_MAX else X), y
-
-    def _csv(self, lines, first_line, required):
-        y = np.empty(len(lines), dtype=np.int64)
-        X = np.empty((len(lines), self.n_features), dtype=np.float64)
-        for k, line in enumerate(lines):
-            where = f"line {first_line + k}"
-            fields = [f.strip() for f in line.split(self.delimiter)]
-            if len(fields) == self.n_features:          # no label column
-                label = None
-            elif len(fields) == self.n_features + 1:
-                label = fields.pop(self.label_col)
-            else:
-                raise UsageError(f"{where}: {len(fields)} fields, expected "
-                                 f"{self.n_features + 1} (a label and {self.n_features} "
-                                 "features)")
-            lab = self.label(label, where, required)
-            y[k] = -1 if lab is None else lab
-            try:
-                X[k] = [float(f) for f in fields]
-            except ValueError:
-                raise UsageError(f"{where}: a feature is not a number") from None
-            if not np.isfinite(X[k]).all():
-                raise UsageError(f"{where}: a feature is NaN or infinite")
-        return X, y
-
-
-def _csr(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    X.sum_duplicates()
-    X.sort_indices()
-    return X
-
-
-# ---------------------------------------------------------------------------------------
-# reading lines
-# ---------------------------------------------------------------------------------------
-def _open(path):
-    if path == "-":
-        return sys.stdin
-    if not os.path.exists(path):
-        raise UsageError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory")
-    return open(path, encoding="utf-8", errors="replace", newline="")
-
-
-def _lines(stream):
-    """Non-empty lines without their line end, numbered from 1 (blank lines are skipped)."""
-    for number, line in enumerate(stream, start=1):
-        line = line.rstrip("\r\n")
-        if line.strip():
-            yield number, line
-
-
-def _chunks(numbered, size):
-    chunk = []
-    for item in numbered:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _sniff(line):
     """Guess the format of one line."""
     if "\t" in line:
         return "text"
+    if "|" in line:
+        return "vw"
     tokens = line.split("#", 1)[0].split()
     if tokens and all(":" in t for t in tokens[1:]) and len(tokens) > 1:
         return "libsvm"
@@ -286,39 +70,20 @@ def _sniff(line):
     raise UsageError(f"cannot tell the format of the line {line[:40]!r}; pass --format")
 
 
-def _is_number(s):
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _peek(numbered):
-    """The first item of an iterator and an iterator that yields it again."""
-    try:
-        first = next(numbered)
-    except StopIteration:
-        return None, iter(())
-
-    def again():
-        yield first
-        yield from numbered
-    return first, again()
-
-
 def _new_spec(args, first_line, path):
     """The feature spec of a new model, from the options and the first line of the input."""
     fmt = args.format
     if fmt == "auto":
-        ext = os.path.splitext(path)[1].lower()
-        fmt = {".csv": "csv", ".svm": "libsvm", ".libsvm": "libsvm",
+        base = path[:-3] if path.endswith(".gz") else path[:-4] if path.endswith(
+            (".bz2", ".xz")) else path
+        ext = os.path.splitext(base)[1].lower()
+        fmt = {".csv": "csv", ".svm": "libsvm", ".libsvm": "libsvm", ".vw": "vw",
                ".tsv": "text"}.get(ext) or _sniff(first_line)
     bits = args.hash_bits
-    if fmt == "text" and bits is None:
+    if fmt in ("text", "vw") and bits is None:
         bits = 18
     if fmt == "csv" and bits is not None:
-        raise UsageError("--hash-bits applies to text and libsvm input; CSV columns are "
+        raise UsageError("--hash-bits applies to text, vw and libsvm input; CSV columns are "
                          "indexed by position")
     if bits is not None and args.n_features is not None:
         raise UsageError("give --hash-bits or --n-features, not both")
@@ -337,39 +102,22 @@ def _new_spec(args, first_line, path):
             if path == "-":
                 raise UsageError("LIBSVM input from standard input needs --n-features P "
                                  "(largest index + 1) or --hash-bits B")
-            spec.n_features = _max_index(path) + 1
+            spec.n_features = max_index(path, args.chunk) + 1
         else:
             spec.n_features = args.n_features
     return spec
 
 
-def _max_index(path):
-    """The largest feature index of a LIBSVM file (one pass before learning)."""
-    top = 0
-    with _open(path) as f:
-        for number, line in _lines(f):
-            for tok in line.split("#", 1)[0].split()[1:]:
-                name = tok.partition(":")[0]
-                if name != "qid":
-                    try:
-                        top = max(top, int(name))
-                    except ValueError:
-                        raise UsageError(f"line {number}: {tok!r} is not index:value") from None
-    return top
+def _first(chunks):
+    """The first chunk, its first non-blank line (or None) and the chunks again."""
+    def again(first):
+        yield first
+        yield from chunks
 
-
-def _csv_header(first, numbered, spec):
-    """Drop a header line (a first line whose feature fields are not numbers)."""
-    if first is None or spec.fmt != "csv":
-        return numbered
-    fields = [f.strip() for f in first[1].split(spec.delimiter)]
-    if len(fields) == spec.n_features + 1:
-        fields.pop(spec.label_col)
-    if all(_is_number(f) for f in fields):
-        return numbered
-    next(numbered)
-    return numbered
-
+    for number, block in chunks:
+        for _, line in text_lines(block, number):
+            return line, again((number, block))
+    return None, iter(())
 
 # ---------------------------------------------------------------------------------------
 # learners and their parameters
@@ -421,79 +169,116 @@ def _one_line(e):
 # ---------------------------------------------------------------------------------------
 # model files
 # ---------------------------------------------------------------------------------------
-def _load_model_file(path):
-    import joblib
-
-    import sosl
+def _load_model_file(path, trust_pickle=False):
+    """(model, meta) of a model file; a pickle only with ``trust_pickle`` (and a warning)."""
+    from . import io as sosl_io
+    from ._version import __version__
+    from .state import from_state
 
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such model file")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            bundle = joblib.load(path)
-    except Exception as e:           # a truncated or foreign file: say so, not a traceback
+            state, meta = sosl_io.load_state(path, allow_pickle=trust_pickle)
+            model = from_state(state)
+    except ValueError as e:
+        text = _one_line(e).replace("pass --trust-pickle to the sosl command",
+                                    "pass --trust-pickle")
+        raise UsageError(f"{path}: {text}") from None
+    except Exception as e:           # a foreign pickle read with --trust-pickle
         raise UsageError(f"{path}: not a sosl model file ({type(e).__name__}: "
                          f"{_one_line(e)})") from None
-    if not isinstance(bundle, dict) or bundle.get("kind") != MODEL_FILE_KIND:
-        raise UsageError(f"{path}: not a model file written by `sosl learn`")
-    if bundle.get("layout") != MODEL_FILE_LAYOUT:
-        raise UsageError(f"{path}: model file layout {bundle.get('layout')} is not "
-                         f"{MODEL_FILE_LAYOUT} (written by sosl {bundle.get('sosl_version')})")
+    if meta.get("kind") != MODEL_FILE_KIND or not isinstance(meta.get("features"), dict):
+        raise UsageError(f"{path}: a sosl model but not one written by `sosl learn` (it has "
+                         "no feature setup)")
+    if meta.get("layout") != MODEL_FILE_LAYOUT:
+        raise UsageError(f"{path}: model file layout {meta.get('layout')} is not "
+                         f"{MODEL_FILE_LAYOUT} (written by sosl {meta.get('sosl_version')})")
     for w in caught:
         print(f"sosl: warning: {_one_line(w.message)}", file=sys.stderr)
-    if bundle.get("sosl_version") != sosl.__version__ and not caught:
-        print(f"sosl: warning: {path} was written by sosl {bundle.get('sosl_version')}, this "
-              f"is sosl {sosl.__version__}", file=sys.stderr)
-    return bundle
+    if meta.get("sosl_version") != __version__ and not caught:
+        print(f"sosl: warning: {path} was written by sosl {meta.get('sosl_version')}, this "
+              f"is sosl {__version__}", file=sys.stderr)
+    return model, meta
 
 
 def _save_model_file(path, model, spec, rows):
-    import joblib
+    """The learner's state and the reader's settings, in sosl's safe file format.
 
-    import sosl
+    :func:`sosl.io.save` writes a temporary file beside the target and renames it over the
+    target: a reader sees the old model or the new one, and whatever stops the write (a
+    full disk, SIGINT) removes the temporary file.
+    """
+    from . import io as sosl_io
+    from ._version import __version__
 
-    bundle = {"kind": MODEL_FILE_KIND, "layout": MODEL_FILE_LAYOUT,
-              "sosl_version": sosl.__version__, "learner": type(model).__name__,
-              "model": model, "features": spec.state(), "rows_seen": int(rows)}
-    tmp = f"{path}.tmp{os.getpid()}"
+    meta = {"kind": MODEL_FILE_KIND, "layout": MODEL_FILE_LAYOUT, "sosl_version": __version__,
+            "features": spec.state(), "rows_seen": int(rows)}
     try:
-        joblib.dump(bundle, tmp)
-        os.replace(tmp, path)
+        sosl_io.save(model, path, meta=meta)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         raise UsageError(f"{path}: cannot write the model ({e.strerror or e})") from None
+
+
 
 
 # ---------------------------------------------------------------------------------------
 # progressive validation
 # ---------------------------------------------------------------------------------------
 class _Progress:
-    """The prequential figures (streaming AUC and average precision) and the report lines."""
+    """The prequential figures (AUC and average precision) and the report lines.
 
-    def __init__(self, every, out):
-        from .metrics import StreamingAUC, StreamingAveragePrecision
+    By default in constant memory (:class:`sosl.metrics.BinnedAUC`, whose error bound the
+    final line prints); ``exact`` keeps every score (the exact streaming metrics).
+    """
+
+    def __init__(self, every, out, exact=False):
+        from .metrics import BinnedAUC, StreamingAUC, StreamingAveragePrecision
 
         self.every = every
         self.out = out
-        self.auc = StreamingAUC()
-        self.ap = StreamingAveragePrecision()
+        self.exact = exact
+        if exact:
+            self.auc, self.ap = StreamingAUC(), StreamingAveragePrecision()
+        else:
+            self.auc = self.ap = BinnedAUC()
         self.rows = self.scored = 0
         self.next_report = every if every else None
         self.start = time.process_time()
         self.header = False
         self.reported = 0
-
-    def add(self, label, score):
-        self.auc.update(label, score)
-        self.ap.update(label, score)
-        self.scored += 1
+        self.held_y, self.held_s = [], []
 
     def add_many(self, labels, scores):
         self.auc.update_many(labels, scores)
-        self.ap.update_many(labels, scores)
+        if self.exact:
+            self.ap.update_many(labels, scores)
         self.scored += len(labels)
+
+    def add_one(self, label, score):
+        """One row's pair, held until the next report (one metric update for many rows)."""
+        self.held_y.append(label)
+        self.held_s.append(score)
+        if len(self.held_y) >= 4096:
+            self.flush()
+
+    def flush(self):
+        if self.held_y:
+            self.add_many(np.array(self.held_y, dtype=np.int64), np.array(self.held_s))
+            self.held_y, self.held_s = [], []
+
+    def figures(self):
+        self.flush()
+        ap = self.ap.get() if self.exact else self.ap.average_precision()
+        return self.auc.get(), ap
+
+    def tick(self, rows):
+        self.rows += rows
+        if self.next_report is not None and self.rows >= self.next_report:
+            self.line()
+            while self.next_report <= self.rows:
+                self.next_report += self.every
 
     def line(self, final=False):
         self.reported = self.rows
@@ -505,63 +290,167 @@ class _Progress:
             self.header = True
         cpu = time.process_time() - self.start
         rate = self.rows / cpu if cpu > 0 else float("inf")
-        print(f"{self.rows:>10} {self.scored:>10} {self.auc.get():>8.4f} "
-              f"{self.ap.get():>8.4f} {cpu:>8.2f} {rate:>10.0f}"
-              + ("  (final)" if final else ""), file=self.out)
+        auc, ap = self.figures()
+        tail = ""
+        if final:
+            tail = "  (final" + ("" if self.exact else
+                                 f"; auc binned, within {self.auc.error_bound():.1e}") + ")"
+        print(f"{self.rows:>10} {self.scored:>10} {auc:>8.4f} {ap:>8.4f} {cpu:>8.2f} "
+              f"{rate:>10.0f}" + tail, file=self.out)
         self.out.flush()
 
 
-def _learn_chunk(model, X, y, progress, classes, block):
-    """Test-then-train over the rows of one chunk.
+class _Pass:
+    """Test-then-train over the rows of a stream, in blocks of ``block`` rows.
 
     With ``block == 1`` each row is scored, then learned (``score_one`` / ``learn_one``).
     With a larger block, each block of rows is scored by the model as it stood before the
     block (``decision_function``), then learned by one ``partial_fit``: the model is the
     same (sosl's learners give the same state for any split of a stream into calls), the
-    progressive scores are those of a model up to ``block - 1`` rows older, and the pass
-    runs at the speed of the typed batch path.
+    progressive scores are those of a model up to ``block - 1`` rows older. Blocks run
+    across the chunks the reader hands in, so the result does not depend on ``--chunk``.
+    With ``learn=False`` (``-t``) the rows are scored only. With ``delay=D`` (row by row)
+    row i is learned only once row i + D has been scored, as when labels arrive late; the
+    rows still waiting at the end are learned then.
     """
-    sparse = sp.issparse(X)
-    start = 0
-    if not hasattr(model, "classes_"):           # the first row: nothing to score it with
-        model.learn_one(X[0:1] if sparse else X[0], int(y[0]), classes=classes)
-        progress.rows += 1
-        start = 1
-    if block == 1:
+
+    def __init__(self, model, block, progress, preds=None, learn=True, delay=0):
+        from collections import deque
+
+        self.model, self.block, self.progress = model, block, progress
+        self.preds, self.learn, self.delay = preds, learn, delay
+        self.waiting = deque()
+        self.pending = []
+        self.classes = set()
+
+    def feed(self, X, y, w):
+        self.classes.update(np.unique(y).tolist())
+        if self.block == 1:
+            self._rows(X, y, w)
+            return
+        if self.pending:
+            self.pending.append((X, y, w))
+            X, y, w = _stack(self.pending)
+            self.pending = []
+        n = X.shape[0]
+        lo = 0
+        if self.learn and not hasattr(self.model, "classes_"):
+            self._first(X, y, w)
+            lo = 1
+        full = lo + (n - lo) // self.block * self.block
+        for a in range(lo, full, self.block):
+            self._block(X[a:a + self.block], y[a:a + self.block],
+                        None if w is None else w[a:a + self.block])
+        if full < n:
+            self.pending = [(X[full:], y[full:], None if w is None else w[full:])]
+
+    def close(self):
+        while self.waiting:                # --delay: the rows not learned yet, in order
+            self._learn_row(*self.waiting.popleft())
+        if self.pending:
+            X, y, w = _stack(self.pending)
+            self.pending = []
+            self._block(X, y, w)
+
+    def _first(self, X, y, w):
+        if w is None:
+            row = X[0:1] if not isinstance(X, np.ndarray) else X[0]
+            self.model.learn_one(row, int(y[0]), classes=[0, 1])
+        else:
+            self.model.partial_fit(X[0:1], y[0:1], classes=[0, 1], sample_weight=w[0:1])
+        if self.preds is not None:
+            self.preds.write("0\n")
+        self.progress.tick(1)
+
+    def _block(self, X, y, w):
+        s = np.ravel(self.model.decision_function(X))
+        self.progress.add_many(y, s)
+        if self.preds is not None:
+            self.preds.write("".join(f"{v:.10g}\n" for v in s))
+        if self.learn:
+            self.model.partial_fit(X, y, sample_weight=w)
+        self.progress.tick(X.shape[0])
+
+    def _rows(self, X, y, w):
+        model, progress, preds = self.model, self.progress, self.preds
+        dense = isinstance(X, np.ndarray)
+        start = 0
+        if self.learn and not hasattr(model, "classes_"):
+            self._first(X, y, w)
+            start = 1
         for i in range(start, X.shape[0]):
-            row = X[i:i + 1] if sparse else X[i]
-            progress.add(int(y[i]), model.score_one(row))
-            model.learn_one(row, int(y[i]))
-            progress.rows += 1
-            if progress.next_report is not None and progress.rows >= progress.next_report:
-                progress.line()
-                progress.next_report += progress.every
-        return
-    for lo in range(start, X.shape[0], block):
-        Xb, yb = X[lo:lo + block], y[lo:lo + block]
-        progress.add_many(yb, np.ravel(model.decision_function(Xb)))
-        model.partial_fit(Xb, yb)
-        progress.rows += Xb.shape[0]
-        if progress.next_report is not None and progress.rows >= progress.next_report:
-            progress.line()
-            while progress.next_report <= progress.rows:
-                progress.next_report += progress.every
+            row = X[i] if dense else X[i:i + 1]
+            s = model.score_one(row)
+            progress.add_one(int(y[i]), s)
+            if preds is not None:
+                preds.write(f"{s:.10g}\n")
+            if self.learn:
+                if self.delay:
+                    self.waiting.append((X[i:i + 1], y[i:i + 1],
+                                         None if w is None else w[i:i + 1]))
+                    if len(self.waiting) > self.delay:
+                        self._learn_row(*self.waiting.popleft())
+                else:
+                    self._learn_row(X[i:i + 1], y[i:i + 1], None if w is None else w[i:i + 1])
+            progress.tick(1)
+
+    def _learn_row(self, X, y, w):
+        if w is not None:
+            self.model.partial_fit(X, y, sample_weight=w)
+        else:
+            self.model.learn_one(X[0] if isinstance(X, np.ndarray) else X, int(y[0]))
+
+
+def _stack(parts):
+    import scipy.sparse as sp
+
+    Xs = [p[0] for p in parts]
+    X = np.concatenate(Xs) if isinstance(Xs[0], np.ndarray) else sp.vstack(Xs, format="csr")
+    y = np.concatenate([p[1] for p in parts])
+    ws = [p[2] for p in parts]
+    w = None if all(v is None for v in ws) else np.concatenate(
+        [np.ones(p[1].shape[0]) if v is None else v for p, v in zip(parts, ws)])
+    return X, y, w
 
 
 # ---------------------------------------------------------------------------------------
 # the commands
 # ---------------------------------------------------------------------------------------
+def _data_path(args):
+    if args.data_opt is not None:
+        if args.data not in ("-", args.data_opt):
+            raise UsageError(f"two inputs: {args.data} and -d {args.data_opt}")
+        return args.data_opt
+    return args.data
+
+
+def _open_out(path):
+    if path is None:
+        return None
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write ({e.strerror or e})") from None
+
+
 def _cmd_learn(args):
     params = _parse_params(args.param)
     if args.progress < 0:
         raise UsageError(f"--progress must be >= 0, got {args.progress}")
-    stream = _open(args.data)
+    path = _data_path(args)
+    if args.test_only and args.model is None:
+        raise UsageError("-t (test only) needs a model to test: -i MODEL")
+    if args.delay and args.block != 1:
+        raise UsageError("--delay works row by row: it needs --block 1")
+    if args.test_only and args.final_model is not None:
+        raise UsageError("-t (test only) learns nothing: no -f")
+    stream = open_input(path)
+    chunks = read_chunks(stream, args.chunk, path)
     rows_before = 0
     if args.model is not None:
-        bundle = _load_model_file(args.model)
-        model = bundle["model"]
-        spec = FeatureSpec.from_state(bundle["features"])
-        rows_before = bundle["rows_seen"]
+        model, meta = _load_model_file(args.model, args.trust_pickle)
+        spec = FeatureSpec.from_state(meta["features"])
+        rows_before = int(meta.get("rows_seen", 0))
         if args.learner is not None and _learner_class(args.learner) is not type(model):
             raise UsageError(f"--learner {args.learner} does not match the model file's "
                              f"{type(model).__name__}")
@@ -574,32 +463,45 @@ def _cmd_learn(args):
         if args.format not in ("auto", spec.fmt):
             raise UsageError(f"--format {args.format} differs from the model file's {spec.fmt}")
         _set_params(model, params)
-        numbered = _lines(stream)
-        first, numbered = _peek(numbered)
     else:
         model = _learner_class(args.learner or "FTRLAUC")()
         _set_params(model, params)
-        numbered = _lines(stream)
-        first, numbered = _peek(numbered)
+        first, chunks = _first(chunks)
         if first is None:
-            raise UsageError(f"{args.data}: no rows to learn from")
-        spec = _new_spec(args, first[1], args.data)
-        numbered = _csv_header(first, numbered, spec)
+            raise UsageError(f"{path}: no rows to learn from")
+        spec = _new_spec(args, first, path)
     out = None if args.quiet else sys.stdout
     if out is not None:
-        print(f"sosl learn: {type(model).__name__} on {spec.describe()}"
+        print(f"sosl {'test' if args.test_only else 'learn'}: {type(model).__name__} on "
+              f"{spec.describe()}"
               + (f", continuing {args.model} ({rows_before} rows)" if args.model else ""),
               file=out)
-    progress = _Progress(args.progress, out)
+    progress = _Progress(args.progress, out, exact=args.exact_auc)
+    preds = _open_out(args.predictions)
+    run = _Pass(model, args.block, progress, preds, learn=not args.test_only,
+                delay=args.delay)
     try:
-        for chunk in _chunks(numbered, args.chunk):
-            X, y = spec.transform([line for _, line in chunk], chunk[0][0], required=True)
-            _learn_chunk(model, X, y, progress, classes=[0, 1], block=args.block)
+        for number, block in chunks:
+            parsed = spec.transform(block, number, required=True)
+            if parsed is not None:
+                run.feed(*parsed)
+        run.close()
     finally:
-        if stream is not sys.stdin:
+        if path != "-":
             stream.close()
+        if preds is not None:
+            preds.close()
     if progress.rows == 0:
-        raise UsageError(f"{args.data}: no rows to learn from")
+        raise UsageError(f"{path}: no rows to learn from")
+    if spec.positive is not None and spec.positive not in spec.seen_labels and not (
+            _is_float(spec.positive) and any(_is_float(t) and float(t) == float(spec.positive)
+                                              for t in spec.seen_labels)):
+        raise UsageError(f"--positive {spec.positive}: no row has this label (labels seen: "
+                         f"{', '.join(sorted(spec.seen_labels)[:10])})")
+    if len(run.classes) < 2:
+        which = "positive" if run.classes == {1} else "negative"
+        raise UsageError(f"{path}: every row is {which}: the AUC needs both classes "
+                         "(check the labels or --positive)")
     if progress.reported != progress.rows:
         progress.line(final=True)
     if args.final_model is not None:
@@ -607,50 +509,57 @@ def _cmd_learn(args):
     return 0
 
 
+def _is_float(text):
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _cmd_score(args):
-    bundle = _load_model_file(args.model)
-    model, spec = bundle["model"], FeatureSpec.from_state(bundle["features"])
+    model, meta = _load_model_file(args.model, args.trust_pickle)
+    spec = FeatureSpec.from_state(meta["features"])
     if args.format not in ("auto", spec.fmt):
         raise UsageError(f"--format {args.format} differs from the model file's {spec.fmt}")
     if args.proba and not hasattr(model, "predict_proba"):
         raise UsageError(f"{type(model).__name__} has no predict_proba")
-    stream = _open(args.data)
-    out = sys.stdout
-    if args.out is not None:
-        try:
-            out = open(args.out, "w", encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"{args.out}: cannot write ({e.strerror or e})") from None
-    from .metrics import StreamingAUC, StreamingAveragePrecision
+    path = _data_path(args)
+    stream = open_input(path)
+    out = _open_out(args.out or args.predictions) or sys.stdout
+    from .metrics import BinnedAUC
 
-    auc, ap, rows = StreamingAUC(), StreamingAveragePrecision(), 0
+    metric, rows = BinnedAUC(), 0
     try:
-        numbered = _csv_header(*_peek(_lines(stream)), spec)
-        for chunk in _chunks(numbered, args.chunk):
-            X, y = spec.transform([line for _, line in chunk], chunk[0][0], required=False)
+        for number, block in read_chunks(stream, args.chunk, path):
+            parsed = spec.transform(block, number, required=False)
+            if parsed is None:
+                continue
+            X, y, _ = parsed
             if args.proba:
                 s = model.predict_proba(X)[:, 1]
             else:
                 s = np.ravel(model.decision_function(X))
             out.write("".join(f"{v:.10g}\n" for v in s))
-            known = y >= 0
-            if known.any():
-                auc.update_many(y[known], s[known])
-                ap.update_many(y[known], s[known])
+            if spec.labelled:
+                metric.update_many(y, s)
             rows += X.shape[0]
     finally:
-        if stream is not sys.stdin:
+        if path != "-":
             stream.close()
         if out is not sys.stdout:
             out.close()
     if not args.quiet:
         msg = f"sosl score: {rows} rows scored"
-        if auc.n_pos + auc.n_neg:
-            msg += (f", {auc.n_pos + auc.n_neg} labelled: auc {auc.get():.4f}, average "
-                    f"precision {ap.get():.4f}")
+        if spec.labelled:
+            msg += f", {metric.n_pos + metric.n_neg} labelled: "
+            if metric.n_pos and metric.n_neg:
+                msg += (f"auc {metric.get():.4f}, average precision "
+                        f"{metric.average_precision():.4f}")
+            else:
+                msg += "one class only, no auc"
         print(msg, file=sys.stderr)
     return 0
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``sosl: error: ...`` and exit status 2."""
@@ -669,6 +578,12 @@ def _positive_int(text):
     return value
 
 
+def _non_negative_int(text):
+    if text.strip() == "0":
+        return 0
+    return _positive_int(text)
+
+
 def _hash_bits(text):
     value = _positive_int(text)
     if value > 31:
@@ -679,24 +594,33 @@ def _hash_bits(text):
 
 def build_parser():
     """The argument parser of ``sosl`` (its ``learn`` and ``score`` sub-commands)."""
-    import sosl
+    from ._version import __version__
 
     parser = _Parser(prog="sosl", description="Train and score sosl's online AUC learners on "
-                     "a stream of rows (LIBSVM, CSV or label<TAB>text), from a file or stdin.")
-    parser.add_argument("--version", action="version", version=f"sosl {sosl.__version__}")
+                     "a stream of rows (LIBSVM, CSV, label<TAB>text or VW's format, plain or "
+                     ".gz/.bz2/.xz), from a file or stdin.")
+    parser.add_argument("--version", action="version", version=f"sosl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{learn,score}", parser_class=_Parser)
     sub.required = True
 
     def common(p):
         p.add_argument("data", nargs="?", default="-",
                        help="input file, '-' for standard input (the default)")
+        p.add_argument("-d", "--data", dest="data_opt", default=None, metavar="FILE",
+                       help="the input file (as the positional argument; VW's -d)")
         p.add_argument("--format", choices=FORMATS, default="auto",
                        help="input format (auto: from the extension or the first line; a TAB "
-                            "means text, index:value tokens LIBSVM, commas CSV)")
+                            "means text, '|' VW, index:value tokens LIBSVM, commas CSV)")
         p.add_argument("--chunk", type=_positive_int, default=1000,
-                       help="rows parsed and vectorized together (default 1000); the result "
+                       help="lines parsed and vectorized together (default 1000); the result "
                             "does not depend on it")
+        p.add_argument("-p", "--predictions", default=None, metavar="FILE",
+                       help="write one score a row here (learn: each row's score before it "
+                            "is learned)")
         p.add_argument("-q", "--quiet", action="store_true", help="no report")
+        p.add_argument("--trust-pickle", action="store_true",
+                       help="also read an old pickled (joblib) model file; a pickle runs "
+                            "code when read: only for files you trust")
 
     learn = sub.add_parser("learn", help="one online pass over labelled rows",
                            description="One online pass over labelled rows with progressive "
@@ -704,12 +628,12 @@ def build_parser():
     common(learn)
     learn.add_argument("--learner", default=None,
                        help=f"learner class (default FTRLAUC): {', '.join(LEARNERS)}")
-    learn.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+    learn.add_argument("--param", action="append", metavar="NAME=VALUE",
                        help="a learner parameter, e.g. --param lam=0.01 (repeat, or "
                             "comma-separate)")
     learn.add_argument("-b", "--hash-bits", type=_hash_bits, default=None,
-                       help="hash features into 2^B columns (text: default 18; LIBSVM: "
-                            "indexed unless given)")
+                       help="hash features into 2^B columns (text and vw: default 18; "
+                            "LIBSVM: indexed unless given)")
     learn.add_argument("--n-features", type=_positive_int, default=None,
                        help="LIBSVM columns (largest index + 1); default: one scan of the "
                             "file")
@@ -723,15 +647,25 @@ def build_parser():
                        help="text: hash word n-grams of length 1..N (default 1)")
     learn.add_argument("--progress", type=int, default=1000, metavar="N",
                        help="report every N rows (default 1000; 0: only at the end)")
+    learn.add_argument("--exact-auc", action="store_true",
+                       help="report the exact AUC of all rows (memory grows with the rows); "
+                            "default: a binned AUC in constant memory, its error bound on "
+                            "the final line")
     learn.add_argument("--block", type=_positive_int, default=1, metavar="B",
                        help="score each block of B rows with the model as it stood before "
                             "the block, then learn the block in one call (default 1: row by "
                             "row); the same model, faster, progressive scores up to B - 1 "
                             "rows staler")
+    learn.add_argument("--delay", type=_non_negative_int, default=0, metavar="D",
+                       help="learn each row only after the next D rows have been scored "
+                            "(labels that arrive late; default 0; the first row is learned "
+                            "at once, as nothing can score it)")
+    learn.add_argument("-t", "--test-only", action="store_true",
+                       help="score the rows with the -i model and report, learning nothing")
     learn.add_argument("-i", "--model", default=None,
                        help="continue training this model file (its features are reused)")
     learn.add_argument("-f", "--final-model", default=None, metavar="PATH",
-                       help="write the trained model (joblib) here")
+                       help="write the trained model here")
     learn.set_defaults(func=_cmd_learn)
 
     score = sub.add_parser("score", help="score rows with a saved model",
@@ -744,6 +678,22 @@ def build_parser():
                        help="write P(positive | x) instead of the decision value")
     score.set_defaults(func=_cmd_score)
     return parser
+
+
+def console_main():
+    """The ``sosl`` program (console script and ``python -m sosl``): :func:`main` in a
+    process of its own.
+
+    scikit-learn probes for pandas (and through it pyarrow) when it is imported; the
+    command line never hands it a DataFrame, and the probe costs the process about a
+    third of its start-up and half its memory. In a process of its own the command marks
+    them absent before scikit-learn is imported (not in :func:`main`, which a caller may
+    run inside a process that uses them).
+    """
+    for name in ("pandas", "pyarrow"):
+        if name not in sys.modules:
+            sys.modules[name] = None       # a later import of it raises ImportError
+    return main()
 
 
 def main(argv=None):

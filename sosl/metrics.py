@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from typing_extensions import Self
 
-__all__ = ["RollingAUC", "RollingAveragePrecision", "StreamingAUC",
+__all__ = ["BinnedAUC", "RollingAUC", "RollingAveragePrecision", "StreamingAUC",
            "StreamingAveragePrecision", "auc", "average_precision", "partial_auc"]
 
 _ORDER = "the arguments are update(y_true, y_score), as in river and scikit-learn"
@@ -60,6 +60,12 @@ def _binary_input(y_true, y_score, sample_weight, pos_label, need_negative=True)
                              f"{w.shape[0]}")
         if not np.isfinite(w).all() or (w < 0).any():
             raise ValueError("sample_weight must be finite and non-negative")
+        top = w.max() if w.shape[0] else 0.0
+        if top > 0.0:
+            # the metrics are ratios of weight sums and of their products: scale the weights
+            # by a power of two (exact) so that the largest is in [0.5, 1) and no sum or
+            # product of sums overflows
+            w = np.ldexp(w, -int(np.frexp(top)[1]))
     if pos_label is None:
         classes = np.unique(y_true)
         if classes.shape[0] != 2:
@@ -635,3 +641,86 @@ class RollingAveragePrecision(StreamingAveragePrecision):
         self.window = _check_window(window)
         super().__init__(pos_label)
         self._core = _auc.RollingAUCCounter(self.window)
+
+
+class BinnedAUC:
+    """AUC and average precision of every (label, score) pair seen, in constant memory.
+
+    Each score goes to one of ``2 * half + 1`` bins of ``asinh(score) * resolution``
+    (rounded; the ends take everything beyond), and the bins count positives and negatives.
+    The AUC is that of the binned scores, a pair in one bin counting 1/2 (scikit-learn's
+    rule for tied scores), so it differs from the exact AUC by at most the share of the
+    positive-negative pairs that fall in one bin, halved:
+
+        |binned AUC - exact AUC| <= sum_b p_b q_b / (2 P N),
+
+    which :meth:`error_bound` returns (exact when no two distinct scores share a bin).
+    Memory is the two count arrays, whatever the number of pairs; ``update_many`` is O(n)
+    and ``get`` O(bins). The average precision is that of the binned scores too (its error
+    has no such simple bound; :class:`StreamingAveragePrecision` gives the exact value).
+
+    Parameters
+    ----------
+    resolution : float, default=1024
+        Bins per unit of ``asinh(score)``: near 0 a bin is ``1/resolution`` wide, for large
+        scores it spans a relative change of ``1/resolution``.
+    half : int, default=2**13
+        Bins on each side of 0 (``asinh`` up to ``half / resolution``, i.e. scores up to
+        about 1490 in size; larger ones share the end bins, which the bound counts).
+    """
+
+    def __init__(self, resolution=1024.0, half=2**13):
+        self.resolution = float(resolution)
+        self.half = int(half)
+        self.counts = np.zeros((2, 2 * self.half + 1), dtype=np.int64)
+        self.n_pos = self.n_neg = 0
+
+    def update_many(self, y_true, y_score) -> "BinnedAUC":
+        """Add the pairs of labels (1 positive, 0 negative) and scores; returns self."""
+        y = np.asarray(y_true).astype(np.int64, copy=False).ravel()
+        s = np.asarray(y_score, dtype=np.float64).ravel()
+        if y.shape != s.shape:
+            raise ValueError(f"y_true has {y.shape[0]} entries but y_score has {s.shape[0]}")
+        if not np.isin(y, (0, 1)).all():
+            raise ValueError("y_true must hold 0 (negative) and 1 (positive)")
+        if not np.isfinite(s).all():
+            raise ValueError("y_score contains NaN or infinity")
+        b = np.clip(np.rint(np.arcsinh(s) * self.resolution), -self.half, self.half)
+        b = b.astype(np.intp) + self.half
+        np.add.at(self.counts, (y, b), 1)              # O(n), whatever the number of bins
+        pos = int(y.sum())
+        self.n_pos += pos
+        self.n_neg += y.shape[0] - pos
+        return self
+
+    def update(self, y_true, y_score) -> "BinnedAUC":
+        return self.update_many([y_true], [y_score])
+
+    def _pq(self):
+        q, p = self.counts[0][::-1].astype(np.float64), self.counts[1][::-1].astype(np.float64)
+        keep = (p > 0) | (q > 0)
+        return p[keep], q[keep]
+
+    def get(self) -> float:
+        """The binned AUC (NaN until both classes are seen)."""
+        if self.n_pos == 0 or self.n_neg == 0:
+            return math.nan
+        p, q = self._pq()                          # largest scores first
+        neg_below = q.sum() - np.cumsum(q)
+        return float((p * (neg_below + 0.5 * q)).sum() / (p.sum() * q.sum()))
+
+    def error_bound(self) -> float:
+        """The largest distance between :meth:`get` and the exact AUC of the same pairs."""
+        if self.n_pos == 0 or self.n_neg == 0:
+            return math.nan
+        p, q = self._pq()
+        return float((p * q).sum() / (2.0 * p.sum() * q.sum()))
+
+    def average_precision(self) -> float:
+        """Average precision of the binned scores (NaN until a positive is seen)."""
+        if self.n_pos == 0:
+            return math.nan
+        p, q = self._pq()
+        tp, seen = np.cumsum(p), np.cumsum(p + q)
+        has = p > 0
+        return float((p[has] * (tp[has] / seen[has])).sum() / p.sum())

@@ -138,7 +138,7 @@ def test_wheel_holds_the_sosl_package_and_its_extensions_only(dist, which):
     for needed in ("sosl/py.typed", "sosl/data/registry.tsv", "sosl/cli.py",
                    "sosl/__main__.py", "sosl/_core/_linear_ref.py"):
         assert needed in names, needed
-    assert "sosl = sosl.cli:main" in entry_points
+    assert "sosl = sosl.cli:console_main" in entry_points
     assert f"\nVersion: {sosl.__version__}\n" in metadata
 
 
@@ -224,7 +224,7 @@ def test_wheel_installs_and_runs_without_cython(dist, tmp_path):
     (tmp_path / "rows.txt").write_text(rows)
     learned = _run([sosl_cmd, "learn", "rows.txt", "--positive", "spam", "-f", "m.joblib"],
                    cwd=tmp_path, env=env).stdout
-    assert "(final)" in learned
+    assert "(final" in learned
     scores = _run([sosl_cmd, "score", "rows.txt", "-i", "m.joblib"], cwd=tmp_path,
                   env=env).stdout.split()
     assert len(scores) == 40

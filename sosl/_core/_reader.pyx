@@ -1,0 +1,198 @@
+# cython: language_level=3
+"""Typed core of the command line's LIBSVM reader: one pass over a block of whole lines.
+
+A LIBSVM line is ``[label] index:value index:value ... [# comment]``. The pass splits the
+block at ``\\n``, drops what follows ``#`` and skips lines with no token. The first token
+of a line is its label when it holds no ``:`` (a finite number, read as ``strtod`` reads
+it); a line without one gets the label NaN. Each other token is ``index:value`` with a
+non-negative decimal index (digits only, within int64) and a finite number; ``qid:...``
+tokens are skipped. Rows go out as CSR arrays in the order of the lines.
+
+The pass stops at the first token it cannot read this way and reports the number of the
+line (counted from 0 in the block, blank lines included); the caller then reads that block
+with the line-by-line Python parser, whose message names the line and the problem. Nothing
+here allocates: the caller sizes the outputs from the block (rows <= lines, entries <=
+colons).
+
+The NumPy/Python reference with the same signature is :mod:`sosl._core._reader_ref`.
+
+Symbols
+-------
+======  =================================================
+symbol  meaning
+======  =================================================
+y       label of each row (NaN: the line has none)
+indptr  CSR row pointers (rows + 1 values)
+idx     column index of each stored entry
+val     value of each stored entry
+top     the largest index read (-1 if none)
+======  =================================================
+"""
+
+from libc.math cimport isfinite, NAN
+from libc.stdlib cimport strtod
+from libc.string cimport memchr
+
+cdef enum:
+    S_OK = 0      # every line read
+    S_BAD = 1     # a token the pass cannot read; its line is reported in ``out[2]``
+
+OK = S_OK
+BAD = S_BAD
+
+
+cdef long long LLONG_MAX_10 = 922337203685477580   # (2^63 - 1) // 10
+cdef double[23] POW10
+POW10[0] = 1.0
+for _e in range(1, 23):
+    POW10[_e] = POW10[_e - 1] * 10.0
+
+
+cdef inline bint _space(char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+cdef inline double _number(const char* p, char** stop) noexcept nogil:
+    """``strtod``, with Clinger's fast path for plain decimals.
+
+    A decimal ``[-+]digits[.digits][e[-+]digits]`` whose digits fit in 2^53 and whose
+    power of ten is at most 22 in size is one exact integer and one exact power of ten, so
+    one IEEE multiplication or division rounds it correctly: the bits ``strtod`` gives.
+    Anything else (more digits, a larger exponent, inf, nan, hex) goes to ``strtod``.
+    """
+    cdef const char* q = p
+    cdef bint neg = False, eneg = False
+    cdef unsigned long long m = 0
+    cdef int digits = 0, frac = 0, e = 0, ed = 0
+    if q[0] == 45 or q[0] == 43:
+        neg = q[0] == 45
+        q += 1
+    while 48 <= q[0] <= 57:
+        m = m * 10 + <unsigned long long> (q[0] - 48)
+        digits += 1
+        q += 1
+    if q[0] == 46:
+        q += 1
+        while 48 <= q[0] <= 57:
+            m = m * 10 + <unsigned long long> (q[0] - 48)
+            digits += 1
+            frac += 1
+            q += 1
+    if digits == 0 or digits > 15:
+        return strtod(p, stop)
+    if q[0] == 101 or q[0] == 69:
+        q += 1
+        if q[0] == 45 or q[0] == 43:
+            eneg = q[0] == 45
+            q += 1
+        while 48 <= q[0] <= 57 and ed < 4:
+            e = e * 10 + (q[0] - 48)
+            ed += 1
+            q += 1
+        if ed == 0 or ed == 4:
+            return strtod(p, stop)
+        if eneg:
+            e = -e
+    e -= frac
+    if e < -22 or e > 22:
+        return strtod(p, stop)
+    stop[0] = <char*> q
+    cdef double v = <double> m
+    v = v * POW10[e] if e >= 0 else v / POW10[-e]
+    return -v if neg else v
+
+
+def parse_libsvm(bytes block, double[::1] y, long long[::1] indptr, long long[::1] idx,
+                 double[::1] val, long long[::1] out):
+    """Read the whole lines of ``block`` into CSR arrays (the module docstring's rules).
+
+    ``y`` and ``indptr`` need room for one value per line (plus one), ``idx`` and ``val``
+    for one per ``:`` of the block. ``out`` receives [rows, entries, bad line or -1, top].
+    Returns OK or BAD.
+    """
+    cdef const char* s = block
+    cdef Py_ssize_t n = len(block), i = 0, j, k
+    cdef long long line = 0, rows = 0, nnz = 0, top = -1, index
+    cdef const char* end
+    cdef const char* eol
+    cdef char* stop
+    cdef double v
+    cdef bint first
+    cdef int status = S_OK
+    indptr[0] = 0
+    with nogil:
+        while i < n:
+            # one line: [i, j)
+            eol = <const char*> memchr(s + i, 10, n - i)
+            j = n if eol == NULL else eol - s
+            k = i
+            first = True
+            while True:
+                while k < j and _space(s[k]):
+                    k += 1
+                if k >= j or s[k] == 35:       # end of line or '#'
+                    break
+                if first:
+                    first = False
+                    # a label: a first token with no ':'
+                    end = s + k
+                    while end < s + j and not _space(end[0]) and end[0] != 35 \
+                            and end[0] != 58:
+                        end += 1
+                    if end >= s + j or end[0] != 58:
+                        v = _number(s + k, &stop)
+                        if stop != end or not isfinite(v):
+                            status = S_BAD
+                            break
+                        y[rows] = v
+                        k = end - s
+                        continue
+                    y[rows] = NAN
+                # index:value, read in one pass
+                if s[k] == 113 and k + 3 < j and s[k + 1] == 105 and s[k + 2] == 100 \
+                        and s[k + 3] == 58:    # qid: skipped
+                    k += 4
+                    while k < j and not _space(s[k]) and s[k] != 35:
+                        k += 1
+                    continue
+                index = 0
+                end = s + k
+                while end < s + j and 48 <= end[0] <= 57:
+                    if index > LLONG_MAX_10 or (index == LLONG_MAX_10 and end[0] > 55):
+                        status = S_BAD        # beyond int64
+                        break
+                    index = index * 10 + (end[0] - 48)
+                    end += 1
+                if status != S_OK or end == s + k or end >= s + j or end[0] != 58:
+                    status = S_BAD
+                    break
+                end += 1
+                if end >= s + j or _space(end[0]):
+                    status = S_BAD
+                    break
+                v = _number(end, &stop)
+                if stop == end or not isfinite(v) or (
+                        stop < s + j and not _space(stop[0]) and stop[0] != 35):
+                    status = S_BAD
+                    break
+                if stop > s + j:               # strtod read past the line end
+                    status = S_BAD
+                    break
+                idx[nnz] = index
+                val[nnz] = v
+                nnz += 1
+                if index > top:
+                    top = index
+                k = stop - s
+            if status != S_OK:
+                break
+            if not first:                      # the line held a token: a row
+                rows += 1
+                indptr[rows] = nnz
+            line += 1
+            i = j + 1
+    out[0] = rows
+    out[1] = nnz
+    out[2] = line if status != S_OK else -1
+    out[3] = top
+    return status
