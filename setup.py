@@ -1,9 +1,11 @@
 """Build script: the Cython extension list and one directive dict.
 
 Every ``sosl/_core/_*.pyx`` file becomes an extension ``sosl._core._<stem>``.
-Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1),
-``SOSL_OPT="-O0 -g0"`` to compile with other optimisation flags than the default -O3 (-O1
-in a checked build), ``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and
+Set ``SOSL_BOUNDSCHECK=1`` to compile with bounds and wraparound checks (debugging, at -O1,
+Cython's performance hints not printed), ``SOSL_OPT="-O0 -g"`` to compile with other flags
+than the default ``-O3 -g0`` (``-O1 -g0`` in a checked build; ``-g0`` drops the debug
+information that Python's own CFLAGS ask for, which costs compile time and nothing a user
+needs), ``SOSL_ONLY=_linear,_okauc`` to build a subset of the extensions, and
 ``SOSL_NATIVE=1``
 to compile for this machine's processor (``-march=native``: faster, not portable; the
 default build runs on any x86-64 or ARM processor of its platform), and ``SOSL_JOBS=N`` to
@@ -24,9 +26,12 @@ DIRECTIVES = {
     "wraparound": CHECKS,
     "cdivision": True,
     "initializedcheck": CHECKS,
+    # the checked build is read for its test results; its hundreds of hints about code that
+    # the optimised build compiles without checks would bury them
+    "show_performance_hints": not CHECKS,
 }
 NATIVE = os.environ.get("SOSL_NATIVE", "0") == "1"
-OPT = (os.environ.get("SOSL_OPT") or ("-O1" if CHECKS else "-O3")).split()
+OPT = (os.environ.get("SOSL_OPT") or ("-O1 -g0" if CHECKS else "-O3 -g0")).split()
 ONLY = {s for s in os.environ.get("SOSL_ONLY", "").split(",") if s}
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 JOBS = max(1, int(os.environ.get("SOSL_JOBS") or CPUS or 1))
@@ -39,7 +44,8 @@ extensions = [
         include_dirs=[numpy.get_include(), "sosl/_core"],
         depends=glob("sosl/_core/*.h") + glob("sosl/_core/*.pxd"),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        # a checked build is for debugging: compile it quickly (-O1) rather than fast
+        # after Python's CFLAGS, so these flags win; a checked build is for debugging:
+        # compile it quickly (-O1) rather than fast
         extra_compile_args=OPT + (["-march=native"] if NATIVE else []),
     )
     for stem in stems

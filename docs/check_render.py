@@ -99,7 +99,12 @@ def check_links(root):
                 broken.append(f"{where}: no file {target.relative_to(root)}")
                 continue
             anchor = unquote(parts.fragment)
-            if anchor and target.suffix == ".html" and anchor not in page(target).ids:
+            # the highlighted sources of sphinx.ext.viewcode (_modules/) link back to each
+            # object's page; for a name documented under two modules (a re-export) the link
+            # takes the page of one and the anchor of the other, so only the page is checked
+            viewcode = src.relative_to(root).parts[0] == "_modules"
+            if anchor and not viewcode and target.suffix == ".html" \
+                    and anchor not in page(target).ids:
                 broken.append(f"{where}: no id {anchor!r} in {target.relative_to(root)}")
     return broken
 

@@ -6,6 +6,12 @@ names of :mod:`sosl.experiments`, see :data:`CLASS_NAMES`) each have their own c
 their own marker; the registry's variants (``OAUC-M_c``, ``OAM_gra``, ``OKAUC-M_inf``) share
 their base learner's colour with another marker and a dashed or dotted line; the batch
 references and OAUC-M with forgetting have colours of their own.
+
+:data:`RC` is the one style table of every figure, here and in ``verify/`` (which applies it
+through :func:`apply_style`): fonts, grid, and a cycle of fourteen colours each with its
+own marker, so that up to fourteen unnamed series (a verify check's datasets x parameters)
+stay apart. :func:`legend_outside` puts a legend of many entries beside the axes, never
+over the data.
 """
 
 import argparse
@@ -19,7 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 __all__ = ["parser", "plt", "save", "STYLES", "CLASS_NAMES", "style", "plot_kw",
-           "cpu_seconds_per_instance", "LEGEND_FONTSIZE"]
+           "cpu_seconds_per_instance", "LEGEND_FONTSIZE", "RC", "SERIES", "apply_style",
+           "legend_outside"]
 
 #: Font size of every legend of the plot scripts (readable at the saved size).
 LEGEND_FONTSIZE = 8.5
@@ -40,6 +47,42 @@ _BASE = {
     "Sketched OAUC-M": ("#bcbd22", "8"), "KOIL": ("#17becf", "<"),
     "OKAUC-M": ("#8b0000", ">"), "OKAUC-S": ("#000080", "p"), "POLK": ("#006d2c", "d"),
 }
+
+#: (colour, marker) of the k-th unnamed series, k < 14: the learners' colours and markers in
+#: a fixed order, every pair distinct
+SERIES = list(_BASE.values())
+
+#: the matplotlib settings of every figure of sosl (plots/ and verify/)
+RC = {
+    "font.size": 9.5,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9.5,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "legend.fontsize": LEGEND_FONTSIZE,
+    "legend.framealpha": 0.9,
+    "lines.linewidth": 1.4,
+    "lines.markersize": 4,
+    "savefig.dpi": 120,
+    "savefig.bbox": "tight",
+    "axes.prop_cycle": (matplotlib.cycler(color=[c for c, _ in SERIES])
+                        + matplotlib.cycler(marker=[m for _, m in SERIES])),
+}
+
+
+def apply_style():
+    """Apply :data:`RC` to matplotlib (the plot scripts do it on import; verify on use)."""
+    matplotlib.rcParams.update(RC)
+
+
+def legend_outside(ax, **kw):
+    """A legend to the right of ``ax``, outside the data area (for many entries)."""
+    kw = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0, **kw}
+    return ax.legend(**kw)
+
+
+apply_style()
 
 #: learner name -> dict(color, marker, ls) for matplotlib.
 STYLES = {name: {"color": c, "marker": m, "ls": "-"} for name, (c, m) in _BASE.items()}

@@ -35,7 +35,7 @@ _HOME = {
 _SUBMODULES = (
     "baselines", "cli", "dask", "datasets", "evaluate", "exceptions", "experiments", "ftrl",
     "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river", "sketch",
-    "state",
+    "state", "utils",
 )
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",

@@ -8,8 +8,8 @@ samples in the order given. This module holds what they have in common:
   ``_check_params``. ``fit`` runs both every time; ``partial_fit``, ``decision_function``,
   ``predict`` and the one-row calls run them whenever a hyper-parameter was assigned
   since the last check (``set_params`` or a plain attribute assignment both re-arm it),
-  so a value can never reach a pass unchecked, and an unchanged model skips the ~30 us
-  the table costs.
+  so a value can never reach a pass unchecked, and an unchanged model skips the cost
+  of the table.
 * **A frozen layout.** ``_layout()`` returns the values that define the shape and meaning
   of the fitted state (budgets in slot order, kernel code, step schedule, ...). They are
   frozen as ``_layout_`` when the state is created; a later call whose hyper-parameters
@@ -89,8 +89,8 @@ __all__ = ["BaseOnlineAUC"]
 
 
 #: with ``max_memory="auto"``, a need of at most this many bytes is allowed without reading
-#: the available memory (``/proc/meminfo``: about 0.15 ms, which a fit of 200,000 rows at
-#: p = 20 would pay on every call); a machine without 32 MiB to spare fails the
+#: the available memory (reading ``/proc/meminfo`` would cost a small fit more than its
+#: pass on every call); a machine without 32 MiB to spare fails the
 #: allocation itself, with a MemoryError
 _AUTO_MEMORY_FLOOR = 16 * 2**20
 
@@ -746,8 +746,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 and type(y) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0 and X.shape[1] > 0
                 and y.ndim == 1 and y.shape[0] == X.shape[0] and y.dtype.kind in "iub"):
-            # what validate_data would do to these arrays, without its generic checks (about
-            # 0.1-0.7 ms a call, 0.5-3.5 ns a row at n = 200,000, p = 20): nothing to
+            # what validate_data would do to these arrays, without its generic checks (a
+            # visible share of a fast fit's time): nothing to
             # convert, integer labels need no finiteness or target-type check, and the
             # fresh pass reports a non-finite X itself
             self.__dict__.pop("feature_names_in_", None)   # a plain array has no names
@@ -1032,7 +1032,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def predict_proba_one(self, x: ArrayLike) -> dict:
         """``{label: probability}`` of one instance (river's convention)."""
         f = self.score_one(x)
-        # the math module's sigmoid of one float (NumPy's costs ~8 us a call on a scalar)
+        # the math module's sigmoid of one float (NumPy's costs far more on a scalar)
         p1 = sigmoid_one(float(self.calibration_[0]) * f)
         c = self.classes_
         if c.dtype.kind != "O":                 # Python scalars, as .item() gives them
@@ -1133,9 +1133,8 @@ def _two_numbers(y):
     """``(classes, s)`` when the numeric ``y`` holds exactly two distinct values (classes
     sorted, as ``np.unique`` gives them; ``s`` the float64 signs, +1 where y is
     ``classes[1]``, -1 elsewhere), else None: a min, a max and one comparison instead of a
-    sort. C-contiguous int64 and float64 labels take the typed ``binary_signs`` (about
-    0.15 ms at n = 200,000 against 0.25 ms for int64 labels in isolation and 0.39 ms
-    inside a fit, most of it NumPy's temporaries); every other array takes
+    sort. C-contiguous int64 and float64 labels take the typed ``binary_signs`` (no NumPy
+    temporaries); every other array takes
     :func:`_two_numbers_np` (the typed form tested against it:
     tests/_core/test_linear_symv.py::test_binary_signs_agree_with_the_numpy_reference)."""
     if type(y) is np.ndarray and y.dtype in (np.int64, np.float64) and y.flags.c_contiguous:
@@ -1160,7 +1159,7 @@ def _two_numbers_np(y):
     adjacent = y.dtype.kind == "b" or (y.dtype.kind in "iu" and int(hi) - int(lo) == 1)
     if not adjacent and np.count_nonzero(pos) + np.count_nonzero(y == lo) != y.shape[0]:
         return None
-    # not np.where(pos, 1.0, -1.0): this call took 0.96 ms with it, 0.27 ms so, at 200,000
+    # not np.where(pos, 1.0, -1.0): three in-place steps allocate one array, not three
     s = pos.astype(np.float64)
     s *= 2.0
     s -= 1.0

@@ -89,13 +89,12 @@ block's step count against the same moments (no second moments round). With one 
 is one fixed-moment pass over all rows, *not* the sequential pass (whose early rows meet
 the moments of the few rows before them). Forgetting must be 1.0 (every row counts alike).
 
-When to use it: for speed. Its pass tasks cost 0.35x the in-memory pass at p = 50 (no
+When to use it: for speed. Its pass tasks cost a fraction of the in-memory pass (no
 rank-one updates), so moments round plus pass cost less than the in-memory pass alone
-(``benchmarks/bench_distributed.py``; the README's "Beyond one machine" has the
-figures); its test AUC is within 0.0004 of ``"global"``'s in every cell of that
-benchmark's quality table (4 datasets, K = 2, 8, 64, shuffled and file order, 1 and 2
-epochs). The name says what differs from
-``"global"``: the same global moments, held fixed instead of played forward.
+(``benchmarks/bench_distributed.py``; figures in docs/performance.md); its test AUC
+is within 0.0004 of ``"global"``'s in every cell of that benchmark's quality table
+(4 datasets, K = 2, 8, 64, shuffled and file order, 1 and 2 epochs). The name says what
+differs from ``"global"``: the same global moments, held fixed instead of played forward.
 
 ``moments="local"``: each block's pass starts from empty moments (it sees only its own
 rows); the merged model still gets the exact global moments. Measured in
@@ -109,24 +108,21 @@ else: the trees are fixed by the block count, so 1 or 20 workers give the same b
 Placement: on a ``distributed`` client, the tasks of a block that is already in cluster
 memory (a persisted array or dataframe) are placed on a worker that holds it, a loose
 restriction (any worker runs them if the holder is lost). Without it dask's placement was
-seen moving 50 MB blocks to the less busy worker of a loaded machine (155-307 MB per fit
-in ``benchmarks/bench_distributed.py``). Only the moments (``2 p^2 + O(p)`` numbers per
-block), ``w`` and a few numbers per block travel.
+seen moving whole blocks to the less busy worker of a loaded machine. Only the moments
+(``2 p^2 + O(p)`` numbers per block), ``w`` and a few numbers per block travel.
 
 Tasks and round trips: the blocks one worker holds form a group, and each round runs one
 task per group (its blocks one after the other, in block order) instead of one per block;
-a task costs the scheduler and its worker 1-2 ms (measured on the 2-worker cluster of
-``benchmarks/bench_distributed.py``: a round of 16 empty tasks 31-37 ms, of 2 tasks 12 ms).
+a task has a fixed cost to the scheduler and its worker, paid per task, not per row.
 When every block is already in cluster memory (a persisted array or dataframe), the
 moments round, its reduction and the epoch's passes go out together as futures
-(``client.submit``; building a ``delayed`` graph over the array's blocks cost the client
-~40 ms a fit) and the scheduler runs each pass task once the reduction it needs is done:
+(``client.submit``; building a ``delayed`` graph over the array's blocks costs the
+client more) and the scheduler runs each pass task once the reduction it needs is done:
 the client waits once an epoch, for the pass results (``p + 4`` numbers a block) and, in
 the last epoch, the global moments. Blocks that tasks still have to load (an array or
 dataframe that is not persisted) are loaded again by each round, and the client waits for
 the moments round before it submits the passes, so that no block is kept in memory
-between its moments task and its pass task. Measured with the 2M x 50 array of the
-benchmark: see the README's "Beyond one machine".
+between its moments task and its pass task. Speed figures: docs/performance.md.
 
 States and moments travel between the client and the workers through Dask's own
 transport, which pickles task arguments and results: the cluster is trusted as a whole, so
@@ -162,9 +158,8 @@ _IN_SAMPLE_ROWS = 10_000            # as a fresh fit's Platt scaling (sosl._base
 _AUTO_ROWS = 5_000                  # n_epochs="auto": 2 epochs below this many rows per block
 #: the fixed pass forms Sigma w with BLAS dsymv from this dimension on, below it with the
 #: kernel's own loops (the learner's threshold is 32, where its rank-k updates decide):
-#: benchmarks/bench_distributed.py (section 5) measures both; own loops 1.2x faster at
-#: p = 50, 2.3x at p = 20, the two within 10% of each other at p = 64-96, dsymv
-#: 1.1-1.6x faster at p = 128 (two loaded runs, 2 December 2026)
+#: benchmarks/bench_distributed.py (section 5) measures both: the own loops win below
+#: this dimension, dsymv from about p = 128, the two are even in between
 _FIXED_BLAS_MIN_P = 64
 #: sparse rows of the fixed pass are densified this many values at a time (8 MB)
 _FIXED_PIECE_VALUES = 1 << 20
@@ -186,7 +181,7 @@ def _one_blas_thread():
     # one process at once (processes=False); with the lean context there, a later POLK
     # test was seen 1e-15 off its reference (not with this one; the cause not pinned down).
     # One controller per process: threadpool_limits() rescans the loaded libraries on
-    # every call (2.4 ms, measured; the limit on a kept controller takes 15 us). Both
+    # every call, while the limit on a kept controller is cheap. Both
     # BLAS libraries (numpy's, and scipy's that the kernels and dsyrk use) are loaded
     # before it is made.
     if not _CONTROLLER:
@@ -448,7 +443,7 @@ def _block_pass(proto, X, y, ctx, w0, t0, entropy, epoch, j, keep_state):
             # backup, no prequential Platt steps, no rescan of the rows the moments round
             # checked), then the in-sample Platt scaling of a fresh fit from [1, 1] on the
             # last rows of the pass: partial_fit's rounds to the bit, and the calibration
-            # it would be given afterwards, 7% less CPU (125k x 50: 77 against 83 ms)
+            # it would be given afterwards, with less CPU than partial_fit
             est._learn(X, _signs(y, template.classes), fresh=True)
         calib = est.calibration_
         out = {"block": j, "t": int(est.t_), "coef": est.w_.copy(), "calibration": calib,
@@ -663,8 +658,7 @@ def _task(holders, j, fn, *args):
 def _groups(holders):
     """The blocks in groups that run as one task a round: the blocks held by one worker
     (its first holder), in block order, and each block of unknown place alone. Each task
-    costs the scheduler and its worker ~1-2 ms (measured: a round of 16 empty tasks on 2
-    workers 31-37 ms, of 2 tasks 12 ms); a group's task runs its blocks one after the
+    has a fixed cost to the scheduler and its worker; a group's task runs its blocks one after the
     other, as the worker would have run their tasks, so the results are the same."""
     out, by = [], {}
     for j, h in enumerate(holders):
@@ -739,10 +733,9 @@ class _Graphs:
 class _Futures:
     """Rounds as futures of a ``distributed`` client, used when every X block is a future
     in cluster memory (a persisted array or dataframe): ``client.submit`` per task (a
-    graph of ``delayed`` calls costs the client 2-5 ms per task to build, measured: ~40 ms
-    per fit of 16 blocks on 2 workers), the dependencies left to the scheduler, so the
-    moments round, its reduction and the passes go out at once and the client waits once.
-    The same task functions as :class:`_Graphs`: the same bits."""
+    graph of ``delayed`` calls costs the client more per task to build), the dependencies
+    left to the scheduler, so the moments round, its reduction and the passes go out at
+    once and the client waits once. The same task functions as :class:`_Graphs`: the same bits."""
 
     wait_rounds = False
 

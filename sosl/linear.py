@@ -24,7 +24,7 @@ __all__ = ["OAUCM", "OAUCS"]
 BLAS_MIN_P = 32
 #: from this dimension on OpenBLAS may thread a p x p dsymv (measured: not at p = 100, at
 #: p = 150 on two cores), so a one-row round runs it with one thread (a batch pass always
-#: does: the 5 us of the context are shared by its rows); below, the context would cost
+#: does: the cost of the context is shared by its rows); below, the context would cost
 #: more than the round
 BLAS_THREADED_P = 128
 #: at most this many pending rank-one terms per class before a rank-k update (BLAS path)

@@ -208,9 +208,8 @@ class _SparseFifoBuffers(_FifoBuffers):
     def support_vectors(state, occ):
         """None: the CSR matrix of the occupied slots is built when ``support_vectors_`` is
         read (:attr:`_KernelSOSL.support_vectors_`), not after every round: building it took
-        most of a one-row round on full budgets (``learn_one`` of hashed-text-like rows at
-        budgets 100 + 100: about 300 us a row with it, 120-180 without), and the scores
-        read the slots in place anyway."""
+        most of a one-row round on full budgets, and the scores read the slots in place
+        anyway."""
         return None
 
     @staticmethod

@@ -47,10 +47,10 @@ The adapter does three things around the wrapped sosl estimator (``estimator_``)
   The defaults follow each learner's cost per row. The learners whose one-row call does
   no O(p) work (FTRLAUC, Perceptron, PA-I, OAM, SketchedOAUCM and the kernel learners;
   their state is O(p) at most) hash into 2**20 columns. OL-UBAUC and SOLAM hash into
-  2**16: their one-row call still does O(p) work (a copy of the weights), so 2**20 would
-  cost about 1 ms per row (8 ms for SOLAM). OAUCM, OAUCS and AdaOAM keep p x p matrices (16 p^2
+  2**16: their one-row call still does O(p) work (a copy of the weights), which 2**20
+  columns would make slow. OAUCM, OAUCS and AdaOAM keep p x p matrices (16 p^2
   bytes; O(p^2) per row), so a large p is out of the question: they use the growing
-  index with ``max_features=128`` (about 5 us per row for OAUCM) and refuse a 129th key
+  index with ``max_features=128`` and refuse a 129th key
   with a message. For text and other open vocabularies use
   ``sosl.river.SketchedOAUCM`` (the second-order learner on a frequent-directions
   sketch, O(r p) memory) or FTRLAUC; or pass ``n_hash`` to hash into a small dimension.
@@ -132,9 +132,10 @@ def _copied(attrs, data, indices):
 class _CSRRows:
     """Makes one-row canonical CSR matrices of width ``p`` from sorted unique indices.
 
-    scipy's constructor spends ~11 us checking its arguments; a row made here from arrays
-    known to be canonical costs ~1 us: a copy of the attributes of an empty row made once
-    by the constructor (shape, flags set to canonical), with the new arrays put in.
+    scipy's constructor spends most of a one-row call checking its arguments; a row made
+    here from arrays known to be canonical skips that: a copy of the attributes of an
+    empty row made once by the constructor (shape, flags set to canonical), with the new
+    arrays put in.
     Whether that gives the constructor's matrix is checked once per process on a test
     row; if it does not (another scipy), every row goes through the constructor.
     """

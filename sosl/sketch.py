@@ -80,11 +80,10 @@ class SketchedOAUCM(BaseOnlineAUC):
         ``8 * rank``. A round's sketch work is about ``7 r K`` flops (two products with
         the up to 2r sketch rows, and the shrink's ``4 r^2 K`` every r rows) on top of a
         fixed ``~72 r^2`` (the ``2r x 2r`` eigenproblem every r rows); at ``K = 8 r`` the two
-        are of one order, so a smaller K saves little time (measured at r = 32 on the
-        Davidson tweets: 11.5 us/row at K = 1, 17.7 at K = 64, 20.0 at K = 256), while a
-        larger one costs in proportion. None: no cap (every column is tracked, cost
-        O(r m)). With K at least the number of distinct columns seen the learner is the
-        uncapped one, operation for operation.
+        are of one order, so a smaller K saves little time while a larger one costs in
+        proportion (timings in the performance page of the documentation). None: no cap
+        (every column is tracked, cost O(r m)). With K at least the number of distinct
+        columns seen the learner is the uncapped one, operation for operation.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -152,18 +151,16 @@ untracked_lin_, untracked_quad_, untracked_epoch_
     cost of the cap in AUC is measured in ``benchmarks/bench_sketch_vocab.py`` (within
     0.002 of the uncapped sketch, or above it, on SMS spam and the Davidson tweets). A
     shrink eigen-decomposes the ``2r x 2r`` Gram matrix ``B B'`` (LAPACK ``dsyevd``); at
-    r = 32 that is about 0.3 ms every 32 rows of a class, ~10 us per row whatever K is,
-    and the floor of the cost of a round. A one-row call (``learn_one``) of a capped model
+    r = 32 it runs every 32 rows of a class, costs the same whatever K is, and is the
+    floor of the cost of a round. A one-row call (``learn_one``) of a capped model
     plays the round in the typed core on the live state, through a helper bound once to
     the state arrays (no per-call binding, its scratch space kept), saving first only what
     the round can write (O(r K + nnz): the slot arrays, the sketch rows it appends or
     shrinks, or the whole sketches when the row may promote a column, the touched column
-    entries), so its cost is that of the round plus a copy of the same order: measured
-    1.2x to 1.4x the per-row cost of a batch ``fit`` at p = 20 (about 10 us a row,
-    ``benchmarks/bench_streaming.py`` table 6) and 1.3x to 1.4x that of a batch
-    ``partial_fit`` on SMS spam hashed to 2^20 (table 5); an uncapped model saves the
+    entries), so its cost is that of the round plus a copy of the same order (compared
+    with a batch ``fit`` in ``benchmarks/bench_streaming.py``); an uncapped model saves the
     sketch rows at stake and copies its O(m) arrays. ``score_one`` is typed too (no
-    validation pass and no BLAS call: about 1 us at p = 20). The
+    validation pass and no BLAS call). The
     sketch departs from the paper, which keeps the p x p covariances; where the data's
     rank is at most ``rank`` the two coincide.
 
@@ -308,7 +305,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         nslots = np.array([state["n_slots_"]], dtype=np.int64)
         epoch = np.array([state["untracked_epoch_"]], dtype=np.int64)
         # the sketch products are skinny (K x 2r) matrix-vector products, for which
-        # OpenBLAS threads cost more than they save (measured 6x to 9x slower on two cores)
+        # OpenBLAS threads cost more than they save (several times slower on two cores)
         with one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,

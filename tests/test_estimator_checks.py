@@ -8,30 +8,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 import sosl
+from sosl.utils.estimator_checks import EXPECTED_FAILED_CHECKS, expected_failed_checks
 
 ESTIMATORS = [getattr(sosl, name) for name in sosl.__all__
               if inspect.isclass(getattr(sosl, name))
               and issubclass(getattr(sosl, name), (BaseEstimator, ClassifierMixin))]
 
-# Checks that cannot pass by design, with the reason. Keyed by class name.
-_ONLINE = ("an online pass: a row of weight 2 is one round whose loss term counts twice, "
-           "not two rounds, so it is not the same model as the row repeated (the class "
-           "moments do equal those of repeated rows: tests/test_sample_weight.py)")
-_NO_FORM = ("no weighted form of the update: weights other than 0 (the row left out) and 1 "
-            "are refused with a ValueError (tests/test_sample_weight.py)")
-EXPECTED_FAILED = {
-    E.__name__: ({"check_sample_weight_equivalence_on_dense_data": _ONLINE,
-                  "check_sample_weight_equivalence_on_sparse_data": _ONLINE}
-                 if E._weighted else
-                 {"check_sample_weights_list": _NO_FORM,
-                  "check_sample_weights_not_overwritten": _NO_FORM,
-                  "check_sample_weight_equivalence_on_dense_data": _NO_FORM,
-                  "check_sample_weight_equivalence_on_sparse_data": _NO_FORM})
-    for E in ESTIMATORS
-}
+# Checks that cannot pass by design, with the reason: exported for users, keyed by class name
+EXPECTED_FAILED = EXPECTED_FAILED_CHECKS
 
 
 def test_expected_failures_are_what_they_say():
@@ -55,13 +42,39 @@ def _instances():
 
 def test_every_public_estimator_is_checked():
     assert {"OAUCM", "OAUCS"} <= {E.__name__ for E in ESTIMATORS}
+    assert set(EXPECTED_FAILED) == {E.__name__ for E in ESTIMATORS}
 
 
-def _expected_failures(est):
-    return EXPECTED_FAILED.get(type(est).__name__, {})
+@pytest.mark.parametrize("name", ["OAUCM", "PAI"])
+def test_the_exported_list_is_exactly_what_check_estimator_fails(name):
+    """The README says the estimators pass scikit-learn's checks but for the exported
+    expected failures: check_estimator, run as a user would, fails those and nothing else
+    (a weighted and an unweighted learner)."""
+    import warnings
+
+    est = getattr(sosl, name)()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None)
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    assert failed == set(expected_failed_checks(est)) == set(EXPECTED_FAILED[name])
+    assert len(results) > 40
+    # given the list, nothing is reported as failed (and nothing unexpectedly passes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = check_estimator(est, on_fail=None,
+                                expected_failed_checks=expected_failed_checks(est))
+    assert {r["status"] for r in again} <= {"passed", "skipped", "xfail"}
+    assert sum(r["status"] == "xfail" for r in again) == len(failed)
 
 
-@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failures)
+def test_non_sosl_estimators_expect_nothing():
+    from sklearn.linear_model import LogisticRegression
+
+    assert expected_failed_checks(LogisticRegression()) == {}
+
+
+@parametrize_with_checks(_instances(), expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -57,7 +57,20 @@ def test_the_blocks_are_found():
 
 def test_readme_is_a_front_door():
     text = README.read_text()
-    assert len(text.splitlines()) < 200
+    lines = text.splitlines()
+    assert len(lines) <= 100
+    # what it is, then install, then an example that ends by line 40
+    assert lines.index("## Install") < lines.index("## Example") < 40
+    first = FENCE.search(text)
+    assert text[:first.end()].count("\n") + 1 <= 40
+    # the performance table: at most 6 rows, one short cell each (no run history)
+    perf = text.split("## Performance", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in perf.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+    assert 1 <= len(rows) <= 6
+    assert max(len(cell) for row in rows for cell in row.split("|")) <= 60
+    # the spot where the integrator adds new learners to the "what is inside" table
+    inside = text.split("## What is inside", 1)[1].split("\n## ", 1)[0]
+    assert "<!-- new learners" in inside
     quick = text.split("## Quick start", 1)[1].split("```", 2)[1]
     assert [ln.split("#")[0].strip() for ln in quick.strip().splitlines()] == \
         ["make verify", "make test"]
@@ -73,3 +86,19 @@ def test_relative_links_resolve(path):
         if resolved.suffix == ".rst" and ("auto_examples" in target or "api/" in target):
             continue
         assert resolved.exists(), f"{path.relative_to(ROOT)}: broken link {target}"
+
+
+def test_changelog_entries_are_short():
+    """Each CHANGELOG entry is at most three lines; the figures go to docs/performance.md."""
+    entries, current = [], None
+    for line in (ROOT / "CHANGELOG.md").read_text().splitlines():
+        if line.startswith("- "):
+            current = [line]
+            entries.append(current)
+        elif line.startswith("  ") and current is not None:
+            current.append(line)
+        else:
+            current = None
+    assert len(entries) >= 20
+    long = [e[0] for e in entries if len(e) > 3]
+    assert not long, long

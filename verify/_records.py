@@ -266,9 +266,12 @@ def progress(label, i=None, n=None, every=2.0):
 
 
 def use_agg():
-    """Select the Agg backend (call before importing pyplot)."""
+    """Select the Agg backend (call before importing pyplot) and the figures' one style
+    table (``plots._common.RC``)."""
     import matplotlib
     matplotlib.use("Agg", force=True)
+    from plots._common import apply_style
+    apply_style()
 
 
 #: Caption of every figure saved by :func:`save_figure` in this process, by file name.

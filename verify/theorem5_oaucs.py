@@ -196,14 +196,19 @@ def run(profile, seed, out_dir):
         "max Regret_T / bound <= 1 (assumption broken)",
         worst_neg, 1.0, sizes=f"{name}, lam in {lams}", seed=seed, negative=True)))
 
+    from plots._common import SERIES, legend_outside
     fig, ax = plt.subplots(figsize=(6, 4))
+    k = 0
     for name in list(dict.fromkeys(r[0] for r in rows))[:6]:
-        for lam in lams:
+        for j, lam in enumerate(lams):
             pts = [(r[2], r[3] / r[4]) for r in rows if r[0] == name and r[1] == lam]
-            ax.loglog(*zip(*pts), "o-", ms=3, label=f"{name}, lam={lam}")
+            color, marker = SERIES[k % len(SERIES)]
+            ax.loglog(*zip(*pts), color=color, marker=marker, ls="-" if j == 0 else "--",
+                      label=f"{name}, lam={lam}")
+            k += 1
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set(xlabel="T", ylabel="Regret_T / bound", title="Theorem 5 (OAUC-S): regret / bound")
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     regret_row = next(r for r in recs if r.name == "Theorem 5 OAUC-S: regret/bound")
     regret_row.figures.append(R.save_figure(
         fig, out_dir, "theorem5_oaucs",

@@ -2,19 +2,17 @@
 
 The BLAS calls of a pass are small and come one per round: a p x p ``dsymv`` for the
 linear second-order learners, skinny products for the sketch. A threaded OpenBLAS wakes its
-threads on each of them and loses more than it gains (OAUC-S at p = 200 on two cores: 75
-CPU us a row with two threads, about 6 with one, measured), so the passes run with one
+threads on each of them and loses more than it gains (an order of magnitude more CPU a row
+for OAUC-S at p = 200 on two cores: docs/performance.md), so the passes run with one
 thread. It lives in ``_core`` so that the drivers there (POLK, KOMP) use the same context.
 
-Cost. The libraries are found once per process (threadpoolctl, ~ms). For OpenBLAS on its
+Cost. The libraries are found once per process (threadpoolctl). For OpenBLAS on its
 pthreads layer (the wheels' build) the C functions that read and set its thread count are
-kept as ctypes function objects; a use then reads each library's count (~0.1 us a call)
-and sets and restores only the counts that are not already 1. Measured on two loaded cores
-(process CPU time, min of 5): 0.5 to 0.8 us a use when the caller already runs one thread,
-1.6 to 3 us when it runs two (mostly OpenBLAS's own set-threads calls), against 2 to 3 and
-6 to 7 us through threadpoolctl's controller objects (the previous version of this context)
-and about 1 ms through ``threadpool_limits``; it matters for one-row calls (the sketch's
-``learn_one`` costs about 10 us a row in all at p = 20). Other libraries (MKL, BLIS, FlexiBLAS,
+kept as ctypes function objects; a use then reads each library's count and sets and
+restores only the counts that are not already 1. That is several times cheaper than
+threadpoolctl's controller objects and far cheaper than ``threadpool_limits``, which
+matters for one-row calls such as the sketch's ``learn_one`` (figures in
+docs/performance.md). Other libraries (MKL, BLIS, FlexiBLAS,
 OpenBLAS on OpenMP) go through threadpoolctl's controller methods.
 
 Threads. OpenBLAS on pthreads has one process-wide count, and threadpoolctl lets only one

@@ -23,7 +23,7 @@ def single_thread_blas():
     """Context manager limiting BLAS to one thread (:class:`sosl._core._blas.one_blas_thread`).
 
     KOMP makes small dense LAPACK calls; on a loaded machine a threaded BLAS makes them
-    10-100x slower (threads spinning for cores that are busy), so they run single-threaded.
+    much slower (threads spinning for cores that are busy), so they run single-threaded.
     """
     return one_blas_thread()
 

@@ -239,7 +239,7 @@ cdef inline double play_round(Model* m, const double* x, double y, long long t,
             m.f[own][m.pending[own]] = c / m.scale[own]
         m.pending[own] += 1
         # the own loops fuse these terms into the next sweep of this matrix instead
-        # (applied here for them as well: 0.97x at p = 20, see the note in _simd.h)
+        # (applying them here for the own loops too was slower: docs/performance.md)
         if m.use_blas and y_next * y < 0.0:
             flush_class(m, own)
     elif c > 0.0:

@@ -1,58 +1,18 @@
-/* Small dense loops of the linear kernel, compiled more than once where the compiler can
- * dispatch at run time: for the baseline instruction set of the build, for x86-64-v3
- * (AVX2 with FMA) and, with GCC 12 or later, for x86-64-v4 (AVX-512: the four-wide code
- * gets 32 vector registers instead of 16; measured 1.1x faster at p = 20 than the v3
- * clone); GCC's target_clones on x86-64 Linux picks the clone when the module is loaded,
- * so the default build stays portable. Sums over the p features of a vector are
- * kept in four interleaved partial sums (lane i of one four-wide vector sums the entries
- * 4 J + i in the order of J), with no licence to reorder floating-point additions; the
- * O(p) loops of a round are written in four-wide vectors (the scalar form with four
- * partial sums compiled, at p = 20, to three times the instructions, mostly lane
- * shuffles), and their loads have the width of the stores before them (a wider load over
- * two narrower stores waits until both have left the store buffer); matrix products are
- * written as row-scaled additions (axpy) over blocks of four rows. With FMA each
- * multiply-add is rounded once instead of twice. Pointers marked restrict never alias in
- * the kernel.
+/* Small dense loops of the linear kernel (_linear.pyx) and its inlined pass.
  *
- * At p = 20 the pass is bound by the throughput of its instructions more than by the
- * chain of dependent operations from w_t to w_{t+1} (w_t -> Sigma w -> w' Sigma w -> the
- * loss's square root and divisions -> the step -> w_{t+1}): whole passes whose rounds
- * read a fixed w ran no faster, two models played round by round in one loop took twice
- * the time of one, and [margin, sweep, loss, step] alone took 61 ns per round on
- * independent rounds against 67 ns chained (k = 0; the 2-core Zen 4 EPYC under load),
- * where at p = 4 the chain binds (16.5 against 32 ns). So the lever is the instruction
- * count of the sweep: the register column sums and the constant-k copies below.
- * Further cuts of the count did not pay, though (bench_linear_ab.py, 2026-12-02, min of 7
- * interleaved runs, p = 8..28), so the count alone does not bound these rounds: an
- * eight-wide (512-bit) copy of the register sweep for the x86-64-v4 clone (chunks of eight
- * columns after a leading four-wide block; at p = 20, 240 instead of 256 instructions with
- * no pending term, 334 instead of 445 with one) ran at 0.92-0.93x the four-wide sweep at
- * p = 8..20 and 0.98-1.05x at p = 24, 28; column sums of a block row folded into three
- * or four multiply-adds (5% fewer sweep instructions) at 0.97-1.02x; w.Sw summed as a tree
- * at 0.95-1.01x; u_j taken as alpha w_j from memory instead of lanes of u at 0.91-0.98x;
- * and the software prefetch of the next row left out on in-order passes (21 instructions a
- * row) at 0.87-0.95x. All were dropped.
- * The labels' order costs more than the count (2 December, fifth session): the same rows
- * with bench_linear's random balanced labels ran at 86.7 ns a row, with labels
- * + + - - repeated (the same mean count of pending terms, half the rounds with none) at
- * 79.4 and + - repeated (one term every round) at 81.1, so about 7 ns a row is the
- * mispredicted dispatch on the pending count k, which follows the labels. Two ways to
- * take it out of the sweep were measured and dropped (same bits): applying a class's
- * pending terms in the loss's shadow of the round before the other class reads them,
- * blocked as the sweep's update part, so that every sweep has k = 0 (0.97x at p = 20,
- * 0.91-0.98x at p = 8..28; with the generic sosl_small_rank_k 0.84x); and one jump table
- * on min(k, 5) instead of the tests on k (0.97-1.04x over p = 4..31).
- * What did pay, later: inlining the whole round (sosl_small_pass below, p a multiple of four
- * below 32). In a C probe of the round's loops, inlining its six calls took a round from 69
- * to 61 ns; in the kernel, one loop compiled for the constant p ran 1.07-1.14x faster over
- * p = 4..28 in one A/B run (p = 20: 83.5 -> 75.0 ns a row) and 1.02-1.07x at p = 20 in
- * four later, noisier ones, with the same bits.
- * In the batch path, scoring four rows at a time under the old w (sosl_dot4_body) paid a
- * little too: 84.1 -> 81.3 and 88.0 -> 87.5 ns a row of 1,000-row chunks at p = 20. An exp
- * of our own for the Platt step, inlined (within 1 ulp of glibc's), did not: 69.8 against
- * 69.3 ns a round in the C probe. One off the step's chain cost the same, so the exp's
- * throughput binds there, not its latency (docs/performance.md, fourth round).
- * benchmarks/bench_linear_ab.py times two builds of the kernel against each other. */
+ * - Where GCC's target_clones is available (x86-64 Linux), each loop is compiled for the
+ *   build's baseline, for x86-64-v3 (AVX2 + FMA) and, with GCC 12+, for x86-64-v4
+ *   (AVX-512: 32 vector registers); the clone is picked at load time, so a build is portable.
+ * - Sums over p are kept in four interleaved partial sums (lane i sums entries 4 J + i in
+ *   order of J) and nothing licenses reordering, so results do not depend on the clone.
+ * - O(p) loops use four-wide vectors; loads have the width of the stores before them;
+ *   matrix products are row-scaled additions (axpy) over blocks of four rows.
+ * - Each loop is an always-inlined body of p, copied for every constant p below 32 and
+ *   dispatched from one exported function; sosl_small_pass inlines a whole round.
+ * - At p = 20 a round is bound by instruction throughput, not by its dependency chain, so
+ *   the lever is the instruction count. What was tried, with figures, is recorded in
+ *   docs/performance.md ("The record of _simd.h"); bench_linear_ab.py times two builds.
+ * Pointers marked restrict never alias. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
 
@@ -79,12 +39,12 @@
  * exported function dispatches every p below 32 (the kernel's own-loop range) to a copy
  * compiled for that constant p, which the compiler unrolls (straight-line vector code, no
  * loop set-up or remainder handling: at p = 20 these dominated), and every other p to the
- * generic copy; each copy performs the same operations in the same order (measured 1.1x
- * to 1.5x faster over p = 1..31, the same bits as the generic copy up to the compiler's
- * choice of fused multiply-adds, seen at p = 6, 10, 14: 2e-16 relative). The loops along
+ * generic copy; each copy performs the same operations in the same order (the same bits
+ * as the generic copy up to the compiler's choice of fused multiply-adds, seen at
+ * p = 6, 10, 14: 2e-16 relative). The loops along
  * a row of a rank-one or rank-k update stay loops (``unroll 1``): fully unrolled, GCC
  * vectorised the constant-p copies across rows instead, with permutations, and at p = 16
- * they ran 20% slower. At p = 1 those two keep the generic copy: there GCC contracted the
+ * they ran slower. At p = 1 those two keep the generic copy: there GCC contracted the
  * constant copy of the rank-k update into fused multiply-adds otherwise than k rank-one
  * updates, and batching must not change a bit (``tests/test_linear.py``). The remainder
  * loops run only when p is not a multiple of four (dead code in the constant copies,
@@ -941,7 +901,7 @@ typedef double (*sosl_loss_grad_fn)(int loss, double mu, double s2, double* d_mu
  * multiply-adds otherwise in this context, at p = 3, 7, 11, 15, 18, 19, 22, 23, 26, 27, 30,
  * 31: the round loop plays those). Each round is play_round's, operation for operation,
  * with every loop of the round inlined for the constant p (the round's six calls into the
- * loops above cost about a tenth of it in a C probe). Updates the state, t and the pending
+ * loops above would cost about a tenth of it). Updates the state, t and the pending
  * terms (V, f, pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a
  * score per row of X) or ``b_old`` (the w before the batch, scored as decision_rows does,
  * minus half_off; rows in order four at a time by sosl_dot4_body, with the same bits),

@@ -35,8 +35,8 @@ slot counts on the rounds where a column may be promoted. With no cap, ``m`` abo
 the number of slots. :func:`one_row` plays one round transactionally for ``learn_one``
 (saves what the round can write, restores it on a non-finite value); :class:`Stepper`
 binds the state arrays once and plays it, with the pre-score and the Platt step, keeping
-its scratch space across calls (binding some thirty arrays cost ~4 us a call, and a fresh
-malloc of the 120 to 200 KB pass scratch page faults).
+its scratch space across calls (binding some thirty arrays on every call would cost more
+than the round, and a fresh malloc of the pass scratch page faults).
 """
 
 import numpy as np
@@ -622,8 +622,8 @@ cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
     """Whether a[0:n] holds only finite values (x - x is 0 exactly for them, NaN else).
 
     Four sums, so that the additions do not wait on one another (one sum was a chain of
-    dependent additions, ~4 cycles a value: ~2 us for the O(K) arrays a one-row round
-    checks at K = 256)."""
+    dependent additions, a few cycles a value, over the O(K) arrays a one-row round
+    checks)."""
     cdef Py_ssize_t k = 0
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     while k + 4 <= n:

@@ -1,0 +1,1 @@
+"""Utilities for users of sosl: :mod:`sosl.utils.estimator_checks`."""
