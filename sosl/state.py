@@ -802,8 +802,8 @@ def _merge_ftrl(states):
     from ._core._numeric import ftrl_weights
     first = states[0]
     prm = first.params
-    l1, l2 = float(prm["l1"]), float(prm["l2"])
-    beta, gamma = float(prm["beta"]), float(prm["gamma"])
+    from .ftrl import FTRLAUC
+    gamma, beta, l1, l2 = FTRLAUC.effective_params(prm, first.layout)
     nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
     roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
     total = roots.sum(axis=0)
