@@ -38,8 +38,8 @@ __all__ = ["row_scale", "RowScaleMixin"]
 
 def row_scale(X):
     """The l2 norm of the first row of X with a non-zero value (exactly rounded sum of
-    squares), floored at 1.0 (also the value when there is no such row) (validated X: a float array or a scipy sparse
-    matrix)."""
+    squares), floored at 1.0 (also the value when there is no such row); X validated: a
+    float array or a scipy sparse matrix."""
     sparse = sp.issparse(X)
     for i in range(X.shape[0]):
         v = sp.csr_matrix(X[i:i + 1]).data if sparse else np.asarray(X[i])
