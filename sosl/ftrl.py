@@ -5,8 +5,9 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._autoscale import RowScaleMixin
 from ._base import (
     BaseOnlineAUC,
     _canonical_csr,
@@ -24,11 +25,14 @@ from ._core._numeric import sigmoid_one
 
 __all__ = ["FTRLAUC"]
 
+#: gamma of ``gamma="auto"`` on rows of unit row scale (see ``FTRLAUC.effective_params``)
+AUTO_GAMMA = 0.5
+
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 _NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
 
 
-class FTRLAUC(LinearCoef, BaseOnlineAUC):
+class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
     """FTRL-AUC: the square-loss AUC saddle point solved by FTRL-Proximal, O(k) per round.
 
     The pairwise square loss of AUC, written as a saddle point in (w, a, b, alpha) whose
@@ -44,14 +48,22 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
 
     Parameters
     ----------
-    gamma : float, default=0.1
-        FTRL learning rate (> 0).
+    gamma : float or "auto", default="auto"
+        FTRL learning rate (> 0). ``"auto"``: a step that does not depend on the scale of
+        the features. With s the l2 norm of the first non-zero row of a fit, floored at
+        1 (see :mod:`sosl._autoscale`), the learner runs with ``gamma = 0.5 / s`` and
+        ``beta``, ``l1``, ``l2`` multiplied by s, s and s^2: exactly the pass of these
+        numbers, and the pass of ``gamma=0.5`` on the rows divided by s (weights divided
+        by s), so multiplying every feature by c changes no score's order (for rows of
+        norm at least 1). An explicit
+        number is used as given (the algorithm of the paper with that rate).
     beta : float, default=1.0
-        FTRL stabilizer added to the root of the squared-gradient sum (>= 0).
+        FTRL stabilizer added to the root of the squared-gradient sum (>= 0); in units
+        of the rows scaled to s = 1 under ``gamma="auto"``.
     l1 : float, default=0.0
-        L1 weight (>= 0); larger values give sparser weights.
+        L1 weight (>= 0); larger values give sparser weights (scaled as ``beta``).
     l2 : float, default=0.0
-        L2 weight (>= 0).
+        L2 weight (>= 0) (multiplied by s^2 under ``gamma="auto"``).
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -79,6 +91,8 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
         Running mean of the scores each class received on arrival (b, a).
     counts_ : ndarray of shape (2,)
         Instances seen per class.
+    row_scale_ : float or None
+        s, the row scale of ``gamma="auto"`` (None with a number).
     t_, n_seen_, classes_, n_features_in_
         As in :class:`sosl.OAUCM`.
 
@@ -120,7 +134,7 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
 
     _sparse_input = True
     _parameter_constraints = {
-        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "beta": [Interval(Real, 0, None, closed="left")],
         "l1": [Interval(Real, 0, None, closed="left")],
         "l2": [Interval(Real, 0, None, closed="left")],
@@ -129,13 +143,36 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
     }
     _state_names = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
 
-    def __init__(self, gamma=0.1, beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None):
+    def __init__(self, gamma="auto", beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None):
         self.gamma = gamma
         self.beta = beta
         self.l1 = l1
         self.l2 = l2
         self.shuffle = shuffle
         self.random_state = random_state
+
+    def _auto_scaled(self):
+        return isinstance(self.gamma, str)
+
+    def _layout(self):
+        return self._scale_layout()
+
+    @staticmethod
+    def effective_params(params, layout):
+        """``(gamma, beta, l1, l2)`` the pass runs with, from the hyper-parameters
+        ``params`` (a dict) and the frozen ``layout``: the numbers as given, or under
+        ``gamma="auto"`` ``(0.5 / s, beta s, l1 s, l2 s^2)`` for the row scale s."""
+        gamma, beta = params["gamma"], float(params["beta"])
+        l1, l2 = float(params["l1"]), float(params["l2"])
+        if not isinstance(gamma, str):
+            return float(gamma), beta, l1, l2
+        s = float(layout["row_scale"])
+        return AUTO_GAMMA / s, beta * s, l1 * s, l2 * (s * s)
+
+    def _params(self):
+        return self.effective_params(
+            {"gamma": self.gamma, "beta": self.beta, "l1": self.l1, "l2": self.l2},
+            self._scale_layout())
 
     def _init_state(self, n_features):
         wzn = np.zeros((n_features, 3))     # one row per coordinate: (w, z, n) in one line
@@ -184,10 +221,10 @@ class FTRLAUC(LinearCoef, BaseOnlineAUC):
             state["w_"], state["z_"], state["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
         elif fitted:
             undo = np.empty((X.nnz, 3))
+        gamma, beta, l1, l2 = self._params()
         state["t_"], bad = _ftrl.ftrl_pass(
             X.data, X.indices, X.indptr, s, order, wzn, state["counts_"],
-            state["mean_scores_"], state["t_"], float(self.l1), float(self.l2),
-            float(self.beta), float(self.gamma), undo)
+            state["mean_scores_"], state["t_"], l1, l2, beta, gamma, undo)
         return bad
 
     def _run_pass(self, state, X, s, order):

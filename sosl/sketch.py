@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._autoscale import RowScaleMixin
 from ._base import BaseOnlineAUC, _canonical_csr, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._core import _sketch
@@ -25,6 +26,8 @@ _LOSSES = {"m": int(Loss.LOSS_M), "s": int(Loss.LOSS_S)}
 _FAMILIES = {"fd": int(SketchFamily.FAMILY_FD), "fd_diag": int(SketchFamily.FAMILY_FD_DIAG)}
 #: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
 _UNCAPPED = 2 ** 62
+#: lambda of ``lam="auto"`` on rows of unit row scale (multiplied by s^2)
+AUTO_LAM = 1e-4
 #: the column arrays (one entry per distinct column seen) and the slot arrays (one per
 #: tracked column), each grown along its last axis
 _COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_epochs_",
@@ -33,7 +36,7 @@ _SLOT_ARRAYS = ("weights_", "compact_means_", "sketches_", "scatter_diag_", "ske
                 "slot_columns_")
 
 
-class SketchedOAUCM(BaseOnlineAUC):
+class SketchedOAUCM(RowScaleMixin, BaseOnlineAUC):
     """OAUC-M (or OAUC-S) with frequent-directions sketches of the class covariances.
 
     The round of :class:`sosl.OAUCM`, with each class covariance replaced by a rank-r
@@ -54,8 +57,13 @@ class SketchedOAUCM(BaseOnlineAUC):
 
     Parameters
     ----------
-    lam : float, default=1e-2
+    lam : float or "auto", default="auto"
         Tikhonov weight lambda (> 0 with ``eta=None``; >= 0 with a constant step).
+        ``"auto"``: ``lam = 1e-4 s^2`` for s the l2 norm (floored at 1) of the first
+        non-zero row of a fit (see :mod:`sosl._autoscale`): the loss is a function of the scores
+        ``w.x`` and lambda weighs ``||w||^2``, so with the step ``1/(lam t)`` multiplying
+        every feature by c divides the weights by c and changes no score. An explicit
+        number is used as given.
     eta : float or None, default=None
         None: the step 1/(lam t) of Theorem 6; a positive float: a constant step.
     rank : int, default=32
@@ -107,6 +115,8 @@ class SketchedOAUCM(BaseOnlineAUC):
         compact column held by slot k).
     shrinkage_ : ndarray of shape (2,)
         Sum of the shrinks per class, an upper bound on ``||N Sigma - B'B||_2``.
+    row_scale_ : float or None
+        s, the row scale of ``lam="auto"`` (None with a number).
     column_map_ : ndarray of shape (n_features,)
         Compact index of each original column (-1 if it never held a stored value).
     n_active_ : int
@@ -198,7 +208,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
 
     _sparse_input = True
     _parameter_constraints = {
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "rank": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions(set(_LOSSES))],
@@ -213,7 +223,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                     "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + (
                     "untracked_lin_", "untracked_quad_", "untracked_scale_", "untracked_epoch_")
 
-    def __init__(self, lam=1e-2, eta=None, rank=32, loss="m", sketch="fd_diag",
+    def __init__(self, lam="auto", eta=None, rank=32, loss="m", sketch="fd_diag",
                  max_columns="auto", shuffle=False, random_state=None):
         self.lam = lam
         self.eta = eta
@@ -225,12 +235,22 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         self.random_state = random_state
 
     def _check_params(self):
-        if self.eta is None and self.lam == 0:
+        if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
             raise ValueError(f"{type(self).__name__}: lam must be > 0 when eta=None "
                              "(the step is 1/(lam t)); give lam > 0 or a constant eta")
 
+    def _auto_scaled(self):
+        return isinstance(self.lam, str)
+
+    def _lam(self):
+        """The numeric lambda: ``lam``, or ``AUTO_LAM s^2`` under ``lam="auto"``."""
+        if isinstance(self.lam, str):
+            s = self._row_scale()
+            return AUTO_LAM * (s * s)
+        return float(self.lam)
+
     def _layout(self):
-        return {"rank": int(self.rank), "loss": _LOSSES[self.loss],
+        return {**self._scale_layout(), "rank": int(self.rank), "loss": _LOSSES[self.loss],
                 "sketch": _FAMILIES[self.sketch],
                 "max_columns": self._max_columns(),
                 "schedule": int(Schedule.STEP_INV_LAM_T if self.eta is None
@@ -311,7 +331,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
                 state["weights_"], state["compact_means_"], state["sketches_"],
                 state["sketch_rows_"], state["counts_"], state["scatter_diag_"],
-                state["sketch_diag_"], state["shrinkage_"], state["t_"], float(self.lam), eta,
+                state["sketch_diag_"], state["shrinkage_"], state["t_"], self._lam(), eta,
                 schedule, layout["loss"], layout["sketch"], layout["rank"], K,
                 state["slot_columns_"], nslots, state["column_counts_"],
                 state["column_slots_"], state["untracked_weights_"],
@@ -359,7 +379,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             d["shrinkage_"], d["slot_columns_"], d["column_counts_"], d["column_slots_"],
             d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
             d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"],
-            d["calibration_"], float(self.lam), 0.0 if self.eta is None else float(self.eta),
+            d["calibration_"], self._lam(), 0.0 if self.eta is None else float(self.eta),
             layout["schedule"], layout["loss"], layout["sketch"], layout["rank"],
             _UNCAPPED if K is None else K)
         d["_stepper_"] = st

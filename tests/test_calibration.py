@@ -115,8 +115,58 @@ def _mutant_steps(f, s, calib):
         u = calib[0] * fi
         q = float(_calibration_ref.sigmoid(u))
         H_old = calib[1]
+        calib[1] += q * float(_calibration_ref.sigmoid(-u)) * u * u
+        d = min(max((q - z) * u / H_old, -1.0), 1.0)
+        calib[0] = max(calib[0] * np.exp(-d), _calibration_ref.A_MIN)
+
+
+def _slope_steps(f, s, calib):
+    """Mutant: the Newton step in A itself (curvature q (1 - q) f^2), the step before the
+    log-slope form; its size depends on the scale of the scores."""
+    for fi, si in zip(f, s):
+        z = 1.0 if si > 0 else 0.0
+        u = calib[0] * fi
+        q = float(_calibration_ref.sigmoid(u))
         calib[1] += q * float(_calibration_ref.sigmoid(-u)) * fi * fi
-        calib[0] = max(calib[0] - (q - z) * fi / H_old, _calibration_ref.A_MIN)
+        calib[0] = max(calib[0] - (q - z) * fi / calib[1], _calibration_ref.A_MIN)
+
+
+def _probabilities(steps, f, s):
+    c, out = np.array([1.0, 1.0]), np.empty(f.shape[0])
+    for i in range(f.shape[0]):
+        out[i] = _calibration_ref.sigmoid(c[0] * f[i])
+        steps(f[i:i + 1], s[i:i + 1], c)
+    return out
+
+
+@pytest.mark.parametrize("c", [1e-3, 40.0])
+def test_probabilities_do_not_depend_on_the_scale_of_the_scores(c):
+    """Scores multiplied by c give the same prequential probabilities (A divided by c), so
+    scores much smaller or larger than 1 do not collapse the probabilities to 1/2; the step
+    in A itself (the mutant) depends on c."""
+    f, s = _scores(n=2000, seed=7)
+    base = _probabilities(_calibration_ref.platt_steps, f, s)
+    a, b = np.array([1.0, 1.0]), np.array([1.0 / c, 1.0])
+    _calibration.platt_steps(f, s, a)
+    _calibration.platt_steps(np.ascontiguousarray(f * c), s, b)
+    np.testing.assert_allclose(b[0] * c, a[0], rtol=1e-9)
+    np.testing.assert_allclose(b[1], a[1], rtol=1e-9)
+    assert np.percentile(base, 90) - np.percentile(base, 10) > 0.5
+    mutant = _probabilities(_slope_steps, f * c, s)
+    assert np.percentile(mutant, 90) - np.percentile(mutant, 10) < 0.5
+
+
+def test_large_early_scores_do_not_freeze_the_slope():
+    """Scores 1000 times larger on the first 50 rows (a learner's first steps) and of order 1
+    after: the probabilities of the later rows still spread over [0, 1] (the step in A
+    accumulates the early curvature q (1 - q) f^2 and stays near 1/2: the mutant)."""
+    f, s = _scores(n=3000, seed=11)
+    f = f.copy()
+    f[:50] *= 1000.0
+    p = _probabilities(_calibration_ref.platt_steps, f, s)[1000:]
+    assert np.percentile(p, 90) - np.percentile(p, 10) > 0.5
+    m = _probabilities(_slope_steps, f, s)[1000:]
+    assert np.percentile(m, 90) - np.percentile(m, 10) < 0.1
 
 
 def test_one_division_step_equals_the_textbook_step_over_a_long_stream():
@@ -147,8 +197,9 @@ def test_one_step_agrees_on_both_branches_and_in_the_tails(A):
 
 
 def test_one_division_form_is_the_newton_step_symbolically():
-    """(n - z D) f D / (H D^2 + e f^2) == (q - z) f / (H + h) with q = n / D, D = 1 + e,
-    h = q (1 - q) f^2, on both branches of the sigmoid (n = 1 for u >= 0, n = e below);
+    """(n - z D) u D / (H D^2 + e u^2) == (q - z) u / (H + h) with q = n / D, D = 1 + e,
+    h = q (1 - q) u^2 (u = A f: the step in log A, here written with f for u), on both
+    branches of the sigmoid (n = 1 for u >= 0, n = e below);
     the same check rejects a numerator without its factor D."""
     sympy = pytest.importorskip("sympy")
     e, f, z, H = sympy.symbols("e f z H", positive=True)

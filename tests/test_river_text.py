@@ -73,3 +73,28 @@ def test_the_second_order_learners_on_text(sms):
     assert len(exact["OAUCM"].features_) <= 128
     hashed = feature_extraction.BagOfWords() | sr.OAUCM(n_hash=128, lam=0.1)
     assert auc(labels[:600], _progressive(hashed, texts[:600], labels[:600])) > 0.8
+
+
+@pytest.mark.parametrize("name", ["FTRLAUC", "SketchedOAUCM"])
+def test_text_pipelines_reach_river_lr_and_their_probabilities_spread(sms, name):
+    """With defaults, each learner the docs recommend for text reaches river's
+    LogisticRegression on river's binned ROCAUC, and that binned ROCAUC is within 0.01 of the
+    exact AUC of the same probabilities (a Platt slope frozen near 0 puts every probability
+    near 1/2, where the 10 thresholds cannot see the ranking)."""
+    from river import linear_model, metrics
+    texts, labels = sms
+
+    def binned_and_probs(last):
+        model, metric, probs = feature_extraction.BagOfWords() | last, metrics.ROCAUC(), []
+        for text, label in zip(texts, labels):
+            proba = model.predict_proba_one(text)
+            metric.update(label, proba)
+            probs.append(proba[True])
+            model.learn_one(text, label)
+        return metric.get(), probs
+
+    lr, _ = binned_and_probs(linear_model.LogisticRegression())
+    binned, probs = binned_and_probs(getattr(sr, name)())
+    assert binned >= lr
+    assert abs(auc(labels, probs) - binned) < 0.01
+    assert np.percentile(probs, 90) - np.percentile(probs, 10) > 0.3
