@@ -33,8 +33,8 @@ _HOME = {
 }
 #: the public submodules, each importable as ``sosl.<name>`` without an import statement
 _SUBMODULES = (
-    "baselines", "cli", "dask", "datasets", "evaluate", "exceptions", "experiments", "ftrl",
-    "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river", "sketch",
+    "baselines", "cli", "dask", "datasets", "drift", "evaluate", "exceptions", "experiments",
+    "ftrl", "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river", "sketch",
     "state",
 )
 

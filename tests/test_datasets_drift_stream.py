@@ -40,6 +40,8 @@ def test_drift_rows_and_recurrence():
     assert np.all(c[:9000] == 0) and np.all(c[11_000:29_000] == 1) and np.all(c[31_000:] == 2)
     window = c[9000:11_000]
     assert window[:500].mean() < 0.3 and window[-500:].mean() > 0.7      # a rising mixture
+    _, _, c = make_drift_stream(n, 4, drift="none", random_state=0)
+    assert not c.any()
 
 
 @pytest.mark.parametrize("rate", [0.001, 0.01, 0.05])
@@ -90,6 +92,7 @@ def test_text_rows():
     ({"drift_at": []}, "empty"),
     ({"drift_at": "x"}, "drift_at"),
     ({"width": 10}, "width is for"),
+    ({"drift": "none", "drift_at": 10}, "no drift_at"),
     ({"drift": "gradual", "drift_at": [400, 450], "width": 100}, "window"),
     ({"positive_rate": 0.0}, "positive_rate"),
     ({"positive_rate": np.full(3, 0.1)}, "shape"),

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 __all__ = ["make_drift_stream"]
 
 _KINDS = ("gaussian", "text")
-_DRIFTS = ("abrupt", "gradual", "recurring")
+_DRIFTS = ("abrupt", "gradual", "recurring", "none")
 
 
 def _int(value, name, low):
@@ -47,7 +47,7 @@ def _concepts(points, drift, width, n, rng):
     """Concept of each row: segment k after the k-th drift holds concept k (``k % 2`` when
     recurring); a gradual drift mixes the two over a window centred on its row."""
     i = np.arange(n)
-    seg = np.searchsorted(np.asarray(points), i, side="right")     # 0 before the first
+    seg = np.searchsorted(np.asarray(points, dtype=np.int64), i, side="right")
     if drift == "gradual":
         w = max(1, n // 10) if width is None else _int(width, "width", 1)
         end = 0                                   # where the previous window ends
@@ -108,6 +108,7 @@ def make_drift_stream(n_samples: int = 100_000, n_features: int = 20, *, kind: s
 
     Drift:
 
+    * ``"none"``: one concept throughout (a stationary stream, for false alarms).
     * ``"abrupt"``: rows ``i >= drift_at[k]`` come from concept ``k + 1``.
     * ``"gradual"``: around each drift row, in a window of ``width`` rows starting at
       ``drift_at[k] - width // 2``, a row comes from the new concept with a probability that
@@ -122,7 +123,7 @@ def make_drift_stream(n_samples: int = 100_000, n_features: int = 20, *, kind: s
         Features (Gaussian; at least 2 for a rotation) or vocabulary size (text; at least
         ``4 n_signal_words``).
     kind : {"gaussian", "text"}, default="gaussian"
-    drift : {"abrupt", "gradual", "recurring"}, default="abrupt"
+    drift : {"abrupt", "gradual", "recurring", "none"}, default="abrupt"
     drift_at : int, sequence of int or None, default=None
         The drift rows, strictly increasing inside ``(0, n_samples)``. None: the middle row,
         or the quarter points ``n/4, n/2, 3n/4`` when recurring.
@@ -168,7 +169,12 @@ def make_drift_stream(n_samples: int = 100_000, n_features: int = 20, *, kind: s
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
     if drift not in _DRIFTS:
         raise ValueError(f"drift must be one of {_DRIFTS}, got {drift!r}")
-    points = _drift_points(drift_at, drift, n)
+    if drift == "none":
+        if drift_at is not None or width not in (None, 0):
+            raise ValueError("drift='none' takes no drift_at or width")
+        points = []
+    else:
+        points = _drift_points(drift_at, drift, n)
     rates = _rates(positive_rate, n)
     if kind == "gaussian":
         if not (isinstance(class_sep, numbers.Real) and np.isfinite(class_sep)
