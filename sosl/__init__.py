@@ -33,9 +33,9 @@ _HOME = {
 }
 #: the public submodules, each importable as ``sosl.<name>`` without an import statement
 _SUBMODULES = (
-    "baselines", "cli", "dask", "datasets", "evaluate", "exceptions", "experiments", "ftrl",
-    "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river", "sketch",
-    "state", "utils",
+    "baselines", "cli", "dask", "datasets", "drift", "evaluate", "exceptions", "experiments",
+    "ftrl", "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river",
+    "sketch", "state", "utils",
 )
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",

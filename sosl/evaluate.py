@@ -104,7 +104,31 @@ def _accepts_sparse(model):
         return False
 
 
-def prequential(model, X, y, metrics=None, every=1, classes=None):
+def _due(i, d):
+    """The row after whose scoring row ``i`` (label delay ``d``) is learned."""
+    return i + d
+
+
+def _check_delay(delay):
+    """``delay`` as an int >= 0, or the callable given (checked row by row)."""
+    if callable(delay):
+        return delay
+    if isinstance(delay, bool) or not isinstance(delay, Integral):
+        raise TypeError(f"delay must be an int number of rows or a callable giving row i's "
+                        f"delay, got {delay!r} of type {type(delay).__name__}")
+    if delay < 0:
+        raise ValueError(f"delay must be >= 0 rows, got {delay}")
+    return int(delay)
+
+
+def _row_delay(delay, i):
+    d = delay(i)
+    if isinstance(d, bool) or not isinstance(d, Integral) or d < 0:
+        raise ValueError(f"delay({i}) must return an int >= 0 (rows), got {d!r}")
+    return int(d)
+
+
+def prequential(model, X, y, metrics=None, every=1, classes=None, delay=0):
     """Test-then-train evaluation: score each row with the model, then let it learn the row.
 
     Parameters
@@ -133,6 +157,15 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
     classes : array-like of shape (2,), default=None
         ``[negative, positive]``, passed to the model's first update (the order is kept by
         sosl learners). None takes the two labels of ``y``, sorted.
+    delay : int >= 0 or callable, default=0
+        Label delay in rows. Row i is scored when it arrives, as always, but its label
+        reaches the model only after row ``i + d`` has been scored (``d = delay``, or
+        ``d = delay(i)`` for a callable giving each row's delay as an int >= 0): the model
+        learns row i right after scoring row ``i + d``, so ``delay=0`` is plain
+        test-then-train. Rows whose labels arrive after the same row are learned in row
+        order; labels still pending after the last row are learned at the end (they
+        change the model returned, not the metrics). The metrics and ``steps`` count
+        rows scored, as without delay.
 
     Returns
     -------
@@ -145,8 +178,9 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
         If the model cannot learn or score one row, or a metric lacks update/get.
     ValueError
         If ``X`` and ``y`` differ in length or hold non-finite values, ``y`` holds labels
-        outside ``classes`` or not two classes, or ``every`` is not a positive integer.
-        Nothing has been learned when these are raised.
+        outside ``classes`` or not two classes, ``every`` is not a positive integer, or
+        ``delay`` is negative. Nothing has been learned when these are raised (a callable
+        delay is asked row by row: a bad value it returns is raised when met).
 
     Examples
     --------
@@ -163,6 +197,7 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
     True
     """
     named = _check_metrics(metrics)
+    delay = _check_delay(delay)
     if isinstance(every, bool) or not isinstance(every, Integral):
         raise TypeError(f"every must be an integer, got {every!r} of type {type(every).__name__}")
     if every < 1:
@@ -208,23 +243,18 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
     metric_items = list(named.items())
     fitted = hasattr(model, "classes_")
     positive = model.classes_[1] if fitted else None
-    start = time.process_time()
-    for i in range(n):
+    fixed = not callable(delay)
+    pending = {}                      # scored row -> the rows whose labels arrive after it
+
+    def row_of(i):
         if keep_sparse:
-            row = X[i:i + 1]
-        elif sparse:
-            row = X[i].toarray().ravel()
-        else:
-            row = X[i]
-        if fitted:
-            if score_one is not None:
-                score = score_one(row)
-            else:
-                score = _batch_score(model, row)
-            scores[i] = score
-            flag = bool(y[i] == positive)
-            for _, m in metric_items:
-                m.update(flag, score)
+            return X[i:i + 1]
+        if sparse:
+            return X[i].toarray().ravel()
+        return X[i]
+
+    def learn(i, row):
+        nonlocal fitted, positive
         first = None if fitted else classes
         if learn_one is not None:
             learn_one(row, y[i], classes=first)
@@ -234,10 +264,34 @@ def prequential(model, X, y, metrics=None, every=1, classes=None):
         if not fitted:
             fitted = True
             positive = model.classes_[1]
+
+    start = time.process_time()
+    for i in range(n):
+        row = row_of(i)
+        if fitted:
+            if score_one is not None:
+                score = score_one(row)
+            else:
+                score = _batch_score(model, row)
+            scores[i] = score
+            flag = bool(y[i] == positive)
+            for _, m in metric_items:
+                m.update(flag, score)
+        d = delay if fixed else _row_delay(delay, i)
+        if d == 0 and not pending:
+            learn(i, row)
+        else:                         # the rows whose label arrives once row i is scored
+            pending.setdefault(_due(i, d), []).append(i)
+            for j in pending.pop(i, ()):
+                learn(j, row if j == i else row_of(j))
         if (i + 1) % every == 0 or i == n - 1:
             steps.append(i + 1)
             for name, m in metric_items:
                 curves[name].append(m.get())
+    # labels still in flight when the stream ends, in order of arrival, then of row
+    for due in sorted(pending):
+        for j in pending[due]:
+            learn(j, row_of(j))
     cpu = time.process_time() - start
     return PrequentialResult(
         steps=np.asarray(steps, dtype=np.int64),

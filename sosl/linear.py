@@ -9,6 +9,7 @@ import numpy as np
 from scipy.linalg.blas import dnrm2
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import drift as _drift
 from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
@@ -97,13 +98,22 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         "eta": [Interval(Real, 0, None, closed="neither"), None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
-        "forgetting": [Interval(Real, 0, 1, closed="right")],
+        "forgetting": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+        "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
         "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def _check_params(self):
         if self.eta is None and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+        if self.detector is not None and self.forgetting != "auto":
+            raise ValueError("detector is used by forgetting='auto' only; got forgetting="
+                             f"{self.forgetting!r}")
+        _drift.check_detector(self.detector)
+
+    def _beta(self):
+        """The kernel's decay: the fixed factor, or none under "auto" (sosl.drift)."""
+        return 1.0 if self.forgetting == "auto" else float(self.forgetting)
 
     def _layout(self):
         return {"schedule": "1/(lam t)" if self.eta is None else "constant"}
@@ -177,20 +187,28 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
-        kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX,
-                   X.shape[0] if order is None else order.shape[0])
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
-        with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
-            state["t_"] = _linear.linear_pass(
-                X, s, order, state["w_"], state["means_"], state["scatter_"],
-                state["scales_"], state["weights_"], state["counts_"], state["t_"],
-                float(self.lam), 0.0 if self.eta is None else float(self.eta),
-                self._schedule(), self._loss, float(self.forgetting), BLAS_MIN_P,
-                np.empty(3 * p + 2 * kmax * p), stats, sw,
-                pre, None if pre is None else state["calibration_"],
-            )
-        if stats[1] >= 0:                                # only a fresh pass sees such rows
-            raise ValueError("Input X contains NaN or infinity.")
+
+        def play(rows, t0):
+            kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX,
+                       X.shape[0] if rows is None else rows.shape[0])
+            with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
+                t = _linear.linear_pass(
+                    X, s, rows, state["w_"], state["means_"], state["scatter_"],
+                    state["scales_"], state["weights_"], state["counts_"], t0,
+                    float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                    self._schedule(), self._loss, self._beta(), BLAS_MIN_P,
+                    np.empty(3 * p + 2 * kmax * p), stats, sw,
+                    pre, None if pre is None else state["calibration_"],
+                )
+            if stats[1] >= 0:                            # only a fresh pass sees such rows
+                raise ValueError("Input X contains NaN or infinity.")
+            return t
+
+        if self.forgetting == "auto":                    # drift detected and answered
+            _drift.linear_auto_pass(self, state, X, s, order, pre, play)
+        else:
+            state["t_"] = play(order, state["t_"])
         state["max_abs_"] = float(stats[0])
         if state["max_abs_"] > _UNSCALED:
             self._warn_unscaled(state["max_abs_"])
@@ -204,7 +222,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
             st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
                                  self.weights_, self.counts_, lam, eta, self._schedule(),
-                                 self._loss, float(self.forgetting), BLAS_MIN_P, _SAFE_ABS,
+                                 self._loss, self._beta(), BLAS_MIN_P, _SAFE_ABS,
                                  _SAFE_MARGIN, G_factor, self.calibration_)
             # the batch path hands int64 labels to the kernel for these classes (a new
             # stepper is made whenever the state, hence classes_, is replaced)
@@ -218,6 +236,14 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         d = self.__dict__
         t = d["t_"] + 1
         st = d.get("_stepper_") or self._stepper()
+        if self.forgetting == "auto":                    # drift detected and answered
+            if not _drift.linear_one_row(self, st, x, s, one_blas_thread()
+                                         if d["n_features_in_"] >= BLAS_THREADED_P
+                                         else _NO_CONTEXT):
+                return False
+            if d["max_abs_"] > _UNSCALED:
+                self._warn_unscaled(d["max_abs_"])
+            return True
         if d["n_features_in_"] >= BLAS_THREADED_P:     # the round's dsymv, one thread
             with one_blas_thread():
                 R = st.step(x, s, t, d["max_abs_"])
@@ -267,6 +293,8 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         with the state as it was, otherwise. Unknown labels raise (once X passed the
         checks the general path makes first), as there."""
         d = self.__dict__
+        if self.forgetting == "auto":
+            return False
         st = d.get("_stepper_")
         created = st is None
         if created:
@@ -387,11 +415,18 @@ class OAUCM(_LinearSOSL):
     eta : float or None, default=None
         None gives the step eta_t = 1/(lam t) of Theorem 6 (OAUC-M); a positive float a
         constant step (OAUC-M_c).
-    forgetting : float in (0, 1], default=1.0
+    forgetting : float in (0, 1] or "auto", default=1.0
         Forgetting factor beta of the class moments, for drifting streams: each new
         instance of a class multiplies the weight of that class's earlier instances by
         beta, so its mean and covariance follow the last ~1/(1 - beta) instances of the
         class. 1.0 (the default) is the paper's learner: all instances count alike.
+        "auto": no decay until a change is detected in the rows' prequential ranking
+        error, then a shorter memory that lengthens again in calm stretches (see
+        :mod:`sosl.drift`; the detections are listed in ``drift_.detections``).
+    detector : object or None, default=None
+        With ``forgetting="auto"``, the change detector: any object with ``update(x)``
+        and ``drift_detected`` (river's ``drift.ADWIN()`` fits); None is
+        :class:`sosl.drift.PageHinkley`. Copied when the model starts.
     shuffle : bool, default=False
         Visit the rows of each ``fit``/``partial_fit`` batch in a random order. Off by
         default: the pass is online and follows the order given.
@@ -472,10 +507,11 @@ class OAUCM(_LinearSOSL):
     _loss = int(Loss.LOSS_M)
 
     def __init__(self, lam=1e-2, eta=None, forgetting=1.0, shuffle=False, random_state=None,
-                 max_memory="auto"):
+                 max_memory="auto", detector=None):
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting
+        self.detector = detector
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory
@@ -501,8 +537,10 @@ class OAUCS(_LinearSOSL):
         2[-(1 - mu) a + Sigma w], twice eq. (13) of the paper (which drops the factor
         2), so ``OAUCS(eta=e)`` takes the steps of the paper's update with step ``2 e``
         (the paper's ``eta`` is twice ours).
-    forgetting : float in (0, 1], default=1.0
+    forgetting : float in (0, 1] or "auto", default=1.0
         Forgetting factor of the class moments, as in :class:`OAUCM`.
+    detector : object or None, default=None
+        The change detector of ``forgetting="auto"``, as in :class:`OAUCM`.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -534,10 +572,11 @@ n_features_in_
     _loss = int(Loss.LOSS_S)
 
     def __init__(self, lam=1e-2, eta=1e-2, forgetting=1.0, shuffle=False, random_state=None,
-                 max_memory="auto"):
+                 max_memory="auto", detector=None):
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting
+        self.detector = detector
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory

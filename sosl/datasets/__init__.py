@@ -22,7 +22,9 @@ What is here
   scaled to [-1, 1], the paper's Section 6.2), :func:`to_unit_ball` (the projection into the
   unit ball that the regret analysis assumes, ||x|| <= 1).
 * Synthetic streams (:mod:`sosl.datasets._synthetic`): :func:`make_imbalanced_stream`,
-  :func:`make_drifting_stream` (abrupt or gradual concept drift).
+  :func:`make_drifting_stream` (abrupt or gradual concept drift); and
+  (:mod:`sosl.datasets._drift`) :func:`make_drift_stream`: rare positives (a rate that may
+  move), abrupt, gradual or recurring drift at known rows, Gaussian or sparse text-like.
 * Sparse and high-dimensional data (:mod:`sosl.datasets._highdim`): :data:`HIGHDIM_DATASETS`
   and :func:`load_highdim` (``sms_spam`` and ``davidson_hate`` as raw text with
   :func:`vectorize_texts`, ``w8a`` and ``dorothea_valid`` as scipy CSR), looked up in the
@@ -35,6 +37,7 @@ that ``classes_[1]`` of every sosl estimator is the positive class.
 """
 
 from ._download import UnverifiedDatasetWarning, download, sha256sum, verify_sha256
+from ._drift import make_drift_stream
 from ._errors import (
     DataDirectoryError,
     DatasetError,
@@ -66,7 +69,7 @@ from ._synthetic import make_drifting_stream, make_imbalanced_stream
 __all__ = [
     "DATASETS", "DatasetInfo", "available_datasets", "check_dataset", "download",
     "get_data_dir", "load_dataset", "load_default", "load_libsvm", "make_imbalanced_stream",
-    "make_drifting_stream",
+    "make_drifting_stream", "make_drift_stream",
     "scale_features", "sha256sum", "to_unit_ball",
     "HIGHDIM_DATASETS", "HighDimInfo", "find_highdim", "load_highdim", "load_sms_spam",
     "load_w8a", "load_dorothea_valid", "read_sms_tsv", "read_sparse_binary", "text_vectorizer",
