@@ -177,15 +177,19 @@ n_features_in_
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
         frac, zq = self._fractions()
-        self._record_negatives(state, X, s, order)
         stats = np.array([state["max_abs_"], -1.0])
+        work = np.empty(4 * p)
+        n = X.shape[0] if order is None else order.shape[0]
+        z = np.empty(n)
         state["t_"] = _partial.partial_pass(
             X, s, order, state["w_"], state["means_"], state["scatter_"], state["scales_"],
             state["weights_"], state["counts_"], state["t_"], float(self.lam),
             0.0 if self.eta is None else float(self.eta), self._schedule(),
-            float(self.forgetting), frac, zq, np.empty(4 * p), stats, sw)
+            float(self.forgetting), frac, zq, work, stats, sw, z)
         if stats[1] >= 0:
             raise ValueError("Input X contains NaN or infinity.")
+        signs = s if order is None else s[order]
+        self._record_negatives(state, z[(signs < 0) & np.isfinite(z)])
         state["max_abs_"] = float(stats[0])
         if state["max_abs_"] > 1e4:
             self._warn_unscaled(state["max_abs_"])
@@ -200,28 +204,17 @@ n_features_in_
         Sw = (C @ w + np.triu(C, 1).T @ w) * (scales[0] / weights[0])
         return float(w @ means[0]), math.sqrt(max(float(w @ Sw), 0.0))
 
-    def _record_negatives(self, state, X, s, order):
-        """Push the standardized scores of the batch's negatives (under the model before
-        the batch) into the budget's ring buffer."""
-        if state["counts_"][0] < 2:
+    @staticmethod
+    def _record_negatives(state, z):
+        """Push the negatives' standardized scores (each under the model before its own
+        round, from the pass) into the budget's ring buffer."""
+        if z.shape[0] == 0:
             return
-        rows = np.arange(X.shape[0]) if order is None else order
-        neg = rows[s[rows] < 0]
-        if neg.shape[0] == 0:
-            return
-        m, sd = self._negative_spread(state["w_"], state["means_"], state["scatter_"],
-                                      state["scales_"], state["weights_"])
-        if not sd > 0.0:
-            return
-        z = (X[neg] @ state["w_"] - m) / sd
         buf = state["budget_scores_"]
-        if not buf.flags.writeable or buf is getattr(self, "budget_scores_", None):
-            buf = buf.copy()
         size = buf.shape[0]
         z = z[-size:]
         at = (int(state["budget_next_"]) + np.arange(z.shape[0])) % size
         buf[at] = z
-        state["budget_scores_"] = buf
         state["budget_next_"] = int((int(state["budget_next_"]) + z.shape[0]) % size)
         state["budget_filled_"] = min(size, int(state["budget_filled_"]) + z.shape[0])
 

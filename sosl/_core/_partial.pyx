@@ -64,7 +64,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
                  double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                  double[::1] W, long long[::1] N, long long t0, double lam, double eta,
                  int schedule, double beta, const double[::1] frac, const double[::1] zq,
-                 double[::1] work, double[::1] stats=None, const double[::1] sw=None):
+                 double[::1] work, double[::1] stats=None, const double[::1] sw=None,
+                 double[::1] zout=None):
     """Rounds of PartialOAUCM over ``X[order]``; ``w, xbar, C, scale, W, N`` in place.
 
     ``order=None`` visits every row in order. ``frac[k]`` is the share of class k kept
@@ -73,6 +74,9 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
     at least ``4 p`` values. ``stats`` (length 2), if given: ``stats[0]`` is raised to the
     largest ``|x|`` visited and a row with a NaN or an infinity stops the pass after its
     round with ``stats[1]`` set to its position. ``sw``: the rows' importance weights.
+    ``zout`` (one value per visited row), if given, receives each row's standardized score
+    in its own class before its round, ``w.(x - xbar_own) / sigma_own``, where the
+    selection computed it (else NaN): the FPR budget's record of the negatives.
     Returns the round counter after the pass.
     """
     cdef bint every = order is None
@@ -83,6 +87,7 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
     cdef double y, v, eta_t, mu, s2, so2, d_mu, d_s2, sel, dev, W_new, c, f, R, R_max = 0.0
     cdef double g_a, g_c
     cdef bint seen, track = stats is not None, weighted = sw is not None
+    cdef bint record = zout is not None
     cdef const double* x
     cdef double* a
     cdef double* Sw
@@ -100,6 +105,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
         raise ValueError("partial_pass: work must hold at least 4 p values")
     if weighted and sw.shape[0] != X.shape[0]:
         raise ValueError("partial_pass: sw must hold one weight per row of X")
+    if record and zout.shape[0] != n:
+        raise ValueError("partial_pass: zout must hold one value per visited row")
     if track and stats.shape[0] != 2:
         raise ValueError("partial_pass: stats must hold [max |x|, position of a bad row]")
     if p == 0:
@@ -121,6 +128,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
             seen = N[opp] > 0
             g_a = 0.0
             g_c = 0.0
+            if record:
+                zout[r] = NAN
             if seen:
                 mu = 0.0
                 for j in range(p):
@@ -135,7 +144,10 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
                     dev = 0.0
                     for j in range(p):
                         dev += w[j] * (x[j] - xbar[own, j])
-                    if y * dev <= -zq[own] * sqrt(so2 if so2 > 0.0 else 0.0):
+                    so2 = sqrt(so2 if so2 > 0.0 else 0.0)
+                    if record and so2 > 0.0:
+                        zout[r] = dev / so2
+                    if y * dev <= -zq[own] * so2:
                         sel = 1.0 / frac[own]
                     else:
                         sel = 0.0

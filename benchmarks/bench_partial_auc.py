@@ -1,0 +1,141 @@
+"""Partial AUC after one pass: PartialOAUCM against OAUCM, FTRLAUC and SGD, and the FPR budget.
+
+On the shared imbalanced sets (read from ``$SOSL_DATA_DIR``, default ``/work/shared/data``):
+magic04, svmguide3, segment, shuttle, poker (LIBSVM files of the registry, features scaled
+to [-1, 1]) and w8a (sparse, 300 binary features). SMS and Davidson are text hashed to 2^20
+columns, out of reach of any learner with a p x p covariance; they are left out.
+
+Per set and seed: a seeded permutation, the first 70 % as the training stream (in that
+order, one pass), the rest held out. Every contender uses its defaults and sees the same
+rows in the same order:
+
+* ``PartialOAUCM()`` (max_fpr=0.05), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one pass);
+* ``SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False, max_iter=1,
+  tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
+
+Printed: the held-out McClish-standardized pAUC at FPR <= 0.01 and 0.05 and the two-way
+pAUC (min_tpr 0.5, max_fpr 0.1), the mean over ``--seeds`` seeds, and the process CPU
+seconds of the pass (min over seeds); then, for PartialOAUCM, the FPR budget on the
+held-out part cut into windows of ``--window`` negatives: the share of windows whose
+realised FPR exceeds max_fpr and the TPR at the budget.
+
+Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
+[--window 200]``
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
+
+from sosl import FTRLAUC, OAUCM, PartialOAUCM
+from sosl.datasets import load_dataset
+from sosl.datasets._highdim import load_w8a
+from sosl.metrics import partial_auc, two_way_partial_auc
+
+SETS = ("magic04", "svmguide3", "segment", "shuttle", "poker", "w8a")
+
+
+def load(name, data_dir):
+    if name == "w8a":
+        X, y = load_w8a(os.path.join(data_dir, "highdim"))
+        return X.toarray(), y
+    return load_dataset(name, data_dir)
+
+
+def contenders(kw=None):
+    kw = kw or {}
+    return {
+        "PartialOAUCM": lambda: PartialOAUCM(**kw),
+        "OAUCM": lambda: OAUCM(),
+        "FTRLAUC": lambda: FTRLAUC(),
+        "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
+                                     max_iter=1, tol=None, random_state=0),
+    }
+
+
+def scores_of(model, X):
+    return model.decision_function(X)
+
+
+def budget_report(model, X, y, window):
+    """(share of windows over budget, mean TPR at the budget) on held-out rows, windows
+    of ``window`` negatives in the given order (the positives between them go with them)."""
+    pred = model.predict(X, budget=True) == model.classes_[1]
+    neg = np.flatnonzero(y == 0)
+    over, n_win = 0, 0
+    for a in range(0, neg.shape[0] - window + 1, window):
+        rows = neg[a:a + window]
+        n_win += 1
+        over += pred[rows].mean() > model.max_fpr
+    tpr = pred[y == 1].mean() if (y == 1).any() else float("nan")
+    return (over / n_win if n_win else float("nan")), tpr, n_win
+
+
+def run(names, seeds, data_dir, window, kw=None):
+    rows = []
+    for name in names:
+        X, y = load(name, data_dir)
+        res = {}
+        for seed in range(seeds):
+            perm = np.random.default_rng(seed).permutation(X.shape[0])
+            cut = int(0.7 * X.shape[0])
+            tr, te = perm[:cut], perm[cut:]
+            Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
+            Xte, yte = np.ascontiguousarray(X[te]), y[te]
+            for cname, make in contenders(kw).items():
+                model = make()
+                t0 = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    model.fit(Xtr, ytr)
+                cpu = time.process_time() - t0
+                s = scores_of(model, Xte)
+                r = res.setdefault(cname, {"p01": [], "p05": [], "tw": [], "cpu": [],
+                                           "over": [], "tpr": [], "nwin": []})
+                r["p01"].append(partial_auc(yte, s, max_fpr=0.01))
+                r["p05"].append(partial_auc(yte, s, max_fpr=0.05))
+                r["tw"].append(two_way_partial_auc(yte, s, min_tpr=0.5, max_fpr=0.1))
+                r["cpu"].append(cpu)
+                if cname == "PartialOAUCM":
+                    over, tpr, nwin = budget_report(model, Xte, yte, window)
+                    r["over"].append(over)
+                    r["tpr"].append(tpr)
+                    r["nwin"].append(nwin)
+        for cname, r in res.items():
+            rows.append((name, cname, np.mean(r["p01"]), np.mean(r["p05"]), np.mean(r["tw"]),
+                         min(r["cpu"]), np.mean(r["over"]) if r["over"] else None,
+                         np.mean(r["tpr"]) if r["tpr"] else None,
+                         int(np.sum(r["nwin"])) if r["nwin"] else None))
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--window", type=int, default=200)
+    ap.add_argument("--lam", type=float, default=None)
+    ap.add_argument("--max-fpr", type=float, default=None)
+    args = ap.parse_args(argv)
+    data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
+    kw = {}
+    if args.lam is not None:
+        kw["lam"] = args.lam
+    if args.max_fpr is not None:
+        kw["max_fpr"] = args.max_fpr
+    rows = run(args.sets.split(","), args.seeds, data_dir, args.window, kw)
+    print("| set | learner | pAUC@0.01 | pAUC@0.05 | 2-way (0.5, 0.1) | CPU s | "
+          "budget: windows over | TPR at budget |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, cname, p01, p05, tw, cpu, over, tpr, nwin in rows:
+        extra = (f"{over:.3f} of {nwin} | {tpr:.3f}" if over is not None else "- | -")
+        print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} | {tw:.4f} | {cpu:.3f} | {extra} |")
+
+
+if __name__ == "__main__":
+    main()
