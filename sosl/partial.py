@@ -116,8 +116,9 @@ n_features_in_
 
     _platt_in_pass = False
     _pass_takes_identity = True
-    _state_names = _LinearSOSL._state_names + ("budget_scores_", "budget_next_",
-                                               "budget_filled_")
+    # OAUC-M's arrays and the FPR budget's ring buffer (a longer tuple than the base's)
+    _state_names = _LinearSOSL._state_names + (  # type: ignore[assignment]
+        "budget_scores_", "budget_next_", "budget_filled_")
     _parameter_constraints = {
         **_LinearSOSL._parameter_constraints,
         "max_fpr": [Interval(Real, 0, 1, closed="right")],

@@ -71,14 +71,13 @@ def convexity(rng, n_pairs, selected=False):
         if rng.random() < 0.2:
             w2 = w1 * rng.uniform(-1, 2)                 # along one line, through 0
         mid = 0.5 * (w1 + w2)
-        if selected:
-            tau = float(rng.normal())
+        tau = float(rng.normal())
 
-            def f(w):
+        def f(w, a=a, Sigma=Sigma, frac=frac, own=own, eta=eta, tau=tau):
+            if selected:        # the row selected by its score: not convex
                 return (float(w @ a) <= tau) * float(round_loss(w, a, Sigma, frac, 1.0, 0)[0])
-        else:
-            def f(w):
-                return float(round_loss(w, a, Sigma, frac, own, eta)[0])
+            return float(round_loss(w, a, Sigma, frac, own, eta)[0])
+
         f1, f2, fm = f(w1), f(w2), f(mid)
         worst = max(worst, (fm - 0.5 * (f1 + f2)) / (1.0 + abs(f1) + abs(f2)))
     return worst

@@ -5,8 +5,9 @@ Statement (docs/user_guide/partial_auc.md)
 For beta in (0, 1), b = 1 - mu and sigma > 0, over every law of z with mean 0 and variance
 sigma^2, the largest CVaR_beta of L = (b + z)_+ (the mean of its top beta) is
 
-    psi_beta = b + sigma sqrt((1 - beta) / beta)      if b >= c* = (2 beta - 1) sigma / (2 sqrt(beta (1 - beta)))
+    psi_beta = b + sigma sqrt((1 - beta) / beta)      if b >= c*
              = psi_M(mu, sigma^2) / beta               otherwise,
+    c* = (2 beta - 1) sigma / (2 sqrt(beta (1 - beta))),
 
 attained by a two-point law; at beta = 1 it is psi_M (Lemma 2).
 
@@ -95,8 +96,10 @@ def symbolic_records(seed):
     branch2 = (b + sp.sqrt(b ** 2 + sigma ** 2)) / (2 * beta)
     d3 = simp((b + k * sigma - branch2).subs(b, c_star))
     d4 = simp(sp.diff(b + k * sigma - branch2, b).subs(b, c_star))
-    for name, d in (("G'(eta*) = 0 at c = c*", d1), ("G(eta*) = b + sigma sqrt((1-beta)/beta)", d2),
-                    ("branches meet at b = c* (value)", d3), ("branches meet at b = c* (slope)", d4)):
+    for name, d in (("G'(eta*) = 0 at c = c*", d1),
+                    ("G(eta*) = b + sigma sqrt((1-beta)/beta)", d2),
+                    ("branches meet at b = c* (value)", d3),
+                    ("branches meet at b = c* (slope)", d4)):
         out.append(R.identity(f"sympy: {name}", "simplify(lhs - rhs) == 0",
                               0.0 if d == 0 else 1.0, 0.0, seed=seed, evidence="derivation"))
     wrong = simp(G.subs(eta, eta_star) - (b + sigma / k))

@@ -26,8 +26,6 @@ Per round t on row x of sign y and weight v (own class k, other class o):
   ``w <- w - eta_t (lam w + v sel (d_mu a + 2 d_s2 Sw))``.
 """
 
-import numpy as np
-
 cimport numpy as cnp
 from libc.math cimport NAN, fabs, sqrt
 from scipy.linalg.cython_blas cimport ddot, dsymv
