@@ -5,6 +5,8 @@ Batch functions, equal to scikit-learn's (ties handled as it does, ``sample_weig
 * :func:`auc` -- ``roc_auc_score``, O(n log n).
 * :func:`partial_auc` -- ``roc_auc_score(max_fpr=...)`` (McClish-standardized), O(n log n).
 * :func:`average_precision` -- ``average_precision_score``, O(n log n).
+* :func:`two_way_partial_auc` -- two-way partial AUC (TPR >= min_tpr, FPR <= max_fpr),
+  O(n log n); :class:`RollingTwoWayPartialAUC` the same over the last ``window`` pairs.
 
 Streaming metrics, exact after every ``update(y_true, y_score)`` (the argument order of
 river and scikit-learn):
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RollingAUC", "RollingAveragePrecision", "StreamingAUC",
            "StreamingAveragePrecision", "auc", "average_precision", "partial_auc",
-           "two_way_partial_auc"]
+           "two_way_partial_auc", "RollingTwoWayPartialAUC"]
 
 _ORDER = "the arguments are update(y_true, y_score), as in river and scikit-learn"
 
@@ -711,3 +713,73 @@ def two_way_partial_auc(y_true: ArrayLike, y_score: ArrayLike, *, min_tpr: float
     rows = np.concatenate(keep)
     return auc(pos[rows], score[rows], pos_label=True,
                sample_weight=None if w is None else w[rows])
+
+
+class RollingTwoWayPartialAUC(_RankingMetric):
+    """:func:`two_way_partial_auc` of the last ``window`` (label, score) pairs, exactly.
+
+    Holds the window (O(window) memory, flat in the stream); ``get()`` recomputes the metric
+    of the held pairs in O(window log window), cached until the next update, and returns
+    NaN while the window holds one class only. Labels as in :class:`RollingAUC`.
+
+    Parameters
+    ----------
+    window : int
+        Number of most recent pairs held (>= 1).
+    min_tpr, max_fpr : float
+        As in :func:`two_way_partial_auc`.
+    pos_label : object, default=None
+        As in :class:`StreamingAUC`.
+
+    Examples
+    --------
+    >>> from sosl.metrics import RollingTwoWayPartialAUC
+    >>> m = RollingTwoWayPartialAUC(window=4, min_tpr=0.0, max_fpr=0.5)
+    >>> for label, score in [(1, 0.9), (0, 0.1), (0, 0.4), (1, 0.35), (0, 0.2)]:
+    ...     _ = m.update(label, score)
+    >>> m.get()  # the last four pairs: top negative 0.4 against both positives 0.9, 0.35
+    0.5
+    """
+
+    _rolling = True
+
+    def __init__(self, window, *, min_tpr, max_fpr, pos_label=None):
+        self.window = _check_window(window)
+        two_way_partial_auc([0, 1], [0.0, 1.0], min_tpr=min_tpr, max_fpr=max_fpr)  # checks
+        self.min_tpr = min_tpr
+        self.max_fpr = max_fpr
+        self.pos_label = pos_label
+        self._labels = np.zeros(self.window, dtype=bool)
+        self._scores = np.zeros(self.window)
+        self._n = 0              # pairs seen
+        self._value = None
+
+    def update(self, y_true: Any, y_score: float) -> Self:
+        """Add one (label, score) pair, dropping the oldest once ``window`` are held."""
+        if type(y_score) is not float or y_score - y_score != 0.0:
+            y_score = _check_score(y_score)
+        positive = self._positive(y_true)
+        at = self._n % self.window
+        self._labels[at] = positive
+        self._scores[at] = y_score
+        self._n += 1
+        self._value = None
+        return self
+
+    def get(self) -> float:
+        """The metric of the held pairs (NaN while they hold one class only)."""
+        if self._value is None:
+            held = min(self._n, self.window)
+            # oldest first, so that ties at a cut break by arrival as in the batch function
+            idx = (np.arange(held) + (self._n - held)) % self.window
+            y, s = self._labels[idx], self._scores[idx]
+            if y.all() or not y.any():
+                self._value = float("nan")
+            else:
+                self._value = two_way_partial_auc(y, s, min_tpr=self.min_tpr,
+                                                  max_fpr=self.max_fpr, pos_label=True)
+        return self._value
+
+    def __repr__(self):
+        return (f"RollingTwoWayPartialAUC(window={self.window}, min_tpr={self.min_tpr}, "
+                f"max_fpr={self.max_fpr}): {self.get():.6f}")

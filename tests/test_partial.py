@@ -284,3 +284,26 @@ def test_two_way_rejects_bad_levels():
                     ({"min_tpr": "a", "max_fpr": 0.1}, TypeError)):
         with pytest.raises(err):
             two_way_partial_auc([0, 1], [0.1, 0.2], **kw)
+
+
+def test_rolling_two_way_equals_brute_force_on_every_window():
+    from sosl.metrics import RollingTwoWayPartialAUC
+    rng = np.random.default_rng(13)
+    y = (rng.random(120) < 0.3).astype(int)
+    s = np.round(rng.normal(size=120) + y, 1)
+    m = RollingTwoWayPartialAUC(25, min_tpr=0.5, max_fpr=0.2)
+    checked = 0
+    for k in range(120):
+        m.update(int(y[k]), float(s[k]))
+        lo = max(0, k + 1 - 25)
+        yw, sw_ = y[lo:k + 1], s[lo:k + 1]
+        if 0 < yw.sum() < yw.shape[0]:
+            assert m.get() == pytest.approx(_brute(yw, sw_, 0.5, 0.2), abs=1e-12)
+            checked += 1
+        else:
+            assert np.isnan(m.get())
+    assert checked > 90
+    # mutant: the whole stream instead of the window differs at the end
+    assert m.get() != pytest.approx(_brute(y, s, 0.5, 0.2), abs=1e-6)
+    with pytest.raises(ValueError):
+        RollingTwoWayPartialAUC(10, min_tpr=1.0, max_fpr=0.1)
