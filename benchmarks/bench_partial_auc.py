@@ -78,6 +78,30 @@ def budget_report(model, X, y, window):
     return (over / n_win if n_win else float("nan")), tpr, n_win
 
 
+def prequential_budget(X, y, chunk, kw=None, rule=True):
+    """The budget on the stream itself: the rows in a seeded order, ``chunk`` rows at a
+    time, each chunk predicted with the budget of the model before it, then learned. Returns
+    (share of chunks whose realised FPR exceeds max_fpr, TPR over those chunks, chunks), over
+    the chunks after the first 20 % of the stream (the buffer filling)."""
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    X, y = np.ascontiguousarray(X[perm]), y[perm]
+    model = PartialOAUCM(**(kw or {}))
+    model.set_params(budget_window=max(1, int(chunk * (1 - y.mean()))))
+    over, tp, pos, n = 0, 0, 0, 0
+    start = int(0.2 * X.shape[0]) // chunk * chunk
+    model.partial_fit(X[:start], y[:start], classes=[0, 1])
+    for a in range(start, X.shape[0] - chunk + 1, chunk):
+        Xc, yc = X[a:a + chunk], y[a:a + chunk]
+        pred = model.predict(Xc, budget=rule) == 1
+        if (yc == 0).any():
+            n += 1
+            over += pred[yc == 0].mean() > model.max_fpr
+        tp += int(pred[yc == 1].sum())
+        pos += int((yc == 1).sum())
+        model.partial_fit(Xc, yc)
+    return over / max(n, 1), tp / max(pos, 1), n
+
+
 def run(names, seeds, data_dir, window, kw=None, report=None):
     rows = []
     for name in names:
@@ -115,6 +139,9 @@ def run(names, seeds, data_dir, window, kw=None, report=None):
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
+        over, tpr, n = prequential_budget(X, y, 1000, kw)
+        print(f"  {name}: prequential FPR budget, chunks of 1000 rows: {over:.3f} of {n} "
+              f"chunks over max_fpr, TPR at the budget {tpr:.3f}", flush=True)
     return rows
 
 

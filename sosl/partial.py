@@ -234,14 +234,37 @@ n_features_in_
         # decision_function adds the intercept; the threshold is on the same scale
         return m + sd * float(z_k) + self._intercept()
 
+    @property
+    def budget_moment_threshold_(self):
+        """Score threshold of ``predict(X, budget="moments")``: one-sided Chebyshev
+        (Cantelli) on the negatives' moments under the current model, so that at most the
+        tail share q of :func:`budget_rank` of the negatives seen (any law with those
+        moments) score above it."""
+        _, q = budget_rank(0, float(self.max_fpr), int(self.budget_window),
+                           float(self.budget_confidence))
+        if self.counts_[0] < 2 or not q > 0.0:
+            return math.inf
+        m, sd = self._negative_spread(self.w_, self.means_, self.scatter_, self.scales_,
+                                      self.weights_)
+        return m + sd * math.sqrt((1.0 - q) / q) + self._intercept()
+
     def predict(self, X, budget=False):
-        """Predicted labels; with ``budget=True`` positive where the score is above
-        :attr:`budget_threshold_` (the FPR budget), else where it is positive."""
-        if not budget:
+        """Predicted labels.
+
+        ``budget=False``: positive where the decision function is positive. ``True`` or
+        ``"quantile"``: positive above :attr:`budget_threshold_` (the FPR budget read from
+        the kept negatives' scores); ``"moments"``: above :attr:`budget_moment_threshold_`
+        (distribution-free, from the current negatives' moments only; more conservative).
+        """
+        if budget is False:
             return super().predict(X)
+        if budget not in (True, "quantile", "moments"):
+            raise ValueError(f"budget must be False, True, 'quantile' or 'moments', got "
+                             f"{budget!r}")
         scores = self.decision_function(X)
         with _model_lock(self.__dict__):
-            cut = self.budget_threshold_
+            cut = (self.budget_moment_threshold_ if budget == "moments"
+                   else self.budget_threshold_)
         return self.classes_[(scores > cut).astype(np.intp)]
 
     # -- the typed one-row and batch paths of OAUC-M play psi_M: use the general path --
