@@ -19,8 +19,12 @@ seconds of the pass (min over seeds); then, for PartialOAUCM, the FPR budget on 
 held-out part cut into windows of ``--window`` negatives: the share of windows whose
 realised FPR exceeds max_fpr and the TPR at the budget.
 
+With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
+``tpAUC_KL_Loss`` (SOTAs) on ``torch.nn.Linear``, one and five epochs of 64-row batches in
+the same order (optional extra ``libauc``).
+
 Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
-[--window 200]``
+[--window 200] [--libauc]``
 """
 
 import argparse
@@ -47,8 +51,15 @@ def load(name, data_dir):
     return load_dataset(name, data_dir)
 
 
-def contenders(kw=None):
+def contenders(kw=None, libauc=False):
     kw = kw or {}
+    if libauc:
+        return {
+            "LibAUC pAUC_DRO 1 ep": lambda: LibAUCLinear(False, 1),
+            "LibAUC pAUC_DRO 5 ep": lambda: LibAUCLinear(False, 5),
+            "LibAUC tpAUC_KL 1 ep": lambda: LibAUCLinear(True, 1),
+            "LibAUC tpAUC_KL 5 ep": lambda: LibAUCLinear(True, 5),
+        }
     return {
         "PartialOAUCM": lambda: PartialOAUCM(**kw),
         "OAUCM": lambda: OAUCM(),
@@ -56,6 +67,50 @@ def contenders(kw=None):
         "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
                                      max_iter=1, tol=None, random_state=0),
     }
+
+
+class LibAUCLinear:
+    """LibAUC's one-way (``pAUC_DRO_Loss`` + ``SOPAs``) or two-way (``tpAUC_KL_Loss`` +
+    ``SOTAs``) partial-AUC loss on a linear model (``torch.nn.Linear``, CPU), with LibAUC's
+    defaults (lr 1e-3, Adam mode). Mini-batches of ``batch`` rows in the given order, for
+    ``epochs`` passes; a batch without a positive or without a negative is skipped (LibAUC
+    asserts on it; its ``DualSampler`` would resample positives instead, which is not a
+    one-pass stream). Optional extra ``libauc`` (torch on the CPU)."""
+
+    def __init__(self, two_way=False, epochs=1, batch=64, seed=0):
+        self.two_way, self.epochs, self.batch, self.seed = two_way, epochs, batch, seed
+
+    def fit(self, X, y):
+        import torch
+        from libauc.losses import pAUC_DRO_Loss, tpAUC_KL_Loss
+        from libauc.optimizers import SOPAs, SOTAs
+        torch.manual_seed(self.seed)
+        Xt = torch.as_tensor(X, dtype=torch.float32)
+        yt = torch.as_tensor(y, dtype=torch.float32)
+        self.model = torch.nn.Linear(X.shape[1], 1)
+        if self.two_way:
+            loss_fn = tpAUC_KL_Loss(data_len=X.shape[0])
+            opt = SOTAs(self.model.parameters(), verbose=False)
+        else:
+            loss_fn = pAUC_DRO_Loss(data_len=X.shape[0])
+            opt = SOPAs(self.model.parameters(), verbose=False)
+        for _ in range(self.epochs):
+            for a in range(0, X.shape[0], self.batch):
+                idx = torch.arange(a, min(a + self.batch, X.shape[0]))
+                yb = yt[idx]
+                if yb.sum() == 0 or yb.sum() == len(idx):
+                    continue
+                loss = loss_fn(torch.sigmoid(self.model(Xt[idx])), yb, idx)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return self
+
+    def decision_function(self, X):
+        import torch
+        with torch.no_grad():
+            return self.model(torch.as_tensor(X, dtype=torch.float32)).numpy().ravel() \
+                .astype(np.float64)
 
 
 def scores_of(model, X):
@@ -102,7 +157,7 @@ def prequential_budget(X, y, chunk, kw=None, rule=True):
     return over / max(n, 1), tp / max(pos, 1), n
 
 
-def run(names, seeds, data_dir, window, kw=None, report=None):
+def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
     rows = []
     for name in names:
         X, y = load(name, data_dir)
@@ -113,7 +168,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None):
             tr, te = perm[:cut], perm[cut:]
             Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
             Xte, yte = np.ascontiguousarray(X[te]), y[te]
-            for cname, make in contenders(kw).items():
+            for cname, make in contenders(kw, libauc).items():
                 model = make()
                 t0 = time.process_time()
                 with warnings.catch_warnings():
@@ -139,6 +194,8 @@ def run(names, seeds, data_dir, window, kw=None, report=None):
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
+        if libauc:
+            continue
         over, tpr, n = prequential_budget(X, y, 1000, kw)
         print(f"  {name}: prequential FPR budget, chunks of 1000 rows: {over:.3f} of {n} "
               f"chunks over max_fpr, TPR at the budget {tpr:.3f}", flush=True)
@@ -152,6 +209,8 @@ def main(argv=None):
     ap.add_argument("--window", type=int, default=200)
     ap.add_argument("--lam", type=float, default=None)
     ap.add_argument("--max-fpr", type=float, default=None)
+    ap.add_argument("--libauc", action="store_true",
+                    help="run LibAUC's partial-AUC losses on a linear model instead")
     args = ap.parse_args(argv)
     data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
     kw = {}
@@ -172,7 +231,7 @@ def main(argv=None):
         print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} | {tw:.4f} | {cpu:.3f} | {extra} |",
               flush=True)
 
-    run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report)
+    run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc)
 
 
 if __name__ == "__main__":
