@@ -1,6 +1,7 @@
 """PartialOAUCM: one-pass partial-AUC learning (FPR <= max_fpr, optionally TPR >= min_tpr)
 on OAUC-M's class moments, and the FPR budget held on the stream."""
 
+import contextlib
 import math
 from numbers import Integral, Real
 
@@ -12,7 +13,8 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import BaseOnlineAUC, _model_lock
 from ._core import _partial
-from .linear import OAUCM, _LinearSOSL
+from ._core._blas import one_blas_thread
+from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
 
 __all__ = ["PartialOAUCM", "budget_rank"]
 
@@ -166,7 +168,7 @@ n_features_in_
         if len(names) == len(self._state_names):
             return self._state_names
         p = X.shape[1]
-        R = max(self.max_abs_, float(np.max(np.abs(X))) if X.size else 0.0)
+        R = max(self.max_abs_, _max_abs(X))
         eta_max = (1.0 / (float(self.lam) * (self.t_ + 1)) if self.eta is None
                    else float(self.eta))
         W = float(np.linalg.norm(self.w_)) + X.shape[0] * eta_max * 3.0 * R * math.sqrt(p) \
@@ -182,11 +184,13 @@ n_features_in_
         work = np.empty(4 * p)
         n = X.shape[0] if order is None else order.shape[0]
         z = np.empty(n)
-        state["t_"] = _partial.partial_pass(
-            X, s, order, state["w_"], state["means_"], state["scatter_"], state["scales_"],
-            state["weights_"], state["counts_"], state["t_"], float(self.lam),
-            0.0 if self.eta is None else float(self.eta), self._schedule(),
-            float(self.forgetting), frac, zq, work, stats, sw, z)
+        # each round's p x p products are too small to share between threads (as OAUC-M's)
+        with one_blas_thread() if p >= BLAS_MIN_P else contextlib.nullcontext():
+            state["t_"] = _partial.partial_pass(
+                X, s, order, state["w_"], state["means_"], state["scatter_"],
+                state["scales_"], state["weights_"], state["counts_"], state["t_"],
+                float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                self._schedule(), float(self.forgetting), frac, zq, work, stats, sw, z)
         if stats[1] >= 0:
             raise ValueError("Input X contains NaN or infinity.")
         signs = s if order is None else s[order]
