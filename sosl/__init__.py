@@ -29,18 +29,18 @@ _HOME = {
     "OAUCM": "linear", "OAUCS": "linear", "SketchedOAUCM": "sketch", "FTRLAUC": "ftrl",
     "OKAUCM": "okauc", "OKAUCS": "okauc", "Perceptron": "baselines", "PAI": "baselines",
     "OAM": "baselines", "OLUBAUC": "baselines", "SOLAM": "baselines", "AdaOAM": "baselines",
-    "KOIL": "koil", "POLK": "polk",
+    "KOIL": "koil", "POLK": "polk", "PartialOAUCM": "partial",
 }
 #: the public submodules, each importable as ``sosl.<name>`` without an import statement
 _SUBMODULES = (
     "baselines", "cli", "dask", "datasets", "drift", "evaluate", "exceptions", "experiments",
-    "ftrl", "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "polk", "river",
-    "sketch", "state", "utils",
+    "ftrl", "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "partial", "polk",
+    "river", "sketch", "state", "utils",
 )
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",
            "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "FTRLAUC", "KOIL", "POLK",
-           "__version__"]
+           "PartialOAUCM", "__version__"]
 
 if _TYPE_CHECKING:  # what static analysers see: the eager imports the lazy ones stand for
     from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
@@ -48,6 +48,7 @@ if _TYPE_CHECKING:  # what static analysers see: the eager imports the lazy ones
     from .koil import KOIL
     from .linear import OAUCM, OAUCS
     from .okauc import OKAUCM, OKAUCS
+    from .partial import PartialOAUCM
     from .polk import POLK
     from .sketch import SketchedOAUCM
 

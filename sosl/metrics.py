@@ -5,6 +5,8 @@ Batch functions, equal to scikit-learn's (ties handled as it does, ``sample_weig
 * :func:`auc` -- ``roc_auc_score``, O(n log n).
 * :func:`partial_auc` -- ``roc_auc_score(max_fpr=...)`` (McClish-standardized), O(n log n).
 * :func:`average_precision` -- ``average_precision_score``, O(n log n).
+* :func:`two_way_partial_auc` -- two-way partial AUC (TPR >= min_tpr, FPR <= max_fpr),
+  O(n log n); :class:`RollingTwoWayPartialAUC` the same over the last ``window`` pairs.
 
 Streaming metrics, exact after every ``update(y_true, y_score)`` (the argument order of
 river and scikit-learn):
@@ -32,8 +34,9 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from typing_extensions import Self
 
-__all__ = ["BinnedAUC", "RollingAUC", "RollingAveragePrecision", "StreamingAUC",
-           "StreamingAveragePrecision", "auc", "average_precision", "partial_auc"]
+__all__ = ["BinnedAUC", "RollingAUC", "RollingAveragePrecision", "RollingTwoWayPartialAUC",
+           "StreamingAUC", "StreamingAveragePrecision", "auc", "average_precision",
+           "partial_auc", "two_way_partial_auc"]
 
 _ORDER = "the arguments are update(y_true, y_score), as in river and scikit-learn"
 
@@ -724,3 +727,146 @@ class BinnedAUC:
         tp, seen = np.cumsum(p), np.cumsum(p + q)
         has = p > 0
         return float((p[has] * (tp[has] / seen[has])).sum() / p.sum())
+def two_way_partial_auc(y_true: ArrayLike, y_score: ArrayLike, *, min_tpr: float,
+                        max_fpr: float, sample_weight: ArrayLike | None = None,
+                        pos_label: Any = None) -> float:
+    """Two-way partial AUC (TPR >= ``min_tpr``, FPR <= ``max_fpr``), exactly, in O(n log n).
+
+    The mean, over pairs of one of the ``ceil(max_fpr n-)`` highest-scored negatives and one
+    of the ``ceil((1 - min_tpr) n+)`` lowest-scored positives, of
+    ``1[s+ > s-] + 1/2 1[s+ = s-]`` (Yang et al., ICML 2021; not standardized: a random
+    ranking scores about 0.5 only if the two kept parts overlap as the whole classes do,
+    a perfect one 1). ``min_tpr=0, max_fpr=1`` gives the AUC.
+
+    Tie rule at the cuts: the kept rows are the first ones in score order, ties broken by
+    position in the input (earlier rows first). Without weights the value does not depend
+    on that choice (tied rows have the same score); with weights the kept part is the
+    shortest run from the top of the negatives (the bottom of the positives) whose weight
+    reaches ``max_fpr`` (``1 - min_tpr``) of the class's weight, and the rows of each pair
+    weigh by the product of their weights, so ties at a cut are broken by position there.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_score : array-like of shape (n,)
+        Scores; larger means more positive.
+    min_tpr : float in [0, 1)
+        The lowest true-positive rate kept (alpha).
+    max_fpr : float in (0, 1]
+        The largest false-positive rate kept (beta).
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    pos_label : object, default=None
+        The positive label; by default the larger of the two labels.
+
+    Returns
+    -------
+    tpauc : float
+
+    Raises
+    ------
+    ValueError
+        As :func:`auc`, and if ``min_tpr`` is outside [0, 1) or ``max_fpr`` outside (0, 1].
+
+    Examples
+    --------
+    >>> y, s = [0, 0, 0, 0, 1, 1], [0.1, 0.2, 0.3, 0.9, 0.8, 0.4]
+    >>> two_way_partial_auc(y, s, min_tpr=0.5, max_fpr=0.25)   # the pair (0.4, 0.9)
+    0.0
+    >>> two_way_partial_auc(y, s, min_tpr=0.0, max_fpr=1.0) == auc(y, s)
+    True
+    """
+    m = _check_max_fpr(max_fpr)
+    if isinstance(min_tpr, bool) or not isinstance(min_tpr, Real):
+        raise TypeError(f"min_tpr must be a real number in [0, 1), got {min_tpr!r}")
+    if not 0.0 <= min_tpr < 1.0:
+        raise ValueError(f"min_tpr must be in [0, 1), got {min_tpr!r}")
+    pos, score, w = _binary_input(y_true, y_score, sample_weight, pos_label)
+    weight = np.ones(score.shape[0]) if w is None else w
+    neg_rows = np.flatnonzero(~pos)
+    pos_rows = np.flatnonzero(pos)
+    neg_rows = neg_rows[np.argsort(-score[neg_rows], kind="stable")]   # highest first
+    pos_rows = pos_rows[np.argsort(score[pos_rows], kind="stable")]    # lowest first
+    keep = []
+    for rows, share in ((neg_rows, m), (pos_rows, 1.0 - float(min_tpr))):
+        wr = weight[rows]
+        if w is None:
+            k = math.ceil(share * rows.shape[0] - 1e-12 * rows.shape[0])
+        else:       # the shortest run whose weight reaches the share (weight before < share)
+            before = np.cumsum(wr) - wr
+            k = int(np.count_nonzero(before < share * wr.sum() * (1 - 1e-12)))
+        keep.append(rows[:max(k, 1)])
+    rows = np.concatenate(keep)
+    return auc(pos[rows], score[rows], pos_label=True,
+               sample_weight=None if w is None else w[rows])
+
+
+class RollingTwoWayPartialAUC(_RankingMetric):
+    """:func:`two_way_partial_auc` of the last ``window`` (label, score) pairs, exactly.
+
+    Holds the window (O(window) memory, flat in the stream); ``get()`` recomputes the metric
+    of the held pairs in O(window log window), cached until the next update, and returns
+    NaN while the window holds one class only. Labels as in :class:`RollingAUC`.
+
+    Parameters
+    ----------
+    window : int
+        Number of most recent pairs held (>= 1).
+    min_tpr, max_fpr : float
+        As in :func:`two_way_partial_auc`.
+    pos_label : object, default=None
+        As in :class:`StreamingAUC`.
+
+    Examples
+    --------
+    >>> from sosl.metrics import RollingTwoWayPartialAUC
+    >>> m = RollingTwoWayPartialAUC(window=4, min_tpr=0.0, max_fpr=0.5)
+    >>> for label, score in [(1, 0.9), (0, 0.1), (0, 0.4), (1, 0.35), (0, 0.2)]:
+    ...     _ = m.update(label, score)
+    >>> m.get()  # the last four pairs: top negative 0.4 against both positives 0.9, 0.35
+    0.5
+    """
+
+    _rolling = True
+
+    def __init__(self, window, *, min_tpr, max_fpr, pos_label=None):
+        self.window = _check_window(window)
+        two_way_partial_auc([0, 1], [0.0, 1.0], min_tpr=min_tpr, max_fpr=max_fpr)  # checks
+        self.min_tpr = min_tpr
+        self.max_fpr = max_fpr
+        self.pos_label = pos_label
+        self._labels = np.zeros(self.window, dtype=bool)
+        self._scores = np.zeros(self.window)
+        self._n = 0              # pairs seen
+        self._value = None
+
+    def update(self, y_true: Any, y_score: float) -> Self:
+        """Add one (label, score) pair, dropping the oldest once ``window`` are held."""
+        if type(y_score) is not float or y_score - y_score != 0.0:
+            y_score = _check_score(y_score)
+        positive = self._positive(y_true)
+        at = self._n % self.window
+        self._labels[at] = positive
+        self._scores[at] = y_score
+        self._n += 1
+        self._value = None
+        return self
+
+    def get(self) -> float:
+        """The metric of the held pairs (NaN while they hold one class only)."""
+        if self._value is None:
+            held = min(self._n, self.window)
+            # oldest first, so that ties at a cut break by arrival as in the batch function
+            idx = (np.arange(held) + (self._n - held)) % self.window
+            y, s = self._labels[idx], self._scores[idx]
+            if y.all() or not y.any():
+                self._value = float("nan")
+            else:
+                self._value = two_way_partial_auc(y, s, min_tpr=self.min_tpr,
+                                                  max_fpr=self.max_fpr, pos_label=True)
+        return self._value
+
+    def __repr__(self):
+        return (f"RollingTwoWayPartialAUC(window={self.window}, min_tpr={self.min_tpr}, "
+                f"max_fpr={self.max_fpr}): {self.get():.6f}")

@@ -92,3 +92,40 @@ cdef inline double curvature_bound(int loss) noexcept nogil:
     if loss == LOSS_S:
         return 10.0             # M = 2 (a a' + Sigma): 2 (4 + 1) R^2 p
     return NAN
+
+
+cdef inline double cvar_grad(double frac, double mu, double s2, double* d_mu,
+                             double* d_s2) noexcept nogil:
+    """psi_beta(mu, s2), the worst-case CVaR at level ``frac`` = beta of the pairwise hinge
+    loss over the other class with the kept mean and variance (PartialOAUCM), with d psi/d mu
+    and d psi/d s2; ``frac >= 1`` is psi_M itself (the same operations as ``LOSS_M``).
+
+        c* = (2 beta - 1) sigma / (2 sqrt(beta (1 - beta))),  b = 1 - mu
+        psi_beta = b + sigma sqrt((1 - beta) / beta)          if b >= c*
+                 = psi_M(mu, s2) / beta                        otherwise
+
+    (derivation: docs/user_guide/partial_auc.md). At sigma = 0 the first branch's d_s2 is
+    taken as 0 (Sigma w = 0 there, so the w-gradient does not depend on it). A ``frac``
+    outside (0, 1] gives NaN.
+    """
+    cdef double b = 1.0 - mu
+    cdef double sigma, root, k, value
+    if frac >= 1.0:
+        return loss_grad(LOSS_M, mu, s2, d_mu, d_s2)
+    if not frac > 0.0:
+        d_mu[0] = NAN
+        d_s2[0] = NAN
+        return NAN
+    if s2 < 0.0:
+        s2 = 0.0
+    sigma = sqrt(s2)
+    root = sqrt(frac * (1.0 - frac))
+    if 2.0 * root * b >= (2.0 * frac - 1.0) * sigma:
+        k = sqrt((1.0 - frac) / frac)
+        d_mu[0] = -1.0
+        d_s2[0] = 0.5 * k / sigma if sigma > 0.0 else 0.0
+        return b + k * sigma
+    value = loss_grad(LOSS_M, mu, s2, d_mu, d_s2)
+    d_mu[0] = d_mu[0] / frac
+    d_s2[0] = d_s2[0] / frac
+    return value / frac

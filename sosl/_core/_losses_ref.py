@@ -47,7 +47,7 @@ import numpy as np
 from ._codes import Loss
 
 __all__ = ["psi_m", "psi_s", "psi", "loss_grad", "grad_w", "loss_scale", "grad_bound",
-           "curvature_bound"]
+           "curvature_bound", "psi_cvar", "cvar_grad", "cvar_grad_w"]
 
 LOSS_M = int(Loss.LOSS_M)
 LOSS_S = int(Loss.LOSS_S)
@@ -127,3 +127,36 @@ def curvature_bound(loss):
     if loss == LOSS_S:
         return 10.0     # M = 2 (a a' + Sigma), ||a||^2 <= 4 R^2 p, ||Sigma|| <= R^2 p
     raise _unknown(loss)
+
+
+def psi_cvar(frac, mu, s2):
+    """psi_beta(mu, s2) with beta = ``frac``: the worst-case CVaR_beta of the pairwise hinge
+    loss over the other class with the kept mean and variance (PartialOAUCM); psi_M at 1."""
+    return cvar_grad(frac, mu, s2)[0]
+
+
+def cvar_grad(frac, mu, s2):
+    """(psi_beta, d psi/d mu, d psi/d s2) at (mu, s2), scalars or arrays; twin of
+    ``_losses.pxd``'s ``cvar_grad`` (derivation: docs/user_guide/partial_auc.md)."""
+    if frac >= 1.0:
+        return loss_grad(LOSS_M, mu, s2)                                # beta = 1: Lemma 2
+    if not frac > 0.0:
+        raise ValueError(f"cvar_grad: the level must be in (0, 1], got {frac!r}")
+    mu = np.asarray(mu, dtype=float)
+    b = 1.0 - mu
+    sigma = np.sqrt(np.maximum(np.asarray(s2, dtype=float), 0.0))
+    k = np.sqrt((1.0 - frac) / frac)
+    first = 2.0 * np.sqrt(frac * (1.0 - frac)) * b >= (2.0 * frac - 1.0) * sigma   # b >= c*
+    m_value, m_mu, m_s2 = loss_grad(LOSS_M, mu, s2)
+    safe = np.where(sigma > 0.0, sigma, 1.0)
+    value = np.where(first, b + k * sigma, np.asarray(m_value) / frac)     # eta* > 0 / eta* = 0
+    d_mu = np.where(first, -1.0, np.asarray(m_mu) / frac)
+    d_s2 = np.where(first, np.where(sigma > 0.0, 0.5 * k / safe, 0.0), np.asarray(m_s2) / frac)
+    return value[()], d_mu[()], d_s2[()]
+
+
+def cvar_grad_w(frac, w, a, Sigma):
+    """Gradient in w of psi_beta(w.a, w' Sigma w): d_mu a + 2 d_s2 Sigma w."""
+    Sw = Sigma @ w
+    _, d_mu, d_s2 = cvar_grad(frac, float(w @ a), float(w @ Sw))
+    return d_mu * a + 2.0 * d_s2 * Sw

@@ -1,0 +1,238 @@
+"""Partial AUC after one pass: PartialOAUCM against OAUCM, FTRLAUC and SGD, and the FPR budget.
+
+On the shared imbalanced sets (read from ``$SOSL_DATA_DIR``, default ``/work/shared/data``):
+magic04, svmguide3, segment, shuttle, poker (LIBSVM files of the registry, features scaled
+to [-1, 1]) and w8a (sparse, 300 binary features). SMS and Davidson are text hashed to 2^20
+columns, out of reach of any learner with a p x p covariance; they are left out.
+
+Per set and seed: a seeded permutation, the first 70 % as the training stream (in that
+order, one pass), the rest held out. Every contender uses its defaults and sees the same
+rows in the same order:
+
+* ``PartialOAUCM()`` (max_fpr=0.05), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one pass);
+* ``SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False, max_iter=1,
+  tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
+
+Printed: the held-out McClish-standardized pAUC at FPR <= 0.01 and 0.05 and the two-way
+pAUC (min_tpr 0.5, max_fpr 0.1), the mean over ``--seeds`` seeds, and the process CPU
+seconds of the pass (min over seeds); then, for PartialOAUCM, the FPR budget on the
+held-out part cut into windows of ``--window`` negatives: the share of windows whose
+realised FPR exceeds max_fpr and the TPR at the budget.
+
+With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
+``tpAUC_KL_Loss`` (SOTAs) on ``torch.nn.Linear``, one and five epochs of 64-row batches in
+the same order (optional extra ``libauc``).
+
+Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
+[--window 200] [--libauc]``
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
+
+from sosl import FTRLAUC, OAUCM, PartialOAUCM
+from sosl.datasets import load_dataset
+from sosl.datasets._highdim import load_w8a
+from sosl.metrics import partial_auc, two_way_partial_auc
+
+SETS = ("magic04", "svmguide3", "segment", "shuttle", "poker", "w8a")
+
+
+def load(name, data_dir):
+    if name == "w8a":
+        X, y = load_w8a(os.path.join(data_dir, "highdim"))
+        return X.toarray(), y
+    return load_dataset(name, data_dir)
+
+
+def contenders(kw=None, libauc=False):
+    kw = kw or {}
+    if libauc:
+        return {
+            "LibAUC pAUC_DRO 1 ep": lambda: LibAUCLinear(False, 1),
+            "LibAUC pAUC_DRO 5 ep": lambda: LibAUCLinear(False, 5),
+            "LibAUC tpAUC_KL 1 ep": lambda: LibAUCLinear(True, 1),
+            "LibAUC tpAUC_KL 5 ep": lambda: LibAUCLinear(True, 5),
+        }
+    return {
+        "PartialOAUCM": lambda: PartialOAUCM(**kw),
+        "OAUCM": lambda: OAUCM(),
+        "FTRLAUC": lambda: FTRLAUC(),
+        "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
+                                     max_iter=1, tol=None, random_state=0),
+    }
+
+
+class LibAUCLinear:
+    """LibAUC's one-way (``pAUC_DRO_Loss`` + ``SOPAs``) or two-way (``tpAUC_KL_Loss`` +
+    ``SOTAs``) partial-AUC loss on a linear model (``torch.nn.Linear``, CPU), with LibAUC's
+    defaults (lr 1e-3, Adam mode). Mini-batches of ``batch`` rows in the given order, for
+    ``epochs`` passes; a batch without a positive or without a negative is skipped (LibAUC
+    asserts on it; its ``DualSampler`` would resample positives instead, which is not a
+    one-pass stream). Optional extra ``libauc`` (torch on the CPU)."""
+
+    def __init__(self, two_way=False, epochs=1, batch=64, seed=0):
+        self.two_way, self.epochs, self.batch, self.seed = two_way, epochs, batch, seed
+
+    def fit(self, X, y):
+        import torch
+        from libauc.losses import pAUC_DRO_Loss, tpAUC_KL_Loss
+        from libauc.optimizers import SOPAs, SOTAs
+        torch.manual_seed(self.seed)
+        Xt = torch.as_tensor(X, dtype=torch.float32)
+        yt = torch.as_tensor(y, dtype=torch.float32)
+        self.model = torch.nn.Linear(X.shape[1], 1)
+        if self.two_way:
+            loss_fn = tpAUC_KL_Loss(data_len=X.shape[0])
+            opt = SOTAs(self.model.parameters(), verbose=False)
+        else:
+            loss_fn = pAUC_DRO_Loss(data_len=X.shape[0])
+            opt = SOPAs(self.model.parameters(), verbose=False)
+        for _ in range(self.epochs):
+            for a in range(0, X.shape[0], self.batch):
+                idx = torch.arange(a, min(a + self.batch, X.shape[0]))
+                yb = yt[idx]
+                if yb.sum() == 0 or yb.sum() == len(idx):
+                    continue
+                loss = loss_fn(torch.sigmoid(self.model(Xt[idx])), yb, idx)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return self
+
+    def decision_function(self, X):
+        import torch
+        with torch.no_grad():
+            return self.model(torch.as_tensor(X, dtype=torch.float32)).numpy().ravel() \
+                .astype(np.float64)
+
+
+def scores_of(model, X):
+    return model.decision_function(X)
+
+
+def budget_report(model, X, y, window):
+    """(share of windows over budget, mean TPR at the budget) on held-out rows, windows
+    of ``window`` negatives in the given order; the budget's promise is stated for that
+    window (``budget_window``, which only sets the threshold, not the learning)."""
+    model.set_params(budget_window=window)
+    pred = model.predict(X, budget=True) == model.classes_[1]
+    neg = np.flatnonzero(y == 0)
+    over, n_win = 0, 0
+    for a in range(0, neg.shape[0] - window + 1, window):
+        rows = neg[a:a + window]
+        n_win += 1
+        over += pred[rows].mean() > model.max_fpr
+    tpr = pred[y == 1].mean() if (y == 1).any() else float("nan")
+    return (over / n_win if n_win else float("nan")), tpr, n_win
+
+
+def prequential_budget(X, y, chunk, kw=None, rule=True):
+    """The budget on the stream itself: the rows in a seeded order, ``chunk`` rows at a
+    time, each chunk predicted with the budget of the model before it, then learned. Returns
+    (share of chunks whose realised FPR exceeds max_fpr, TPR over those chunks, chunks), over
+    the chunks after the first 20 % of the stream (the buffer filling)."""
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    X, y = np.ascontiguousarray(X[perm]), y[perm]
+    model = PartialOAUCM(**(kw or {}))
+    model.set_params(budget_window=max(1, int(chunk * (1 - y.mean()))))
+    over, tp, pos, n = 0, 0, 0, 0
+    start = int(0.2 * X.shape[0]) // chunk * chunk
+    model.partial_fit(X[:start], y[:start], classes=[0, 1])
+    for a in range(start, X.shape[0] - chunk + 1, chunk):
+        Xc, yc = X[a:a + chunk], y[a:a + chunk]
+        pred = model.predict(Xc, budget=rule) == 1
+        if (yc == 0).any():
+            n += 1
+            over += pred[yc == 0].mean() > model.max_fpr
+        tp += int(pred[yc == 1].sum())
+        pos += int((yc == 1).sum())
+        model.partial_fit(Xc, yc)
+    return over / max(n, 1), tp / max(pos, 1), n
+
+
+def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
+    rows = []
+    for name in names:
+        X, y = load(name, data_dir)
+        res = {}
+        for seed in range(seeds):
+            perm = np.random.default_rng(seed).permutation(X.shape[0])
+            cut = int(0.7 * X.shape[0])
+            tr, te = perm[:cut], perm[cut:]
+            Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
+            Xte, yte = np.ascontiguousarray(X[te]), y[te]
+            for cname, make in contenders(kw, libauc).items():
+                model = make()
+                t0 = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    model.fit(Xtr, ytr)
+                cpu = time.process_time() - t0
+                s = scores_of(model, Xte)
+                r = res.setdefault(cname, {"p01": [], "p05": [], "tw": [], "cpu": [],
+                                           "over": [], "tpr": [], "nwin": []})
+                r["p01"].append(partial_auc(yte, s, max_fpr=0.01))
+                r["p05"].append(partial_auc(yte, s, max_fpr=0.05))
+                r["tw"].append(two_way_partial_auc(yte, s, min_tpr=0.5, max_fpr=0.1))
+                r["cpu"].append(cpu)
+                if cname == "PartialOAUCM":
+                    over, tpr, nwin = budget_report(model, Xte, yte, window)
+                    r["over"].append(over)
+                    r["tpr"].append(tpr)
+                    r["nwin"].append(nwin)
+        for cname, r in res.items():
+            rows.append((name, cname, np.mean(r["p01"]), np.mean(r["p05"]), np.mean(r["tw"]),
+                         min(r["cpu"]), np.mean(r["over"]) if r["over"] else None,
+                         np.mean(r["tpr"]) if r["tpr"] else None,
+                         int(np.sum(r["nwin"])) if r["nwin"] else None))
+            if report is not None:
+                report(rows[-1])
+        if libauc:
+            continue
+        over, tpr, n = prequential_budget(X, y, 1000, kw)
+        print(f"  {name}: prequential FPR budget, chunks of 1000 rows: {over:.3f} of {n} "
+              f"chunks over max_fpr, TPR at the budget {tpr:.3f}", flush=True)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--window", type=int, default=200)
+    ap.add_argument("--lam", type=float, default=None)
+    ap.add_argument("--max-fpr", type=float, default=None)
+    ap.add_argument("--libauc", action="store_true",
+                    help="run LibAUC's partial-AUC losses on a linear model instead")
+    args = ap.parse_args(argv)
+    data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
+    kw = {}
+    if args.lam is not None:
+        kw["lam"] = args.lam
+    if args.max_fpr is not None:
+        kw["max_fpr"] = args.max_fpr
+    print(f"one pass over 70% of each set in a seeded order, held-out 30%; mean of "
+          f"{args.seeds} seeds; CPU: process time of the pass, min over seeds; budget "
+          f"windows of {args.window} held-out negatives")
+    print("| set | learner | pAUC@0.01 | pAUC@0.05 | 2-way (0.5, 0.1) | CPU s | "
+          "budget: windows over | TPR at budget |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+
+    def report(row):
+        name, cname, p01, p05, tw, cpu, over, tpr, nwin = row
+        extra = (f"{over:.3f} of {nwin} | {tpr:.3f}" if over is not None else "- | -")
+        print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} | {tw:.4f} | {cpu:.3f} | {extra} |",
+              flush=True)
+
+    run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""PartialOAUCM: psi_beta in the loss home against its twin, the typed pass against the NumPy
+reference (one-way, two-way, weights, forgetting), max_fpr=1 against OAUC-M, the FPR budget,
+and two_way_partial_auc against a brute force on every prefix; each with a mutant."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import ndtri
+
+from sosl import OAUCM, PartialOAUCM
+from sosl._core import _partial
+from sosl._core import _partial_ref as PR
+from sosl._core._codes import Schedule
+from sosl._core._losses_ref import LOSS_M, cvar_grad, loss_grad
+from sosl.metrics import auc, two_way_partial_auc
+from sosl.partial import budget_rank
+
+INV = int(Schedule.STEP_INV_LAM_T)
+CONST = int(Schedule.STEP_CONSTANT)
+
+
+# -- psi_beta: compiled against the reference ---------------------------------------------
+
+def _points(rng):
+    mu = np.concatenate([rng.normal(scale=3.0, size=300), [1.0, 1.0, 0.0, 2.0, -5.0]])
+    s2 = np.concatenate([rng.exponential(scale=2.0, size=300), [0.0, 4.0, 0.0, 0.0, 1e-300]])
+    return mu, s2
+
+
+@pytest.mark.parametrize("frac", [0.01, 0.05, 0.3, 0.5, 0.7, 0.999, 1.0])
+def test_compiled_psi_beta_equals_reference(frac):
+    mu, s2 = _points(np.random.default_rng(int(frac * 1000)))
+    got = np.array([_partial.cvar_value_grad(frac, m, v) for m, v in zip(mu, s2)])
+    want = np.array(cvar_grad(frac, mu, s2)).T
+    assert np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-300)) <= 1e-12
+    assert np.abs(got).max() > 0.1
+    if frac < 1.0:      # mutant: psi_M / beta everywhere (the first branch dropped)
+        m_val, m_mu, m_s2 = loss_grad(LOSS_M, mu, s2)
+        mutant = np.array([m_val / frac, m_mu / frac, m_s2 / frac]).T
+        assert np.max(np.abs(got - mutant)) > 1e-3
+
+
+def test_psi_one_is_psi_m_bit_for_bit():
+    mu, s2 = _points(np.random.default_rng(1))
+    for m, v in zip(mu, s2):
+        assert _partial.cvar_value_grad(1.0, m, v) == tuple(float(u) for u in
+                                                             loss_grad(LOSS_M, m, v))
+
+
+def test_psi_beta_is_the_worst_case_cvar_of_a_two_point_law():
+    """The closed form equals the CVaR_beta of the attaining two-point distribution."""
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        beta = rng.uniform(0.01, 0.99)
+        mu, sigma = rng.normal(scale=2.0), rng.exponential()
+        b = 1.0 - mu
+        c_star = (2 * beta - 1) * sigma / (2 * math.sqrt(beta * (1 - beta)))
+        if b >= c_star:
+            hi, lo, p_hi = sigma * math.sqrt((1 - beta) / beta), \
+                -sigma * math.sqrt(beta / (1 - beta)), beta
+        else:
+            A = math.sqrt(b * b + sigma * sigma)
+            hi, lo, p_hi = -b + A, -b - A, 0.5 * (1 + b / A)
+        assert abs(p_hi * hi + (1 - p_hi) * lo) < 1e-9                    # mean 0
+        assert abs(p_hi * hi ** 2 + (1 - p_hi) * lo ** 2 - sigma ** 2) < 1e-9 * (1 + sigma ** 2)
+        L_hi, L_lo = max(b + hi, 0.0), max(b + lo, 0.0)
+        cvar = (min(p_hi, beta) * L_hi + max(beta - p_hi, 0.0) * L_lo) / beta
+        assert cvar == pytest.approx(float(cvar_grad(beta, mu, sigma ** 2)[0]), rel=1e-9,
+                                     abs=1e-12)
+
+
+# -- the pass against the reference ----------------------------------------------------------
+
+def _stream(rng, n=120, p=5):
+    X = rng.normal(size=(n, p))
+    s = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    s[:7] = -1.0                                 # one class for a while
+    X[20] = X[19]                                # a duplicate
+    return X, s
+
+
+def _kernel(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, mutate=None):
+    p = X.shape[1]
+    w, xbar = np.zeros(p), np.zeros((2, p))
+    C, scale, W, N = np.zeros((2, p, p)), np.ones(2), np.zeros(2), np.zeros(2, np.int64)
+    zq = ndtri(1.0 - frac)
+    if mutate == "cut":
+        zq = -zq
+    z = np.empty(order.shape[0])
+    t = _partial.partial_pass(X, s, order, w, xbar, C, scale, W, N, 0, lam, eta, schedule,
+                              beta, frac, zq, np.empty(4 * p), None, sw, z)
+    Sigma = np.array([np.triu(C[k]) + np.triu(C[k], 1).T for k in range(2)])
+    Sigma *= (scale / np.where(W > 0, W, 1.0))[:, None, None]
+    return t, w, xbar, Sigma, W, N, z
+
+
+def _reference(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None):
+    p = X.shape[1]
+    w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
+    W, N = np.zeros(2), np.zeros(2, np.int64)
+    t = PR.partial_pass(X, s, order, w, xbar, Sigma, W, N, 0, lam, eta, schedule, beta, frac,
+                        ndtri(1.0 - frac), sw)
+    return t, w, xbar, Sigma, W, N
+
+
+CASES = [([0.05, 1.0], 0.1, 0.0, INV, 1.0), ([0.2, 0.5], 0.05, 0.0, INV, 1.0),
+         ([0.1, 1.0], 0.0, 0.05, CONST, 0.9), ([1.0, 1.0], 0.1, 0.0, INV, 1.0),
+         ([0.5, 0.3], 0.1, 0.0, INV, 0.95)]
+
+
+@pytest.mark.parametrize("frac,lam,eta,schedule,beta", CASES)
+@pytest.mark.parametrize("p,weighted", [(5, False), (1, False), (40, True)])
+def test_kernel_equals_reference(frac, lam, eta, schedule, beta, p, weighted):
+    rng = np.random.default_rng(p)
+    X, s = _stream(rng, p=p)
+    order = rng.permutation(X.shape[0]).astype(np.intp)
+    sw = rng.uniform(0.2, 3.0, X.shape[0]) if weighted else None
+    frac = np.array(frac)
+    got = _kernel(X, s, order, frac, lam, eta, schedule, beta, sw)
+    want = _reference(X, s, order, frac, lam, eta, schedule, beta, sw)
+    assert got[0] == want[0]
+    for g, r in zip(got[1:6], want[1:6]):
+        np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(r).max()))
+    assert np.abs(got[1]).max() > 1e-3          # not trivially zero
+    if frac.min() < 1.0:        # mutant: the own-class cut on the wrong side
+        bad = _kernel(X, s, order, frac, lam, eta, schedule, beta, sw, mutate="cut")
+        assert np.abs(bad[1] - want[1]).max() > 1e-6
+
+
+def test_kernel_records_the_standardized_scores_of_its_rows():
+    rng = np.random.default_rng(3)
+    X, s = _stream(rng)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    frac = np.array([0.1, 1.0])
+    z = _kernel(X, s, order, frac, 0.1, 0.0, INV)[-1]
+    # replay with the reference, reading each negative's standardized score before its round
+    p = X.shape[1]
+    w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
+    W, N = np.zeros(2), np.zeros(2, np.int64)
+    for r, i in enumerate(order):
+        if s[i] < 0 and N[1] > 0 and N[0] > 0:
+            sd = math.sqrt(max(w @ Sigma[0] @ w, 0.0))
+            if sd > 0:
+                assert z[r] == pytest.approx(w @ (X[i] - xbar[0]) / sd, rel=1e-10)
+        else:
+            assert np.isnan(z[r])
+        PR.partial_pass(X, s, order[r:r + 1], w, xbar, Sigma, W, N, r, 0.1, 0.0, INV, 1.0,
+                        frac, ndtri(1.0 - frac))
+    assert np.isfinite(z).sum() > 20
+
+
+# -- the estimator ------------------------------------------------------------------------
+
+def _data(n=1500, p=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + 0.7 * rng.normal(size=n) > 1.5).astype(int)
+    return X, y
+
+
+def test_max_fpr_one_is_oaucm():
+    X, y = _data()
+    a = OAUCM(lam=0.05).fit(X, y)
+    b = PartialOAUCM(max_fpr=1.0, lam=0.05).fit(X, y)
+    np.testing.assert_allclose(b.w_, a.w_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(b.covariances_, a.covariances_, rtol=1e-12, atol=1e-14)
+    c = PartialOAUCM(max_fpr=0.5, lam=0.05).fit(X, y)      # mutant: another level differs
+    assert np.abs(c.w_ - a.w_).max() > 1e-3
+
+
+def test_learn_one_partial_fit_sparse_and_pickle_agree():
+    X, y = _data(400)
+    full = PartialOAUCM(min_tpr=0.3).fit(X, y)
+    one = PartialOAUCM(min_tpr=0.3)
+    one.partial_fit(X[:50], y[:50], classes=[0, 1])
+    one = pickle.loads(pickle.dumps(one))
+    for i in range(50, 400):
+        one.learn_one(X[i], y[i])
+    np.testing.assert_array_equal(one.w_, full.w_)
+    np.testing.assert_array_equal(one.budget_scores_, full.budget_scores_)
+    sparse = PartialOAUCM(min_tpr=0.3).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.w_, full.w_, rtol=1e-12, atol=1e-15)
+
+
+def test_bad_parameters_raise_and_leave_the_model():
+    X, y = _data(200)
+    m = PartialOAUCM().fit(X, y)
+    w = m.w_.copy()
+    for kw in ({"max_fpr": 0.0}, {"max_fpr": 1.5}, {"min_tpr": 1.0}, {"min_tpr": -0.1}):
+        m.set_params(**kw)
+        with pytest.raises(ValueError):
+            m.partial_fit(X, y)
+        np.testing.assert_array_equal(m.w_, w)
+        m.set_params(max_fpr=0.05, min_tpr=None)
+
+
+# -- the FPR budget -----------------------------------------------------------------------
+
+def test_budget_rank_covers_both_errors():
+    k, q = budget_rank(2000, 0.05, 1000, 0.95)
+    assert 0 < q < 0.05 and 0 < k < 100
+    from scipy.stats import beta as beta_dist
+    from scipy.stats import binom
+    assert binom.sf(50, 1000, q) <= 0.025 + 1e-9
+    assert beta_dist.sf(q, k, 2001 - k) <= 0.025 + 1e-9
+    assert beta_dist.sf(q, k + 1, 2000 - k) > 0.025       # the largest such rank
+    assert budget_rank(5, 0.01, 1000, 0.95)[0] == 0        # too few scores: no threshold
+
+
+def test_budget_keeps_the_fpr_on_a_stationary_stream():
+    rng = np.random.default_rng(7)
+    n, p = 30000, 4
+    y = (rng.random(n) < 0.05).astype(int)
+    X = rng.normal(size=(n, p))
+    X[y == 1, 0] += 2.0
+    m = PartialOAUCM(max_fpr=0.05, budget_window=500).fit(X[:20000], y[:20000])
+    assert m.budget_filled_ == m.budget_scores_.shape[0]
+    pred = m.predict(X[20000:], budget=True) == 1
+    neg = np.flatnonzero(y[20000:] == 0)
+    windows = [pred[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)]
+    assert np.mean(np.array(windows) > 0.05) <= 0.1
+    assert pred[y[20000:] == 1].mean() > 0.2               # it still flags positives
+    # the distribution-free rule: above the quantile rule's cut, never over budget here
+    assert m.budget_moment_threshold_ > m.budget_threshold_
+    strict = m.predict(X[20000:], budget="moments") == 1
+    assert max(strict[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)) <= 0.05
+    with pytest.raises(ValueError, match="budget"):
+        m.predict(X[:5], budget="yes")
+    # mutant: the raw threshold (the 5% quantile, no margin) exceeds far more often
+    z = np.sort(m.budget_scores_)[::-1][int(0.05 * m.budget_scores_.shape[0]) - 1]
+    mean, sd = m._negative_spread(m.w_, m.means_, m.scatter_, m.scales_, m.weights_)
+    cut = mean + sd * z + m._intercept()
+    loose = m.decision_function(X[20000:]) > cut
+    loose_w = [loose[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)]
+    assert np.mean(np.array(loose_w) > 0.05) > np.mean(np.array(windows) > 0.05)
+
+
+# -- two-way partial AUC against a brute force ----------------------------------------------
+
+def _brute(y, s, min_tpr, max_fpr):
+    y, s = np.asarray(y), np.asarray(s, float)
+    neg = sorted(np.flatnonzero(y == 0), key=lambda i: (-s[i], i))
+    pos = sorted(np.flatnonzero(y == 1), key=lambda i: (s[i], i))
+    kn = math.ceil(round(max_fpr * len(neg), 9))
+    kp = math.ceil(round((1 - min_tpr) * len(pos), 9))
+    tot = 0.0
+    for i in pos[:max(kp, 1)]:
+        for j in neg[:max(kn, 1)]:
+            tot += 1.0 if s[i] > s[j] else 0.5 if s[i] == s[j] else 0.0
+    return tot / (max(kp, 1) * max(kn, 1))
+
+
+@pytest.mark.parametrize("min_tpr,max_fpr", [(0.0, 1.0), (0.5, 0.1), (0.3, 0.25), (0.9, 0.05),
+                                             (0.0, 0.07)])
+def test_two_way_equals_brute_force_on_every_prefix(min_tpr, max_fpr):
+    rng = np.random.default_rng(11)
+    n = 90
+    y = (rng.random(n) < 0.35).astype(int)
+    s = np.round(rng.normal(size=n) + y, 1)              # ties
+    for k in range(2, n + 1):
+        if 0 < y[:k].sum() < k:
+            got = two_way_partial_auc(y[:k], s[:k], min_tpr=min_tpr, max_fpr=max_fpr)
+            assert got == pytest.approx(_brute(y[:k], s[:k], min_tpr, max_fpr), abs=1e-12)
+    assert two_way_partial_auc(y, s, min_tpr=0.0, max_fpr=1.0) == pytest.approx(auc(y, s))
+
+
+def test_two_way_integer_weights_are_repeated_rows_and_floor_is_caught():
+    rng = np.random.default_rng(12)
+    y = np.array([0, 1] * 20)
+    s = rng.normal(size=40) + 0.5 * y
+    w = rng.integers(1, 4, size=40)
+    rep = np.repeat(np.arange(40), w)
+    want = two_way_partial_auc(y[rep], s[rep], min_tpr=0.4, max_fpr=0.3)
+    assert two_way_partial_auc(y, s, min_tpr=0.4, max_fpr=0.3, sample_weight=w) \
+        == pytest.approx(want, abs=1e-12)
+    # mutant: floor(max_fpr n-) rows (one fewer at a non-integer cut) gives another value
+    neg = sorted(np.flatnonzero(y == 0), key=lambda i: -s[i])[:math.floor(0.33 * 20)]
+    pos = sorted(np.flatnonzero(y == 1), key=lambda i: s[i])[:12]
+    rows = np.r_[neg, pos]
+    assert auc(y[rows], s[rows]) != pytest.approx(
+        two_way_partial_auc(y, s, min_tpr=0.4, max_fpr=0.33), abs=1e-9)
+
+
+def test_two_way_rejects_bad_levels():
+    for kw, err in (({"min_tpr": 1.0, "max_fpr": 0.1}, ValueError),
+                    ({"min_tpr": 0.1, "max_fpr": 0.0}, ValueError),
+                    ({"min_tpr": "a", "max_fpr": 0.1}, TypeError)):
+        with pytest.raises(err):
+            two_way_partial_auc([0, 1], [0.1, 0.2], **kw)
+
+
+def test_rolling_two_way_equals_brute_force_on_every_window():
+    from sosl.metrics import RollingTwoWayPartialAUC
+    rng = np.random.default_rng(13)
+    y = (rng.random(120) < 0.3).astype(int)
+    s = np.round(rng.normal(size=120) + y, 1)
+    m = RollingTwoWayPartialAUC(25, min_tpr=0.5, max_fpr=0.2)
+    checked = 0
+    for k in range(120):
+        m.update(int(y[k]), float(s[k]))
+        lo = max(0, k + 1 - 25)
+        yw, sw_ = y[lo:k + 1], s[lo:k + 1]
+        if 0 < yw.sum() < yw.shape[0]:
+            assert m.get() == pytest.approx(_brute(yw, sw_, 0.5, 0.2), abs=1e-12)
+            checked += 1
+        else:
+            assert np.isnan(m.get())
+    assert checked > 90
+    # mutant: the whole stream instead of the window differs at the end
+    assert m.get() != pytest.approx(_brute(y, s, 0.5, 0.2), abs=1e-6)
+    with pytest.raises(ValueError):
+        RollingTwoWayPartialAUC(10, min_tpr=1.0, max_fpr=0.1)
