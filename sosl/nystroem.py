@@ -1,0 +1,327 @@
+"""NystroemOAUCM: OAUC-M on a random-feature map of the Gaussian kernel, learned online.
+
+The rows are mapped by a finite feature map z(x) whose inner products approximate the
+Gaussian kernel, z(x) . z(x') ~ exp(-gamma ||x - x'||^2), and OAUC-M (Algorithm 1 of Luo,
+Cheng & Zhang) runs on the mapped rows: the typed pass of :class:`sosl.OAUCM`,
+:func:`sosl._core._linear.linear_pass`, with its O(D^2) class moments in the D-dimensional
+feature space. The maps are :mod:`sosl._core._features` (NumPy reference
+:mod:`sosl._core._features_ref`).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import BaseOnlineAUC
+from ._core import _features, _linear
+from ._core._calibration import platt_steps
+from ._core._codes import Loss
+from .exceptions import UnscaledInputWarning
+from .kernels import _gamma_scale
+from .linear import _LinearSOSL
+from .linear import state_bytes as _moment_bytes
+
+__all__ = ["NystroemOAUCM"]
+
+#: rows mapped at a time (the mapped block is rows x D doubles): the memory of a pass stays
+#: bounded whatever the batch size
+_BLOCK_VALUES = 1 << 21
+#: largest |z| of a mapped row above which the learner warns (a Nystroem map amplifies the
+#: near-null directions of the landmarks' Gram matrix)
+_LARGE_FEATURE = 1e4
+
+
+class NystroemOAUCM(BaseOnlineAUC):
+    """OAUC-M in a random-feature space of the Gaussian kernel: a kernel AUC learner with a
+    fixed cost per row.
+
+    Each row x is mapped to z(x) in R^D with z(x) . z(x') ~ k(x, x') = exp(-gamma
+    ||x - x'||^2), and OAUC-M (:class:`sosl.OAUCM`) is run on the mapped rows: with
+    ``mu = y_t w.(z_t - zbar_t)`` and ``s2 = w' Sigma_t w`` over the other class's mapped
+    rows,
+
+        L_t(w) = lam/2 ||w||^2 + ((1 - mu) + sqrt((1 - mu)^2 + s2)) / 2,
+
+    minimized by online gradient descent with step ``1/(lam t)``. Memory is O(D^2 + m p)
+    and each row costs O(m p + D^2) whatever the length of the stream, where the budgeted
+    kernel learners (:class:`sosl.OKAUCM`, :class:`sosl.KOIL`) pay O(B^2) for B support
+    vectors per class and see only the last B rows of each class.
+
+    The map:
+
+    * ``method="nystroem"`` (default): the landmarks c_1..c_m are the first
+      ``n_components`` rows of the stream, and z(x) = K^{-1/2} (k(x, c_1), ..., k(x, c_m))
+      with K the landmarks' Gram matrix (Williams & Seeger); on the landmarks the map is
+      exact, z(c_i) . z(c_j) = K_ij.
+    * ``method="rff"``: random Fourier features z(x) = sqrt(2/D) cos(W' x + b), W drawn
+      from N(0, 2 gamma), b from U(0, 2 pi) (Rahimi & Recht); D = ``n_components``.
+
+    **Warm-up, then frozen.** The first ``n_components`` rows are kept as they come (the
+    warm-up); ``gamma="scale"`` is computed from them (scikit-learn's rule,
+    ``1 / (n_features Var(X))``), the map is built from them (Nystroem: they are the
+    landmarks), then they are replayed, in their order, through OAUC-M in the feature
+    space, and every later row is mapped and learned on arrival. The map never changes
+    after that: OAUC-M's state is a sum over all the rows seen (the class means and
+    covariances of the mapped rows), so rows mapped by two different maps would be summed
+    in two different coordinate systems. Why the first rows: on a stream in random order
+    they are a uniform sample of it, which is how scikit-learn's ``Nystroem`` picks its
+    landmarks, and they cost nothing to choose (no random state, the same landmarks
+    whatever the chunking of the stream, so ``fit`` equals ``partial_fit`` over any
+    chunks). On a stream ordered by class or by time they are not representative: shuffle
+    it, or choose the landmarks yourself and use ``sklearn.kernel_approximation`` with
+    :class:`sosl.OAUCM`. During the warm-up the model has no map yet and scores every row
+    0; ``fit`` on fewer rows than ``n_components`` builds the map from all its rows at the
+    end of the call (a stream fed by ``partial_fit`` keeps waiting for the warm-up).
+
+    Parameters
+    ----------
+    n_components : int, default=200
+        Landmarks m (Nystroem) or random features D (rff), and the length of the warm-up.
+    method : {"nystroem", "rff"}, default="nystroem"
+        The feature map.
+    gamma : float or "scale", default="scale"
+        Kernel width of k(x, x') = exp(-gamma ||x - x'||^2); "scale" is
+        ``1 / (n_features X.var())`` over the warm-up rows (1.0 for constant rows).
+    lam : float, default=1e-4
+        Tikhonov weight lambda of OAUC-M in the feature space (> 0 when ``eta=None``). The
+        mapped rows have ||z(x)||^2 ~ k(x, x) = 1 whatever the scale of the input, so one
+        default serves every data set; it is smaller than :class:`sosl.OAUCM`'s because
+        the feature space has more directions to fit.
+    eta : float or None, default=None
+        None: the step 1/(lam t) of OAUC-M; a positive float: a constant step (OAUC-M_c).
+    forgetting : float in (0, 1], default=1.0
+        Forgetting factor of the class moments (as in :class:`sosl.OAUCM`).
+    shuffle : bool, default=False
+        Visit the rows of each batch in a random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the random Fourier features (drawn when the warm-up ends, as
+        ``sklearn.kernel_approximation.RBFSampler`` draws them: the same seed gives the
+        same features) and of ``shuffle``.
+    max_memory : int or "auto", default="auto"
+        Largest state in bytes (as in :class:`sosl.OAUCM`; here about 32 D^2 + 8 m p).
+
+    Attributes
+    ----------
+    gamma_ : float
+        The kernel width in use (0.0 during the warm-up).
+    components_ : ndarray of shape (m, n_features)
+        Nystroem: the landmarks (the warm-up rows, filled as they arrive). rff: the
+        warm-up rows until the map is built, then empty.
+    normalization_ : ndarray of shape (m, m)
+        Nystroem: K^{-1/2} (eigenvalues below 1e-12 raised to 1e-12, as scikit-learn does).
+    random_weights_, random_offset_ : ndarray of shape (n_features, D) and (D,)
+        rff: W and b.
+    warm_signs_ : ndarray of shape (m,)
+        Labels (+1 / -1) of the warm-up rows not yet learned (empty once the map is built).
+    w_, means_, scatter_, scales_, weights_, counts_, max_abs_
+        OAUC-M's state in the feature space (see :class:`sosl.OAUCM`; empty arrays during
+        the warm-up).
+    n_components_ : int
+        D, the dimension of the feature space (0 during the warm-up).
+    t_, n_seen_, classes_, n_features_in_
+        As in :class:`sosl.OAUCM` (``t_`` counts the warm-up rows too).
+
+    Notes
+    -----
+    Sparse rows (CSR) are accepted and densified a block of rows at a time: the landmarks
+    are dense rows (m x n_features) and the map's cost per row is O(m p) anyway, so the
+    learner suits dense or moderately wide data, not hashed text. Sample weights may only
+    be 0 (the row left out) or 1.
+
+    References
+    ----------
+    J. Luo, D. Cheng, B. Zhang. Online AUC Optimization Based on Second-order Surrogate
+    Loss (Algorithm 1). C. Williams, M. Seeger. Using the Nystroem method to speed up
+    kernel machines. NIPS 2001. A. Rahimi, B. Recht. Random features for large-scale
+    kernel machines. NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sosl import NystroemOAUCM
+    >>> from sosl.metrics import auc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 2)); y = (np.hypot(*X.T) < 0.6).astype(int)
+    >>> model = NystroemOAUCM(n_components=50).fit(X, y)
+    >>> bool(auc(y, model.decision_function(X)) > 0.95)
+    True
+    """
+
+    _loss = int(Loss.LOSS_M)
+    _sparse_input = "blocks"      # accepted, densified a block of rows at a time
+    _map_names = ("gamma_", "components_", "normalization_", "random_weights_",
+                  "random_offset_", "warm_signs_")
+    _moment_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
+    _state_names = _map_names + _moment_names
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions({"nystroem", "rff"})],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "eta": [Interval(Real, 0, None, closed="neither"), None],
+        "forgetting": [Interval(Real, 0, 1, closed="right")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    }
+
+    def __init__(self, n_components=200, method="nystroem", gamma="scale", lam=1e-4,
+                 eta=None, forgetting=1.0, shuffle=False, random_state=None,
+                 max_memory="auto"):
+        self.n_components = n_components
+        self.method = method
+        self.gamma = gamma
+        self.lam = lam
+        self.eta = eta
+        self.forgetting = forgetting
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.max_memory = max_memory
+
+    # OAUC-M's step schedule, read by its pass (``_LinearSOSL._run_pass``)
+    _schedule = _LinearSOSL._schedule
+
+    def _check_params(self):
+        _LinearSOSL._check_params(self)
+
+    def _layout(self):
+        return {"method": self.method, "n_components": int(self.n_components),
+                "gamma": self.gamma if self.gamma == "scale" else float(self.gamma),
+                "schedule": "1/(lam t)" if self.eta is None else "constant"}
+
+    # -- state ---------------------------------------------------------------------------
+    def _init_state(self, n_features):
+        m = int(self.n_components)
+        self._check_memory(
+            _moment_bytes(m) + 8 * m * n_features,
+            f"OAUC-M's moments in {m} dimensions and {m} rows of {n_features} features",
+            "Lower n_components, or raise max_memory (bytes).")
+        state = {"gamma_": 0.0, "components_": np.zeros((0, n_features)),
+                 "normalization_": np.zeros((0, 0)),
+                 "random_weights_": np.zeros((n_features, 0)),
+                 "random_offset_": np.zeros(0), "warm_signs_": np.zeros(0)}
+        state.update(_moments(0))
+        return state
+
+    @property
+    def n_components_(self):
+        """D, the dimension of the feature space (0 during the warm-up)."""
+        check_is_fitted(self, "classes_")
+        return int(self.w_.shape[0])
+
+    def _map(self, state, X):
+        """The mapped rows of X (dense or CSR) under the frozen map of ``state``."""
+        if state["normalization_"].shape[0]:
+            C = state["components_"]
+            return _features.nystroem_map(X, C, _features.squared_norms(C),
+                                          state["normalization_"], state["gamma_"])
+        return _features.rff_map(X, state["random_weights_"], state["random_offset_"])
+
+    def _freeze(self, state):
+        """Build the map from the warm-up rows, then learn them in their order."""
+        B = state["components_"]
+        gamma = _gamma_scale(B) if self.gamma == "scale" else float(self.gamma)
+        state["gamma_"] = gamma
+        if self.method == "nystroem":
+            sq = _features.squared_norms(B)
+            K = _features.rbf_to_landmarks(B, B, sq, gamma)
+            K = 0.5 * (K + K.T)
+            np.fill_diagonal(K, 1.0)                      # k(c, c) = 1 exactly
+            state["normalization_"] = _features.nystroem_normalization(K)
+            D = B.shape[0]
+        else:
+            rng = check_random_state(self.random_state)
+            state["random_weights_"], state["random_offset_"] = _features.draw_rff(
+                rng, B.shape[1], int(self.n_components), gamma)
+            D = int(self.n_components)
+        state.update(_moments(D))
+        signs = state["warm_signs_"]
+        state["warm_signs_"] = np.zeros(0)
+        t_end = state["t_"]
+        state["t_"] = t_end - signs.shape[0]          # the warm-up rounds, replayed
+        self._learn_mapped(state, B, signs, np.arange(B.shape[0], dtype=np.intp))
+        if self.method == "rff":
+            state["components_"] = np.zeros((0, B.shape[1]))
+
+    def _learn_mapped(self, state, X, s, order):
+        """OAUC-M's typed pass over the mapped rows ``X[order]``, a block at a time."""
+        D = state["w_"].shape[0]
+        step = max(64, _BLOCK_VALUES // max(D, 1))
+        for a in range(0, order.shape[0], step):
+            rows = order[a:a + step]
+            Xb = X[rows]
+            Z = self._map(state, Xb)
+            _LinearSOSL._run_pass(self, state, Z, np.ascontiguousarray(s[rows]), None)
+
+    def _warn_unscaled(self, R):
+        self._warn_once("large features", UnscaledInputWarning,
+                        f"mapped features reach |z| = {R:.3g}: the landmarks' Gram matrix is "
+                        "nearly singular (near-duplicate landmarks or a small gamma); try a "
+                        "larger gamma, fewer components or method='rff'.")
+
+    def _run_pass(self, state, X, s, order):
+        m = int(self.n_components)
+        if state["w_"].shape[0] == 0:                 # warm-up: keep the rows
+            have = state["components_"].shape[0]
+            take = order[:m - have]
+            rows = X[take]
+            state["components_"] = np.concatenate([state["components_"], rows])
+            state["warm_signs_"] = np.concatenate([state["warm_signs_"], s[take]])
+            state["t_"] += take.shape[0]
+            if state["components_"].shape[0] < m:
+                return
+            self._freeze(state)
+            order = order[take.shape[0]:]
+        if order.shape[0]:
+            self._learn_mapped(state, X, s, order)
+
+    def _fit(self, X, y, sample_weight=None):
+        super()._fit(X, y, sample_weight)
+        d = self.__dict__
+        if d["w_"].shape[0] == 0:
+            # fewer rows than the warm-up: the map is built from all of them, and the Platt
+            # scaling learns in-sample from their scores, as a fit's does
+            state = {name: d[name] for name in self._state_names + ("t_",)}
+            rows, signs = state["components_"], state["warm_signs_"]
+            self._freeze(state)
+            d.update(state)
+            calib = np.array([1.0, 1.0])
+            platt_steps(self._raw_scores(rows), signs, calib)
+            d["calibration_"] = calib
+
+    def _decision(self, X):
+        d = self.__dict__
+        out = np.zeros(X.shape[0])
+        D = d["w_"].shape[0]
+        if D == 0:
+            return out
+        step = max(64, _BLOCK_VALUES // D)
+        for a in range(0, X.shape[0], step):
+            Z = self._map(d, X[a:a + step])
+            _linear.decision_rows(Z, d["w_"], d["means_"], d["counts_"], out[a:a + step])
+        return out
+
+    def feature_map(self, X):
+        """The mapped rows z(x) of X under the frozen map, shape (n_samples, D).
+
+        Raises ``ValueError`` during the warm-up (no map yet).
+        """
+        check_is_fitted(self, "classes_")
+        self._recheck_hyper()
+        X = self._validate_X(X, reset=False)
+        if self.w_.shape[0] == 0:
+            raise ValueError(f"{type(self).__name__} is still in its warm-up "
+                             f"({self.components_.shape[0]} of {self.n_components} rows): "
+                             "no feature map yet")
+        return self._map(self.__dict__, X)
+
+
+def _moments(D):
+    """A fresh OAUC-M state in D dimensions (``_LinearSOSL._init_state`` without its
+    memory check, done once for the whole learner)."""
+    return {"w_": np.zeros(D), "means_": np.zeros((2, D)), "scatter_": np.zeros((2, D, D)),
+            "scales_": np.ones(2), "weights_": np.zeros(2),
+            "counts_": np.zeros(2, dtype=np.int64), "max_abs_": 0.0}
