@@ -78,8 +78,12 @@ class NystroemOAUCM(BaseOnlineAUC):
 
     Parameters
     ----------
-    n_components : int, default=200
+    n_components : int, default=64
         Landmarks m (Nystroem) or random features D (rff), and the length of the warm-up.
+        The cost of a row grows as m^2 (the map) plus D^2 (OAUC-M's moments), so the
+        default is small: OAUC-M's second-order step gets from 64 landmarks the ranking a
+        first-order learner gets from 200 (the measurements are in docs/performance.md);
+        raise it for data whose boundary needs more of the kernel's spectrum.
     method : {"nystroem", "rff"}, default="nystroem"
         The feature map.
     gamma : float or "scale", default="scale"
@@ -168,7 +172,7 @@ class NystroemOAUCM(BaseOnlineAUC):
         "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
-    def __init__(self, n_components=200, method="nystroem", gamma="scale", lam=1e-4,
+    def __init__(self, n_components=64, method="nystroem", gamma="scale", lam=1e-4,
                  eta=None, forgetting=1.0, shuffle=False, random_state=None,
                  max_memory="auto"):
         self.n_components = n_components
@@ -220,8 +224,8 @@ class NystroemOAUCM(BaseOnlineAUC):
                                           state["normalization_"], state["gamma_"])
         return _features.rff_map(X, state["random_weights_"], state["random_offset_"])
 
-    def _freeze(self, state):
-        """Build the map from the warm-up rows, then learn them in their order."""
+    def _freeze(self, state, replay=True):
+        """Build the map from the warm-up rows, then (``replay``) learn them in their order."""
         B = state["components_"]
         gamma = _gamma_scale(B) if self.gamma == "scale" else float(self.gamma)
         state["gamma_"] = gamma
@@ -240,21 +244,59 @@ class NystroemOAUCM(BaseOnlineAUC):
         state.update(_moments(D))
         signs = state["warm_signs_"]
         state["warm_signs_"] = np.zeros(0)
-        t_end = state["t_"]
-        state["t_"] = t_end - signs.shape[0]          # the warm-up rounds, replayed
-        self._learn_mapped(state, B, signs, np.arange(B.shape[0], dtype=np.intp))
+        state["t_"] -= signs.shape[0]                 # the warm-up rounds, played below
+        if replay:
+            self._learn_mapped(state, B, signs, np.arange(B.shape[0], dtype=np.intp))
         if self.method == "rff":
             state["components_"] = np.zeros((0, B.shape[1]))
 
     def _learn_mapped(self, state, X, s, order):
-        """OAUC-M's typed pass over the mapped rows ``X[order]``, a block at a time."""
-        D = state["w_"].shape[0]
-        step = max(64, _BLOCK_VALUES // max(D, 1))
-        for a in range(0, order.shape[0], step):
-            rows = order[a:a + step]
-            Xb = X[rows]
-            Z = self._map(state, Xb)
+        """OAUC-M's typed pass over the mapped rows ``X[order]``, a block at a time (the
+        first block takes the remainder, so the last one is a full block)."""
+        n = order.shape[0]
+        step = self._block_rows(state["w_"].shape[0])
+        a = 0
+        for b in range(n % step or step, n + 1, step):
+            rows = order[a:b]
+            contiguous = rows.shape[0] > 0 and rows[-1] - rows[0] == rows.shape[0] - 1 \
+                and bool((np.diff(rows) == 1).all())
+            Z = self._map(state, X[rows[0]:rows[-1] + 1] if contiguous else X[rows])
             _LinearSOSL._run_pass(self, state, Z, np.ascontiguousarray(s[rows]), None)
+            if b == n and contiguous and X.flags.c_contiguous:
+                # the base scores the last rows of a fresh fit in-sample for the Platt
+                # scaling: their mapped rows, the same bits as mapping them again
+                self.__dict__["_mapped_tail"] = (X, int(rows[0]), Z)
+            a = b
+
+    @staticmethod
+    def _block_rows(D):
+        """Rows mapped at a time: at most about ``_BLOCK_VALUES`` mapped values."""
+        return max(64, _BLOCK_VALUES // max(D, 1))
+
+    def _cached_rows(self, Xq):
+        """The mapped rows of ``Xq`` if it is a run of rows of the batch whose last block
+        the pass mapped in this call (``_mapped_tail``), else None."""
+        tail = self.__dict__.get("_mapped_tail")
+        if tail is None or type(Xq) is not np.ndarray:
+            return None
+        X, r0, Z = tail
+        if not (Xq is X or Xq.base is X or (X.base is not None and Xq.base is X.base)) \
+                or not Xq.flags.c_contiguous or Xq.shape[1:] != X.shape[1:] or Xq.size == 0:
+            return None
+        offset = Xq.__array_interface__["data"][0] - X.__array_interface__["data"][0]
+        row_bytes = X.strides[0]
+        if offset % row_bytes:
+            return None
+        first = offset // row_bytes - r0
+        if first < 0 or first + Xq.shape[0] > Z.shape[0]:
+            return None
+        return Z[first:first + Xq.shape[0]]
+
+    def _learn_validated(self, X, s, order=None, fresh=False, sw=None):
+        try:
+            super()._learn_validated(X, s, order, fresh, sw)
+        finally:
+            self.__dict__.pop("_mapped_tail", None)
 
     def _warn_unscaled(self, R):
         self._warn_once("large features", UnscaledInputWarning,
@@ -267,14 +309,16 @@ class NystroemOAUCM(BaseOnlineAUC):
         if state["w_"].shape[0] == 0:                 # warm-up: keep the rows
             have = state["components_"].shape[0]
             take = order[:m - have]
-            rows = X[take]
-            state["components_"] = np.concatenate([state["components_"], rows])
+            state["components_"] = np.concatenate([state["components_"], X[take]])
             state["warm_signs_"] = np.concatenate([state["warm_signs_"], s[take]])
             state["t_"] += take.shape[0]
             if state["components_"].shape[0] < m:
                 return
-            self._freeze(state)
-            order = order[take.shape[0]:]
+            # warm-up rows all from this call: learned with the others, in one pass over
+            # X (the same rounds, and the fit's in-sample scores can reuse the mapped rows)
+            self._freeze(state, replay=have > 0)
+            if have > 0:
+                order = order[take.shape[0]:]
         if order.shape[0]:
             self._learn_mapped(state, X, s, order)
 
@@ -298,7 +342,11 @@ class NystroemOAUCM(BaseOnlineAUC):
         D = d["w_"].shape[0]
         if D == 0:
             return out
-        step = max(64, _BLOCK_VALUES // D)
+        Z = self._cached_rows(X)
+        if Z is not None:
+            _linear.decision_rows(Z, d["w_"], d["means_"], d["counts_"], out)
+            return out
+        step = self._block_rows(D)
         for a in range(0, X.shape[0], step):
             Z = self._map(d, X[a:a + step])
             _linear.decision_rows(Z, d["w_"], d["means_"], d["counts_"], out[a:a + step])

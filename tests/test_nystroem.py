@@ -207,3 +207,23 @@ def test_the_river_adapter_learns_with_it():
     assert ad.estimator_.n_components_ == 20 and ad.estimator_.n_seen_ == 200
     s = [ad.score_one({"a": x[0], "b": x[1]}) for x in X]
     assert np.ptp(s) > 0
+
+
+def test_the_fits_in_sample_scores_reuse_the_mapped_rows(monkeypatch):
+    X, y = _circle(n=3000)
+    mapped = []
+    real = NystroemOAUCM._map
+
+    def counting(self, state, A):
+        mapped.append(A.shape[0])
+        return real(self, state, A)
+
+    monkeypatch.setattr(NystroemOAUCM, "_map", counting)
+    a = NystroemOAUCM(n_components=20).fit(X, y)
+    assert sum(mapped) == 3000                       # each row once: pass and Platt
+    mapped.clear()
+    monkeypatch.setattr(NystroemOAUCM, "_cached_rows", lambda self, X: None)
+    b = NystroemOAUCM(n_components=20).fit(X, y)
+    assert sum(mapped) == 6000                       # mapped again for the Platt scaling
+    np.testing.assert_array_equal(a.calibration_, b.calibration_)
+    assert a.calibration_[1] > 1.0 and "_mapped_tail" not in vars(a)
