@@ -227,3 +227,13 @@ def test_the_fits_in_sample_scores_reuse_the_mapped_rows(monkeypatch):
     assert sum(mapped) == 6000                       # mapped again for the Platt scaling
     np.testing.assert_array_equal(a.calibration_, b.calibration_)
     assert a.calibration_[1] > 1.0 and "_mapped_tail" not in vars(a)
+
+
+def test_models_of_two_shards_do_not_merge():
+    # each shard freezes its own landmarks: their moments live in different feature spaces
+    X, y = _circle()
+    a = NystroemOAUCM(n_components=20).fit(X[:300], y[:300])
+    b = NystroemOAUCM(n_components=20).fit(X[300:], y[300:])
+    assert not np.array_equal(a.components_, b.components_)
+    with pytest.raises((TypeError, ValueError), match="NystroemOAUCM"):
+        NystroemOAUCM.merge([a, b])
