@@ -15,13 +15,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC
+from ._base import BaseOnlineAUC, _finite_array, _model_lock
 from ._core import _features, _linear
+from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
 from ._core._codes import Loss
 from .exceptions import UnscaledInputWarning
 from .kernels import _gamma_scale
-from .linear import _LinearSOSL
+from .linear import _NO_CONTEXT, BLAS_THREADED_P, _LinearSOSL
 from .linear import state_bytes as _moment_bytes
 
 __all__ = ["NystroemOAUCM"]
@@ -218,10 +219,15 @@ class NystroemOAUCM(BaseOnlineAUC):
 
     def _map(self, state, X):
         """The mapped rows of X (dense or CSR) under the frozen map of ``state``."""
-        if state["normalization_"].shape[0]:
+        N = state["normalization_"]
+        if N.shape[0]:
             C = state["components_"]
-            return _features.nystroem_map(X, C, _features.squared_norms(C),
-                                          state["normalization_"], state["gamma_"])
+            parts = self.__dict__.get("_map_parts_")
+            if parts is None or parts[0] is not C or parts[1] is not N:
+                # the transposes and norms the map reads, laid out once per map
+                parts = (C, N, _features.nystroem_parts(C, N))
+                self.__dict__["_map_parts_"] = parts
+            return _features.nystroem_map(X, parts[2], state["gamma_"])
         return _features.rff_map(X, state["random_weights_"], state["random_offset_"])
 
     def _freeze(self, state, replay=True):
@@ -230,8 +236,8 @@ class NystroemOAUCM(BaseOnlineAUC):
         gamma = _gamma_scale(B) if self.gamma == "scale" else float(self.gamma)
         state["gamma_"] = gamma
         if self.method == "nystroem":
-            sq = _features.squared_norms(B)
-            K = _features.rbf_to_landmarks(B, B, sq, gamma)
+            K = _features.rbf_to_landmarks(B, np.ascontiguousarray(B.T),
+                                           _features.squared_norms(B), gamma)
             K = 0.5 * (K + K.T)
             np.fill_diagonal(K, 1.0)                      # k(c, c) = 1 exactly
             state["normalization_"] = _features.nystroem_normalization(K)
@@ -321,6 +327,56 @@ class NystroemOAUCM(BaseOnlineAUC):
                 order = order[take.shape[0]:]
         if order.shape[0]:
             self._learn_mapped(state, X, s, order)
+
+    # -- one row at a time: the mapped row through OAUC-M's typed stepper -----------------
+    _stepper = _LinearSOSL._stepper
+
+    def _one_mapped(self, x):
+        """The mapped row of a dense float64 row of a model past its warm-up, or None when
+        ``x`` does not suit the typed one-row paths (the general path then judges it)."""
+        d = self.__dict__
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                and x.shape[0] == d["n_features_in_"] and x.flags.c_contiguous
+                and d["w_"].shape[0] and _finite_array(x)):
+            return None
+        z = self._map(d, x.reshape(1, -1))[0]
+        return z if _finite_array(z) else None
+
+    def _learn_one_in_place(self, x, s):
+        d = self.__dict__
+        z = self._one_mapped(x)
+        if z is None:
+            return False
+        t = d["t_"] + 1
+        st = d.get("_stepper_") or self._stepper()
+        with one_blas_thread() if z.shape[0] >= BLAS_THREADED_P else _NO_CONTEXT:
+            R = st.step(z, s, t, d["max_abs_"])
+        if R < 0.0:
+            return False
+        d["t_"] = t
+        d["n_seen_"] += 1
+        d["max_abs_"] = R
+        if R > _LARGE_FEATURE:
+            self._warn_unscaled(R)
+        return True
+
+    def score_one(self, x):
+        d = self.__dict__
+        with _model_lock(d):
+            if d.get("_params_ok") and "w_" in d:
+                z = self._one_mapped(x)
+                if z is not None:
+                    f = self._stepper().score(z)
+                    if f == f and abs(f) != np.inf:
+                        return f
+            return super().score_one(x)
+
+    score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_map_parts_", None)          # derived from the state, rebuilt on demand
+        return state
 
     def _fit(self, X, y, sample_weight=None):
         super()._fit(X, y, sample_weight)

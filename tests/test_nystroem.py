@@ -40,20 +40,20 @@ def test_nystroem_map_equals_its_reference(sparse):
     K = ref.rbf(C, C, gamma)
     N = _features.nystroem_normalization(K)
     Xin = sp.csr_matrix(X) if sparse else X
-    got = _features.nystroem_map(Xin, C, _features.squared_norms(C), N, gamma)
+    got = _features.nystroem_map(Xin, _features.nystroem_parts(C, N), gamma)
     want = ref.nystroem_map(X, C, gamma)
     assert np.abs(want).max() > 0.1
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     # on the landmarks the map is exact: z(c_i) . z(c_j) = K_ij
-    Zc = _features.nystroem_map(C, C, _features.squared_norms(C), N, gamma)
+    Zc = _features.nystroem_map(C, _features.nystroem_parts(C, N), gamma)
     np.testing.assert_allclose(Zc @ Zc.T, K, atol=1e-12)
 
 
 def test_a_mutant_of_the_reference_is_caught():
     C = _landmarks()
     X = np.random.default_rng(2).normal(size=(40, 4))
-    got = _features.nystroem_map(X, C, _features.squared_norms(C),
-                                 _features.nystroem_normalization(ref.rbf(C, C, 0.3)), 0.3)
+    N = _features.nystroem_normalization(ref.rbf(C, C, 0.3))
+    got = _features.nystroem_map(X, _features.nystroem_parts(C, N), 0.3)
     bad_norm = mutant_of(ref.nystroem_normalization, "1.0 / np.sqrt(", "1.0 / (")   # K^-1
     bad = ref.rbf(X, C, 0.3) @ bad_norm(C, 0.3).T
     assert not np.allclose(got, bad, rtol=1e-6)
@@ -237,3 +237,17 @@ def test_models_of_two_shards_do_not_merge():
     assert not np.array_equal(a.components_, b.components_)
     with pytest.raises((TypeError, ValueError), match="NystroemOAUCM"):
         NystroemOAUCM.merge([a, b])
+
+
+def test_learn_one_takes_the_typed_stepper_on_the_mapped_row():
+    X, y = _circle()
+    a = NystroemOAUCM(n_components=20).fit(X[:100], y[:100])
+    b = pickle.loads(pickle.dumps(a))
+    for i in range(100, 140):
+        a.learn_one(X[i], y[i])
+        b.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert "_stepper_" in vars(a)                   # the typed one-row path ran
+    for name in a._state_names + ("t_", "calibration_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.score_one(X[3]) == pytest.approx(a.decision_function(X[3:4])[0], rel=1e-12)
+    assert "_map_parts_" not in pickle.loads(pickle.dumps(a)).__dict__

@@ -37,7 +37,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 __all__ = ["EIG_FLOOR", "squared_norms", "nystroem_normalization", "rbf_to_landmarks",
-           "nystroem_map", "draw_rff", "rff_map"]
+           "nystroem_parts", "nystroem_map", "draw_rff", "rff_map"]
 
 #: eigenvalues of K below this are raised to it before K^{-1/2} is formed (as scikit-learn's
 #: Nystroem does), so a duplicate or nearly collinear landmark gives a bounded map
@@ -67,10 +67,11 @@ def nystroem_normalization(K):
     return (U / np.sqrt(S)) @ Vt
 
 
-def rbf_to_landmarks(X, C, c_sq, gamma):
+def rbf_to_landmarks(X, CT, c_sq, gamma):
     """E_ij = exp(-gamma ||x_i - c_j||^2), with ||x - c||^2 = ||x||^2 - 2 x.c + ||c||^2
-    (one matrix product; the rounding below zero of near-equal rows is clipped)."""
-    E = _rows_times(X, np.ascontiguousarray(C.T))
+    (one matrix product; the rounding below zero of near-equal rows is clipped). ``CT`` is
+    C transposed, C-contiguous, and ``c_sq`` = ``squared_norms(C)``."""
+    E = _rows_times(X, CT)
     E *= -2.0
     E += squared_norms(X)[:, None]
     E += c_sq[None, :]
@@ -80,10 +81,17 @@ def rbf_to_landmarks(X, C, c_sq, gamma):
     return E
 
 
-def nystroem_map(X, C, c_sq, N, gamma):
-    """z(x) = N k_C(x) for each row (rows of the result; ``c_sq`` = ``squared_norms(C)``)."""
-    return np.einsum("ij,jk->ik", rbf_to_landmarks(X, C, c_sq, gamma),
-                     np.ascontiguousarray(N.T))
+def nystroem_parts(C, N):
+    """What the map reads of the landmarks C and of N, laid out for it once:
+    ``(C', ||c||^2, N')`` with both transposes C-contiguous."""
+    return (np.ascontiguousarray(C.T), squared_norms(C), np.ascontiguousarray(N.T))
+
+
+def nystroem_map(X, parts, gamma):
+    """z(x) = N k_C(x) for each row (rows of the result), ``parts`` from
+    :func:`nystroem_parts`."""
+    CT, c_sq, NT = parts
+    return np.einsum("ij,jk->ik", rbf_to_landmarks(X, CT, c_sq, gamma), NT)
 
 
 def draw_rff(rng, n_features, n_components, gamma):
