@@ -22,7 +22,7 @@ from ._core._calibration import platt_steps
 from ._core._codes import Loss
 from .exceptions import UnscaledInputWarning
 from .kernels import _gamma_scale
-from .linear import _NO_CONTEXT, BLAS_THREADED_P, _LinearSOSL
+from .linear import _NO_CONTEXT, BLAS_THREADED_P, _LinearSOSL, _same_labels
 from .linear import state_bytes as _moment_bytes
 
 __all__ = ["NystroemOAUCM"]
@@ -359,6 +359,21 @@ class NystroemOAUCM(BaseOnlineAUC):
         if R > _LARGE_FEATURE:
             self._warn_unscaled(R)
         return True
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        d = self.__dict__
+        if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
+                and X.shape[0] == 1 and X.dtype == np.float64 and "w_" in d
+                and X.shape[1] == d["n_features_in_"] and d.get("_params_ok")
+                and not self.shuffle and "feature_names_in_" not in d
+                and (classes is None or _same_labels(classes, d["classes_"]))):
+            y = np.asarray(y)
+            if y.shape == (1,):             # one dense row: a learn_one round, the same bits
+                self.learn_one(X[0], y[0])
+                return self
+        return super().partial_fit(X, y, classes, sample_weight)
+
+    partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
     def score_one(self, x):
         d = self.__dict__

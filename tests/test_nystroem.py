@@ -245,9 +245,14 @@ def test_learn_one_takes_the_typed_stepper_on_the_mapped_row():
     b = pickle.loads(pickle.dumps(a))
     for i in range(100, 140):
         a.learn_one(X[i], y[i])
-        b.partial_fit(X[i:i + 1], y[i:i + 1])
+        # a weight (of 1) sends the row through the general path: the batch pass
+        b.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
+        assert "_stepper_" not in vars(b)
     assert "_stepper_" in vars(a)                   # the typed one-row path ran
     for name in a._state_names + ("t_", "calibration_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert a.score_one(X[3]) == pytest.approx(a.decision_function(X[3:4])[0], rel=1e-12)
     assert "_map_parts_" not in pickle.loads(pickle.dumps(a)).__dict__
+    c = pickle.loads(pickle.dumps(b))
+    c.partial_fit(X[140:141], y[140:141])           # one dense row: the typed path too
+    assert "_stepper_" in vars(c) and c.t_ == b.t_ + 1
