@@ -150,6 +150,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
                     help="2 folds, 1 repeat, at most 3000 rows per dataset")
+    ap.add_argument("--panel", choices=["kernel"], default="kernel",
+                    help="accepted for bench_defaults.py, which calls main() for its panel")
     args = ap.parse_args(argv)
     if not args.data_dir:
         ap.error("needs --data-dir or $SOSL_DATA_DIR (the shared data sets)")
