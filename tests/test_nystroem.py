@@ -256,3 +256,24 @@ def test_learn_one_takes_the_typed_stepper_on_the_mapped_row():
     c = pickle.loads(pickle.dumps(b))
     c.partial_fit(X[140:141], y[140:141])           # one dense row: the typed path too
     assert "_stepper_" in vars(c) and c.t_ == b.t_ + 1
+
+
+def test_the_kernel_panel_runs_and_reports_every_contender(capsys):
+    import importlib.util
+    import os
+    from pathlib import Path
+    d = os.environ.get("SOSL_DATA_DIR")
+    if not d:
+        pytest.skip("SOSL_DATA_DIR is not set")
+    path = Path(__file__).parents[1] / "benchmarks" / "bench_kernel_defaults.py"
+    spec = importlib.util.spec_from_file_location("bench_kernel_defaults", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = bench.main(["--quick", "--datasets", "svmguide3", "--data-dir", d,
+                       "--panel", "kernel"])
+    assert {r["learner"] for r in rows} >= {"NystroemOAUCM()", bench.PEER,
+                                            "OKAUCM(budget=100)", "KOIL(budget=100)"}
+    assert all(0.5 < r["auc"] <= 1.0 and r["rows_per_s"] > 0 for r in rows)
+    peer = next(r for r in rows if r["learner"] == bench.PEER)
+    assert peer["auc_vs_peer"] == 0.0 and peer["speed_vs_peer"] == 1.0
+    assert "svmguide3: NystroemOAUCM() AUC" in capsys.readouterr().out
