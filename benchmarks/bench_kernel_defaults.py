@@ -24,7 +24,8 @@ line per dataset saying whether NystroemOAUCM meets the target of issue 36 (AUC 
 
 Usage: ``python benchmarks/bench_kernel_defaults.py [--data-dir DIR] [--datasets a,b]
 [--folds 5] [--repeat 3] [--seed 0] [--quick]`` (``$SOSL_DATA_DIR`` by default);
-``main(argv)`` returns the rows of the table as dicts.
+``main(argv)`` returns the rows of the table as dicts (called with a list, it ignores the
+options it does not know, so that another script can pass its own through).
 """
 
 import argparse
@@ -152,7 +153,9 @@ def main(argv=None):
                     help="2 folds, 1 repeat, at most 3000 rows per dataset")
     ap.add_argument("--panel", choices=["kernel"], default="kernel",
                     help="accepted for bench_defaults.py, which calls main() for its panel")
-    args = ap.parse_args(argv)
+    args, unknown = ap.parse_known_args(argv)
+    if unknown and argv is None:                 # a typo on the command line
+        ap.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.data_dir:
         ap.error("needs --data-dir or $SOSL_DATA_DIR (the shared data sets)")
     folds, repeat, max_rows = (2, 1, 3000) if args.quick else (args.folds, args.repeat, None)

@@ -428,14 +428,15 @@ class NystroemOAUCM(BaseOnlineAUC):
 
         Raises ``ValueError`` during the warm-up (no map yet).
         """
-        check_is_fitted(self, "classes_")
-        self._recheck_hyper()
-        X = self._validate_X(X, reset=False)
-        if self.w_.shape[0] == 0:
-            raise ValueError(f"{type(self).__name__} is still in its warm-up "
-                             f"({self.components_.shape[0]} of {self.n_components} rows): "
-                             "no feature map yet")
-        return self._map(self.__dict__, X)
+        with _model_lock(self.__dict__):
+            check_is_fitted(self, "classes_")
+            self._recheck_hyper()
+            X = self._validate_X(X, reset=False)
+            if self.w_.shape[0] == 0:
+                raise ValueError(f"{type(self).__name__} is still in its warm-up "
+                                 f"({self.components_.shape[0]} of {self.n_components} "
+                                 "rows): no feature map yet")
+            return self._map(self.__dict__, X)
 
 
 def _moments(D):
