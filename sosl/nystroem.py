@@ -119,8 +119,9 @@ class NystroemOAUCM(BaseOnlineAUC):
         Nystroem: K^{-1/2} (eigenvalues below 1e-12 raised to 1e-12, as scikit-learn does).
     random_weights_, random_offset_ : ndarray of shape (n_features, D) and (D,)
         rff: W and b.
-    warm_signs_ : ndarray of shape (m,)
-        Labels (+1 / -1) of the warm-up rows not yet learned (empty once the map is built).
+    warm_signs_, warm_weights_ : ndarray of shape (m,)
+        Labels (+1 / -1) and weights of the warm-up rows not yet learned (empty once the
+        map is built).
     w_, means_, scatter_, scales_, weights_, counts_, max_abs_
         OAUC-M's state in the feature space (see :class:`sosl.OAUCM`; empty arrays during
         the warm-up).
@@ -133,8 +134,11 @@ class NystroemOAUCM(BaseOnlineAUC):
     -----
     Sparse rows (CSR) are accepted and densified a block of rows at a time: the landmarks
     are dense rows (m x n_features) and the map's cost per row is O(m p) anyway, so the
-    learner suits dense or moderately wide data, not hashed text. Sample weights may only
-    be 0 (the row left out) or 1.
+    learner suits dense or moderately wide data, not hashed text. Sample weights are those
+    of :class:`sosl.OAUCM` in the feature space (a row of weight v counts v times in its
+    class's moments and its loss term is scaled by v); a row of weight 0 is left out, and
+    so never becomes a landmark; the landmarks and ``gamma="scale"`` do not weigh the
+    warm-up rows.
 
     References
     ----------
@@ -158,7 +162,8 @@ class NystroemOAUCM(BaseOnlineAUC):
     _loss = int(Loss.LOSS_M)
     _sparse_input = "blocks"      # accepted, densified a block of rows at a time
     _map_names = ("gamma_", "components_", "normalization_", "random_weights_",
-                  "random_offset_", "warm_signs_")
+                  "random_offset_", "warm_signs_", "warm_weights_")
+    _weighted = True              # OAUC-M's weighted pass (see Notes)
     _moment_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _state_names = _map_names + _moment_names
     _parameter_constraints = {
@@ -207,7 +212,8 @@ class NystroemOAUCM(BaseOnlineAUC):
         state = {"gamma_": 0.0, "components_": np.zeros((0, n_features)),
                  "normalization_": np.zeros((0, 0)),
                  "random_weights_": np.zeros((n_features, 0)),
-                 "random_offset_": np.zeros(0), "warm_signs_": np.zeros(0)}
+                 "random_offset_": np.zeros(0), "warm_signs_": np.zeros(0),
+                 "warm_weights_": np.zeros(0)}
         state.update(_moments(0))
         return state
 
@@ -248,17 +254,19 @@ class NystroemOAUCM(BaseOnlineAUC):
                 rng, B.shape[1], int(self.n_components), gamma)
             D = int(self.n_components)
         state.update(_moments(D))
-        signs = state["warm_signs_"]
-        state["warm_signs_"] = np.zeros(0)
+        signs, weights = state["warm_signs_"], state["warm_weights_"]
+        state["warm_signs_"], state["warm_weights_"] = np.zeros(0), np.zeros(0)
         state["t_"] -= signs.shape[0]                 # the warm-up rounds, played below
         if replay:
-            self._learn_mapped(state, B, signs, np.arange(B.shape[0], dtype=np.intp))
+            self._learn_mapped(state, B, signs, np.arange(B.shape[0], dtype=np.intp),
+                               None if (weights == 1.0).all() else weights)
         if self.method == "rff":
             state["components_"] = np.zeros((0, B.shape[1]))
 
-    def _learn_mapped(self, state, X, s, order):
-        """OAUC-M's typed pass over the mapped rows ``X[order]``, a block at a time (the
-        first block takes the remainder, so the last one is a full block)."""
+    def _learn_mapped(self, state, X, s, order, sw=None):
+        """OAUC-M's typed pass over the mapped rows ``X[order]`` (weights ``sw[order]``),
+        a block at a time (the first block takes the remainder, so the last one is a full
+        block)."""
         n = order.shape[0]
         step = self._block_rows(state["w_"].shape[0])
         a = 0
@@ -267,7 +275,8 @@ class NystroemOAUCM(BaseOnlineAUC):
             contiguous = rows.shape[0] > 0 and rows[-1] - rows[0] == rows.shape[0] - 1 \
                 and bool((np.diff(rows) == 1).all())
             Z = self._map(state, X[rows[0]:rows[-1] + 1] if contiguous else X[rows])
-            _LinearSOSL._run_pass(self, state, Z, np.ascontiguousarray(s[rows]), None)
+            _LinearSOSL._run_pass(self, state, Z, np.ascontiguousarray(s[rows]), None,
+                                  None if sw is None else np.ascontiguousarray(sw[rows]))
             if b == n and contiguous and X.flags.c_contiguous:
                 # the base scores the last rows of a fresh fit in-sample for the Platt
                 # scaling: their mapped rows, the same bits as mapping them again
@@ -310,13 +319,15 @@ class NystroemOAUCM(BaseOnlineAUC):
                         "nearly singular (near-duplicate landmarks or a small gamma); try a "
                         "larger gamma, fewer components or method='rff'.")
 
-    def _run_pass(self, state, X, s, order):
+    def _run_pass(self, state, X, s, order, sw=None):
         m = int(self.n_components)
         if state["w_"].shape[0] == 0:                 # warm-up: keep the rows
             have = state["components_"].shape[0]
             take = order[:m - have]
             state["components_"] = np.concatenate([state["components_"], X[take]])
             state["warm_signs_"] = np.concatenate([state["warm_signs_"], s[take]])
+            state["warm_weights_"] = np.concatenate(
+                [state["warm_weights_"], np.ones(take.shape[0]) if sw is None else sw[take]])
             state["t_"] += take.shape[0]
             if state["components_"].shape[0] < m:
                 return
@@ -326,7 +337,7 @@ class NystroemOAUCM(BaseOnlineAUC):
             if have > 0:
                 order = order[take.shape[0]:]
         if order.shape[0]:
-            self._learn_mapped(state, X, s, order)
+            self._learn_mapped(state, X, s, order, sw)
 
     # -- one row at a time: the mapped row through OAUC-M's typed stepper -----------------
     _stepper = _LinearSOSL._stepper

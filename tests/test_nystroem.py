@@ -277,3 +277,22 @@ def test_the_kernel_panel_runs_and_reports_every_contender(capsys):
     peer = next(r for r in rows if r["learner"] == bench.PEER)
     assert peer["auc_vs_peer"] == 0.0 and peer["speed_vs_peer"] == 1.0
     assert "svmguide3: NystroemOAUCM() AUC" in capsys.readouterr().out
+
+
+def test_weights_are_oaucms_on_the_mapped_rows_warm_up_included():
+    X, y = _circle()
+    sw = np.random.default_rng(9).choice([0.0, 0.5, 1.0, 3.0], size=X.shape[0])
+    m = NystroemOAUCM(n_components=25, lam=1e-3).fit(X, y, sample_weight=sw)
+    keep = sw > 0
+    np.testing.assert_array_equal(m.components_, X[keep][:25])   # weight 0: never a landmark
+    o = OAUCM(lam=1e-3).fit(m.feature_map(X[keep]), y[keep], sample_weight=sw[keep])
+    for name in ("w_", "means_", "scatter_", "weights_", "counts_"):
+        np.testing.assert_array_equal(getattr(m, name), getattr(o, name), err_msg=name)
+    # chunks through the warm-up (its weights buffered) give the same state
+    c = NystroemOAUCM(n_components=25, lam=1e-3)
+    for a, b in [(0, 10), (10, 33), (33, 600)]:
+        c.partial_fit(X[a:b], y[a:b], classes=[0, 1], sample_weight=sw[a:b])
+    np.testing.assert_array_equal(c.w_, m.w_)
+    # the check can fail: the weights ignored
+    assert not np.array_equal(NystroemOAUCM(n_components=25, lam=1e-3).fit(X[keep], y[keep]).w_,
+                              m.w_)
