@@ -12,7 +12,9 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
   :class:`AdaOAM` -- the linear online baselines (:mod:`sosl.baselines`);
 * :class:`KOIL` -- the kernel baseline KOIL (k nearest opposite SVs, RS++ / FIFO++ buffers);
 * :class:`POLK` -- parsimonious online learning with kernels (functional SGD + KOMP,
-  :mod:`sosl.komp`).
+  :mod:`sosl.komp`);
+* :class:`NystroemOAUCM` -- OAUC-M on a Nystroem or random-Fourier feature map of the
+  Gaussian kernel (:mod:`sosl.nystroem`).
 
 ``import sosl`` is cheap: it loads none of the estimator modules (they need scikit-learn,
 whose import is most of the cost of using sosl). Each public name is loaded on first use --
@@ -29,24 +31,25 @@ _HOME = {
     "OAUCM": "linear", "OAUCS": "linear", "SketchedOAUCM": "sketch", "FTRLAUC": "ftrl",
     "OKAUCM": "okauc", "OKAUCS": "okauc", "Perceptron": "baselines", "PAI": "baselines",
     "OAM": "baselines", "OLUBAUC": "baselines", "SOLAM": "baselines", "AdaOAM": "baselines",
-    "KOIL": "koil", "POLK": "polk", "PartialOAUCM": "partial",
+    "KOIL": "koil", "POLK": "polk", "PartialOAUCM": "partial", "NystroemOAUCM": "nystroem",
 }
 #: the public submodules, each importable as ``sosl.<name>`` without an import statement
 _SUBMODULES = (
     "baselines", "cli", "dask", "datasets", "drift", "evaluate", "exceptions", "experiments",
-    "ftrl", "io", "kernels", "koil", "komp", "linear", "metrics", "okauc", "partial", "polk",
-    "river", "sketch", "state", "utils",
+    "ftrl", "io", "kernels", "koil", "komp", "linear", "metrics", "nystroem", "okauc",
+    "partial", "polk", "river", "sketch", "state", "utils",
 )
 
 __all__ = ["OAUCM", "OAUCS", "SketchedOAUCM", "OKAUCM", "OKAUCS",
            "Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM", "FTRLAUC", "KOIL", "POLK",
-           "PartialOAUCM", "__version__"]
+           "PartialOAUCM", "NystroemOAUCM", "__version__"]
 
 if _TYPE_CHECKING:  # what static analysers see: the eager imports the lazy ones stand for
     from .baselines import OAM, OLUBAUC, PAI, SOLAM, AdaOAM, Perceptron
     from .ftrl import FTRLAUC
     from .koil import KOIL
     from .linear import OAUCM, OAUCS
+    from .nystroem import NystroemOAUCM
     from .okauc import OKAUCM, OKAUCS
     from .partial import PartialOAUCM
     from .polk import POLK

@@ -17,7 +17,8 @@ ESTIMATORS = [getattr(sosl, n) for n in sosl.__all__
                                                                   ClassifierMixin)]
 #: small budgets and ranks, so that a test on every learner stays fast
 KW = {"OKAUCM": dict(budget=20), "OKAUCS": dict(budget=20), "KOIL": dict(budget=20),
-      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3)}
+      "OAM": dict(buffer_size=20), "SketchedOAUCM": dict(rank=4), "POLK": dict(eta=0.3),
+      "NystroemOAUCM": dict(n_components=20)}
 
 
 def make(Est, **extra):

@@ -61,10 +61,11 @@ def test_the_command_line_and_the_metrics_start_without_scikit_learn():
 
 
 def test_lazy_names_are_the_objects_of_their_modules():
-    from sosl import baselines, ftrl, koil, linear, okauc, partial, polk, sketch
+    from sosl import baselines, ftrl, koil, linear, nystroem, okauc, partial, polk, sketch
 
     homes = {"linear": linear, "sketch": sketch, "ftrl": ftrl, "okauc": okauc,
-             "baselines": baselines, "koil": koil, "polk": polk, "partial": partial}
+             "baselines": baselines, "koil": koil, "polk": polk, "partial": partial,
+             "nystroem": nystroem}
     assert set(sosl._HOME) | {"__version__"} == set(sosl.__all__)
     for name, home in sosl._HOME.items():
         assert getattr(sosl, name) is getattr(homes[home], name), name
