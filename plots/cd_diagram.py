@@ -91,14 +91,15 @@ def main(argv=None):
     summ = summarize(read_suite(args.record))
     n, k = summ["auc"].shape
     if n < 2:
-        print(f"{args.record}: fewer than 2 complete datasets", file=sys.stderr)
-        return 2
+        p.exit(2, f"{args.record}: fewer than 2 complete datasets\n")
     ranks = stats.average_ranks(summ["auc"])
-    for path in draw(summ["learners"], ranks, stats.nemenyi(n, k), n, args.out,
-                     Path(args.record).stem + "_cd"):
-        print(path)
-    return 0
+    cd = stats.nemenyi(n, k)
+    for name, r in sorted(zip(summ["learners"], ranks), key=lambda t: t[1]):
+        print(f"{name:16s} average rank {r:.3f}")
+    print(f"Nemenyi CD (alpha 0.05, N = {n}, k = {k}) = {cd:.3f}")
+    return draw(summ["learners"], ranks, cd, n, args.out, Path(args.record).stem + "_cd")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(0)

@@ -134,3 +134,33 @@ def test_committed_record_regenerates_tables_and_diagram(tmp_path):
     (work / RECORD.name).write_text("".join(lines[:-1]))
     suite_report.write_suite_report(work / RECORD.name, work)
     assert (work / "suite_keel.md").read_bytes() != committed["suite_keel.md"]
+
+
+def test_cd_diagram_draws_demsars_example_deterministically(tmp_path):
+    import matplotlib.image as mpimg
+
+    from plots.cd_diagram import draw
+
+    names = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
+    ranks = [3.143, 2.000, 2.893, 1.964]
+    a = draw(names, ranks, 1.12, 14, tmp_path / "a", "cd")
+    b = draw(names, ranks, 1.12, 14, tmp_path / "b", "cd")
+    assert Path(a[0]).read_bytes() == Path(b[0]).read_bytes()       # the SVG
+    svg = Path(a[0]).read_text()
+    assert "C4.5+m+cf (1.96)" in svg and "CD = 1.12" in svg
+    img = mpimg.imread(a[1])
+    assert img.shape[0] > 100 and img[..., :3].std() > 0.05
+    # Demsar at alpha 0.10: {C4.5+m+cf, C4.5+m, C4.5+cf} and {C4.5+cf, C4.5}
+    assert stats.nemenyi_groups(ranks, 1.12) == [(3, 1, 2), (2, 0)]
+    assert stats.nemenyi_groups(ranks, 1.30) == [(3, 1, 2, 0)]
+    assert stats.nemenyi_groups(ranks, 0.01) == []
+
+
+def test_cd_diagram_script_reads_a_record(fake_collection, tmp_path, capsys):
+    from plots import cd_diagram
+
+    suite.run_suite(tmp_path, algorithms=["OAUCM", "PAI", "OKAUCM"], log=lambda m: None)
+    paths = cd_diagram.main(["--record", str(suite.suite_path(tmp_path)),
+                             "--out", str(tmp_path / "fig")])
+    assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["png", "svg"]
+    assert "Nemenyi CD" in capsys.readouterr().out
