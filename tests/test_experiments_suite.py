@@ -66,6 +66,15 @@ def test_task_is_the_protocol_recomputed_by_hand(fake_collection):
     assert suite.suite_task("tiny_a", "OAUCM", 4)["auc_folds"] != row["auc_folds"]
 
 
+def test_row_cap_subsamples_the_training_part(fake_collection, monkeypatch):
+    free = suite.suite_task("tiny_a", "OAUCM", 0)
+    monkeypatch.setattr(suite, "ROW_CAP", {"OAUCM": 40})
+    capped = suite.suite_task("tiny_a", "OAUCM", 0)
+    assert capped["auc_folds"] != free["auc_folds"]
+    monkeypatch.setattr(suite, "ROW_CAP", {"OAUCM": 96})       # the whole training part
+    assert suite.suite_task("tiny_a", "OAUCM", 0)["auc_folds"] == free["auc_folds"]
+
+
 def test_run_resumes_and_report_is_a_function_of_the_record(fake_collection, tmp_path):
     _, new, complete = suite.run_suite(tmp_path, algorithms=["OAUCM", "PAI", "Perceptron"],
                                        log=lambda m: None)

@@ -49,10 +49,23 @@ def test_budget_100_refit_is_the_records_run(tmp_path):
     assert sweep.run_sweep(tasks, tmp_path, "budget", data_dir=d, log=lambda m: None) == 0
 
 
-@pytest.mark.skipif(not (BUDGET / "sweep_budget.csv").exists(), reason="no committed sweep")
-def test_committed_budget_sweep_rewrites_its_table(tmp_path):
-    shutil.copy(BUDGET / "sweep_budget.csv", tmp_path / "sweep_budget.csv")
-    out = sweep.sweep_tables(tmp_path / "sweep_budget.csv", T3 / "table3_sparse.csv",
-                             tmp_path / "sweep_budget.md")
-    assert Path(out).read_text() == (BUDGET / "sweep_budget.md").read_text()
-    assert "| fourclass |" in Path(out).read_text()
+SWEEPS = [(BUDGET, "budget", T3 / "table3_sparse.csv"),
+          (ROOT / "data" / "results" / "table2_sensitivity", "sensitivity",
+           T2 / "table2_coarse.csv")]
+
+
+@pytest.mark.parametrize("where, study, table", SWEEPS, ids=[s[1] for s in SWEEPS])
+def test_committed_sweep_rewrites_its_table(where, study, table, tmp_path):
+    src = where / f"sweep_{study}.csv"
+    if not src.exists():
+        pytest.skip(f"no committed {src.name}")
+    shutil.copy(src, tmp_path / src.name)
+    out = sweep.sweep_tables(tmp_path / src.name, table, tmp_path / f"sweep_{study}.md")
+    text = Path(out).read_text()
+    assert text == (where / f"sweep_{study}.md").read_text()
+    assert "| german |" in text or "| german" in text
+    # the mutant: a row lost changes a mean of the table
+    lines = src.read_text().splitlines(True)
+    (tmp_path / src.name).write_text("".join(lines[:-1]))
+    sweep.sweep_tables(tmp_path / src.name, table, tmp_path / "m.md")
+    assert (tmp_path / "m.md").read_text() != text

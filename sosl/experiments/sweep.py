@@ -166,16 +166,19 @@ def sweep_tables(path, table_csv, out_md):
     """Write the markdown of a sweep from its cache and the record's table CSV."""
     rows = read_cache(path, SWEEP_FIELDS, _parse)
     cells = defaultdict(list)
+    failed = set()
     for r in rows:
-        cells[(r["study"], r["dataset"], r["algorithm"], r["param"], r["value"])].append(
-            100.0 * r["auc"])
+        key = (r["study"], r["dataset"], r["algorithm"], r["param"], r["value"])
+        cells[key].append(100.0 * r["auc"])
+        if r["error"]:
+            failed.add(key)
     paper = _paper(table_csv)
     lines = []
     studies = sorted({r["study"] for r in rows})
     if "budget" in studies:
         lines += _budget_lines(rows, cells, paper)
     if "sensitivity" in studies:
-        lines += _sensitivity_lines(rows, cells)
+        lines += _sensitivity_lines(rows, cells, failed)
     Path(out_md).write_text("\n".join(lines) + "\n")
     return str(out_md)
 
@@ -222,22 +225,25 @@ def _budget_lines(rows, cells, paper):
     return lines
 
 
-def _sensitivity_lines(rows, cells):
+def _sensitivity_lines(rows, cells, failed=()):
     lines = ["# Sensitivity: test AUC against each searched hyper-parameter", "",
              "Each row: one learner, dataset and parameter; the parameter set to 2^e for every "
              "exponent of the coarse grid, the other parameters as the inner CV selected them "
              "on each run (the record); mean test AUC (%) over the runs. `sel`: the exponents "
-             "the inner CV selected on those runs (their median).", ""]
+             "the inner CV selected on those runs (their median). `x`: at least one run "
+             "diverged or failed and scored 0, as it would in the inner CV.", ""]
     sens = [r for r in rows if r["study"] == "sensitivity"]
     exps = GRIDS["coarse"]
     lines += ["| learner | dataset | param | sel | " + " | ".join(f"2^{e}" for e in exps)
               + " | max - min |", "|---|---|---|---:|" + "---:|" * len(exps) + "---:|"]
     combos = list(dict.fromkeys((r["algorithm"], r["dataset"], r["param"]) for r in sens))
     for a, d, p in combos:
-        means = []
+        means, marks = [], []
         for e in exps:
-            v = cells.get(("sensitivity", d, a, p, _value_key(2.0 ** e)))
+            key = ("sensitivity", d, a, p, _value_key(2.0 ** e))
+            v = cells.get(key)
             means.append(None if not v else float(np.mean(v)))
+            marks.append("x" if key in failed else "")
         chosen = [np.log2(json.loads(r["params"])[p]) for r in sens
                   if (r["algorithm"], r["dataset"], r["param"]) == (a, d, p)
                   and p in json.loads(r["params"])]
@@ -245,7 +251,8 @@ def _sensitivity_lines(rows, cells):
         vals = [m for m in means if m is not None]
         spread = "-" if not vals else f"{max(vals) - min(vals):.2f}"
         lines.append(f"| {a} | {d} | {p} | {sel} | "
-                     + " | ".join("-" if m is None else f"{m:.2f}" for m in means)
+                     + " | ".join("-" if m is None else f"{m:.2f}{x}"
+                                  for m, x in zip(means, marks))
                      + f" | {spread} |")
     return lines + [""]
 
