@@ -169,6 +169,8 @@ def sweep_tables(path, table_csv, out_md):
     failed = set()
     for r in rows:
         key = (r["study"], r["dataset"], r["algorithm"], r["param"], r["value"])
+        if r["error"].startswith("invalid"):    # a value outside the learner's domain
+            continue
         cells[key].append(100.0 * r["auc"])
         if r["error"]:
             failed.add(key)
@@ -197,7 +199,8 @@ def _budget_lines(rows, cells, paper):
              "`SVC`, `inf`: the record's RBF SVC and unbounded OKAUC-M, each selected by its "
              "own inner CV (`†`: capped reference, 4,000-row training subsample); `reached "
              "at`: the first budget whose mean is within the paper's spread below it "
-             "(ours >= paper - spread).", ""]
+             "(ours >= paper - spread); `n/a`: a budget the learner does not take (KOIL has no "
+             "unbounded buffer).", ""]
     for a in algos:
         lines += [f"## {a}", "", f"| dataset | paper | ceiling@100 | {head} | SVC | inf | "
                   "reached at |", "|---|---:|---:|" + "---:|" * len(keys) + "---:|---:|---|"]
@@ -216,7 +219,7 @@ def _budget_lines(rows, cells, paper):
                 else:
                     reached = "not reached"
 
-            fmt = [("-" if m is None else f"{m:.2f}") for m in means]
+            fmt = [("n/a" if m is None else f"{m:.2f}") for m in means]
             lines.append(f"| {d} | {'-' if pm is None else f'{pm:.2f} ± {ps:.2f}'} | "
                          f"{'-' if ceil is None else f'{ceil:.2f}'} | " + " | ".join(fmt)
                          + f" | {_ref(paper, d, 'SVC')} | {_ref(paper, d, 'OKAUC-M_inf')} | "
