@@ -64,8 +64,9 @@ def test_committed_sweep_rewrites_its_table(where, study, table, tmp_path):
     text = Path(out).read_text()
     assert text == (where / f"sweep_{study}.md").read_text()
     assert "| german |" in text or "| german" in text
-    # the mutant: a row lost changes a mean of the table
+    # the mutant: a row lost (the first, a scored one) changes a mean of the table
     lines = src.read_text().splitlines(True)
-    (tmp_path / src.name).write_text("".join(lines[:-1]))
+    assert ",invalid" not in lines[1]
+    (tmp_path / src.name).write_text("".join(lines[:1] + lines[2:]))
     sweep.sweep_tables(tmp_path / src.name, table, tmp_path / "m.md")
     assert (tmp_path / "m.md").read_text() != text
