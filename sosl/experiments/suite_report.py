@@ -142,6 +142,15 @@ def write_suite_report(path, out=None, suite="keel", figure=True):
              "to [-1, 1]. Ranks: 1 = best on a dataset, ties averaged.", "",
              "## Friedman tests", ""]
     lines += _friedman_lines("AUC", fa, cd) + _friedman_lines("pAUC", fp, stats.nemenyi(n, k))
+    if CONTROL in learners:
+        j = learners.index(CONTROL)
+        same = np.isclose(fa.ranks, fa.ranks[j], rtol=0, atol=1e-9)
+        place = 1 + int(np.sum((fa.ranks < fa.ranks[j]) & ~same))
+        ties = int(np.sum(same)) - 1
+        best = learners[int(np.argmin(fa.ranks))]
+        lines += ["", f"{CONTROL} ranks {place} of {k} on AUC (average rank {fa.ranks[j]:.3f}"
+                  + (f", tied with {ties} other" if ties else "") + f"); the best average "
+                  f"rank is {best}'s ({fa.ranks.min():.3f})."]
     lines += ["", f"Nemenyi groups on AUC (average ranks within CD {cd:.3f} of each other): "
               + _groups_text(learners, fa.ranks, cd) + ".", "",
               "## Average ranks", "",
@@ -156,7 +165,8 @@ def write_suite_report(path, out=None, suite="keel", figure=True):
         ctrl = _pairs(auc, learners, CONTROL)
         lines += ["", f"## {CONTROL} against each learner (AUC)", "",
                   f"z = (rank of the other - rank of {CONTROL}) / SE, two-sided, Holm over the "
-                  f"{k - 1} comparisons; Wilcoxon signed-rank over datasets ({CONTROL} - "
+                  f"{k - 1} comparisons (negative: the other ranks better); Wilcoxon signed-rank "
+                  f"over datasets ({CONTROL} - "
                   "other; r_rb = (R+ - R-) / (R+ + R-)); 95% percentile bootstrap interval "
                   f"of the mean AUC difference ({N_BOOT} resamples of the datasets, seed 0).",
                   "", "| other | z | p (Holm) | wins/losses | Wilcoxon p | r_rb | "
