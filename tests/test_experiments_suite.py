@@ -119,6 +119,8 @@ def test_cli_refuses_unknown_learner_and_missing_record(tmp_path, capsys):
     assert "nothing to report" in capsys.readouterr().err
     assert main(["--suite", "keel", "--learners", "NoSuch", "--out", str(tmp_path)]) == 2
     assert "not a public learner" in capsys.readouterr().err
+    assert main(["--suite", "keel", "--algorithms", "OAUC-M", "--out", str(tmp_path)]) == 2
+    assert "does not apply to --suite" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no committed suite record")

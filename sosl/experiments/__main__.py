@@ -339,6 +339,13 @@ def _suite(args):
     from .suite import public_learners, run_suite, suite_path
     from .suite_report import write_suite_report
 
+    for flag, value in (("--datasets", args.datasets), ("--algorithms", args.algorithms),
+                        ("--ceilings", args.ceilings), ("--estimate", args.estimate),
+                        ("--export-record", args.export_record)):
+        if value:
+            raise UsageError(f"{flag} does not apply to --suite (the suite runs every set "
+                             "of its collection; --learners picks sosl classes)")
+
     if args.report_only:
         path = suite_path(args.out, args.suite)
         if not path.exists():
