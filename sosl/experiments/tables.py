@@ -87,8 +87,10 @@ def _legend(n_folds_seen, with_ceilings=False, references=(), relabelled=(), cap
         "- `(d)`: ours - paper, in AUC points;",
         "- `!` after `d`: |d| exceeds two standard errors of the difference of the two "
         "means, 2 sqrt(se_ours^2 + se_paper^2), with se_ours = our std / sqrt(runs) and "
-        f"se_paper = the paper's std / sqrt({PAPER_RUNS}) (its 4 x 5 runs): the gap is "
-        "larger than the run-to-run noise of both means explains;",
+        "se_paper = the paper's spread itself: its figure has the size of a standard "
+        "error, not of a std over its runs (see the ratios below the table), so it is not "
+        f"divided again; the CSV's `flagged_std_reading` is the mark were it a std over its "
+        f"{PAPER_RUNS} runs (se_paper = std / sqrt({PAPER_RUNS})), which flags more cells;",
         "- `v` after the paper's value: the paper's mean lies *below* ours by more than the "
         "paper's std plus our standard error (a cell where the paper under-reports what "
         "this protocol reaches);",
@@ -237,7 +239,9 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
 
     Each cell is ``ours ± std`` over the runs, the paper's ``mean ± std`` and the
     difference ours - paper (AUC points, %); the difference is flagged with ``!`` where
-    its magnitude exceeds *our* run-to-run std (not the paper's). Below each table, the
+    its magnitude exceeds two standard errors of the difference of the means (the paper's
+    spread taken as its standard error; the reading as a std over 20 runs is the CSV's
+    ``flagged_std_reading``, and both counts are printed under the table). Below each table, the
     spread of every cell three ways (the std over the runs, the std of the per-partition
     means, i.e. of the repetition averages of ``folds`` runs each, and the standard error)
     with each one's ratio to the paper's std, and the median of each ratio over the cells;
@@ -301,9 +305,14 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                              "auc_sem": round(sem, 2),
                              "paper_mean": pm, "paper_std": ps,
                              "diff": None if diff is None else round(diff, 2),
-                             # two standard errors of the difference of the two means
+                             # two standard errors of the difference of the two means,
+                             # the paper's spread read as its standard error
                              "flagged": bool(diff is not None and abs(diff) > 2.0 * np.hypot(
-                                 sem, ps / np.sqrt(PAPER_RUNS))),
+                                 sem, ps)),
+                             # the same, were the paper's spread a std over its runs
+                             "flagged_std_reading": bool(
+                                 diff is not None
+                                 and abs(diff) > 2.0 * np.hypot(sem, ps / np.sqrt(PAPER_RUNS))),
                              # the paper far below ours: beyond its std plus our s.e.
                              "paper_far_below": bool(diff is not None
                                                      and diff > ps + sem),
@@ -343,6 +352,13 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                                  f"({r['diff']:+.2f}{mark})")
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
         refs = [a for a in algos if a in REFERENCES]
+        with_paper = [r for r in recs if r["paper_mean"] is not None]
+        if with_paper:
+            lines += ["", f"`!` on {sum(r['flagged'] for r in with_paper)} of "
+                      f"{len(with_paper)} cells with a paper value (the paper's spread read as "
+                      f"a standard error); "
+                      f"{sum(r['flagged_std_reading'] for r in with_paper)} were it a std "
+                      f"over its {PAPER_RUNS} runs."]
         lines += [""] + _legend("/".join(map(str, sorted(folds_seen))) or "?", with_ceilings,
                                 refs, [d for d in dsets if split_run_name(d)[1] is not None],
                                 sorted({r["protocol"] for r in recs if r["protocol"]}))
