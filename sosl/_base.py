@@ -1079,18 +1079,26 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
             state.pop("_lock_", None)                # a lock is per process and per object
             # pickle serializes the returned dict after the lock is released: the arrays a
-            # later call updates in place are copied now, so the pickle is one state
-            state = {k: v.copy() if isinstance(v, np.ndarray) else v
-                     for k, v in state.items()}
+            # later call updates in place are copied now (an array held twice, once)
+            copies: dict = {}
+            for k, v in state.items():
+                if isinstance(v, np.ndarray):
+                    if id(v) not in copies:
+                        copies[id(v)] = v.copy()
+                    state[k] = copies[id(v)]
         state["_sosl_version"] = __version__
         return state
 
     def __deepcopy__(self, memo):
         with _model_lock(self.__dict__):
-            d = {k: v for k, v in self.__dict__.items() if k not in ("_lock_", "_stepper_")}
-            new = type(self).__new__(type(self))
-            memo[id(self)] = new
-            new.__dict__.update(copy.deepcopy(d, memo))
+            state = self.__getstate__()              # arrays copied under the lock
+            for v in state.values():
+                if isinstance(v, np.ndarray):        # fresh already: not copied twice
+                    memo[id(v)] = v
+            state = copy.deepcopy(state, memo)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(state)
         return new
 
     def __sklearn_clone__(self):

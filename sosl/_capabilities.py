@@ -13,7 +13,7 @@ parent's merge rule and parallel modes would otherwise apply to it, silently wro
 declares ``capabilities = ...`` in its class body to say what it can do (one line, e.g.
 ``dataclasses.replace(Parent.capabilities, parallel=())``).
 
-This module imports nothing else of sosl, so both :mod:`sosl._base` and :mod:`sosl.state`
+This module imports nothing of sosl above ``_core``, so both :mod:`sosl._base` and :mod:`sosl.state`
 can use it (the model lock and layout comparison live here for that reason).
 """
 
@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ._core._blas import one_blas_thread
 
 __all__ = ["Capabilities", "Domain", "REGISTRY", "register", "check_domains", "model_lock",
            "same"]
@@ -93,7 +95,12 @@ def _psd_stack(M: np.ndarray, upper: bool) -> str | None:
             continue
         if not upper and np.max(np.abs(S - S.T)) > _PSD_RTOL * scale:
             return "is not symmetric"
-        if float(np.linalg.eigvalsh(S)[0]) < -_PSD_RTOL * scale * S.shape[0]:
+        # PSD within rounding: a Cholesky factor exists once the diagonal is raised by the
+        # tolerance (one O(p^3 / 3) factorization, no eigenvalues)
+        try:
+            with one_blas_thread():             # small factorizations: threads cost more
+                np.linalg.cholesky(S + (_PSD_RTOL * scale * S.shape[0]) * np.eye(S.shape[0]))
+        except np.linalg.LinAlgError:
             return "is not positive semi-definite"
     return None
 

@@ -45,6 +45,7 @@ FORMAT_VERSION = 1
 
 _HEADER = "header"
 _PREFIX = "a."                       # member name prefix of the state arrays
+_META = "m."                         # member name prefix of the numeric arrays of meta
 _CLASSES = "classes"
 #: array kinds a safe file may hold: bool, signed and unsigned integers, floats
 _NUMERIC = frozenset("biuf")
@@ -131,10 +132,16 @@ def _payload(state: LearnerState, meta: dict | None) -> tuple[dict, dict[str, np
         "t": int(state.t), "n_seen": int(state.n_seen),
         "calibration": [float(v) for v in np.asarray(state.calibration).tolist()],
         "feature_names": None if names is None else [str(v) for v in np.asarray(names).tolist()],
-        "meta": _to_json({} if meta is None else meta, "meta"),
     }
     if meta is not None and not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict, got {type(meta).__name__}")
+    plain = {}
+    for key, value in ({} if meta is None else meta).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in _NUMERIC:
+            arrays[_META + str(key)] = value        # a numeric array of meta: a member
+        else:
+            plain[key] = value
+    header["meta"] = _to_json(plain, "meta")
     header["checksum"] = _digest(header, arrays)
     return header, arrays
 
@@ -149,8 +156,8 @@ def save(obj: Any, path: str | os.PathLike, *, meta: dict | None = None) -> None
     path : str or path-like
         The file to write (conventionally ``.npz``); replaced atomically.
     meta : dict, optional
-        JSON-compatible data of the caller's (e.g. a feature specification), returned by
-        :func:`load_state`.
+        The caller's data (e.g. a feature specification), returned by :func:`load_state`:
+        JSON values, and numeric NumPy arrays as top-level values.
 
     Raises
     ------
@@ -284,7 +291,9 @@ def load_state(path: str | os.PathLike, *,
     if header.get("checksum") != _digest(header, members):
         raise ValueError(f"{path}: checksum mismatch: the file was altered or damaged")
     header = json.loads(text, object_hook=_from_json)
-    return _state_from(header, members), dict(_field(header, "meta", dict))
+    meta = dict(_field(header, "meta", dict))
+    meta.update({k[len(_META):]: v for k, v in members.items() if k.startswith(_META)})
+    return _state_from(header, members), meta
 
 
 def _state_from(header: dict, members: dict[str, np.ndarray]) -> LearnerState:

@@ -28,9 +28,11 @@ def test_round_trip_continues_as_without_it(name, tmp_path):
     X, y = _data()
     a = getattr(sosl, name)().fit(X[:180], y[:180])
     path = tmp_path / "m.npz"
-    sio.save(a, path, meta={"rows": 180, "spec": {"hash_bits": [18, "x"]}})
+    sio.save(a, path, meta={"rows": 180, "spec": {"hash_bits": [18, "x"]},
+                            "vocab": np.arange(3)})
     b = sio.load(path)
     state, meta = sio.load_state(path)
+    assert np.array_equal(meta.pop("vocab"), np.arange(3))
     assert meta == {"rows": 180, "spec": {"hash_bits": [18, "x"]}}
     assert state.learner == name and type(b) is type(a)
     assert np.array_equal(a.decision_function(X), b.decision_function(X))
