@@ -89,8 +89,8 @@ __all__ = ["BaseOnlineAUC"]
 
 
 #: with ``max_memory="auto"``, a need of at most this many bytes is allowed without reading
-#: the available memory (reading ``/proc/meminfo`` would cost a small fit more than its
-#: pass on every call); a machine without 32 MiB to spare fails the
+#: the available memory (reading ``/proc/meminfo`` is a fixed cost on every call that a
+#: fast fit would notice); a machine without 32 MiB to spare fails the
 #: allocation itself, with a MemoryError
 _AUTO_MEMORY_FLOOR = 16 * 2**20
 

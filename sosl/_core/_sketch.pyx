@@ -35,8 +35,8 @@ slot counts on the rounds where a column may be promoted. With no cap, ``m`` abo
 the number of slots. :func:`one_row` plays one round transactionally for ``learn_one``
 (saves what the round can write, restores it on a non-finite value); :class:`Stepper`
 binds the state arrays once and plays it, with the pre-score and the Platt step, keeping
-its scratch space across calls (binding some thirty arrays on every call would cost more
-than the round, and a fresh malloc of the pass scratch page faults).
+its scratch space across calls (binding some thirty arrays on every call would cost a
+large share of a one-row round, and a fresh malloc of the pass scratch page faults).
 """
 
 import numpy as np
