@@ -27,7 +27,7 @@ _FAMILIES = {"fd": int(SketchFamily.FAMILY_FD), "fd_diag": int(SketchFamily.FAMI
 #: the slot count of the kernel when ``max_columns=None`` (never reached: every column fits)
 _UNCAPPED = 2 ** 62
 #: lambda of ``lam="auto"`` on rows of unit row scale (multiplied by s^2)
-AUTO_LAM = 1e-4
+AUTO_LAM = 1e-3
 #: the column arrays (one entry per distinct column seen) and the slot arrays (one per
 #: tracked column), each grown along its last axis
 _COLUMN_ARRAYS = ("column_counts_", "column_slots_", "untracked_weights_", "untracked_epochs_",
@@ -59,7 +59,7 @@ class SketchedOAUCM(RowScaleMixin, BaseOnlineAUC):
     ----------
     lam : float or "auto", default="auto"
         Tikhonov weight lambda (> 0 with ``eta=None``; >= 0 with a constant step).
-        ``"auto"``: ``lam = 1e-4 s^2`` for s the l2 norm (floored at 1) of the first
+        ``"auto"``: ``lam = 1e-3 s^2`` for s the l2 norm (floored at 1) of the first
         non-zero row of a fit (see :mod:`sosl._autoscale`): the loss is a function of the scores
         ``w.x`` and lambda weighs ``||w||^2``, so with the step ``1/(lam t)`` multiplying
         every feature by c divides the weights by c and changes no score. An explicit
