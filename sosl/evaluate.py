@@ -312,9 +312,9 @@ def recovery(steps, curve, at, until=None, tol=0.01):
 
     The pre-drift level is the curve's last value recorded at or before row ``at``; the
     dip is that level minus the curve's minimum over the records in ``(at, until]``; the
-    recovery time is the number of rows from ``at`` to the first record, after the curve
-    fell below ``level - tol``, at which it is back within ``tol`` of the level: 0 if it
-    never fell that low, NaN if it does not come back by ``until``. With a rolling metric
+    recovery time is the number of rows from ``at`` to the first record after that
+    minimum at which the curve is back within ``tol`` of the level: 0 if the dip is at
+    most ``tol``, NaN if it does not come back by ``until``. With a rolling metric
     the time includes the window's own lag (the window must fill with rows of the new
     concept).
 
@@ -354,10 +354,10 @@ def recovery(steps, curve, at, until=None, tol=0.01):
     after = np.flatnonzero((steps > at) & (steps <= last))
     if after.size == 0:
         return level, float("nan"), float("nan")
-    depth = level - float(curve[after].min())
-    low = after[curve[after] < level - tol]
-    if low.size == 0:
+    lowest = after[np.argmin(curve[after])]
+    depth = level - float(curve[lowest])
+    if depth <= tol:
         return level, depth, 0.0
-    back = after[(after > low[0]) & (curve[after] >= level - tol)]
+    back = after[(after > lowest) & (curve[after] >= level - tol)]
     rows = float(steps[back[0]] - at) if back.size else float("nan")
     return level, depth, rows
