@@ -26,6 +26,8 @@ LEARNERS = {
     "OAUC-M forgetting 0.99": lambda: OAUCM(forgetting=0.99),
     "OAUC-M forgetting auto": lambda: OAUCM(forgetting="auto"),
 }
+#: "auto" would take the fixed factor's style (the longest known prefix): its own here
+OWN = {"OAUC-M forgetting auto": {"color": "#1b9e77", "marker": "^", "ls": "-"}}
 
 
 def main(argv=None):
@@ -57,7 +59,8 @@ def main(argv=None):
                           metrics={"rolling": RollingAUC(window), "all": StreamingAUC()})
         rolling = np.asarray(res["rolling"], dtype=float)
         ax.plot(res.steps, rolling, **plot_kw(name, len(res.steps), 3 * k, n_markers=10,
-                                              label=f"{name} (AUC {res['all'][-1]:.4f})"))
+                                              label=f"{name} (AUC {res['all'][-1]:.4f})",
+                                              **OWN.get(name, {})))
         lows.append(np.nanmin(rolling))
         line = f"{name:24s} prequential AUC {res['all'][-1]:.4f}"
         ctl = getattr(model, "drift_", None)
@@ -65,7 +68,8 @@ def main(argv=None):
             det = np.asarray(ctl.detections, dtype=np.int64) + args.delay
             idx = np.clip(np.searchsorted(res.steps, det), 0, len(res.steps) - 1)
             ax.plot(res.steps[idx], rolling[idx], ls="none", marker="v", ms=9,
-                    color=style(name)["color"], label="detections (\"auto\")", zorder=6)
+                    color=OWN.get(name, style(name))["color"], label="detections (\"auto\")",
+                    zorder=6)
             line += f"  detections at rows {det.tolist()}"
         print(line)
     for i, d in enumerate(drifts if args.drift != "gradual" else [n // 2]):
