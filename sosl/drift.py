@@ -38,15 +38,17 @@ features or of the weights, so one threshold fits every stream.
 Why CUSUM
 ---------
 Page's one-sided CUSUM ``S = max(0, S + z - delta)``, alarm at ``S > threshold``, is the
-optimal test for a shift of the mean from a known reference (zero here), costs O(1) per
-row, and its false-alarm rate is set by ``delta * threshold``: for a unit-variance signal
-the mean run length between false alarms grows about as ``exp(2 delta threshold)``. The
-defaults (delta 0.5, threshold 15: shifts of one root mean square found in about 30 rows
-of the class) are chosen for well below one false alarm per million rows on stationary
-Gaussian and text streams (measured by ``benchmarks/bench_drift.py``; figures in
-``docs/user_guide/drift.md``). Page-Hinkley (running mean as the reference) or ADWIN
-(river's, a change of the mean either way, O(log n) per row) can be passed as
-``detector=``; both adapt their reference, which this signal does not need.
+optimal test for a shift of the mean from a known reference (here each class's baseline:
+its mean signal over the last half of the quiet rows after the model's start or its last
+answer, near zero on a stationary stream), costs O(1) per row, and its false-alarm rate is
+set by ``delta * threshold``. The defaults (delta 0.15, threshold 40) find a shift of one
+root mean square in about 50 rows of the class and a slow one of 0.3 in a few hundred (a
+gradual drift needs that); for a unit-variance Gaussian signal Siegmund's approximation
+of the mean run length between false alarms, ``(exp(2 k b) - 2 k b - 1) / (2 k^2)`` with
+``k = delta`` and ``b = threshold + 1.166``, is about five million rows. The rate measured
+on stationary streams is in ``docs/user_guide/drift.md`` (``benchmarks/bench_drift.py``
+measures it). Page-Hinkley (running mean as the reference) or ADWIN (river's, a change of
+the mean either way, O(log n) per row) can be passed as ``detector=``.
 
 Cost per row (on top of the learner's round): the reference scores of the class means,
 O(p) (a moment learner; O(1) for FTRL-AUC), and O(1) for the signal and CUSUM; river's
@@ -77,9 +79,9 @@ class Cusum:
 
     Parameters
     ----------
-    delta : float, default=0.25
+    delta : float, default=0.15
         Half the shift to detect, in the signal's units (the drift allowance k).
-    threshold : float, default=25.0
+    threshold : float, default=40.0
         Decision threshold (h).
 
     Attributes
@@ -101,7 +103,7 @@ class Cusum:
     [105, 111]
     """
 
-    def __init__(self, delta=0.25, threshold=25.0):
+    def __init__(self, delta=0.15, threshold=40.0):
         if not (isinstance(delta, Real) and math.isfinite(delta) and delta >= 0):
             raise ValueError(f"delta must be a finite number >= 0, got {delta!r}")
         if not (isinstance(threshold, Real) and math.isfinite(threshold) and threshold > 0):
@@ -184,7 +186,9 @@ class MemoryController:
         Rows kept after a detected change (more when the rare class needs them, see
         ``min_class``): each class keeps the weight of at most its share of those rows,
         and the step counter of the schedule restarts from their number; the detectors
-        then stay quiet for half as many rows while the model turns.
+        then stay quiet for as many rows while the model turns (and for the first
+        ``2 memory`` rows of a new model); the mean signal of each class over the last
+        half of the quiet rows is the baseline the detector then tests against.
     min_class : int, default=20
         Instances of the rarer class the rows kept must hold at its rate so far (at a
         0.1% positive rate, 20 positives are 20,000 rows).
@@ -205,7 +209,9 @@ class MemoryController:
         self.min_class = int(min_class)
         self.signal = ClassScoreShift()
         self.t = 0
-        self.quiet = 0
+        self.quiet = self._quiet_rows = 2 * self.memory    # a young model has no concept
+        self._base = [0.0, 0.0]             # mean signal per class over the quiet rows
+        self._base_n = [0, 0]
         self.detections = []
 
     def observe(self, score, positive, ref_neg, ref_pos):
@@ -216,11 +222,16 @@ class MemoryController:
         z = self.signal.update(score, positive, ref_neg, ref_pos)
         if z != z:
             return False
-        if self.quiet > 0:                  # the model is turning after an answer
-            self.quiet -= 1
+        k = 1 if positive else 0
+        if self.quiet > 0:                  # the model is turning after an answer:
+            self.quiet -= 1                 # the level it settles at (the last half of
+            if 2 * self.quiet < self._quiet_rows:       # the quiet rows) is the baseline
+                self._base_n[k] += 1
+                self._base[k] += (z - self._base[k]) / self._base_n[k]
             return False
-        det = self.detectors[1 if positive else 0]
-        det.update(z)
+        det = self.detectors[k]
+        n = self._base_n[k]                 # a baseline of few rows shrunk towards zero
+        det.update(z - self._base[k] * n / (n + 100))
         if det.drift_detected:
             self.detectors = [copy.deepcopy(self.template), copy.deepcopy(self.template)]
             return True
@@ -249,10 +260,12 @@ class MemoryController:
 
     def restart(self, t_round, counts):
         """The schedule after a change: the step counter back to at most the rows kept,
-        and the detectors quiet for half as many rows while the model turns."""
+        and the detectors quiet for as many rows while the model turns."""
         rows = self.rows_kept(counts)
         self.t = min(self.t, rows)
-        self.quiet = rows // 2
+        self.quiet = self._quiet_rows = rows
+        self._base = [0.0, 0.0]
+        self._base_n = [0, 0]
         self.detections.append(int(t_round))
 
 
@@ -317,6 +330,96 @@ def linear_one_row(model, st, x, s, safe_p):
         d["scales_"] *= g
         ctl.restart(d["t_"], counts)
     return True
+
+
+def _row_scores(X, rows, w):
+    """w.x of the given rows of canonical CSR arrays (``data``, ``indices``, ``indptr``)."""
+    data, indices, indptr = X.data, X.indices, X.indptr
+    f = np.empty(rows.shape[0])
+    for r, i in enumerate(rows):
+        a, b = indptr[i], indptr[i + 1]
+        f[r] = data[a:b] @ w[indices[a:b]]
+    return f
+
+
+def ftrl_auto_play(model, state, X, s, order, wzn, play, ftrl_weights):
+    """``forgetting="auto"`` for FTRL-AUC: the rows in chunks, as
+    :func:`linear_auto_pass`, with the class mean scores FTRL-AUC keeps as the references.
+
+    ``play(rows)`` runs the plain pass over ``rows`` and returns the position of a row that
+    made the state non-finite (-1 if none), after which the state of that call is as
+    before. The answer to a change treats the past as ``rows_kept`` rounds: the FTRL sums
+    ``z`` and ``n`` (sums over the past gradients) are scaled by ``rows_kept / t`` (the
+    weights are recomputed from them: ``ftrl_weights``, eq. F5) and each class's count of
+    the running mean scores is capped at its share of the rows kept (so those means, and
+    the positive fraction, follow the new rows). Returns the position in ``order`` of a
+    bad row, or -1; the counts and mean scores are fresh copies in ``state`` (the passes
+    of earlier chunks are not undone by a later failure, the caller's copies are).
+    """
+    if order.shape[0] == 1 and state is model.__dict__ and "drift_" in state:
+        return _ftrl_one_row(state, X, s, order, wzn, play, ftrl_weights)
+    ctl = controller_for(model, state)
+    state["counts_"] = counts = state["counts_"].copy()
+    state["mean_scores_"] = scores = state["mean_scores_"].copy()
+    labels = s > 0
+    start, n = 0, order.shape[0]
+    while start < n:
+        chunk = order[start:start + CHUNK]
+        f = _row_scores(X, chunk, wzn[:, 0])
+        lo, hi = float(scores[0]), float(scores[1])
+        both = counts[0] > 0 and counts[1] > 0
+        cut, fired = chunk.shape[0], False
+        for r in range(chunk.shape[0]):
+            if both and ctl.observe(float(f[r]), labels[chunk[r]], lo, hi):
+                cut, fired = r + 1, True
+                break
+        bad = play(np.ascontiguousarray(chunk[:cut]))
+        if bad >= 0:
+            return start + bad
+        ctl.t += cut
+        if fired:
+            rows = ctl.rows_kept(counts)
+            if ctl.t > rows:
+                r = rows / ctl.t
+                wzn[:, 1] *= r
+                wzn[:, 2] *= r
+                wzn[:, 0] = ftrl_weights(wzn[:, 1], wzn[:, 2])
+            _ftrl_answer(ctl, state["t_"], wzn, counts, ftrl_weights)
+        start += cut
+    state["drift_"] = ctl
+    return -1
+
+
+def _ftrl_answer(ctl, t_round, wzn, counts, ftrl_weights):
+    rows = ctl.rows_kept(counts)
+    if ctl.t > rows:
+        r = rows / ctl.t
+        wzn[:, 1] *= r
+        wzn[:, 2] *= r
+        wzn[:, 0] = ftrl_weights(wzn[:, 1], wzn[:, 2])
+    g = ctl.keep_factors(counts.astype(np.float64), counts)
+    counts[:] = np.maximum(1, np.round(counts * g)).astype(np.int64)
+    ctl.restart(t_round, counts)
+
+
+def _ftrl_one_row(d, X, s, order, wzn, play, ftrl_weights):
+    """One row on the live state of a fitted FTRL-AUC (its typed one-row path): the
+    score, the round (guarded by the kernel's undo log), then the signal and the answer,
+    so that a row the kernel refuses leaves the controller untouched too."""
+    ctl = d["drift_"]
+    i = order[0]
+    a, b = X.indptr[i], X.indptr[i + 1]
+    f = float(X.data[a:b] @ wzn[X.indices[a:b], 0])
+    lo, hi = float(d["mean_scores_"][0]), float(d["mean_scores_"][1])
+    counts = d["counts_"]
+    both = counts[0] > 0 and counts[1] > 0
+    bad = play(order)
+    if bad >= 0:
+        return bad
+    ctl.t += 1
+    if both and ctl.observe(f, s[i] > 0, lo, hi):
+        _ftrl_answer(ctl, d["t_"], wzn, counts, ftrl_weights)
+    return -1
 
 
 def linear_auto_pass(model, state, X, s, order, pre, play):

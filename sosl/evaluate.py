@@ -18,7 +18,7 @@ from sklearn.utils import check_array, check_consistent_length
 
 from .metrics import StreamingAUC
 
-__all__ = ["PrequentialResult", "prequential"]
+__all__ = ["PrequentialResult", "prequential", "recovery"]
 
 
 @dataclass
@@ -305,3 +305,59 @@ def _batch_score(model, row):
     if callable(getattr(model, "decision_function", None)):
         return float(np.ravel(model.decision_function(X1))[0])
     return float(model.predict_proba(X1)[0, 1])
+
+
+def recovery(steps, curve, at, until=None, tol=0.01):
+    """Depth of the dip of a metric curve after a drift at row ``at``, and its recovery time.
+
+    The pre-drift level is the curve's last value recorded at or before row ``at``; the
+    dip is that level minus the curve's minimum over the records in ``(at, until]``; the
+    recovery time is the number of rows from ``at`` to the first record after that
+    minimum at which the curve is back within ``tol`` of the level: 0 if the dip is at
+    most ``tol``, NaN if it does not come back by ``until``. With a rolling metric
+    the time includes the window's own lag (the window must fill with rows of the new
+    concept).
+
+    Parameters
+    ----------
+    steps : array-like of int
+        Rows processed at each record (``PrequentialResult.steps``).
+    curve : array-like of float
+        The metric at each record (e.g. ``result["rolling"]``); NaN records are skipped.
+    at : int
+        The drift row.
+    until : int or None, default=None
+        The last row considered (the next drift); None: the end of the curve.
+    tol : float, default=0.01
+
+    Returns
+    -------
+    level, depth, rows : float, float, float
+        The pre-drift level, the depth of the dip, and the recovery time in rows.
+
+    Examples
+    --------
+    >>> level, depth, rows = recovery([100, 200, 300, 400, 500], [0.9, 0.9, 0.7, 0.85, 0.895],
+    ...                               at=200)
+    >>> level, round(depth, 6), rows
+    (0.9, 0.2, 300.0)
+    """
+    steps = np.asarray(steps, dtype=np.int64)
+    curve = np.asarray(curve, dtype=np.float64)
+    ok = np.isfinite(curve)
+    steps, curve = steps[ok], curve[ok]
+    before = np.flatnonzero(steps <= at)
+    if before.size == 0:
+        raise ValueError(f"no finite record at or before the drift row {at}")
+    level = float(curve[before[-1]])
+    last = steps[-1] if until is None else until
+    after = np.flatnonzero((steps > at) & (steps <= last))
+    if after.size == 0:
+        return level, float("nan"), float("nan")
+    lowest = after[np.argmin(curve[after])]
+    depth = level - float(curve[lowest])
+    if depth <= tol:
+        return level, depth, 0.0
+    back = after[(after > lowest) & (curve[after] >= level - tol)]
+    rows = float(steps[back[0]] - at) if back.size else float("nan")
+    return level, depth, rows

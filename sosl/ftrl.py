@@ -5,8 +5,9 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
+from . import drift as _drift
 from ._autoscale import RowScaleMixin
 from ._base import (
     BaseOnlineAUC,
@@ -21,7 +22,7 @@ from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
-from ._core._numeric import sigmoid_one
+from ._core._numeric import ftrl_weights, sigmoid_one
 
 __all__ = ["FTRLAUC"]
 
@@ -68,6 +69,16 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    forgetting : 1.0 or "auto", default=1.0
+        1.0: the learner as published. "auto": a change detected in the rows' scores
+        against the classes' mean scores (:mod:`sosl.drift`) shortens the memory: the
+        FTRL sums are scaled as if fewer rounds had been played and the classes' mean
+        scores (and ``counts_``, their counts) keep only the recent rows' weight; the
+        detections are listed in ``drift_.detections``.
+    detector : object or None, default=None
+        With ``forgetting="auto"``, the change detector (``update(x)``,
+        ``drift_detected``; river's ``drift.ADWIN()`` fits); None is
+        :class:`sosl.drift.Cusum`.
 
     Attributes
     ----------
@@ -140,16 +151,27 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         "l2": [Interval(Real, 0, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "forgetting": [Options(Real, {1.0}), StrOptions({"auto"})],
+        "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
     }
     _state_names = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
 
-    def __init__(self, gamma="auto", beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None):
+    def __init__(self, gamma="auto", beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None,
+                 forgetting=1.0, detector=None):
         self.gamma = gamma
         self.beta = beta
         self.l1 = l1
         self.l2 = l2
         self.shuffle = shuffle
         self.random_state = random_state
+        self.forgetting = forgetting
+        self.detector = detector
+
+    def _check_params(self):
+        if self.detector is not None and self.forgetting != "auto":
+            raise ValueError("detector is used by forgetting='auto' only; got forgetting="
+                             f"{self.forgetting!r}")
+        _drift.check_detector(self.detector)
 
     def _auto_scaled(self):
         return isinstance(self.gamma, str)
@@ -215,17 +237,28 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         """
         wzn = self._wzn(state)
         fitted = state["t_"] > 0
+        auto = self.forgetting == "auto"
         undo = None
-        if wzn is None or (fitted and X.nnz > wzn.shape[0]):
+        # "auto" plays a batch in chunks (sosl.drift): a failed chunk cannot undo the ones
+        # before it, so the batch runs on a copy
+        if wzn is None or (fitted and (X.nnz > wzn.shape[0] or auto and order.shape[0] > 1)):
             wzn = np.column_stack((state["w_"], state["z_"], state["sq_grad_"]))
             state["w_"], state["z_"], state["sq_grad_"] = wzn[:, 0], wzn[:, 1], wzn[:, 2]
         elif fitted:
             undo = np.empty((X.nnz, 3))
         gamma, beta, l1, l2 = self._params()
-        state["t_"], bad = _ftrl.ftrl_pass(
-            X.data, X.indices, X.indptr, s, order, wzn, state["counts_"],
-            state["mean_scores_"], state["t_"], l1, l2, beta, gamma, undo)
-        return bad
+
+        def play(rows):
+            state["t_"], bad = _ftrl.ftrl_pass(
+                X.data, X.indices, X.indptr, s, rows, wzn, state["counts_"],
+                state["mean_scores_"], state["t_"], l1, l2, beta, gamma, undo)
+            return bad
+
+        if auto:                                  # drift detected and answered
+            return _drift.ftrl_auto_play(
+                self, state, X, s, order, wzn, play,
+                lambda z, n: ftrl_weights(z, n, l1, l2, beta, gamma))
+        return play(order)
 
     def _run_pass(self, state, X, s, order):
         X = _canonical_csr(X)

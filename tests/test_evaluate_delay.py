@@ -108,3 +108,22 @@ def test_bad_delay(delay, err, match):
         prequential(model, X, y, classes=[0, 1], delay=delay)
     if not callable(delay):
         assert not hasattr(model, "classes_")               # refused before any learning
+
+
+def test_recovery_of_a_curve():
+    from sosl.evaluate import recovery
+
+    steps = np.arange(100, 2100, 100)                # records at rows 100 .. 2000
+    curve = np.full(steps.shape, 0.9)
+    curve[10:14] = [0.7, 0.75, 0.85, 0.88]           # the dip after row 1000, back at 1500
+    level, depth, rows = recovery(steps, curve, at=1000)
+    assert level == 0.9 and depth == pytest.approx(0.2) and rows == 500
+    assert recovery(steps, curve, at=1000, tol=0.3)[2] == 0.0      # never fell that low
+    blip = curve.copy()
+    blip[10:14] = [0.7, 0.95, 0.65, 0.88]           # a blip back before the bottom
+    assert recovery(steps, blip, at=1000)[2] == 500
+    assert np.isnan(recovery(steps, curve, at=1000, until=1300)[2])  # not back by then
+    curve[15] = np.nan                                             # NaN records skipped
+    assert recovery(steps, curve, at=1000)[2] == 500
+    with pytest.raises(ValueError, match="no finite record"):
+        recovery(steps, curve, at=50)

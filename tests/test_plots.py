@@ -5,7 +5,8 @@ import importlib
 import numpy as np
 import pytest
 
-SCRIPTS = ["losses", "learning_curve", "auc_comparison", "runtime", "regret", "prequential"]
+SCRIPTS = ["losses", "learning_curve", "auc_comparison", "runtime", "regret", "prequential",
+           "drift"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
