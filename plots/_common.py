@@ -30,6 +30,7 @@ CLASS_NAMES = {
     "OAUCS": "OAUC-S", "OAUCM": "OAUC-M", "SOLAM": "SOLAM", "AdaOAM": "AdaOAM",
     "FTRLAUC": "FTRL-AUC", "SketchedOAUCM": "Sketched OAUC-M", "KOIL": "KOIL",
     "OKAUCM": "OKAUC-M", "OKAUCS": "OKAUC-S", "POLK": "POLK",
+    "PartialOAUCM": "Partial OAUC-M",
 }
 
 # fourteen well-separated colours (tab10 and four darker ones), one per estimator
@@ -39,6 +40,7 @@ _BASE = {
     "SOLAM": ("#8c564b", "P"), "AdaOAM": ("#e377c2", "X"), "FTRL-AUC": ("#7f7f7f", "*"),
     "Sketched OAUC-M": ("#bcbd22", "8"), "KOIL": ("#17becf", "<"),
     "OKAUC-M": ("#8b0000", ">"), "OKAUC-S": ("#000080", "p"), "POLK": ("#006d2c", "d"),
+    "Partial OAUC-M": ("#b8860b", "h"),
 }
 
 #: learner name -> dict(color, marker, ls) for matplotlib.
