@@ -143,7 +143,7 @@ def prequential_budget(X, y, chunk, kw=None, rule=True):
     model = PartialOAUCM(**(kw or {}))
     model.set_params(budget_window=max(1, int(chunk * (1 - y.mean()))))
     over, tp, pos, n = 0, 0, 0, 0
-    start = int(0.2 * X.shape[0]) // chunk * chunk
+    start = max(chunk, int(0.2 * X.shape[0]) // chunk * chunk)
     model.partial_fit(X[:start], y[:start], classes=[0, 1])
     for a in range(start, X.shape[0] - chunk + 1, chunk):
         Xc, yc = X[a:a + chunk], y[a:a + chunk]
@@ -196,9 +196,12 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
                 report(rows[-1])
         if libauc:
             continue
-        over, tpr, n = prequential_budget(X, y, 1000, kw)
-        print(f"  {name}: prequential FPR budget, chunks of 1000 rows: {over:.3f} of {n} "
-              f"chunks over max_fpr, TPR at the budget {tpr:.3f}", flush=True)
+        chunk = 1000 if X.shape[0] > 10_000 else 200
+        for rule in (True, "moments"):
+            over, tpr, n = prequential_budget(X, y, chunk, kw, rule)
+            print(f"  {name}: prequential FPR budget ({'quantile' if rule is True else rule}), "
+                  f"chunks of {chunk} rows: {over:.3f} of {n} chunks over max_fpr, TPR at the "
+                  f"budget {tpr:.3f}", flush=True)
     return rows
 
 

@@ -37,20 +37,21 @@ CLASS_NAMES = {
     "OAUCS": "OAUC-S", "OAUCM": "OAUC-M", "SOLAM": "SOLAM", "AdaOAM": "AdaOAM",
     "FTRLAUC": "FTRL-AUC", "SketchedOAUCM": "Sketched OAUC-M", "KOIL": "KOIL",
     "OKAUCM": "OKAUC-M", "OKAUCS": "OKAUC-S", "POLK": "POLK",
-    "NystroemOAUCM": "Nystroem OAUC-M",
+    "NystroemOAUCM": "Nystroem OAUC-M", "PartialOAUCM": "Partial OAUC-M",
 }
 
-# fifteen well-separated colours (tab10, four darker ones and an orange), one per estimator
+# sixteen well-separated colours (tab10, four darker ones, an orange and a gold), one per
+# estimator
 _BASE = {
     "Perceptron": ("#1f77b4", "H"), "PA-I": ("#ff7f0e", "s"), "OAM": ("#2ca02c", "^"),
     "OL-UBAUC": ("#d62728", "v"), "OAUC-S": ("#9467bd", "D"), "OAUC-M": ("#000000", "o"),
     "SOLAM": ("#8c564b", "P"), "AdaOAM": ("#e377c2", "X"), "FTRL-AUC": ("#7f7f7f", "*"),
     "Sketched OAUC-M": ("#bcbd22", "8"), "KOIL": ("#17becf", "<"),
     "OKAUC-M": ("#8b0000", ">"), "OKAUC-S": ("#000080", "p"), "POLK": ("#006d2c", "d"),
-    "Nystroem OAUC-M": ("#ff8c00", "h"),
+    "Nystroem OAUC-M": ("#ff8c00", "h"), "Partial OAUC-M": ("#b8860b", "x"),
 }
 
-#: (colour, marker) of the k-th unnamed series, k < 14: the learners' colours and markers in
+#: (colour, marker) of the k-th unnamed series, k < 16: the learners' colours and markers in
 #: a fixed order, every pair distinct
 SERIES = list(_BASE.values())
 

@@ -19,7 +19,7 @@ from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
 __all__ = ["PartialOAUCM", "budget_rank"]
 
 #: largest share of the kept negatives' scores the budget reservoir holds by default
-_BUDGET_SIZE = 2000
+_BUDGET_SIZE = 500
 
 
 def budget_rank(m, max_fpr, window, confidence):

@@ -24,7 +24,7 @@ from sosl._coef import LinearCoef
 
 #: every learner with a linear weight vector (the kernel learners have none)
 LINEAR = [sosl.OAUCM, sosl.OAUCS, sosl.FTRLAUC, sosl.SketchedOAUCM, sosl.Perceptron,
-          sosl.PAI, sosl.OAM, sosl.OLUBAUC, sosl.SOLAM, sosl.AdaOAM]
+          sosl.PAI, sosl.OAM, sosl.OLUBAUC, sosl.SOLAM, sosl.AdaOAM, sosl.PartialOAUCM]
 #: those whose ``coef_`` is a view of the 1-D state ``w_`` (the sketch computes its own)
 WRITABLE = [E for E in LINEAR if issubclass(E, LinearCoef)]
 KERNEL = [sosl.OKAUCM, sosl.OKAUCS, sosl.KOIL, sosl.POLK]

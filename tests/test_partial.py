@@ -313,3 +313,20 @@ def test_rolling_two_way_equals_brute_force_on_every_window():
     assert m.get() != pytest.approx(_brute(y, s, 0.5, 0.2), abs=1e-6)
     with pytest.raises(ValueError):
         RollingTwoWayPartialAUC(10, min_tpr=1.0, max_fpr=0.1)
+
+
+def test_moment_budget_is_a_guarantee_on_the_negatives_seen():
+    """Cantelli: at most the share q of the negatives learned (forgetting=1: the moments are
+    theirs exactly) score above the moments rule's cut, whatever their law; the normal
+    reading of the same moments (the mutant) is exceeded on a skewed law."""
+    rng = np.random.default_rng(21)
+    n = 8000
+    y = (rng.random(n) < 0.1).astype(int)
+    X = rng.exponential(size=(n, 3)) ** 2            # heavy right tails
+    X[y == 1, 0] += 3.0
+    m = PartialOAUCM(max_fpr=0.01, budget_window=200).fit(X, y)
+    _, q = budget_rank(0, 0.01, 200, 0.95)
+    neg = m.decision_function(X[y == 0])
+    assert np.mean(neg > m.budget_moment_threshold_) <= q
+    mean, sd = m._negative_spread(m.w_, m.means_, m.scatter_, m.scales_, m.weights_)
+    assert sd > 0 and np.mean(neg > mean + m._intercept()) > q

@@ -23,7 +23,7 @@ from sosl.datasets import make_imbalanced_stream  # noqa: E402
 from sosl.metrics import auc  # noqa: E402
 
 LEARNERS = [n for n in sosl.__all__ if n != "__version__"]
-DENSE = {"OAUCM", "OAUCS", "AdaOAM",             # p x p state: dense rows, growing index
+DENSE = {"OAUCM", "OAUCS", "AdaOAM", "PartialOAUCM",  # p x p state: dense rows, growing index
          "NystroemOAUCM"}                         # dense landmarks: the same
 SMALL = {"budget": 10, "n_components": 20}      # keeps the kernel learners quick
 
