@@ -156,8 +156,8 @@ def sketch_arrays(states, mix):
 
 # -- FTRL-AUC ----------------------------------------------------------------------------------
 def ftrl_arrays(states):
+    from .ftrl import FTRLAUC  # gamma="auto" resolves against the frozen row scale
     first = states[0]
-    from .ftrl import FTRLAUC          # gamma="auto" resolves against the frozen row scale
     gamma, beta, l1, l2 = FTRLAUC.effective_params(first.params, first.layout)
     nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
     roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
