@@ -104,12 +104,15 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
     }
 
     def _check_params(self):
-        if self.eta is None and self.lam == 0:
-            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+        self._check_step()
         if self.detector is not None and self.forgetting != "auto":
             raise ValueError("detector is used by forgetting='auto' only; got forgetting="
                              f"{self.forgetting!r}")
         _drift.check_detector(self.detector)
+
+    def _check_step(self):
+        if self.eta is None and self.lam == 0:
+            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
 
     def _beta(self):
         """The kernel's decay: the fixed factor, or none under "auto" (sosl.drift)."""

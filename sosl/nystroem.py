@@ -193,9 +193,10 @@ class NystroemOAUCM(BaseOnlineAUC):
 
     # OAUC-M's step schedule, read by its pass (``_LinearSOSL._run_pass``)
     _schedule = _LinearSOSL._schedule
+    _beta = _LinearSOSL._beta
 
     def _check_params(self):
-        _LinearSOSL._check_params(self)
+        _LinearSOSL._check_step(self)
 
     def _layout(self):
         return {"method": self.method, "n_components": int(self.n_components),

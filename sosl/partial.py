@@ -122,7 +122,9 @@ n_features_in_
     _state_names = _LinearSOSL._state_names + (  # type: ignore[assignment]
         "budget_scores_", "budget_next_", "budget_filled_")
     _parameter_constraints = {
-        **_LinearSOSL._parameter_constraints,
+        **{k: v for k, v in _LinearSOSL._parameter_constraints.items() if k != "detector"},
+        # a fixed factor only: forgetting="auto" (sosl.drift) drives OAUC-M's pass, not this one
+        "forgetting": [Interval(Real, 0, 1, closed="right")],
         "max_fpr": [Interval(Real, 0, 1, closed="right")],
         "min_tpr": [Interval(Real, 0, 1, closed="left"), None],
         "budget_confidence": [Interval(Real, 0, 1, closed="neither")],
@@ -142,6 +144,9 @@ n_features_in_
         self.max_memory = max_memory
         self.budget_confidence = budget_confidence
         self.budget_window = budget_window
+
+    def _check_params(self):
+        self._check_step()
 
     def _fractions(self):
         """(frac, zq): the share of each class kept (row 0 negative) and the normal cut."""
