@@ -28,7 +28,7 @@ score with a mean offset of zero (the mean is over earlier rows of the same
 distribution): the reference of the test is known, zero, so the test needs no running
 mean that a change soon after a restart would contaminate. A concept drift moves a class
 towards the other one (negatives scoring higher, positives lower) before the weights can
-follow. Each class is tested on its own rows, so a change of the positive rate alone (a
+follow. Each class has its own test, on its own rows, so a change of the positive rate alone (a
 prior shift, which leaves the class moments and so the model unmoved) does not move the
 signal, and the majority class, many rows a second, finds a change that moves it within
 tens of rows while the rare class is still being counted. Dividing by the running root
