@@ -23,7 +23,8 @@ reports falls). river is an optional extra (``pip
 install sosl[river]``); without it those rows are skipped.
 
 Run: ``python benchmarks/bench_drift.py`` (about four minutes on two cores;
-``--quick`` for a smoke run). Every contender sees the same rows in the same order.
+``--quick`` for a smoke run; ``--text`` adds FTRLAUC with and without ``"auto"`` on sparse
+text-like streams). Every contender sees the same rows in the same order.
 """
 
 import argparse
@@ -39,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sosl import OAUCM  # noqa: E402
 from sosl.datasets import make_drift_stream  # noqa: E402
 from sosl.evaluate import prequential, recovery  # noqa: E402
+from sosl.ftrl import FTRLAUC  # noqa: E402
 from sosl.metrics import RollingAUC, StreamingAUC  # noqa: E402
 
 try:
@@ -174,6 +176,26 @@ def verdict(rows):
               f"none {none:.4f} ({auto - none:+.4f} {'ok' if ok2 else 'MISS'})")
 
 
+def text_runs(args):
+    """``--text``: FTRLAUC with and without ``forgetting="auto"`` on sparse text-like
+    streams (vocabulary 2,000, 2% positives), delay 0."""
+    print("\nFTRLAUC on text-like streams (delay 0)")
+    for drift in ("abrupt", "gradual", "recurring", "none"):
+        X, y, _ = make_drift_stream(args.n, 2000, kind="text", drift=drift,
+                                    positive_rate=0.02, random_state=args.seed)
+        out = []
+        for f in (1.0, "auto"):
+            model = FTRLAUC(forgetting=f)
+            res = prequential(model, X, y, every=args.n, classes=[0, 1],
+                              metrics={"auc": StreamingAUC(),
+                                       "pauc": StreamingAUC(max_fpr=0.01)})
+            out.append((res.final()["auc"], res.final()["pauc"], res.cpu_seconds))
+        det = model.drift_.detections
+        print(f"{drift:9s} none auc {out[0][0]:.4f} pauc {out[0][1]:.4f} cpu {out[0][2]:.1f}s"
+              f" | auto auc {out[1][0]:.4f} pauc {out[1][1]:.4f} cpu {out[1][2]:.1f}s "
+              f"detections {det}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=60_000, help="rows per stream")
@@ -182,6 +204,8 @@ def main(argv=None):
     ap.add_argument("--window", type=int, default=5000, help="rolling AUC window (rows)")
     ap.add_argument("--every", type=int, default=250, help="rows between records")
     ap.add_argument("--no-river", action="store_true")
+    ap.add_argument("--text", action="store_true",
+                    help="also FTRLAUC none/auto on sparse text-like streams")
     ap.add_argument("--quick", action="store_true", help="20,000 rows, delays 0 and 1000")
     args = ap.parse_args(argv)
     if args.quick:
@@ -190,6 +214,8 @@ def main(argv=None):
         print("river is not installed: its rows are skipped (pip install sosl[river])")
     rows = run(args)
     verdict(rows)
+    if args.text:
+        text_runs(args)
     return rows
 
 

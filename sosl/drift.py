@@ -169,7 +169,7 @@ def check_detector(detector):
     if detector is None or _has_detector_api(detector):
         return detector
     raise TypeError(f"detector must have an update(x) method and a drift_detected attribute "
-                    f"(e.g. sosl.drift.PageHinkley() or river.drift.ADWIN()), got "
+                    f"(e.g. sosl.drift.Cusum() or river.drift.ADWIN()), got "
                     f"{type(detector).__name__}")
 
 

@@ -423,13 +423,13 @@ class OAUCM(_LinearSOSL):
         instance of a class multiplies the weight of that class's earlier instances by
         beta, so its mean and covariance follow the last ~1/(1 - beta) instances of the
         class. 1.0 (the default) is the paper's learner: all instances count alike.
-        "auto": no decay until a change is detected in the rows' prequential ranking
-        error, then a shorter memory that lengthens again in calm stretches (see
-        :mod:`sosl.drift`; the detections are listed in ``drift_.detections``).
+        "auto": no decay until a change is detected in how far the rows score from their
+        class's mean score, then a shorter memory that lengthens again in calm stretches
+        (see :mod:`sosl.drift`; the detections are listed in ``drift_.detections``).
     detector : object or None, default=None
         With ``forgetting="auto"``, the change detector: any object with ``update(x)``
         and ``drift_detected`` (river's ``drift.ADWIN()`` fits); None is
-        :class:`sosl.drift.PageHinkley`. Copied when the model starts.
+        :class:`sosl.drift.Cusum`. Copied (one copy per class) when the model starts.
     shuffle : bool, default=False
         Visit the rows of each ``fit``/``partial_fit`` batch in a random order. Off by
         default: the pass is online and follows the order given.

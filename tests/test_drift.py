@@ -219,3 +219,16 @@ def test_ftrl_forgetting_values():
         FTRLAUC(forgetting=0.99).fit(X, y)
     with pytest.raises(ValueError, match="forgetting='auto' only"):
         FTRLAUC(detector=_Scripted([])).fit(X, y)
+
+
+def test_river_adwin_as_the_detector():
+    """river's ADWIN fits the duck-typed slot (river is an optional extra)."""
+    river_drift = pytest.importorskip("river.drift")
+    n = 12_000
+    X, y, _ = _abrupt(n=n, rate=0.05)
+    m = OAUCM(forgetting="auto", detector=river_drift.ADWIN())
+    for i in range(n):
+        m.learn_one(X[i], y[i], classes=[0, 1])
+    det = m.drift_.detections
+    assert any(n // 2 <= d < n // 2 + 2000 for d in det), det
+    assert not any(d < n // 2 for d in det), det            # no alarm before the drift
