@@ -2,7 +2,8 @@
 
 The tables of the paper compare learners on a dozen datasets, cell by cell. This suite
 runs every public estimator of sosl on a collection of some hundred binary datasets, so
-that the comparison across datasets can be tested (:mod:`sosl.experiments.stats`).
+that learners can be compared across datasets by the rank statistics of
+:mod:`sosl.experiments.stats`.
 
 Collection
 ----------
