@@ -155,10 +155,9 @@ def sketch_arrays(states, mix):
 
 
 # -- FTRL-AUC ----------------------------------------------------------------------------------
-def ftrl_arrays(states):
-    from .ftrl import FTRLAUC  # gamma="auto" resolves against the frozen row scale
-    first = states[0]
-    gamma, beta, l1, l2 = FTRLAUC.effective_params(first.params, first.layout)
+def ftrl_arrays(states, params):
+    """The merged FTRL-AUC arrays; ``params`` = (gamma, beta, l1, l2) the pass runs with."""
+    gamma, beta, l1, l2 = params
     nsq = np.sum([st.arrays["sq_grad_"] for st in states], axis=0)
     roots = np.array([np.sqrt(st.arrays["sq_grad_"]) for st in states])
     total = roots.sum(axis=0)

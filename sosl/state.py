@@ -699,7 +699,11 @@ def _merge_sketched(states, weights):
 
 
 def _merge_ftrl(states, weights=None):
-    return _merged(states, ftrl_arrays(states))
+    first = states[0]
+    # the learner maps its hyper-parameters to the pass's numbers (gamma="auto" resolves
+    # against the frozen row scale)
+    params = REGISTRY[first.learner].effective_params(first.params, first.layout)
+    return _merged(states, ftrl_arrays(states, params))
 
 
 #: the merge rule a learner's ``capabilities.merge`` names
