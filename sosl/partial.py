@@ -111,7 +111,7 @@ n_features_in_
     >>> from sosl.metrics import partial_auc
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 1.5)
-    >>> model = PartialOAUCM(max_fpr=0.05).fit(X, y.astype(int))
+    >>> model = PartialOAUCM(max_fpr=0.05, lam=0.1).fit(X, y.astype(int))
     >>> bool(partial_auc(y, model.decision_function(X), max_fpr=0.05) > 0.9)
     True
     """

@@ -69,5 +69,5 @@ def test_prior_shift_does_not_move_the_model(Est):
 def test_negative_control_a_learner_with_shared_state_fails():
     """FTRLAUC weighs positives by 1 - p and negatives by p, p the running positive
     fraction: a drop of p turns its weights well beyond the noise."""
-    same, shifted = _angles(lambda: FTRLAUC())
+    same, shifted = _angles(lambda: FTRLAUC(gamma=0.1))
     assert not _within_noise(same, shifted), (same, shifted)
