@@ -158,9 +158,9 @@ def test_report_gives_three_spreads_and_a_legend(tmp_path):
 
 def test_marks_go_both_ways(tmp_path):
     """`!` compares the gap with the standard errors of both means (not our std over
-    runs; the paper's figure is its standard error, the std reading is kept beside), and `v` marks a paper value far *below* ours (beyond the paper's std plus our
-    standard error); the mutant rule of the old legend (|d| > our std) would miss the
-    first cell."""
+    runs; the paper's figure is its standard error, the std reading is kept beside), and
+    `v` marks a paper value far *below* ours (beyond the paper's std plus our standard
+    error); the mutant rule of the old legend (|d| > our std) would miss the first cell."""
     rng = np.random.default_rng(3)
     # fourclass OAUC-M: the paper has 83.30 +- 1.14; ours near 81.8 with a wide spread
     wide = 0.818 + 0.03 * rng.standard_normal(20)

@@ -240,8 +240,9 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
     Each cell is ``ours ± std`` over the runs, the paper's ``mean ± std`` and the
     difference ours - paper (AUC points, %); the difference is flagged with ``!`` where
     its magnitude exceeds two standard errors of the difference of the means (the paper's
-    spread taken as its standard error; the reading as a std of the paper's twenty repetitions is the CSV's
-    ``flagged_std_reading``, and both counts are printed under the table). Below each table, the
+    spread taken as its standard error; the reading as a std of the paper's twenty
+    repetitions is the CSV's ``flagged_std_reading``, and both counts are printed under the
+    table). Below each table, the
     spread of every cell three ways (the std over the runs, the std of the per-partition
     means, i.e. of the repetition averages of ``folds`` runs each, and the standard error)
     with each one's ratio to the paper's std, and the median of each ratio over the cells;
