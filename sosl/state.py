@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -592,6 +593,13 @@ def _check_compatible(states):
             diff = sorted(k for k in set(key) | set(other) if key.get(k) != other.get(k))
             raise ValueError(f"states[{i}] differs from states[0] in {diff}: only states of "
                              "the same hyper-parameters merge")
+    scales = sorted({float(st.layout["row_scale"]) for st in states if "row_scale" in st.layout})
+    if len(scales) > 1:
+        warnings.warn(
+            f"the states read different row scales under \"auto\" ({scales[0]:g} to "
+            f"{scales[-1]:g}); the merged model runs with states[0]'s. Give the step or "
+            "regularization as a number to merge shards of one scale.", UserWarning,
+            stacklevel=3)
     domains = _caps(first.learner).domains
     for i, st in enumerate(states):
         for name, v in st.arrays.items():

@@ -124,3 +124,24 @@ def test_switching_between_auto_and_a_number_after_fit_is_refused(Est, name):
     e.set_params(**{name: "auto"})
     with pytest.raises(ValueError, match="'auto'"):
         e.partial_fit(X, y)
+
+
+def test_merge_warns_when_auto_shards_read_different_row_scales():
+    import warnings
+
+    from sosl.state import merge
+    rng = np.random.default_rng(0)
+    X = 3.0 * rng.normal(size=(200, 5))
+    y = (X[:, 0] > 0).astype(int)
+    a = FTRLAUC().fit(X[:100], y[:100]).get_state()
+    b = FTRLAUC().fit(2.0 * X[100:], y[100:]).get_state()
+    assert a.layout["row_scale"] != b.layout["row_scale"]
+    with pytest.warns(UserWarning, match="different row scales"):
+        merge([a, b])
+    Xc = X[100:].copy()
+    Xc[0] = X[0]                              # the same first row: the same row scale
+    c = FTRLAUC().fit(Xc, y[100:]).get_state()
+    assert a.layout["row_scale"] == c.layout["row_scale"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        merge([a, c])
