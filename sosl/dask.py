@@ -1027,6 +1027,10 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name} is fitted with moments='local', n_epochs=1 and "
                              "solver='online' (one independent fit per block, then "
                              "sosl.state.merge)")
+        if isinstance(getattr(est, "forgetting", 1.0), str):
+            raise ValueError(f"{name}(forgetting={est.forgetting!r}) follows the changes of one "
+                             "stream in its order; Parallel fits blocks apart: give forgetting "
+                             "as a number")
         if self.moments == "fixed" and float(getattr(est, "forgetting", 1.0)) != 1.0:
             raise ValueError("moments='fixed' plays every row against the moments of all "
                              "rows, each row counted alike: it needs forgetting=1.0")

@@ -680,7 +680,11 @@ def _caps(name):
 
 
 def _merge_linear(states, weights):
-    beta = float(states[0].params.get("forgetting", 1.0))
+    beta = states[0].params.get("forgetting", 1.0)
+    if isinstance(beta, str):
+        raise ValueError(f"states of forgetting={beta!r} do not merge: the detector follows "
+                         "one stream in its order; fit the shards with a number")
+    beta = float(beta)
     moments = tree_reduce([linear_moments(st) for st in states],
                           lambda a, b: merge_moments(a, b, beta))
     coef = _mix_weights([st.arrays["w_"] for st in states], weights)

@@ -233,3 +233,17 @@ def test_river_adwin_as_the_detector():
     det = m.drift_.detections
     assert any(n // 2 <= d < n // 2 + 2000 for d in det), det
     assert not any(d < n // 2 for d in det), det            # no alarm before the drift
+
+
+def test_auto_forgetting_is_refused_by_merge_and_parallel():
+    from sosl.dask import Parallel
+    from sosl.state import merge
+
+    X, y, _ = make_drift_stream(600, 5, drift="abrupt", drift_at=300, positive_rate=0.2,
+                                random_state=0)
+    a = OAUCM(forgetting="auto").fit(X[:300], y[:300])
+    b = OAUCM(forgetting="auto").fit(X[300:], y[300:])
+    with pytest.raises(ValueError, match="do not merge"):
+        merge([a.get_state(), b.get_state()])
+    with pytest.raises(ValueError, match="give forgetting as a number"):
+        Parallel(OAUCM(forgetting="auto")).fit(X, y)
