@@ -20,6 +20,7 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+from cycler import cycler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -69,8 +70,8 @@ RC = {
     "lines.markersize": 4,
     "savefig.dpi": 120,
     "savefig.bbox": "tight",
-    "axes.prop_cycle": (matplotlib.cycler(color=[c for c, _ in SERIES])
-                        + matplotlib.cycler(marker=[m for _, m in SERIES])),
+    "axes.prop_cycle": (cycler(color=[c for c, _ in SERIES])
+                        + cycler(marker=[m for _, m in SERIES])),
 }
 
 
