@@ -149,7 +149,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from . import state as _state
+from .. import state as _state
 
 __all__ = ["Parallel"]
 
@@ -188,7 +188,7 @@ def _one_blas_thread():
         import scipy.linalg.blas  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
-        from ._core import _linear  # noqa: F401
+        from .._core import _linear  # noqa: F401
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
@@ -205,8 +205,8 @@ def _as_block(X, j, check_finite=True):
     differently, so such blocks are copied: the result must not depend on where a block
     was computed (measured: a dgemv on a deserialized block differed in the last bits).
     """
-    from ._base import _canonical_csr
-    from ._core._linear import finite_max_abs
+    from .._base import _canonical_csr
+    from .._core._linear import finite_max_abs
     if sp.issparse(X):
         X = _canonical_csr(X)
         if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
@@ -406,7 +406,7 @@ def _in_sample_calibration(est, X, s):
 def _calibration_of_scores(f, s):
     """[A, H] from the Platt steps on scores f with label signs s, in order (non-finite
     scores left out)."""
-    from ._core._calibration import platt_steps
+    from .._core._calibration import platt_steps
     calib = np.array([1.0, 1.0])
     if f.shape[0] > 1:
         keep = np.isfinite(f)
@@ -461,7 +461,7 @@ def _fixed_block_pass(codes, X, y, ctx, w0, t0, entropy, epoch, j):
     final model's scores on the last rows of the pass, in pass order). Shuffled rows are
     visited through an index order (no copy of a dense block); sparse rows are densified
     in pieces of ``_FIXED_PIECE_VALUES`` values."""
-    from ._core._linear import decision_rows, fixed_pass
+    from .._core._linear import decision_rows, fixed_pass
     t_start = time.thread_time()
     lam, eta, schedule, loss, blas_min_p = codes
     classes, total = ctx[0]["classes"], ctx[0]["total"]
@@ -551,7 +551,7 @@ def _block_terms(prep, w, m, s2, loss):
     finish the gradient: :func:`_batch_objective`.
     """
     # the loss of _losses.pxd at every row of the block (beside two BLAS/sparse products)
-    from ._core._losses import loss_value_grad_rows
+    from .._core._losses import loss_value_grad_rows
     t0 = time.thread_time()
     X, s, pos, neg = prep
     A, B = np.zeros(2), np.zeros(2)
@@ -987,11 +987,11 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # -- checks ---------------------------------------------------------------------------
     def _check(self):
-        from ._base import BaseOnlineAUC
+        from .._base import BaseOnlineAUC
         est = self.estimator
         if not isinstance(est, BaseOnlineAUC):
             raise TypeError(f"estimator must be a sosl learner, got {type(est).__name__}")
-        from ._capabilities import REGISTRY
+        from .._capabilities import REGISTRY
         name = type(est).__name__
         caps = type(est).capabilities
         if not caps.parallel:
