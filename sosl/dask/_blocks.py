@@ -55,7 +55,7 @@ def _as_block(X, j, check_finite=True):
     was computed (measured: a dgemv on a deserialized block differed in the last bits).
     """
     from .._core._linear import finite_max_abs
-    from .._base import _canonical_csr
+    from .._input import _canonical_csr
     if sp.issparse(X):
         X = _canonical_csr(X)
         if not (X.data.flags.aligned and X.indices.flags.aligned and X.indptr.flags.aligned):
@@ -232,7 +232,6 @@ def _moments_nbytes(p):
 
 def _merge_op(a, b, beta):
     return _state.merge_moments(a, b, beta)
-
 
 
 def _classes(labels, classes, K):

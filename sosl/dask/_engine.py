@@ -170,8 +170,6 @@ def _engine(Xs, ys):
     return holders, _Graphs(Xs, ys, holders)
 
 
-
-
 def _within(seconds, fn, *args):
     """``fn(*args)`` in a helper thread; TimeoutError if it has not returned in time (its
     result, if it comes later, is dropped: the caller assigns nothing)."""
