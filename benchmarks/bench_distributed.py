@@ -386,7 +386,7 @@ def fixed_paths(args):
     from sosl._core import _linear
     from sosl._core._blas import one_blas_thread
     from sosl._core._codes import Loss, Schedule
-    from sosl.dask import _FIXED_BLAS_MIN_P
+    from sosl.dask._solvers import _FIXED_BLAS_MIN_P
     print("\n== 5. The fixed pass (moments='fixed'): Sigma w by the kernel's own loops or BLAS "
           f"dsymv (one thread), process CPU per row, min of {args.repeats}, interleaved; "
           f"Parallel switches to dsymv at p = {_FIXED_BLAS_MIN_P}")

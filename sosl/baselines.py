@@ -49,21 +49,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
-    _ONE_ROW,
-    BaseOnlineAUC,
-    _all_finite,
-    _blocks,
-    _canonical_csr,
-    _canonical_row,
-    _finite_array,
-    _model_lock,
-)
+from ._base import _ONE_ROW, BaseOnlineAUC, _blocks, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _baselines
 from ._core._calibration import platt_steps
 from ._core._codes import OamUpdate, Schedule
+from ._input import _all_finite, _canonical_csr, _canonical_row, _finite_array
 
 __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
 

@@ -9,20 +9,13 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import drift as _drift
 from ._autoscale import RowScaleMixin
-from ._base import (
-    BaseOnlineAUC,
-    _canonical_csr,
-    _canonical_layout,
-    _canonical_row,
-    _DenseRow,
-    _finite_array,
-    _model_lock,
-)
+from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
 from ._core._numeric import ftrl_weights, sigmoid_one
+from ._input import _canonical_csr, _canonical_layout, _canonical_row, _DenseRow, _finite_array
 
 __all__ = ["FTRLAUC"]
 

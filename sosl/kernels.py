@@ -13,7 +13,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _canonical_csr
 from ._core import _kfun
 from ._core._kparams import (
     KERNEL_CODES,
@@ -26,6 +25,7 @@ from ._core._kparams import (
     sigma_from_gamma,
     validate_kernel_params,
 )
+from ._input import _canonical_csr
 
 __all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "kernel_matrix",
            "kernel_expansion", "layout_expansion", "kernel_diag", "validate_kernel_params",

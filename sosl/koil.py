@@ -8,12 +8,13 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr, _canonical_row, _finite_array, _model_lock
+from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._core import _koil
 from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
+from ._input import _canonical_csr, _canonical_row, _finite_array
 from .kernels import (
     KERNEL_CONSTRAINTS,
     _slots_expansion,

@@ -15,11 +15,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseOnlineAUC, _finite_array, _model_lock
+from ._base import BaseOnlineAUC, _model_lock
 from ._core import _features, _linear
 from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
 from ._core._codes import Loss
+from ._input import _finite_array
 from .exceptions import UnscaledInputWarning
 from .kernels import _gamma_scale
 from .linear import _NO_CONTEXT, BLAS_THREADED_P, _LinearSOSL, _same_labels

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseOnlineAUC, _canonical_csr
+from ._base import BaseOnlineAUC
 from ._capabilities import Capabilities, Domain
 from ._core import _polk_driver
 from ._core._codes import PolkBudget, PolkLoss, PolkSchedule
@@ -14,6 +14,7 @@ from ._core._komp_prune import single_thread_blas
 from ._core._kparams import layout_kernel_spec, step_spec
 from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
 from ._core._polk_driver import memory_need, polk_run, polk_spec
+from ._input import _canonical_csr
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 

@@ -8,11 +8,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._autoscale import RowScaleMixin
-from ._base import BaseOnlineAUC, _canonical_csr, _model_lock
+from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import Capabilities, Domain
 from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule, SketchFamily
+from ._input import _canonical_csr
 
 __all__ = ["SketchedOAUCM"]
 

@@ -1,5 +1,6 @@
 """Capabilities as class data (issue 41 item 1): the record on each learner, the registry,
-inheritance by subclasses, and the import circle _base <-> state kept broken."""
+inheritance by subclasses, and the import circles kept broken (_base <-> state, and any
+new one in the package)."""
 
 import ast
 import dataclasses
@@ -121,6 +122,37 @@ def test_no_import_circle_through_base_state_or_capabilities():
     # the mutant: an import of _base inside state, as before, would close the circle
     g["sosl.state"] = g["sosl.state"] | {"sosl._base"}
     assert _reaches(g, "sosl.state", "sosl._base") and _reaches(g, "sosl._base", "sosl.state")
+
+
+def _circles(graph):
+    """The import circles of ``graph``: each set of two or more modules that reach each
+    other (a strongly connected part)."""
+    def reach(start):
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph.get(m, ()))
+        return seen
+    reached = {m: reach(m) for m in graph}
+    return {frozenset(n for n in reached[m] if m in reached[n])
+            for m in graph if m in reached[m]}
+
+
+#: the import circles left in the package, each to be broken (the set may only shrink): a
+#: LearnerState's save/load methods call sosl.io, which reads and writes LearnerStates
+KNOWN_CIRCLES = {frozenset({"sosl.io", "sosl.state"})}
+
+
+def test_no_import_circle_in_the_package_but_the_known_ones():
+    g = _graph()
+    assert _circles(g) == KNOWN_CIRCLES
+    assert "sosl.datasets._loaders" in g["sosl.datasets._download"]
+    # the mutant: the loaders importing the downloader again (as they did for the checksums,
+    # now in datasets._checksum) closes a circle the test names
+    g["sosl.datasets._loaders"] = g["sosl.datasets._loaders"] | {"sosl.datasets._download"}
+    assert frozenset({"sosl.datasets._loaders", "sosl.datasets._download"}) in _circles(g)
 
 
 #: modules that may spell learner names: the learners' own, the package's lazy name map, the

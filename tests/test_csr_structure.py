@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 from helpers import ESTIMATORS, fitted_state, make, same_state
 
-from sosl._base import _canonical_csr, _canonical_row
+from sosl._input import _canonical_csr, _canonical_row
 
 P = 10
 

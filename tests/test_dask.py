@@ -254,7 +254,7 @@ def test_blocks_of_one_class_get_their_moments_in_the_right_slot():
 
 
 def test_n_epochs_auto_plays_two_epochs_on_small_blocks_only():
-    from sosl.dask import _AUTO_ROWS
+    from sosl.dask._solvers import _AUTO_ROWS
     X, y = skewed_stream(9, n=4 * _AUTO_ROWS, p=4)
     small = np.array_split(np.arange(X.shape[0]), 8)            # _AUTO_ROWS / 2 rows each
     large = np.array_split(np.arange(X.shape[0]), 2)            # 2 x _AUTO_ROWS rows each
@@ -270,7 +270,7 @@ def test_n_epochs_auto_plays_two_epochs_on_small_blocks_only():
 
 # -- solver="lbfgs" ----------------------------------------------------------------------------
 def _objective_at(blocks, mom, w, lam, loss, drop_covariance_term=False):
-    from sosl.dask import _add_terms, _batch_objective, _block_terms, _prepared
+    from sosl.dask._solvers import _add_terms, _batch_objective, _block_terms, _prepared
     classes = np.array([0, 1])
     covs = mom.scatter / mom.weights[:, None, None]
     m, s2 = mom.means @ w, np.einsum("i,kij,j->k", w, covs, w)
@@ -384,7 +384,7 @@ def _received(dask_worker=None):
 
 
 def test_block_tasks_run_where_the_block_is(clusters):
-    from sosl.dask import _holders
+    from sosl.dask._engine import _holders
     X, y = skewed_stream(14, n=16000, p=20)
     assert _holders([X[:10], X[10:]]) == [None, None]          # in memory: no placement
     with distributed.Client(clusters[1]) as client:
@@ -403,7 +403,7 @@ def test_block_tasks_run_where_the_block_is(clusters):
 
 
 def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypatch):
-    import sosl.dask as SD
+    import sosl.dask._estimator as SD  # where the fit reads it
     X, y = skewed_stream(5, n=3000, p=7)
     Xd, yd = _dask(X, y, 400)                                     # 8 blocks
 

@@ -100,7 +100,7 @@ def test_result_does_not_depend_on_the_workers(clusters):
 
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_sparse_blocks_equal_dense_blocks(shuffle):
-    from sosl import dask as sd
+    from sosl.dask import _solvers as sd
     X, y = skewed_stream(3, n=2000, p=8)
     X[np.abs(X) < 1.0] = 0.0
     idx = np.split(np.arange(2000), [600, 1300])
@@ -174,7 +174,7 @@ def test_fixed_model_pickles_and_continues_streaming():
 def test_client_merge_and_in_cluster_trees_give_the_same_bits(clusters, monkeypatch):
     """The global moments merged by one task (small states) or by a tree of tasks on the workers:
     the same tree, the same fixed-moment fit to the bit."""
-    import sosl.dask as SD
+    import sosl.dask._estimator as SD
     X, y = skewed_stream(8, n=3000, p=7)
     Xd, yd = da.from_array(X, chunks=(400, 7)), da.from_array(y, chunks=400)   # 8 blocks
 

@@ -14,7 +14,8 @@ from helpers import assert_same_learned_state, skewed_stream
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-import sosl.dask as SD  # noqa: E402
+import sosl.dask._engine as SE  # noqa: E402
+import sosl.dask._estimator as SD  # noqa: E402  (the fit, where tests patch)
 from sosl import OAUCM, OAUCS  # noqa: E402
 from sosl.dask import Parallel  # noqa: E402
 
@@ -36,7 +37,7 @@ def _held(client, X, y, chunk=CHUNK):
     distributed.wait([Xp, yp])
     holders, run = SD._engine(list(Xp.to_delayed()[:, 0]), list(yp.to_delayed()))
     assert [h[0] for h in holders] == [workers[j % len(workers)] for j in range(len(xs))]
-    assert isinstance(run, SD._Futures)
+    assert isinstance(run, SE._Futures)
     return Xp, yp
 
 
@@ -82,7 +83,7 @@ def test_blocks_in_cluster_memory_give_the_bits_of_a_task_per_block(clusters, ca
         with distributed.Client(cluster) as client:
             Xp, _ = _held(client, X, y)
             assert isinstance(SD._engine(list(Xp.to_delayed()[:, 0]),
-                                         list(yd.to_delayed()))[1], SD._Graphs)
+                                         list(yd.to_delayed()))[1], SE._Graphs)
             with distributed.get_task_stream() as ts:
                 mixed = Parallel(est, **kw).fit(Xp, yd)
         assert_same_learned_state(mixed.estimator_, ref.estimator_)

@@ -194,7 +194,8 @@ def test_learn_one_on_dense_rows_in_place_equals_partial_fit(params, monkeypatch
     bit for bit, with zeros, -0.0 and an all-zero row; the mutant (the entries in reversed
     order, which changes how the round sums the score) is caught."""
     import sosl.ftrl as ftrl_mod
-    from sosl._base import BaseOnlineAUC, _DenseRow
+    from sosl._base import BaseOnlineAUC
+    from sosl._input import _DenseRow
     rng = np.random.default_rng(8)
     X = rng.normal(size=(160, 20)) * (rng.random((160, 20)) < 0.5)
     X[3, 4] = -0.0

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._download import verify_sha256
+from ._checksum import verify_sha256
 from ._errors import IntegrityError
 from ._paths import HIGHDIM_SUBDIR, find_file
 from ._registry import highdim_info_of

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._download import sha256sum, verify_sha256
+from ._checksum import sha256sum, verify_sha256
 from ._errors import DatasetNotFoundError, IntegrityError, UnknownChecksumError
 from ._paths import find_file
 from ._preprocessing import positive_label, scale_features, to_unit_ball

@@ -202,10 +202,10 @@ def _label_cases():
 
 
 def test_binary_signs_agree_with_the_numpy_reference():
-    """The typed two-label pass (``_linear.binary_signs`` behind ``_base._two_numbers``)
+    """The typed two-label pass (``_linear.binary_signs`` behind ``_input._two_numbers``)
     gives the classes and sign bits of the NumPy form on two-valued labels, and None where
     it does (one value, a third, a NaN); a mutant that swaps the two classes is caught."""
-    from sosl._base import _two_numbers, _two_numbers_np
+    from sosl._input import _two_numbers, _two_numbers_np
     for y in _label_cases():
         typed, numpy_ = _two_numbers(y), _two_numbers_np(y)
         assert _same_pair(typed, numpy_), y[:6]
