@@ -9,7 +9,8 @@ Per set and seed: a seeded permutation, the first 70 % as the training stream (i
 order, one pass), the rest held out. Every contender uses its defaults and sees the same
 rows in the same order:
 
-* ``PartialOAUCM()`` (max_fpr=0.05), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one pass);
+* ``PartialOAUCM()`` (max_fpr=0.05, lam="auto"), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one
+  pass); ``--lam auto,0.01`` adds a PartialOAUCM row per further lam in the same run;
 * ``SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False, max_iter=1,
   tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
 
@@ -24,7 +25,7 @@ With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
 the same order (optional extra ``libauc``).
 
 Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
-[--window 200] [--libauc]``
+[--window 200] [--lam auto,0.01] [--libauc]``
 """
 
 import argparse
@@ -51,7 +52,7 @@ def load(name, data_dir):
     return load_dataset(name, data_dir)
 
 
-def contenders(kw=None, libauc=False):
+def contenders(kw=None, libauc=False, more_lams=()):
     kw = kw or {}
     if libauc:
         return {
@@ -60,8 +61,11 @@ def contenders(kw=None, libauc=False):
             "LibAUC tpAUC_KL 1 ep": lambda: LibAUCLinear(True, 1),
             "LibAUC tpAUC_KL 5 ep": lambda: LibAUCLinear(True, 5),
         }
+    extra = {f"PartialOAUCM lam={lam}": (lambda lam=lam: PartialOAUCM(**{**kw, "lam": lam}))
+             for lam in more_lams}
     return {
         "PartialOAUCM": lambda: PartialOAUCM(**kw),
+        **extra,
         "OAUCM": lambda: OAUCM(),
         "FTRLAUC": lambda: FTRLAUC(),
         "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
@@ -157,7 +161,7 @@ def prequential_budget(X, y, chunk, kw=None, rule=True):
     return over / max(n, 1), tp / max(pos, 1), n
 
 
-def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
+def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more_lams=()):
     rows = []
     for name in names:
         X, y = load(name, data_dir)
@@ -168,7 +172,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
             tr, te = perm[:cut], perm[cut:]
             Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
             Xte, yte = np.ascontiguousarray(X[te]), y[te]
-            for cname, make in contenders(kw, libauc).items():
+            for cname, make in contenders(kw, libauc, more_lams).items():
                 model = make()
                 t0 = time.process_time()
                 with warnings.catch_warnings():
@@ -182,7 +186,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False):
                 r["p05"].append(partial_auc(yte, s, max_fpr=0.05))
                 r["tw"].append(two_way_partial_auc(yte, s, min_tpr=0.5, max_fpr=0.1))
                 r["cpu"].append(cpu)
-                if cname == "PartialOAUCM":
+                if cname.startswith("PartialOAUCM"):
                     over, tpr, nwin = budget_report(model, Xte, yte, window)
                     r["over"].append(over)
                     r["tpr"].append(tpr)
@@ -210,15 +214,22 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--window", type=int, default=200)
-    ap.add_argument("--lam", type=float, default=None)
+    ap.add_argument("--lam", default=None,
+                    help='PartialOAUCM lam: "auto" or a number; a comma-separated list adds '
+                         'a row per further value')
     ap.add_argument("--max-fpr", type=float, default=None)
     ap.add_argument("--libauc", action="store_true",
                     help="run LibAUC's partial-AUC losses on a linear model instead")
     args = ap.parse_args(argv)
     data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
     kw = {}
+    lams = []
     if args.lam is not None:
-        kw["lam"] = args.lam
+        try:
+            lams = [v if v == "auto" else float(v) for v in args.lam.split(",")]
+        except ValueError:
+            ap.error(f"--lam: 'auto' or numbers, got {args.lam!r}")
+        kw["lam"] = lams[0]
     if args.max_fpr is not None:
         kw["max_fpr"] = args.max_fpr
     print(f"one pass over 70% of each set in a seeded order, held-out 30%; mean of "
@@ -234,7 +245,8 @@ def main(argv=None):
         print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} | {tw:.4f} | {cpu:.3f} | {extra} |",
               flush=True)
 
-    run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc)
+    run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc,
+        lams[1:])
 
 
 if __name__ == "__main__":

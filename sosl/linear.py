@@ -114,6 +114,10 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         if self.eta is None and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
 
+    def _lam(self):
+        """The numeric lambda the pass uses (a subclass may resolve a named default)."""
+        return float(self.lam)
+
     def _beta(self):
         """The kernel's decay: the fixed factor, or none under "auto" (sosl.drift)."""
         return 1.0 if self.forgetting == "auto" else float(self.forgetting)
@@ -171,7 +175,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         R = max(self.max_abs_, _max_abs(X))
         if R > _SAFE_ABS:
             return self._state_names
-        lam = float(self.lam)
+        lam = self._lam()
         eta_max = 1.0 / (lam * (self.t_ + 1)) if self.eta is None else float(self.eta)
         _, G_factor, H_factor = loss_constants(self._loss)
         if not eta_max * (lam + H_factor * R * R * p) <= 2.0:    # no contraction

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
 from ._core import _partial
@@ -20,6 +20,9 @@ __all__ = ["PartialOAUCM", "budget_rank"]
 
 #: largest share of the kept negatives' scores the budget reservoir holds by default
 _BUDGET_SIZE = 500
+
+#: OAUC-M's default lambda; ``lam="auto"`` divides it by the kept shares (see ``_lam``)
+AUTO_LAM = 1e-2
 
 
 def budget_rank(m, max_fpr, window, confidence):
@@ -74,8 +77,13 @@ class PartialOAUCM(OAUCM):
     min_tpr : float in [0, 1) or None, default=None
         alpha: if given, only the lowest-scored ``1 - min_tpr`` of the positives count
         (two-way partial AUC).
-    lam : float, default=1e-2
-        Tikhonov weight (> 0 with ``eta=None``).
+    lam : float or "auto", default="auto"
+        Tikhonov weight (> 0 with ``eta=None``). ``"auto"``: ``1e-2 / (max_fpr * g)``
+        with ``g = 1 - min_tpr`` (1 one-way). psi_beta's gradient carries factors up to
+        ``1 / (max_fpr * g)`` that psi_M's does not, so the step ``1/(lam t)`` at a fixed
+        lam is that much longer than OAUC-M's; "auto" gives back OAUC-M's effective step
+        at its default lam (and is OAUC-M's ``lam=1e-2`` at ``max_fpr=1``). A number is
+        used as given.
     eta : float or None, default=None
         None: the step 1/(lam t); a float: a constant step.
     forgetting, shuffle, random_state, max_memory
@@ -111,7 +119,7 @@ n_features_in_
     >>> from sosl.metrics import partial_auc
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)); y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 1.5)
-    >>> model = PartialOAUCM(max_fpr=0.05, lam=0.1).fit(X, y.astype(int))
+    >>> model = PartialOAUCM(max_fpr=0.05).fit(X, y.astype(int))
     >>> bool(partial_auc(y, model.decision_function(X), max_fpr=0.05) > 0.9)
     True
     """
@@ -125,13 +133,14 @@ n_features_in_
         **{k: v for k, v in _LinearSOSL._parameter_constraints.items() if k != "detector"},
         # a fixed factor only: forgetting="auto" (sosl.drift) drives OAUC-M's pass, not this one
         "forgetting": [Interval(Real, 0, 1, closed="right")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "max_fpr": [Interval(Real, 0, 1, closed="right")],
         "min_tpr": [Interval(Real, 0, 1, closed="left"), None],
         "budget_confidence": [Interval(Real, 0, 1, closed="neither")],
         "budget_window": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, max_fpr=0.05, min_tpr=None, lam=1e-2, eta=None, forgetting=1.0,
+    def __init__(self, max_fpr=0.05, min_tpr=None, lam="auto", eta=None, forgetting=1.0,
                  shuffle=False, random_state=None, max_memory="auto", budget_confidence=0.95,
                  budget_window=1000):
         self.max_fpr = max_fpr
@@ -146,7 +155,17 @@ n_features_in_
         self.budget_window = budget_window
 
     def _check_params(self):
-        self._check_step()
+        if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
+            raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+
+    def _lam(self):
+        """The numeric lambda: ``lam``, or under ``lam="auto"`` OAUC-M's default divided
+        by the kept shares (max_fpr, and 1 - min_tpr two-way), the largest factor
+        psi_beta and the own-class selection put on the gradient."""
+        if isinstance(self.lam, str):
+            frac, _ = self._fractions()
+            return AUTO_LAM / (float(frac[0]) * float(frac[1]))
+        return float(self.lam)
 
     def _fractions(self):
         """(frac, zq): the share of each class kept (row 0 negative) and the normal cut."""
@@ -174,7 +193,7 @@ n_features_in_
             return self._state_names
         p = X.shape[1]
         R = max(self.max_abs_, _max_abs(X))
-        eta_max = (1.0 / (float(self.lam) * (self.t_ + 1)) if self.eta is None
+        eta_max = (1.0 / (self._lam() * (self.t_ + 1)) if self.eta is None
                    else float(self.eta))
         W = float(np.linalg.norm(self.w_)) + X.shape[0] * eta_max * 3.0 * R * math.sqrt(p) \
             / (frac[0] * frac[1])
@@ -194,7 +213,7 @@ n_features_in_
             state["t_"] = _partial.partial_pass(
                 X, s, order, state["w_"], state["means_"], state["scatter_"],
                 state["scales_"], state["weights_"], state["counts_"], state["t_"],
-                float(self.lam), 0.0 if self.eta is None else float(self.eta),
+                self._lam(), 0.0 if self.eta is None else float(self.eta),
                 self._schedule(), float(self.forgetting), frac, zq, work, stats, sw, z)
         if stats[1] >= 0:
             raise ValueError("Input X contains NaN or infinity.")

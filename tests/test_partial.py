@@ -189,12 +189,43 @@ def test_bad_parameters_raise_and_leave_the_model():
     X, y = _data(200)
     m = PartialOAUCM().fit(X, y)
     w = m.w_.copy()
-    for kw in ({"max_fpr": 0.0}, {"max_fpr": 1.5}, {"min_tpr": 1.0}, {"min_tpr": -0.1}):
+    for kw in ({"max_fpr": 0.0}, {"max_fpr": 1.5}, {"min_tpr": 1.0}, {"min_tpr": -0.1},
+               {"lam": "fast"}, {"lam": 0}, {"lam": -1.0}):
         m.set_params(**kw)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="lam" if "lam" in kw else "_"):
             m.partial_fit(X, y)
         np.testing.assert_array_equal(m.w_, w)
-        m.set_params(max_fpr=0.05, min_tpr=None)
+        m.set_params(max_fpr=0.05, min_tpr=None, lam="auto")
+    m.set_params(lam=0, eta=0.01).fit(X, y)                  # a constant step takes lam = 0
+    assert np.abs(m.w_ - w).max() > 0
+
+
+@pytest.mark.parametrize("kw,lam", [({}, 0.01 / 0.05), ({"max_fpr": 0.01}, 1.0),
+                                    ({"max_fpr": 0.2, "min_tpr": 0.5}, 0.01 / (0.2 * 0.5)),
+                                    ({"max_fpr": 1.0}, 0.01)])
+def test_auto_lam_is_oaucm_default_over_the_kept_shares(kw, lam):
+    """lam="auto" plays exactly the rounds of the explicit 1e-2 / (max_fpr (1 - min_tpr))."""
+    X, y = _data(600)
+    auto = PartialOAUCM(**kw).fit(X, y)
+    assert auto.get_params()["lam"] == "auto" and auto._lam() == pytest.approx(lam, rel=1e-15)
+    fixed = PartialOAUCM(lam=auto._lam(), **kw).fit(X, y)
+    np.testing.assert_array_equal(auto.w_, fixed.w_)
+    if kw.get("max_fpr", 0.05) < 1.0:   # mutant: the unscaled 1e-2 (the former default)
+        assert np.abs(PartialOAUCM(lam=0.01, **kw).fit(X, y).w_ - auto.w_).max() > 1e-3
+
+
+def test_default_lam_matches_oaucm_on_unscaled_rows():
+    """On standard-normal rows the default learns the top 5% as well as OAUC-M; the former
+    fixed default (lam=1e-2, steps 1/beta longer than OAUC-M's) falls far behind."""
+    from sosl.metrics import partial_auc
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 1.5).astype(int)
+    ref = partial_auc(y, OAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
+    got = partial_auc(y, PartialOAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
+    old = partial_auc(y, PartialOAUCM(lam=0.01).fit(X, y).decision_function(X), max_fpr=0.05)
+    assert got > ref - 0.02 and got > 0.9
+    assert old < got - 0.1
 
 
 # -- the FPR budget -----------------------------------------------------------------------
