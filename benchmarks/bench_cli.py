@@ -13,10 +13,10 @@ Each tool reports progressive validation (each row scored before it is learned):
 is computed here from the per-row predictions each writes with ``-p`` (the first row, which
 no model has seen, left out). Timing: process CPU seconds (user + system) and peak RSS of
 each command as a child process (GNU ``time``), the contenders interleaved, min of
-``--repeat`` runs. ``--before DIR`` adds the command line of another sosl checkout (e.g. the
-main branch) on the ``libsvm`` job, run the same way, so that before/after ratios come from
-one run. VW runs through its Python package (``python -m vowpalwabbit``, the ``bench``
-extra); without it the script times sosl alone.
+``--repeat`` runs. ``--before DIR`` adds the command lines of another sosl checkout (e.g. the
+main branch) on the ``libsvm`` job, each ``--blocks`` value run the same way, so that
+before/after ratios come from one run. VW runs through its Python package
+(``python -m vowpalwabbit``, the ``bench`` extra); without it the script times sosl alone.
 
     python benchmarks/bench_cli.py [--rows 2000000] [--text-rows 200000] [--repeat 3]
                                    [--before /path/to/main] [--jobs libsvm,text,stdin]
@@ -136,11 +136,12 @@ def main():
                                     "--progress", "0", "-q", "--block", str(b), "-p",
                                     str(pred)], env_after,
                                    data if job == "stdin" else None, pred, rows))
-            if job == "libsvm" and env_before is not None:
-                contenders.append((job, "before: sosl learn --block 1000",
+            for b in blocks if job == "libsvm" and env_before is not None else ():
+                pred = tmp / f"{job}_before_{b}.pred"
+                contenders.append((job, f"before: sosl learn --block {b}",
                                    [py, "-m", "sosl", "learn", str(data), "--n-features", "51",
-                                    "--progress", "0", "-q", "--block", "1000"],
-                                   env_before, None, None, rows))
+                                    "--progress", "0", "-q", "--block", str(b), "-p",
+                                    str(pred)], env_before, None, pred, rows))
             if have_vw:
                 pred = tmp / f"{job}_vw.pred"
                 contenders.append((job, "vw --loss_function logistic -b 18",

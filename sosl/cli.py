@@ -303,7 +303,10 @@ class _Progress:
 class _Pass:
     """Test-then-train over the rows of a stream, in blocks of ``block`` rows.
 
-    With ``block == 1`` each row is scored, then learned (``score_one`` / ``learn_one``).
+    With ``block == 1`` each row is scored, then learned (``score_one`` / ``learn_one``);
+    a learner with a typed progressive pass (``_learn_block_prequential``, FTRLAUC) does
+    the same for a whole chunk of rows in one call, as CSR rows (the same scores and model
+    bit for bit as the per-row calls on them; weighted rows and ``delay`` keep those).
     With a larger block, each block of rows is scored by the model as it stood before the
     block (``decision_function``), then learned by one ``partial_fit``: the model is the
     same (sosl's learners give the same state for any split of a stream into calls), the
@@ -371,6 +374,9 @@ class _Pass:
             self.model.partial_fit(X, y, sample_weight=w)
         self.progress.tick(X.shape[0])
 
+    #: False: every learner runs row by row (the reference the typed path must equal)
+    typed_rows = True
+
     def _rows(self, X, y, w):
         model, progress, preds = self.model, self.progress, self.preds
         dense = isinstance(X, np.ndarray)
@@ -378,6 +384,15 @@ class _Pass:
         if self.learn and not hasattr(model, "classes_"):
             self._first(X, y, w)
             start = 1
+        if self.learn and not self.delay and w is None and hasattr(
+                model, "_learn_block_prequential"):
+            if dense:                    # CSR rows: the typed pass scores them bit for bit
+                import scipy.sparse as sp  # as score_one does (a dense product may round
+                X = sp.csr_matrix(X)       # differently)
+                dense = False
+            if self.typed_rows:
+                self._typed_rows(X, y, start)
+                return
         for i in range(start, X.shape[0]):
             row = X[i] if dense else X[i:i + 1]
             s = model.score_one(row)
@@ -393,6 +408,22 @@ class _Pass:
                 else:
                     self._learn_row(X[i:i + 1], y[i:i + 1], None if w is None else w[i:i + 1])
             progress.tick(1)
+
+    def _typed_rows(self, X, y, lo):
+        """Rows ``lo:`` scored, then learned, each in turn, in one typed pass per run of
+        rows up to the next progress line (so the lines fall on the same rows)."""
+        model, progress, preds = self.model, self.progress, self.preds
+        n = X.shape[0]
+        while lo < n:
+            hi = n
+            if progress.next_report is not None:
+                hi = min(n, lo + max(1, progress.next_report - progress.rows))
+            s = model._learn_block_prequential(X[lo:hi], y[lo:hi])
+            progress.add_many(np.asarray(y[lo:hi], dtype=np.int64), s)
+            if preds is not None:
+                preds.write("".join(f"{v:.10g}\n" for v in s.tolist()))
+            progress.tick(hi - lo)
+            lo = hi
 
     def _learn_row(self, X, y, w):
         if w is not None:

@@ -5,6 +5,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import drift as _drift
@@ -217,7 +218,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         wzn = w.base
         return wzn if _ftrl.columns_of(wzn, w, state["z_"], state["sq_grad_"]) else None
 
-    def _play(self, state, X, s, order):
+    def _play(self, state, X, s, order, pre=None):
         """The kernel on canonical CSR rows; returns the position in ``order`` of the row
         that made the state non-finite (-1 if none), after which the state is as before.
 
@@ -226,7 +227,9 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         batch, or a state whose three p-vectors are not the columns of one array (after a
         copy or unpickling), runs on a new (p, 3) copy, which replaces them in ``state``
         only: the arrays it came from are not written. The kernel itself puts the class
-        counts and the mean scores back.
+        counts and the mean scores back. ``pre``: None, or an array receiving each played
+        row's decision value before its own round (the kernel's ``pre``; not with
+        ``forgetting="auto"``).
         """
         wzn = self._wzn(state)
         fitted = state["t_"] > 0
@@ -244,7 +247,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         def play(rows):
             state["t_"], bad = _ftrl.ftrl_pass(
                 X.data, X.indices, X.indptr, s, rows, wzn, state["counts_"],
-                state["mean_scores_"], state["t_"], l1, l2, beta, gamma, undo)
+                state["mean_scores_"], state["t_"], l1, l2, beta, gamma, undo, pre)
             return bad
 
         if auto:                                  # drift detected and answered
@@ -253,9 +256,65 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
                 lambda z, n: ftrl_weights(z, n, l1, l2, beta, gamma))
         return play(order)
 
-    def _run_pass(self, state, X, s, order):
+    # -- progressive validation over a block: the row-by-row result in one typed pass -----
+    def _learn_block_prequential(self, X, y):
+        """Score each row of ``(X, y)`` with the model as it stands just before the row,
+        then learn it; return the scores, an array of shape (n_samples,).
+
+        The same as ``decision_function`` on each row, then ``learn_one`` on it, row after
+        row: the same model at the end (weights, class counts and means, Platt state), the
+        same scores (bit for bit on CSR rows, whose scores the kernel sums as
+        ``decision_function`` does; dense rows are scored by the kernel over their non-zero
+        entries, which may differ from the dense product in the last bits). The rows are
+        taken in their given order whatever ``shuffle`` says, as ``learn_one`` takes them.
+        Needs a fitted model (the first row of a stream has no model to score it). The
+        validation and the transaction are those of ``partial_fit``; a row that makes the
+        state non-finite leaves the whole model as before the call (FloatingPointError).
+        Under ``forgetting="auto"`` the rows run one at a time through those two calls.
+        """
+        d = self.__dict__
+        lock = d.get("_lock_")
+        with lock if lock is not None else _model_lock(d):
+            if "classes_" not in d:
+                raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: "
+                                     "the first row of a stream is learned by learn_one or "
+                                     "partial_fit, without a score.")
+            if self.forgetting == "auto":        # the drift answer plays its own chunks
+                return self._prequential_rows(X, y)
+            out = []
+            self._transaction(self._block_prequential, X, y, out)
+            return out[0]
+
+    def _prequential_rows(self, X, y):
+        X, y = self._validate_Xy(X, y, reset=False)
+        dense = isinstance(X, np.ndarray)
+        pre = np.empty(X.shape[0])
+        for i in range(X.shape[0]):
+            pre[i] = self.decision_function(X[i:i + 1])[0]
+            self.learn_one(X[i] if dense else X[i:i + 1], y[i])
+        return pre
+
+    def _block_prequential(self, X, y, out):
+        self._recheck_hyper()
+        X, y = self._validate_Xy(X, y, reset=False)
+        s = self._signs(y)
+        n = X.shape[0]
         X = _canonical_csr(X)
-        bad = self._play(state, X, s, order)
+        pre = np.empty(n)
+        state = {name: getattr(self, name) for name in self._state_names + ("t_", "n_seen_")}
+        state["calibration_"] = self.calibration_.copy()
+        self._run_pass(state, X, s, np.arange(n, dtype=np.intp), pre=pre)
+        state["n_seen_"] += n
+        d = self.__dict__
+        d.pop("_stepper_", None)
+        d.update(state)
+        platt_steps(pre, s, d["calibration_"])   # finite: a non-finite score stops the pass
+        out.append(pre)
+
+    def _run_pass(self, state, X, s, order, pre=None):
+        X = _canonical_csr(X)
+        bad = self._play(state, X, s, order) if pre is None else \
+            self._play(state, X, s, order, pre)
         if bad >= 0:
             raise FloatingPointError(
                 f"{type(self).__name__}: the state became non-finite during the pass, at "

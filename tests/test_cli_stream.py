@@ -445,3 +445,36 @@ def test_csv_chunks_through_the_compiled_reader_and_back(capsys, tmp_path, monke
     assert fast_calls == [False]
     np.testing.assert_allclose(_model(tmp_path / "w.npz").coef_,
                                _model(tmp_path / "m.npz").coef_, rtol=1e-12, atol=1e-15)
+
+
+def test_block_1_typed_path_equals_row_by_row(capsys, tmp_path, monkeypatch):
+    """--block 1 (the default) hands FTRLAUC's sparse chunks to its typed progressive pass:
+    the same -p bytes, report rows and figures, and model as the per-row calls."""
+    _, _, text = _svm_rows(260, 6, seed=9)
+    (tmp_path / "r.svm").write_text(text)
+    calls = []
+    real = FTRLAUC._learn_block_prequential
+
+    def spy(self, X, y):
+        calls.append(X.shape[0])
+        return real(self, X, y)
+
+    monkeypatch.setattr(FTRLAUC, "_learn_block_prequential", spy)
+    runs = []
+    for typed in (False, True):
+        monkeypatch.setattr(sosl_cli._Pass, "typed_rows", typed)
+        code, out, err = _run(capsys, "learn", tmp_path / "r.svm", "--chunk", 37,
+                              "--progress", 50, "--exact-auc", "-p", tmp_path / f"p{typed}.txt",
+                              "-f", tmp_path / f"m{typed}.npz")
+        assert code == 0, err
+        lines = [ln.split()[:4] for ln in out.splitlines()[1:]]
+        runs.append(((tmp_path / f"p{typed}.txt").read_bytes(), lines,
+                     _model(tmp_path / f"m{typed}.npz")))
+        if not typed:
+            assert calls == []
+    assert sum(calls) == 259 and max(calls) <= 37          # every row but the first
+    (p0, l0, m0), (p1, l1, m1) = runs
+    assert p0 == p1 and p0.count(b"\n") == 260
+    assert l0 == l1 and [r[0] for r in l0[1:-1]] == ["50", "100", "150", "200", "250"]
+    for k in ("w_", "z_", "sq_grad_", "counts_", "mean_scores_", "calibration_"):
+        assert np.array_equal(getattr(m0, k), getattr(m1, k)), k

@@ -117,14 +117,19 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
               const double[::1] s, const Py_ssize_t[::1] order, double[:, ::1] wzn,
               long long[::1] N, double[::1] score,
               long long t0, double l1, double l2, double beta, double gamma,
-              double[:, ::1] undo=None):
+              double[:, ::1] undo=None, double[::1] pre=None):
     """Run FTRL-AUC over the CSR rows ``order``; update the state in place.
 
     See :func:`sosl._core._ftrl_ref.ftrl_pass` for the parameters (the reference takes
     dense rows and the three p-vectors apart); ``wzn`` holds (w, z, n) as its columns,
     shape (p, 3). ``undo``: None, or an (m, 3) log with m at least the number of stored
     entries of the rows in ``order``; with it a pass that stops leaves the state exactly
-    as it was.
+    as it was. ``pre``: None, or an array of at least ``len(order)`` values; ``pre[q]``
+    then receives the decision value of row ``order[q]`` under the state before its own
+    round (progressive validation): the score ``w_t.x`` the round computes for its
+    gradient, plus the intercept ``-(a + b) / 2`` of the class means before the round
+    (0 until both classes have been seen), the sum ``ftrl_scores`` forms for that state.
+    Rows from the one that stopped the pass on are not meaningful.
 
     Returns
     -------
@@ -142,6 +147,7 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
     cdef long long N0 = N[0], N1 = N[1]
     cdef double score0 = score[0], score1 = score[1]
     cdef bint log = undo is not None
+    cdef bint out = pre is not None
     cdef int own
     cdef double y, f, p, c, chk = 0.0
     cdef double inv_gamma = 1.0 / gamma
@@ -159,6 +165,8 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
         raise ValueError(f"wzn must have 3 columns (w, z, n), got {wzn.shape[1]}")
     if wzn.shape[0] > 0:
         S = &wzn[0, 0]
+    if out and pre.shape[0] < nq:
+        raise ValueError(f"pre has {pre.shape[0]} values; the pass plays {nq} rows")
     if log:
         if undo.shape[1] != 3:
             raise ValueError(f"undo must have 3 columns, got {undo.shape[1]}")
@@ -179,6 +187,9 @@ def ftrl_pass(const double[::1] data, const int[::1] indices, const int[::1] ind
             f = 0.0
             for k in range(indptr[i], indptr[i + 1]):
                 f += S[3 * indices[k]] * data[k]                      # score with w_t
+            if out:                                  # the decision value before the round
+                pre[q] = f + (-0.5 * (score[0] + score[1]) if N[0] > 0 and N[1] > 0
+                              else 0.0)
             N[own] += 1
             score[own] += (f - score[own]) / <double> N[own]
             p = <double> N[1] / <double> (N[0] + N[1])

@@ -56,7 +56,7 @@ from ._numeric import ftrl_weights  # noqa: F401  (shared with sosl.state)
 __all__ = ["ftrl_weights", "ftrl_pass"]
 
 
-def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
+def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma, pre=None):
     """One online pass of FTRL-AUC over ``X[order]`` (state updated in place).
 
     Parameters
@@ -69,6 +69,9 @@ def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
     score : ndarray (2,), running mean score of each class (row 0 negative) (updated)
     t0 : int, rounds already played
     l1, l2, beta, gamma : float, FTRL-Proximal parameters
+    pre : None or ndarray (m,), receives the decision value of row ``order[q]`` before
+        its own round: ``w_t.x`` plus the intercept -(a + b)/2 of the state before it
+        (0 until both classes have been seen)
 
     Returns
     -------
@@ -80,6 +83,9 @@ def ftrl_pass(X, s, order, w, z, nsq, N, score, t0, l1, l2, beta, gamma):
         x, y = X[i], s[i]
         c_own = 1 if y > 0 else 0
         f = float(w @ x)                                             # score with w_t
+        if pre is not None:                                          # before the round
+            both = N[0] > 0 and N[1] > 0
+            pre[t - t0 - 1] = f + (-0.5 * (score[0] + score[1]) if both else 0.0)
         N[c_own] += 1
         score[c_own] += (f - score[c_own]) / N[c_own]                # running mean score
         p = N[1] / (N[0] + N[1])                                     # fraction of positives
