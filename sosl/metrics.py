@@ -102,7 +102,7 @@ def _groups(pos, score, w):
 def _check_max_fpr(max_fpr):
     if isinstance(max_fpr, bool) or not isinstance(max_fpr, Real):
         raise TypeError(f"max_fpr must be a real number in (0, 1], got {max_fpr!r}")
-    if not 0.0 < max_fpr <= 1.0:
+    if not 0.0 < max_fpr <= 1.0:  # type: ignore[operator]  # numbers.Real has no <
         raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr!r}")
     return float(max_fpr)
 
