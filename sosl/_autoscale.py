@@ -66,7 +66,7 @@ class RowScaleMixin:
         raise NotImplementedError
 
     def _validate_Xy(self, X, y, reset):
-        X, y = super()._validate_Xy(X, y, reset)
+        X, y = super()._validate_Xy(X, y, reset)  # type: ignore[misc]  # a mixin: the learner's base class has it
         if reset:                      # a new fit: its own first batch, its own layout
             self.__dict__.pop("_layout_", None)
             if self._auto_scaled():
@@ -90,7 +90,7 @@ class RowScaleMixin:
             self.__dict__["_first_row_scale"] = float(layout["row_scale"])
 
     def _check_layout(self):
-        super()._check_layout()
+        super()._check_layout()  # type: ignore[misc]  # a mixin: the learner's base class has it
         lay = self.__dict__.get("_layout_")
         if lay is not None and self._auto_scaled() and "row_scale" not in lay:
             raise ValueError(

@@ -68,4 +68,4 @@ class LinearCoef:
             b = state.get("intercept_")
             if isinstance(b, float):          # a linear baseline's stored intercept
                 state["intercept_"] = np.array([b])
-        super().__setstate__(state)
+        super().__setstate__(state)  # type: ignore[misc]  # a mixin: the learner's base class has it

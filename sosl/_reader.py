@@ -57,7 +57,7 @@ def open_input(path):
             raise UsageError(f"{path}: is a directory")
         raw = open(path, "rb")
     stream = raw if isinstance(raw, io.BufferedReader) or hasattr(raw, "peek") \
-        else io.BufferedReader(raw)
+        else io.BufferedReader(raw)  # type: ignore[type-var]  # a binary stream
     head = stream.peek(8)[:8]
     for magic, opener in _MAGIC:
         if head.startswith(magic):
@@ -375,7 +375,9 @@ class FeatureSpec:
 
     def _libsvm(self, lines, required):
         y = np.empty(len(lines), dtype=np.int64)
-        indptr, indices, data, pairs = [0], [], [], []
+        indices: list[int] = []
+        data: list[float] = []
+        indptr, pairs = [0], []
         for k, (number, line) in enumerate(lines):
             where = f"line {number}"
             body = line.split("#", 1)[0].split()

@@ -15,6 +15,10 @@ Each takes ``update(y_true, y_pred)`` as river does (``y_pred`` a probability di
 ``predict_proba_one`` returns, or a number) and ``revert``, so ``river.utils.Rolling``
 turns it into an exact metric over a sliding window.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from river import base as river_base
 from river.metrics.base import BinaryMetric
@@ -27,7 +31,9 @@ __all__ = ["ExactAveragePrecision", "ExactPartialROCAUC", "ExactROCAUC"]
 class _ExactRankingMetric(BinaryMetric):
     """Shared update/revert of the exact river metrics; the subclass sets ``_make()``."""
 
-    def __init__(self, pos_val=True):
+    _make: Callable[[], Any]         # the subclass's method: a new sosl metric
+
+    def __init__(self, pos_val: Any = True) -> None:
         # BinaryMetric.__init__ would allocate a confusion matrix these metrics never use
         self.pos_val = pos_val
         self._metric = self._make()
@@ -42,29 +48,29 @@ class _ExactRankingMetric(BinaryMetric):
             raise ValueError(f"{type(self).__name__} counts every pair once: sample weights "
                              f"are not supported (got w={w!r})")
 
-    def update(self, y_true, y_pred, w=1.0):
+    def update(self, y_true: Any, y_pred: dict | float, w: float = 1.0) -> None:
         """Add one pair: the label and the probability (dict) or score predicted for it."""
         self._check_weight(w)
         self._metric.update(y_true == self.pos_val, self._score(y_pred))
 
-    def revert(self, y_true, y_pred, w=1.0):
+    def revert(self, y_true: Any, y_pred: dict | float, w: float = 1.0) -> None:
         """Remove a pair added before; ValueError if it is not held."""
         self._check_weight(w)
         self._metric.revert(y_true == self.pos_val, self._score(y_pred))
 
-    def get(self):
+    def get(self) -> float:
         """The metric of the pairs held; NaN while it is undefined."""
         return self._metric.get()
 
     @property
-    def requires_labels(self):
+    def requires_labels(self) -> bool:
         return False
 
     @property
-    def works_with_weights(self):
+    def works_with_weights(self) -> bool:
         return False
 
-    def works_with(self, model):
+    def works_with(self, model: Any) -> bool:
         return (super().works_with(model) or isinstance(model, river_base.AnomalyDetector)
                 or isinstance(model, river_base.AnomalyFilter))
 
@@ -121,7 +127,7 @@ class ExactPartialROCAUC(_ExactRankingMetric):
     0.666667
     """
 
-    def __init__(self, max_fpr, pos_val=True):
+    def __init__(self, max_fpr: float, pos_val: Any = True) -> None:
         self.max_fpr = max_fpr
         super().__init__(pos_val=pos_val)
 

@@ -38,13 +38,16 @@ non-finite; AdaOAM's O(p^2) covariance update is made last, once it cannot overf
 nothing O(p^2) is copied); the other learners, and CSR rows, play the round on copies of
 the state. Either way the result equals ``partial_fit`` on the row bit for bit.
 """
+from __future__ import annotations
 
 import dataclasses
 import math
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -56,6 +59,7 @@ from ._core import _baselines
 from ._core._calibration import platt_steps
 from ._core._codes import OamUpdate, Schedule
 from ._input import _all_finite, _canonical_csr, _canonical_row, _finite_array
+from ._typing import Auto, RandomState
 
 __all__ = ["Perceptron", "PAI", "OAM", "OLUBAUC", "SOLAM", "AdaOAM"]
 
@@ -198,7 +202,7 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
         state.pop("_one_row_work", None)
         return state
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         with _model_lock(d):
             if (d.get("_params_ok") and "w_" in d and type(x) is np.ndarray
@@ -211,7 +215,9 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
                     return f
             elif d.get("_params_ok") and "w_" in d and _canonical_row(x, d["n_features_in_"]):
                 # a canonical one-row CSR matrix: the products of its non-zero entries only
-                f = float(np.dot(x.data, d["w_"][x.indices])) + float(d["intercept_"][0])
+                # x is a CSR matrix here (_canonical_row does not narrow the type)
+                f = (float(np.dot(x.data, d["w_"][x.indices]))  # type: ignore[union-attr]
+                     + float(d["intercept_"][0]))
                 if math.isfinite(f):
                     return f
             return super().score_one(x)
@@ -287,7 +293,7 @@ class Perceptron(_RowLocalBaseline):
     _parameter_constraints: dict = dict(_COMMON)
     _sparse_input = True
 
-    def __init__(self, shuffle=False, random_state=None):
+    def __init__(self, shuffle: bool = False, random_state: RandomState = None) -> None:
         self.shuffle = shuffle
         self.random_state = random_state
 
@@ -356,7 +362,8 @@ class PAI(_RowLocalBaseline):
     _parameter_constraints: dict = {**_COMMON, "C": [_POSITIVE]}
     _sparse_input = True
 
-    def __init__(self, C=1.0, shuffle=False, random_state=None):
+    def __init__(self, C: float = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None) -> None:
         self.C = C
         self.shuffle = shuffle
         self.random_state = random_state
@@ -497,8 +504,9 @@ class OAM(_LinearBaseline):
         "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
     _sparse_input = True
 
-    def __init__(self, C=1.0, update="seq", buffer_size=100, shuffle=False,
-                 random_state=None, max_memory="auto"):
+    def __init__(self, C: float = 1.0, update: Literal["seq", "gra"] = "seq",
+                 buffer_size: int = 100, shuffle: bool = False, random_state: RandomState = None,
+                 max_memory: int | Auto = "auto") -> None:
         self.max_memory = max_memory
         self.C = C
         self.update = update
@@ -763,7 +771,8 @@ class OLUBAUC(_LinearBaseline):
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
     _sparse_input = True
 
-    def __init__(self, lam=1e-2, eta=None, shuffle=False, random_state=None):
+    def __init__(self, lam: float = 1e-2, eta: float | None = None, shuffle: bool = False,
+                 random_state: RandomState = None) -> None:
         self.lam = lam
         self.eta = eta
         self.shuffle = shuffle
@@ -878,7 +887,8 @@ class SOLAM(_LinearBaseline):
     _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
     _sparse_input = True
 
-    def __init__(self, eta=1.0, radius=10.0, shuffle=False, random_state=None):
+    def __init__(self, eta: float = 1.0, radius: float = 10.0, shuffle: bool = False,
+                 random_state: RandomState = None) -> None:
         self.eta = eta
         self.radius = radius
         self.shuffle = shuffle
@@ -1004,8 +1014,9 @@ class AdaOAM(_LinearBaseline):
     #: sparse rows are densified a block at a time: the p x p state is dense anyway
     _sparse_input = "blocks"
 
-    def __init__(self, lam=1e-2, eta=0.1, delta=1e-8, shuffle=False, random_state=None,
-                 max_memory="auto"):
+    def __init__(self, lam: float = 1e-2, eta: float = 0.1, delta: float = 1e-8,
+                 shuffle: bool = False, random_state: RandomState = None,
+                 max_memory: int | Auto = "auto") -> None:
         self.lam = lam
         self.eta = eta
         self.delta = delta

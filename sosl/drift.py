@@ -64,6 +64,8 @@ from numbers import Real
 
 import numpy as np
 
+from ._typing import Detector
+
 __all__ = ["Cusum", "ClassScoreShift", "MemoryController", "CHUNK", "check_detector"]
 
 #: rows of a batch scored together before their rounds (``fit``/``partial_fit`` with
@@ -103,7 +105,13 @@ class Cusum:
     [105, 111]
     """
 
-    def __init__(self, delta=0.15, threshold=40.0):
+    delta: float
+    threshold: float
+    n_detections: int
+    drift_detected: bool
+    _sum: float
+
+    def __init__(self, delta: float = 0.15, threshold: float = 40.0) -> None:
         if not (isinstance(delta, Real) and math.isfinite(delta) and delta >= 0):
             raise ValueError(f"delta must be a finite number >= 0, got {delta!r}")
         if not (isinstance(threshold, Real) and math.isfinite(threshold) and threshold > 0):
@@ -114,7 +122,7 @@ class Cusum:
         self.drift_detected = False
         self._sum = 0.0
 
-    def update(self, x):
+    def update(self, x: float) -> None:
         """Take one value; sets ``drift_detected``."""
         s = self._sum + x - self.delta
         self._sum = s if s > 0.0 else 0.0
@@ -140,14 +148,14 @@ class ClassScoreShift:
     [nan, nan, 1.0, 3.0]
     """
 
-    def __init__(self, span=500, warmup=20, clip=5.0):
+    def __init__(self, span: int = 500, warmup: int = 20, clip: float = 5.0) -> None:
         self.span = int(span)
         self.warmup = int(warmup)
         self.clip = float(clip)
         self._n = [0, 0]
         self._ms = [0.0, 0.0]
 
-    def update(self, score, positive, ref_neg, ref_pos):
+    def update(self, score: float, positive: bool, ref_neg: float, ref_pos: float) -> float:
         k = 1 if positive else 0
         d = ref_pos - score if positive else score - ref_neg
         n = self._n[k]
@@ -164,7 +172,7 @@ def _has_detector_api(obj):
     return callable(getattr(obj, "update", None)) and hasattr(obj, "drift_detected")
 
 
-def check_detector(detector):
+def check_detector(detector: Detector | None) -> Detector | None:
     """``detector`` if it has ``update`` and ``drift_detected`` (or is None), else TypeError."""
     if detector is None or _has_detector_api(detector):
         return detector
@@ -202,7 +210,8 @@ class MemoryController:
         The learner's round count (``t_``) at each detected change.
     """
 
-    def __init__(self, detector=None, memory=1000, min_class=20):
+    def __init__(self, detector: Detector | None = None, memory: int = 1000,
+                 min_class: int = 20) -> None:
         self.template = Cusum() if detector is None else copy.deepcopy(detector)
         self.detectors = [copy.deepcopy(self.template), copy.deepcopy(self.template)]
         self.memory = int(memory)
@@ -212,9 +221,9 @@ class MemoryController:
         self.quiet = self._quiet_rows = 2 * self.memory    # a young model has no concept
         self._base = [0.0, 0.0]             # mean signal per class over the quiet rows
         self._base_n = [0, 0]
-        self.detections = []
+        self.detections: list[int] = []
 
-    def observe(self, score, positive, ref_neg, ref_pos):
+    def observe(self, score: float, positive: bool, ref_neg: float, ref_pos: float) -> bool:
         """Feed one row's prequential score and the class means' scores (same model);
         True if the row's class detector fired."""
         if not (math.isfinite(score) and ref_pos > ref_neg):
@@ -237,7 +246,7 @@ class MemoryController:
             return True
         return False
 
-    def rows_kept(self, counts):
+    def rows_kept(self, counts: np.ndarray) -> int:
         """The memory after a change, in rows: ``memory``, or enough rows for
         ``min_class`` instances of the rarer class at its rate so far."""
         total = int(counts[0]) + int(counts[1])
@@ -246,7 +255,7 @@ class MemoryController:
             return self.memory
         return max(self.memory, int(math.ceil(self.min_class * total / rare)))
 
-    def keep_factors(self, weights, counts):
+    def keep_factors(self, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Per class, the factor (<= 1) that leaves at most its share of the rows kept
         (``rows_kept``) as weight: what a detected change keeps of the moments."""
         total = max(1, int(counts[0]) + int(counts[1]))
@@ -258,7 +267,7 @@ class MemoryController:
                 out[k] = keep / weights[k]
         return out
 
-    def restart(self, t_round, counts):
+    def restart(self, t_round: int, counts: np.ndarray) -> None:
         """The schedule after a change: the step counter back to at most the rows kept,
         and the detectors quiet for as many rows while the model turns."""
         rows = self.rows_kept(counts)

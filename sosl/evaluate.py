@@ -7,13 +7,17 @@ model learn the row. The metric values recorded every ``every`` rows form the cu
 AUC of Brzezinski and Stefanowski; with :class:`sosl.metrics.StreamingAUC` the AUC of all
 predictions made so far.
 """
+from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils import check_array, check_consistent_length
 
 from .metrics import StreamingAUC
@@ -53,11 +57,11 @@ class PrequentialResult:
         return self.values[name]
 
     @property
-    def n_scored(self):
+    def n_scored(self) -> int:
         """Number of rows that were scored before being learned."""
         return int(np.isfinite(self.scores).sum())
 
-    def final(self):
+    def final(self) -> dict[str, float]:
         """The last recorded value of every metric, as a dict."""
         return {name: float(v[-1]) if v.shape[0] else float("nan")
                 for name, v in self.values.items()}
@@ -128,7 +132,10 @@ def _row_delay(delay, i):
     return int(d)
 
 
-def prequential(model, X, y, metrics=None, every=1, classes=None, delay=0):
+def prequential(model: Any, X: ArrayLike, y: ArrayLike,
+                metrics: Mapping[str, Any] | Sequence[Any] | None = None, every: int = 1,
+                classes: ArrayLike | None = None, delay: int | Callable[[int], int] = 0
+                ) -> PrequentialResult:
     """Test-then-train evaluation: score each row with the model, then let it learn the row.
 
     Parameters
@@ -307,7 +314,8 @@ def _batch_score(model, row):
     return float(model.predict_proba(X1)[0, 1])
 
 
-def recovery(steps, curve, at, until=None, tol=0.01):
+def recovery(steps: ArrayLike, curve: ArrayLike, at: int, until: int | None = None,
+             tol: float = 0.01) -> tuple[float, float, float]:
     """Depth of the dip of a metric curve after a drift at row ``at``, and its recovery time.
 
     The pre-drift level is the curve's last value recorded at or before row ``at``; the
@@ -342,22 +350,22 @@ def recovery(steps, curve, at, until=None, tol=0.01):
     >>> level, round(depth, 6), rows
     (0.9, 0.2, 300.0)
     """
-    steps = np.asarray(steps, dtype=np.int64)
-    curve = np.asarray(curve, dtype=np.float64)
-    ok = np.isfinite(curve)
-    steps, curve = steps[ok], curve[ok]
-    before = np.flatnonzero(steps <= at)
+    steps_a = np.asarray(steps, dtype=np.int64)
+    curve_a = np.asarray(curve, dtype=np.float64)
+    ok = np.isfinite(curve_a)
+    steps_a, curve_a = steps_a[ok], curve_a[ok]
+    before = np.flatnonzero(steps_a <= at)
     if before.size == 0:
         raise ValueError(f"no finite record at or before the drift row {at}")
-    level = float(curve[before[-1]])
-    last = steps[-1] if until is None else until
-    after = np.flatnonzero((steps > at) & (steps <= last))
+    level = float(curve_a[before[-1]])
+    last = steps_a[-1] if until is None else until
+    after = np.flatnonzero((steps_a > at) & (steps_a <= last))
     if after.size == 0:
         return level, float("nan"), float("nan")
-    lowest = after[np.argmin(curve[after])]
-    depth = level - float(curve[lowest])
+    lowest = after[np.argmin(curve_a[after])]
+    depth = level - float(curve_a[lowest])
     if depth <= tol:
         return level, depth, 0.0
-    back = after[(after > lowest) & (curve[after] >= level - tol)]
-    rows = float(steps[back[0]] - at) if back.size else float("nan")
+    back = after[(after > lowest) & (curve_a[after] >= level - tol)]
+    rows = float(steps_a[back[0]] - at) if back.size else float("nan")
     return level, depth, rows

@@ -1,10 +1,14 @@
 """FTRL-AUC: first-order online AUC maximization in O(k) per round on sparse rows."""
+from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from numbers import Real
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
@@ -17,6 +21,7 @@ from ._core import _ftrl
 from ._core._calibration import platt_steps
 from ._core._numeric import ftrl_weights, sigmoid_one
 from ._input import _canonical_csr, _canonical_layout, _canonical_row, _DenseRow, _finite_array
+from ._typing import Auto, Detector, RandomState
 
 __all__ = ["FTRLAUC"]
 
@@ -150,8 +155,9 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
     }
     _state_names = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
 
-    def __init__(self, gamma="auto", beta=1.0, l1=0.0, l2=0.0, shuffle=False, random_state=None,
-                 forgetting=1.0, detector=None):
+    def __init__(self, gamma: float | Auto = "auto", beta: float = 1.0, l1: float = 0.0,
+                 l2: float = 0.0, shuffle: bool = False, random_state: RandomState = None,
+                 forgetting: float | Auto = 1.0, detector: Detector | None = None) -> None:
         self.gamma = gamma
         self.beta = beta
         self.l1 = l1
@@ -174,7 +180,8 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         return self._scale_layout()
 
     @staticmethod
-    def effective_params(params, layout):
+    def effective_params(params: Mapping[str, Any], layout: Mapping[str, Any]
+                         ) -> tuple[float, float, float, float]:
         """``(gamma, beta, l1, l2)`` the pass runs with, from the hyper-parameters
         ``params`` (a dict) and the frozen ``layout``: the numbers as given, or under
         ``gamma="auto"`` ``(0.5 / s, beta s, l1 s, l2 s^2)`` for the row scale s."""
@@ -396,7 +403,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         f = float(_ftrl.ftrl_scores(x.data, x.indices, x.indptr, wzn, self._intercept())[0])
         return f if math.isfinite(f) else None
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):
@@ -405,7 +412,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
 
-    def predict_proba_one(self, x):
+    def predict_proba_one(self, x: ArrayLike) -> dict:
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):

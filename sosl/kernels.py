@@ -5,12 +5,16 @@ Three kernels, named and parameterized as in scikit-learn's ``pairwise_kernels``
 (gamma x . x' + coef0)^degree. The paper writes the Gaussian kernel
 exp(-||x - x'||^2 / sigma^2), so ``gamma = 1 / sigma^2`` (:func:`gamma_from_sigma`).
 """
+from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._core import _kfun
@@ -26,6 +30,7 @@ from ._core._kparams import (
     validate_kernel_params,
 )
 from ._input import _canonical_csr
+from ._typing import KernelName
 
 __all__ = ["budget_pair", "KERNEL_CODES", "KERNEL_CONSTRAINTS", "kernel_code", "kernel_matrix",
            "kernel_expansion", "layout_expansion", "kernel_diag", "validate_kernel_params",
@@ -200,8 +205,9 @@ def _slots_to_csr(ind, val, nnz, slots, n_features):
                          shape=(slots.shape[0], n_features))
 
 
-def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0, degree=3,
-                     coef0=1.0):
+def kernel_expansion(X: ArrayLike, support_vectors: ArrayLike, dual_coef: ArrayLike,
+                     kernel: KernelName = "gaussian", gamma: float = 1.0, degree: int = 3,
+                     coef0: float = 1.0) -> np.ndarray:
     """``f(x_i) = sum_q dual_coef[q] k(support_vectors[q], x_i)`` for every row of ``X``.
 
     The typed loops of :mod:`sosl._core._kfun` (the same value as
@@ -222,11 +228,13 @@ def kernel_expansion(X, support_vectors, dual_coef, kernel="gaussian", gamma=1.0
     >>> float(kernel_expansion(X[:1], X, np.array([1.0, 2.0]), gamma=0.5)[0])  # 1 + 2 e^-1
     1.7357588823428847
     """
-    code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    code, gamma, degree, coef0 = validate_kernel_params(  # type: ignore[assignment]
+        kernel, gamma, degree, coef0)                    # degree: int -> float
     return _expansion(X, support_vectors, dual_coef, code, gamma, degree, coef0)
 
 
-def layout_expansion(X, support_vectors, dual_coef, layout):
+def layout_expansion(X: ArrayLike, support_vectors: ArrayLike, dual_coef: ArrayLike,
+                     layout: Mapping[str, Any]) -> np.ndarray:
     """:func:`kernel_expansion` with the kernel of a learner's frozen ``_layout_`` (its
     ``kernel`` code, ``gamma``, ``degree`` and ``coef0``, validated when it was frozen)."""
     return _expansion(X, support_vectors, dual_coef, int(layout["kernel"]),

@@ -1,10 +1,13 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al.), the kernel
 baseline of the second-order learners."""
+from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -15,6 +18,7 @@ from ._core._calibration import platt_steps
 from ._core._codes import KoilPolicy
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec
 from ._input import _canonical_csr, _canonical_row, _finite_array
+from ._typing import Budget, KernelName, RandomState
 from .kernels import (
     KERNEL_CONSTRAINTS,
     _slots_expansion,
@@ -200,9 +204,11 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         lay = getattr(self, "_layout_", None) or self._layout()
         return (_SPARSE_SLOTS if lay.get("storage") == "csr" else _DENSE_SLOTS) + _SHARED
 
-    def __init__(self, eta=0.05, C=1.0, n_neighbors=10, budget=100, policy="rs++",
-                 kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, shuffle=False,
-                 random_state=None):
+    def __init__(self, eta: float = 0.05, C: float = 1.0, n_neighbors: int = 10,
+                 budget: Budget = 100, policy: Literal["rs++", "fifo++"] = "rs++",
+                 kernel: KernelName = "gaussian", gamma: float | Literal["scale"] = 1.0,
+                 degree: int = 3, coef0: float = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None) -> None:
         self.eta = eta
         self.C = C
         self.n_neighbors = n_neighbors
@@ -341,7 +347,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                 return True
         return self._learn_one_live(x, s)
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         with _model_lock(d):
             # a dense float64 row on a fitted model with checked hyper-parameters: the

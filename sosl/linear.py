@@ -1,4 +1,12 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 import contextlib
 import math
@@ -17,6 +25,7 @@ from ._core import _linear
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule
 from ._core._losses import loss_constants
+from ._typing import Auto, Detector, RandomState
 from .exceptions import UnscaledInputWarning
 
 __all__ = ["OAUCM", "OAUCS"]
@@ -271,7 +280,8 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                         "features of order 1 (the paper scales them to [-1, 1]); scale them "
                         "(e.g. sklearn.preprocessing.MaxAbsScaler) or tune lam and eta.")
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         _abs_cache[0] = _no_array
         d = self.__dict__
         if (sample_weight is None and type(X) is np.ndarray and "w_" in d and not self.shuffle
@@ -350,7 +360,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
 
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         with _model_lock(d):
             # finite input gives a finite score here, except for overflow, which the
@@ -513,8 +523,10 @@ class OAUCM(_LinearSOSL):
 
     _loss = int(Loss.LOSS_M)
 
-    def __init__(self, lam=1e-2, eta=None, forgetting=1.0, shuffle=False, random_state=None,
-                 max_memory="auto", detector=None):
+    def __init__(self, lam: float = 1e-2, eta: float | None = None,
+                 forgetting: float | Auto = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto",
+                 detector: Detector | None = None) -> None:
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting
@@ -578,8 +590,10 @@ n_features_in_
 
     _loss = int(Loss.LOSS_S)
 
-    def __init__(self, lam=1e-2, eta=1e-2, forgetting=1.0, shuffle=False, random_state=None,
-                 max_memory="auto", detector=None):
+    def __init__(self, lam: float = 1e-2, eta: float | None = 1e-2,
+                 forgetting: float | Auto = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto",
+                 detector: Detector | None = None) -> None:
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting

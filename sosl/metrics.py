@@ -102,7 +102,7 @@ def _groups(pos, score, w):
 def _check_max_fpr(max_fpr):
     if isinstance(max_fpr, bool) or not isinstance(max_fpr, Real):
         raise TypeError(f"max_fpr must be a real number in (0, 1], got {max_fpr!r}")
-    if not 0.0 < max_fpr <= 1.0:
+    if not 0.0 < max_fpr <= 1.0:  # type: ignore[operator]  # numbers.Real has no <
         raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr!r}")
     return float(max_fpr)
 
@@ -500,7 +500,7 @@ class StreamingAUC(_AUCFamily):
     ValueError: y_true=0.9 is not a class label (...update(y_true, y_score)...
     """
 
-    def __init__(self, pos_label=None, max_fpr=None):
+    def __init__(self, pos_label: Any = None, max_fpr: float | None = None) -> None:
         self._init_auc(pos_label, max_fpr)
         self._core = _auc.AUCCounter()
 
@@ -558,7 +558,8 @@ class RollingAUC(_AUCFamily):
 
     _rolling = True
 
-    def __init__(self, window, pos_label=None, max_fpr=None):
+    def __init__(self, window: int, pos_label: Any = None, max_fpr: float | None = None
+                 ) -> None:
         self.window = _check_window(window)
         self._init_auc(pos_label, max_fpr)
         self._core = _auc.RollingAUCCounter(self.window)
@@ -600,7 +601,7 @@ class StreamingAveragePrecision(_RankingMetric):
     0.8333333333333333
     """
 
-    def __init__(self, pos_label=None):
+    def __init__(self, pos_label: Any = None) -> None:
         self.pos_label = pos_label
         self._value = None
         self._core = _auc.AUCCounter()
@@ -640,7 +641,7 @@ class RollingAveragePrecision(StreamingAveragePrecision):
 
     _rolling = True
 
-    def __init__(self, window, pos_label=None):
+    def __init__(self, window: int, pos_label: Any = None) -> None:
         self.window = _check_window(window)
         super().__init__(pos_label)
         self._core = _auc.RollingAUCCounter(self.window)
@@ -672,13 +673,13 @@ class BinnedAUC:
         about 1490 in size; larger ones share the end bins, which the bound counts).
     """
 
-    def __init__(self, resolution=1024.0, half=2**13):
+    def __init__(self, resolution: float = 1024.0, half: int = 2**13) -> None:
         self.resolution = float(resolution)
         self.half = int(half)
         self.counts = np.zeros((2, 2 * self.half + 1), dtype=np.int64)
         self.n_pos = self.n_neg = 0
 
-    def update_many(self, y_true, y_score) -> "BinnedAUC":
+    def update_many(self, y_true: ArrayLike, y_score: ArrayLike) -> BinnedAUC:
         """Add the pairs of labels (1 positive, 0 negative) and scores; returns self."""
         y = np.asarray(y_true).astype(np.int64, copy=False).ravel()
         s = np.asarray(y_score, dtype=np.float64).ravel()
@@ -696,7 +697,7 @@ class BinnedAUC:
         self.n_neg += y.shape[0] - pos
         return self
 
-    def update(self, y_true, y_score) -> "BinnedAUC":
+    def update(self, y_true: Any, y_score: float) -> BinnedAUC:
         return self.update_many([y_true], [y_score])
 
     def _pq(self):
@@ -830,7 +831,8 @@ class RollingTwoWayPartialAUC(_RankingMetric):
 
     _rolling = True
 
-    def __init__(self, window, *, min_tpr, max_fpr, pos_label=None):
+    def __init__(self, window: int, *, min_tpr: float, max_fpr: float, pos_label: Any = None
+                 ) -> None:
         self.window = _check_window(window)
         two_way_partial_auc([0, 1], [0.0, 1.0], min_tpr=min_tpr, max_fpr=max_fpr)  # checks
         self.min_tpr = min_tpr

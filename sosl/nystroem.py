@@ -7,6 +7,14 @@ Cheng & Zhang) runs on the mapped rows: the typed pass of :class:`sosl.OAUCM`,
 feature space. The maps are :mod:`sosl._core._features` (NumPy reference
 :mod:`sosl._core._features_ref`).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from numbers import Integral, Real
 
@@ -21,6 +29,7 @@ from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
 from ._core._codes import Loss
 from ._input import _finite_array
+from ._typing import Auto, RandomState
 from .exceptions import UnscaledInputWarning
 from .kernels import _gamma_scale
 from .linear import _NO_CONTEXT, BLAS_THREADED_P, _LinearSOSL, _same_labels
@@ -179,9 +188,10 @@ class NystroemOAUCM(BaseOnlineAUC):
         "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
-    def __init__(self, n_components=64, method="nystroem", gamma="scale", lam=1e-4,
-                 eta=None, forgetting=1.0, shuffle=False, random_state=None,
-                 max_memory="auto"):
+    def __init__(self, n_components: int = 64, method: Literal["nystroem", "rff"] = "nystroem",
+                 gamma: float | Literal["scale"] = "scale", lam: float = 1e-4,
+                 eta: float | None = None, forgetting: float = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto") -> None:
         self.n_components = n_components
         self.method = method
         self.gamma = gamma
@@ -373,7 +383,8 @@ class NystroemOAUCM(BaseOnlineAUC):
             self._warn_unscaled(R)
         return True
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         d = self.__dict__
         if (sample_weight is None and type(X) is np.ndarray and X.ndim == 2
                 and X.shape[0] == 1 and X.dtype == np.float64 and "w_" in d
@@ -388,7 +399,7 @@ class NystroemOAUCM(BaseOnlineAUC):
 
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         with _model_lock(d):
             if d.get("_params_ok") and "w_" in d:
@@ -436,7 +447,7 @@ class NystroemOAUCM(BaseOnlineAUC):
             _linear.decision_rows(Z, d["w_"], d["means_"], d["counts_"], out[a:a + step])
         return out
 
-    def feature_map(self, X):
+    def feature_map(self, X: ArrayLike) -> np.ndarray:
         """The mapped rows z(x) of X under the frozen map, shape (n_samples, D).
 
         Raises ``ValueError`` during the warm-up (no map yet).

@@ -15,12 +15,15 @@ support vectors sparsely (``_SparseFifoBuffers``, ``_SparseKompBuffers``) and ru
 :func:`sosl._core._okauc.kernel_pass_csr` or :func:`sosl._core._kbudget.komp_policy_pass_csr`
 on the CSR rows; see the class docstrings.
 """
+from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
@@ -30,6 +33,7 @@ from ._core._calibration import platt_steps
 from ._core._codes import Loss, Schedule, Transfer
 from ._core._kparams import KERNEL_NAMES, budget_pair, layout_kernel_spec, step_spec
 from ._input import _canonical_csr, _canonical_row, _finite_array
+from ._typing import Auto, Budget, KernelName, RandomState
 from .exceptions import GrowthWarning
 from .kernels import (
     KERNEL_CONSTRAINTS,
@@ -501,7 +505,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         _FifoBuffers.public(d)
         return True
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         with _model_lock(d):
             # a dense float64 row on a fitted model with checked hyper-parameters: the
@@ -598,7 +602,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                                d["alpha_buf_"][occ], self._layout_)
         return out + self.intercept_
 
-    def hilbert_norm(self):
+    def hilbert_norm(self) -> float:
         """||f||_H of the current classifier, sqrt(alpha' K alpha) over the support vectors."""
         policy = _adapter(self._layout_)
         return float(np.sqrt(max(policy.hilbert_norm2(self), 0.0)))
@@ -818,9 +822,13 @@ class OKAUCM(_KernelSOSL):
 
     _loss = int(Loss.LOSS_M)
 
-    def __init__(self, lam=1e-2, eta=None, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
-                 budget=100, transfer="optimal", budget_policy="fifo", epsilon=None,
-                 shuffle=False, random_state=None, max_memory="auto"):
+    def __init__(self, lam: float = 1e-2, eta: float | None = None,
+                 kernel: KernelName = "gaussian", gamma: float | Literal["scale"] = 1.0,
+                 degree: int = 3, coef0: float = 1.0, budget: Budget | None = 100,
+                 transfer: Literal["optimal", "min_abs"] = "optimal",
+                 budget_policy: Literal["fifo", "komp"] = "fifo", epsilon: float | None = None,
+                 shuffle: bool = False, random_state: RandomState = None,
+                 max_memory: int | Auto = "auto") -> None:
         self.max_memory = max_memory
         self.lam = lam
         self.eta = eta
@@ -853,9 +861,11 @@ class OKAUCS(_KernelSOSL):
 
     _loss = int(Loss.LOSS_S)
 
-    def __init__(self, lam=1e-2, eta=1e-2, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
-                 budget=100, transfer="optimal", shuffle=False, random_state=None,
-                 max_memory="auto"):
+    def __init__(self, lam: float = 1e-2, eta: float | None = 1e-2,
+                 kernel: KernelName = "gaussian", gamma: float | Literal["scale"] = 1.0,
+                 degree: int = 3, coef0: float = 1.0, budget: Budget | None = 100,
+                 transfer: Literal["optimal", "min_abs"] = "optimal", shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto") -> None:
         self.max_memory = max_memory
         self.lam = lam
         self.eta = eta

@@ -1,5 +1,13 @@
 """PartialOAUCM: one-pass partial-AUC learning (FPR <= max_fpr, optionally TPR >= min_tpr)
 on OAUC-M's class moments, and the FPR budget held on the stream."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 import contextlib
 import math
@@ -14,6 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseOnlineAUC, _model_lock
 from ._core import _partial
 from ._core._blas import one_blas_thread
+from ._typing import Auto, RandomState
 from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
 
 __all__ = ["PartialOAUCM", "budget_rank"]
@@ -25,7 +34,7 @@ _BUDGET_SIZE = 500
 AUTO_LAM = 1e-2
 
 
-def budget_rank(m, max_fpr, window, confidence):
+def budget_rank(m: int, max_fpr: float, window: int, confidence: float) -> tuple[int, float]:
     """The rank k (1 = the largest) of the budget threshold among ``m`` kept negative
     scores, and the tail share q it aims at.
 
@@ -140,9 +149,11 @@ n_features_in_
         "budget_window": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, max_fpr=0.05, min_tpr=None, lam="auto", eta=None, forgetting=1.0,
-                 shuffle=False, random_state=None, max_memory="auto", budget_confidence=0.95,
-                 budget_window=1000):
+    def __init__(self, max_fpr: float = 0.05, min_tpr: float | None = None,
+                 lam: float | Auto = "auto", eta: float | None = None, forgetting: float = 1.0,
+                 shuffle: bool = False, random_state: RandomState = None,
+                 max_memory: int | Auto = "auto", budget_confidence: float = 0.95,
+                 budget_window: int = 1000) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr
         self.lam = lam
@@ -276,7 +287,7 @@ n_features_in_
                                       self.weights_)
         return m + sd * math.sqrt((1.0 - q) / q) + self._intercept()
 
-    def predict(self, X, budget=False):
+    def predict(self, X: ArrayLike, budget: bool = False) -> np.ndarray:
         """Predicted labels.
 
         ``budget=False``: positive where the decision function is positive. ``True`` or
@@ -299,12 +310,13 @@ n_features_in_
     def _learn_one_in_place(self, x, s):
         return False
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         return BaseOnlineAUC.partial_fit(self, X, y, classes, sample_weight)
 
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         return BaseOnlineAUC.score_one(self, x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__

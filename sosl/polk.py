@@ -1,6 +1,8 @@
 """POLK: parsimonious online learning with kernels (Koppel et al.), as a sosl classifier."""
+from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,6 +17,7 @@ from ._core._kparams import layout_kernel_spec, step_spec
 from ._core._polk import STATUS_DONE, STATUS_REBUILD, PolkStepper
 from ._core._polk_driver import memory_need, polk_run, polk_spec
 from ._input import _canonical_csr
+from ._typing import Auto, KernelName, RandomState
 from .exceptions import GrowthWarning
 from .kernels import KERNEL_CONSTRAINTS, _SparseStorage, layout_expansion
 
@@ -164,9 +167,13 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                     "projection_errors_", "projection_budgets_", "_gram_inv")
     _gram_inv = None        # inverse of gram_ kept by the typed pass (None: rebuilt when needed)
 
-    def __init__(self, loss="hinge", lam=1e-3, eta=0.1, schedule="constant", epsilon=None,
-                 parsimony=1.0, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0,
-                 shuffle=False, random_state=None, max_memory="auto"):
+    def __init__(self, loss: Literal["hinge", "logistic", "square"] = "hinge",
+                 lam: float = 1e-3, eta: float = 0.1,
+                 schedule: Literal["constant", "diminishing"] = "constant",
+                 epsilon: float | None = None, parsimony: float = 1.0,
+                 kernel: KernelName = "gaussian", gamma: float | Literal["scale"] = 1.0,
+                 degree: int = 3, coef0: float = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto") -> None:
         self.max_memory = max_memory
         self.loss = loss
         self.lam = lam

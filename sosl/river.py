@@ -72,9 +72,11 @@ change raises ``ValueError`` (``clone()`` starts over with the new values).
 river is an optional dependency (``pip install sosl[river]``); without it the classes
 raise ImportError when used.
 """
+from __future__ import annotations
 
 import inspect
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -96,6 +98,11 @@ if _river_base is not None:
 _Base = _river_base.Classifier if _river_base is not None else object
 _ADAPTER_PARAMS = ("features", "n_hash", "max_features", "alternate_sign", "unknown",
                    "classes")
+#: the adapter parameters' annotations in the generated signatures (strings, as the
+#: learners' own under ``from __future__ import annotations``)
+_ADAPTER_TYPES = {"features": "Sequence[Hashable] | None", "n_hash": "int | None",
+                  "max_features": "int | None", "alternate_sign": "bool",
+                  "unknown": 'Literal["raise", "ignore"]', "classes": "tuple[Any, Any] | None"}
 
 #: the river name of an estimator's parameter (river seeds its checks through ``seed``)
 _RENAMED = {"random_state": "seed"}
@@ -243,8 +250,13 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
     _estimator_class = None
     _estimator_params = ()
     _sparse_rows = True
+    # set in __init__ (declared here for the type checker)
+    estimator_: Any
+    _index: dict
+    _layout: Any
+    _last: Any
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if _river_base is None:
             raise ImportError("sosl.river needs the river package: pip install 'sosl[river]'")
         if self._estimator_class is None:
@@ -337,14 +349,14 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
 
     # -- dict rows to the learner's rows -----------------------------------------------------
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         """The dimension the learner sees."""
         if self.features is not None:
             return len(self.features)
         return self.n_hash if self.n_hash is not None else self.max_features
 
     @property
-    def features_(self):
+    def features_(self) -> list | None:
         return None if self.features is None and self.n_hash is not None else list(self._index)
 
     def _hashed(self, x):
@@ -476,7 +488,7 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
                   for name in self._estimator_params}
         return self._estimator_class(**params)
 
-    def learn_one(self, x, y):
+    def learn_one(self, x: dict, y: Any) -> None:
         """Learn one row: the wrapped learner's ``learn_one`` on the row made from ``x``.
 
         A refused row or label (``ValueError``/``TypeError`` naming the problem) leaves the
@@ -509,14 +521,14 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
             est.learn_one(row, t)
         self._commit_keys(new)
 
-    def score_one(self, x):
+    def score_one(self, x: dict) -> float:
         """The learner's raw score of one row (0.0 before the first ``learn_one``)."""
         self._check_layout()
         if self.estimator_ is None:
             return 0.0
         return self.estimator_.score_one(self._row(x, learn=False)[0])
 
-    def predict_proba_one(self, x, **kwargs):
+    def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
         """The wrapped learner's probabilities of the two labels (its Platt scaling).
 
         Parameters
@@ -577,10 +589,11 @@ def _adapter(est_class):
                 "alternate_sign": True, "unknown": "raise", "classes": None}
     params = ([P("self", P.POSITIONAL_OR_KEYWORD)]
               + [p.replace(kind=P.POSITIONAL_OR_KEYWORD) for p in own]
-              + [P(arg, P.KEYWORD_ONLY, default=defaults[arg]) for arg in _ADAPTER_PARAMS])
-    signature = inspect.Signature(params)
+              + [P(arg, P.KEYWORD_ONLY, default=defaults[arg], annotation=_ADAPTER_TYPES[arg])
+                 for arg in _ADAPTER_PARAMS])
+    signature = inspect.Signature(params, return_annotation="None")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         SOSLClassifier.__init__(self, *args, **kwargs)
 
     __init__.__signature__ = signature

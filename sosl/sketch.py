@@ -1,9 +1,12 @@
 """Sketched second-order online AUC learner for sparse, high-dimensional data: SketchedOAUCM."""
+from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -14,6 +17,7 @@ from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule, SketchFamily
 from ._input import _canonical_csr
+from ._typing import Auto, RandomState
 
 __all__ = ["SketchedOAUCM"]
 
@@ -224,8 +228,10 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                     "slot_columns_", "n_slots_") + _COLUMN_ARRAYS + (
                     "untracked_lin_", "untracked_quad_", "untracked_scale_", "untracked_epoch_")
 
-    def __init__(self, lam="auto", eta=None, rank=32, loss="m", sketch="fd_diag",
-                 max_columns="auto", shuffle=False, random_state=None):
+    def __init__(self, lam: float | Auto = "auto", eta: float | None = None, rank: int = 32,
+                 loss: Literal["m", "s"] = "m", sketch: Literal["fd", "fd_diag"] = "fd_diag",
+                 max_columns: int | Auto | None = "auto", shuffle: bool = False,
+                 random_state: RandomState = None) -> None:
         self.lam = lam
         self.eta = eta
         self.rank = rank
@@ -430,7 +436,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         d["n_seen_"] += 1
         return True
 
-    def score_one(self, x):
+    def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):
@@ -441,10 +447,11 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                 try:
                     if type(x) is np.ndarray:
                         f = st.score_dense(x, d["n_slots_"], d["untracked_epoch_"])
-                    elif sp.issparse(x) and x.format == "csr" \
-                            and x.shape == (1, d["n_features_in_"]):
-                        f = st.score_csr(x.data, x.indices, x.indptr, d["n_slots_"],
-                                         d["untracked_epoch_"])
+                    elif (sp.issparse(x) and x.format == "csr"  # type: ignore[union-attr]
+                            and x.shape == (1, d["n_features_in_"])):  # type: ignore[union-attr]
+                        # x is a scipy CSR matrix here (issparse does not narrow the type)
+                        f = st.score_csr(x.data, x.indices, x.indptr,  # type: ignore[union-attr]
+                                         d["n_slots_"], d["untracked_epoch_"])
                 except (ValueError, TypeError):
                     f = None
             return super().score_one(x) if f is None else f

@@ -12,10 +12,12 @@ round (a ``*_ref`` module is an oracle only).
   C structs ``KernelSpec`` and ``StepSpec`` of ``_kfun.pxd`` (Cython converts a dict with
   exactly these keys at the call), and that the references read by key.
 """
+from __future__ import annotations
 
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._codes import Kernel
 
@@ -66,14 +68,15 @@ def step_spec(eta, lam, schedule, loss):
             "loss": int(loss)}
 
 
-def kernel_code(kernel):
+def kernel_code(kernel: str) -> int:
     """Integer code of a kernel name; raise ValueError naming the accepted ones."""
     if not isinstance(kernel, str) or kernel not in KERNEL_CODES:
         raise ValueError(f"kernel must be one of {sorted(KERNEL_CODES)}, got {kernel!r}")
     return KERNEL_CODES[kernel]
 
 
-def validate_kernel_params(kernel, gamma, degree, coef0):
+def validate_kernel_params(kernel: str, gamma: float, degree: int, coef0: float
+                           ) -> tuple[int, float, float, float]:
     """Check the kernel hyper-parameters; return ``(code, gamma, degree, coef0)`` as numbers.
 
     Raises
@@ -97,17 +100,18 @@ def validate_kernel_params(kernel, gamma, degree, coef0):
     return code, float(gamma), float(degree), float(coef0)
 
 
-def gamma_from_sigma(sigma):
+def gamma_from_sigma(sigma: float) -> float:
     """``gamma = 1 / sigma^2``: the paper's Gaussian width sigma as scikit-learn's gamma."""
     return 1.0 / float(sigma) ** 2
 
 
-def sigma_from_gamma(gamma):
+def sigma_from_gamma(gamma: float) -> float:
     """``sigma = 1 / sqrt(gamma)``: inverse of :func:`gamma_from_sigma`."""
     return 1.0 / np.sqrt(float(gamma))
 
 
-def budget_pair(budget, *, allow_none=False):
+def budget_pair(budget: int | tuple[int, int] | list[int] | np.ndarray | None, *,
+                allow_none: bool = False) -> tuple[int, int] | None:
     """Per-class buffer budgets ``(N-, N+)`` from ``budget``; raise naming the problem.
 
     Parameters
@@ -139,7 +143,8 @@ def budget_pair(budget, *, allow_none=False):
     return int(values[1]), int(values[0])
 
 
-def kernel_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
+def kernel_matrix(A: ArrayLike, B: ArrayLike, kernel: str = "gaussian", gamma: float = 1.0,
+                  degree: int = 3, coef0: float = 1.0) -> np.ndarray:
     """Gram matrix ``K[i, j] = k(A[i], B[j])``.
 
     Parameters
@@ -164,7 +169,8 @@ def kernel_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
     >>> kernel_matrix(np.zeros((1, 2)), np.ones((1, 2)), gamma=0.5)
     array([[0.36787944]])
     """
-    code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    code, gamma, degree, coef0 = validate_kernel_params(  # type: ignore[assignment]
+        kernel, gamma, degree, coef0)                    # degree: int -> float
     A = np.atleast_2d(np.asarray(A, dtype=np.float64))
     B = np.atleast_2d(np.asarray(B, dtype=np.float64))
     if A.shape[1] != B.shape[1]:
@@ -180,9 +186,11 @@ def kernel_matrix(A, B, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
     return G
 
 
-def kernel_diag(A, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
+def kernel_diag(A: ArrayLike, kernel: str = "gaussian", gamma: float = 1.0, degree: int = 3,
+                coef0: float = 1.0) -> np.ndarray:
     """``k(A[i], A[i])`` for each row, without forming the Gram matrix."""
-    code, gamma, degree, coef0 = validate_kernel_params(kernel, gamma, degree, coef0)
+    code, gamma, degree, coef0 = validate_kernel_params(  # type: ignore[assignment]
+        kernel, gamma, degree, coef0)                    # degree: int -> float
     A = np.atleast_2d(np.asarray(A, dtype=np.float64))
     if code == KERNEL_GAUSSIAN:
         return np.ones(A.shape[0])

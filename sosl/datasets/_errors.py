@@ -6,6 +6,7 @@ derives from the built-in exception a caller would expect (``ValueError`` for a 
 or a file that does not match the registry, ``FileNotFoundError`` for a missing directory
 or file, ``OSError`` for a failed download), so existing ``except`` clauses keep working.
 """
+from __future__ import annotations
 
 __all__ = ["DatasetError", "UnknownDatasetError", "DataDirectoryError", "DatasetNotFoundError",
            "IntegrityError", "UnknownChecksumError", "DownloadError"]
@@ -30,7 +31,8 @@ class DataDirectoryError(DatasetError, FileNotFoundError):
         The path that is not a directory.
     """
 
-    def __init__(self, message, variable=None, path=None):
+    def __init__(self, message: str, variable: str | None = None, path: str | None = None
+                 ) -> None:
         super().__init__(message)
         self.variable = variable
         self.path = path
