@@ -288,7 +288,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
                                      "partial_fit, without a score.")
             if self.forgetting == "auto":        # the drift answer plays its own chunks
                 return self._prequential_rows(X, y)
-            out = []
+            out: list[np.ndarray] = []
             self._transaction(self._block_prequential, X, y, out)
             return out[0]
 

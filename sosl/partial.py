@@ -156,7 +156,7 @@ n_features_in_
                  budget_window: int = 1000) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr
-        self.lam = lam
+        self.lam = lam  # type: ignore[assignment]  # OAUC-M's lam is a number; here also "auto"
         self.eta = eta
         self.forgetting = forgetting
         self.shuffle = shuffle
