@@ -41,13 +41,13 @@ def draw(learners, ranks, cd, n_datasets, out, stem):
     ax.set_xlim(lo - 0.6, hi + 0.6)
     ax.set_ylim(-height + 0.2, 1.05)
     ax.axis("off")
-    ax.plot([lo, hi], [0, 0], color="k", lw=1)
+    ax.plot([lo, hi], [0, 0], color="k", lw=1, marker="none")
     for t in range(lo, hi + 1):
-        ax.plot([t, t], [0, 0.06], color="k", lw=1)
+        ax.plot([t, t], [0, 0.06], color="k", lw=1, marker="none")
         ax.text(t, 0.1, str(t), ha="center", va="bottom", fontsize=8)
-    ax.plot([lo, lo + cd], [0.55, 0.55], color="k", lw=1.5)
+    ax.plot([lo, lo + cd], [0.55, 0.55], color="k", lw=1.5, marker="none")
     for x in (lo, lo + cd):
-        ax.plot([x, x], [0.5, 0.6], color="k", lw=1)
+        ax.plot([x, x], [0.5, 0.6], color="k", lw=1, marker="none")
     ax.text(lo + cd / 2, 0.63, f"CD = {cd:.2f} (Nemenyi, alpha 0.05, N = {n_datasets})",
             ha="center", va="bottom", fontsize=8)
     for pos, (name, rank) in enumerate(zip(names, r)):
@@ -56,13 +56,13 @@ def draw(learners, ranks, cd, n_datasets, out, stem):
             y, x_text, ha = top - step * pos, lo - 0.5, "right"
         else:
             y, x_text, ha = top - step * (k - 1 - pos), hi + 0.5, "left"
-        ax.plot([rank, rank, x_text], [0, y, y], color=c, lw=1)
+        ax.plot([rank, rank, x_text], [0, y, y], color=c, lw=1, marker="none")
         ax.text(x_text + (-0.05 if ha == "right" else 0.05), y, f"{name} ({rank:.2f})",
                 ha=ha, va="center", fontsize=8, color=c)
     for g_pos, g in enumerate(groups):
         y = -0.12 - bar_step * g_pos
         ax.plot([r[g[0]] - 0.03, r[g[-1]] + 0.03], [y, y], color="k", lw=2.5,
-                solid_capstyle="round", zorder=3)
+                solid_capstyle="round", zorder=3, marker="none")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.svg", out / f"{stem}.png"]
