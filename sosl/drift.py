@@ -387,12 +387,6 @@ def ftrl_auto_play(model, state, X, s, order, wzn, play, ftrl_weights):
             return start + bad
         ctl.t += cut
         if fired:
-            rows = ctl.rows_kept(counts)
-            if ctl.t > rows:
-                r = rows / ctl.t
-                wzn[:, 1] *= r
-                wzn[:, 2] *= r
-                wzn[:, 0] = ftrl_weights(wzn[:, 1], wzn[:, 2])
             _ftrl_answer(ctl, state["t_"], wzn, counts, ftrl_weights)
         start += cut
     state["drift_"] = ctl

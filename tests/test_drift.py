@@ -247,3 +247,20 @@ def test_auto_forgetting_is_refused_by_merge_and_parallel():
         merge([a.get_state(), b.get_state()])
     with pytest.raises(ValueError, match="give forgetting as a number"):
         Parallel(OAUCM(forgetting="auto")).fit(X, y)
+
+
+def test_ftrl_auto_batch_and_one_row_answer_a_change_alike():
+    """The batch path scales FTRL's sums once per detection, as the one-row path does (the
+    mutant, a second scaling, over-forgets and moves w well past the bound; what is left
+    comes from the chunks scoring their rows under the chunk's first weights)."""
+    from sosl.ftrl import FTRLAUC
+
+    n = 16_000
+    X, y, _ = make_drift_stream(n, 300, kind="text", drift_at=n // 2, positive_rate=0.05,
+                                random_state=1)
+    a = FTRLAUC(gamma=0.1, forgetting="auto").fit(X, y)
+    b = FTRLAUC(gamma=0.1, forgetting="auto").partial_fit(X[:2000], y[:2000], classes=[0, 1])
+    for i in range(2000, n):
+        b.learn_one(X[i], y[i])
+    assert len(a.drift_.detections) >= 1 and len(b.drift_.detections) >= 1
+    assert np.abs(a.w_ - b.w_).max() < 0.05 * np.abs(b.w_).max()
