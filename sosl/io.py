@@ -178,6 +178,9 @@ def save(obj: Any, path: str | os.PathLike, *, meta: dict | None = None) -> None
             np.savez(fh, allow_pickle=False, **members)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates the file for its owner only; a model file gets the mode an
+        # ordinary open() would give it (0o666 less the umask), as users expect to share it
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -185,6 +188,13 @@ def save(obj: Any, path: str | os.PathLike, *, meta: dict | None = None) -> None
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _state_of(est: Any) -> LearnerState:

@@ -210,3 +210,16 @@ def test_not_a_model_file(tmp_path):
         np.savez(fh, w=np.zeros(3))
     with pytest.raises(ValueError, match="no sosl header"):
         sio.load(path)
+
+
+def test_saved_file_has_the_mode_of_an_ordinary_file(tmp_path):
+    from sosl import OAUCM
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    old = os.umask(0o022)
+    try:
+        sio.save(OAUCM().fit(X, y), tmp_path / "m.npz")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "m.npz").stat().st_mode & 0o777 == 0o644
