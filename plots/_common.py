@@ -17,6 +17,7 @@ over the data.
 import argparse
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import matplotlib
 import numpy as np
@@ -77,7 +78,7 @@ RC = {
 
 def apply_style():
     """Apply :data:`RC` to matplotlib (the plot scripts do it on import; verify on use)."""
-    matplotlib.rcParams.update(RC)
+    matplotlib.rcParams.update(cast(Any, RC))     # matplotlib types the keys as literals
 
 
 def legend_outside(ax, **kw):
