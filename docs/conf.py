@@ -74,6 +74,8 @@ nitpick_ignore_regex = [
     # names in the annotated signatures that have no page: pathlib's and os's path types
     # under the names the annotations use, scipy.sparse as ``sp``, the private base class
     (r"py:class", r"(StrPath|Path|BaseOnlineAUC|sp\..*)"),
+    # the annotation aliases of sosl._typing (a private module, no page)
+    (r"py:class", r"(Auto|RandomState|Detector|Budget|KernelName)"),
     # the standard library, every module of it: no inventory offline
     (r"py:.*", rf"({'|'.join(sorted(sys.stdlib_module_names))})(\..*)?"),
     # private modules named in module docstrings (the kernels and their references)
@@ -109,6 +111,8 @@ API_MODULES = [
     ("Warnings", "sosl.exceptions", "Warning categories."),
     ("Model state", "sosl.state", "A fitted model's state: export, restore and merge."),
     ("Model files", "sosl.io", "Saving and loading models without pickles."),
+    ("Drift", "sosl.drift", "Change detection and the forgetting='auto' controller."),
+    ("Partial AUC", "sosl.partial", "The FPR budget's rank rule of PartialOAUCM."),
     ("Data-parallel fit", "sosl.dask", "Training on shards of the data, then merging."),
     ("Command line", "sosl.cli", "The sosl learn / sosl score command line."),
     ("Experiments", "sosl.experiments", "The paper's experimental protocol."),
@@ -127,10 +131,13 @@ def _write_api_index():
              "Every public name of every module below, one page each, generated from its",
              "docstring.", ""]
     experiments = importlib.import_module("sosl.experiments")
+    top = importlib.import_module("sosl")
     paged = set()    # (name, object) of the experiments' submodules documented so far
     for title, modname, blurb in API_MODULES:
         mod = importlib.import_module(modname)
         names = [n for n in mod.__all__ if not n.startswith("__")]
+        if modname != "sosl":      # an estimator re-exported by sosl has its page there
+            names = [n for n in names if getattr(top, n, None) is not getattr(mod, n)]
         if modname.startswith("sosl.experiments."):  # a re-exported name has one page
             names = [n for n in names if getattr(experiments, n, None) is not getattr(mod, n)
                      and (n, id(getattr(mod, n))) not in paged]

@@ -14,7 +14,9 @@ Public estimators (scikit-learn compatible binary classifiers trained by one onl
 * :class:`POLK` -- parsimonious online learning with kernels (functional SGD + KOMP,
   :mod:`sosl.komp`);
 * :class:`NystroemOAUCM` -- OAUC-M on a Nystroem or random-Fourier feature map of the
-  Gaussian kernel (:mod:`sosl.nystroem`).
+  Gaussian kernel;
+* :class:`PartialOAUCM` -- one-pass partial-AUC learning (FPR <= ``max_fpr``, optionally
+  TPR >= ``min_tpr``) on OAUC-M's class moments.
 
 ``import sosl`` is cheap: it loads none of the estimator modules (they need scikit-learn,
 whose import is most of the cost of using sosl). Each public name is loaded on first use --

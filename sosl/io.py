@@ -152,7 +152,7 @@ def save(obj: Any, path: str | os.PathLike, *, meta: dict | None = None) -> None
     Parameters
     ----------
     obj : fitted sosl estimator or LearnerState
-        An estimator is read under its lock (:meth:`get_state`).
+        An estimator is read under its lock (its ``get_state``).
     path : str or path-like
         The file to write (conventionally ``.npz``); replaced atomically.
     meta : dict, optional

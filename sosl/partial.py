@@ -69,7 +69,7 @@ class PartialOAUCM(OAUCM):
     ``min_tpr``. Each positive pays the worst case, over every negative distribution with
     the kept mean and covariance, of the average pairwise hinge loss over the top beta of
     the negatives (a CVaR); each negative counts only when it is in the top beta of the
-    negatives (two-way: each positive only when in the lowest 1 - alpha of the positives):
+    negatives (two-way: each positive only when in the lowest 1 - alpha of the positives)::
 
         L_t(w) = lam/2 ||w||^2 + sel_t psi_beta(mu, s2),
         psi_beta = 1 - mu + sigma sqrt((1 - beta)/beta)   if 1 - mu >= c*(beta, sigma)
@@ -277,7 +277,7 @@ n_features_in_
     def budget_moment_threshold_(self):
         """Score threshold of ``predict(X, budget="moments")``: one-sided Chebyshev
         (Cantelli) on the negatives' moments under the current model, so that at most the
-        tail share q of :func:`budget_rank` of the negatives seen (any law with those
+        tail share q of :func:`sosl.partial.budget_rank` of the negatives seen (any law with those
         moments) score above it."""
         _, q = budget_rank(0, float(self.max_fpr), int(self.budget_window),
                            float(self.budget_confidence))
