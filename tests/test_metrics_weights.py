@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from sosl import metrics
+from sosl import _metrics_batch as batch  # the module the batch functions read it in
 from sosl.metrics import auc, average_precision, partial_auc
 
 Y, S = [0, 1, 0, 1], [0.1, 0.9, 0.2, 0.3]
@@ -43,13 +43,13 @@ def test_weighted_metrics_equal_sklearn_at_any_scale(scale, seed):
 
 def test_unscaled_products_overflow(monkeypatch):
     """Mutant: without the scaling the reproducer is NaN again (the test above can fail)."""
-    real = metrics._binary_input
+    real = batch._binary_input
 
     def unscaled(y_true, y_score, sample_weight, pos_label, need_negative=True):
         pos, score, w = real(y_true, y_score, None, pos_label, need_negative)
         return pos, score, None if sample_weight is None else np.asarray(sample_weight, float)
 
-    monkeypatch.setattr(metrics, "_binary_input", unscaled)
+    monkeypatch.setattr(batch, "_binary_input", unscaled)
     with np.errstate(all="ignore"):
         assert not np.isfinite(auc(Y, S, sample_weight=[1e200] * 4))
         assert not np.isfinite(partial_auc(Y, S, 0.5, sample_weight=[1e160] * 4))

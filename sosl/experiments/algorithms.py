@@ -17,8 +17,8 @@ import numpy as np
 import sosl
 
 __all__ = ["ALGORITHMS", "AlgorithmSpec", "GRIDS", "REFERENCES", "check_point",
-           "default_references", "grid_label", "grid_points", "grid_restrictions",
-           "resolve_algorithms", "spec_of"]
+           "control_class_name", "default_references", "grid_label", "grid_points",
+           "grid_restrictions", "resolve_algorithms", "spec_of"]
 
 #: exponent sets of the grids 2^e: the paper's full grid 2^[-10, 10], every second
 #: exponent for quick runs, every fourth (for the kernel learners, whose 2-3 searched
@@ -62,6 +62,10 @@ class AlgorithmSpec:
         uniform subset of that size is searched instead (random search with the budget
         of a ``max_dims``-parameter grid at the same resolution); None searches the whole
         product.
+    control : bool
+        The paper's proposal, the learner every other one is compared with in the
+        many-datasets suite's report (:data:`sosl.experiments.suite_report.CONTROL` is its
+        class name); exactly one spec of :data:`ALGORITHMS` sets it.
     capped : bool
         A batch reference run on a stratified subsample of each training part and one
         partition on datasets whose training parts exceed
@@ -78,6 +82,7 @@ class AlgorithmSpec:
     in_paper: bool = True
     max_dims: int | None = None
     capped: bool = False
+    control: bool = False
 
     def estimator_class(self):
         """The estimator class ``sosl.<cls>`` (or ``<module>.<Name>`` for ``"module:Name"``).
@@ -123,7 +128,7 @@ ALGORITHMS = {a.name: a for a in [
     AlgorithmSpec("OL-UBAUC", 2, "OLUBAUC", ("lam",), {"eta": None}),
     AlgorithmSpec("OAUC-S", 2, "OAUCS", ("lam", "eta")),
     AlgorithmSpec("OAUC-M_c", 2, "OAUCM", ("lam", "eta")),
-    AlgorithmSpec("OAUC-M", 2, "OAUCM", ("lam",), {"eta": None}),
+    AlgorithmSpec("OAUC-M", 2, "OAUCM", ("lam",), {"eta": None}, control=True),
     AlgorithmSpec("OAM_gra", 2, "OAM", ("C",), {"buffer_size": 100, "update": "gra"},
                   in_paper=False),
     AlgorithmSpec("SOLAM", 2, "SOLAM", ("eta",), {"radius": 10.0}, in_paper=False),
@@ -169,6 +174,13 @@ REFERENCES = {a.name: a for a in [
     AlgorithmSpec("OKAUC-M_inf", 3, "OKAUCM", ("lam", "sigma"), {"budget": None, "eta": None},
                   kernel=True, in_paper=False, capped=True),
 ]}
+
+
+def control_class_name():
+    """The class name of the learner the suite compares every other one with (the spec of
+    :data:`ALGORITHMS` marked ``control``)."""
+    (spec,) = [a for a in ALGORITHMS.values() if a.control]
+    return spec.cls
 
 
 def spec_of(name):
