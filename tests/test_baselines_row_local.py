@@ -114,7 +114,7 @@ def test_a_round_that_does_not_put_back_is_caught(Est):
     old = ('_all_finite(v) for k, v in state.items() if k != "w_")):\n'
            "        w[cols] = saved\n")
     assert src.count(old) == 1
-    ns = dict(vars(baselines))
+    ns = dict(getattr(owner, method).__globals__)        # the namespace of its module
     exec(compile(src.replace(old, old.replace("        w[cols] = saved\n", "")), "<mutant>",
                  "exec"), ns)
     before = snapshot(est)
@@ -146,7 +146,7 @@ def test_score_one_csr_branch_is_checked_by_a_mutant():
     src = textwrap.dedent(inspect.getsource(baselines._LinearBaseline.score_one))
     old = 'd["w_"][x.indices]'
     assert src.count(old) == 1
-    ns = dict(vars(baselines))
+    ns = dict(baselines._LinearBaseline.score_one.__globals__)   # its module's namespace
     ns["__class__"] = baselines._LinearBaseline
     exec(compile(src.replace(old, 'd["w_"][x.indices - 1]'), "<mutant>", "exec"), ns)
     mutant = ns["score_one"].__get__(est)

@@ -203,7 +203,7 @@ def test_typed_one_row_round_is_taken_and_equals_partial_fit(est, monkeypatch):
     path are patched to fail) and equals the general one-row partial_fit bit for bit in
     every fitted attribute, the Platt scaling included; the mutant without the Platt step
     is caught, so the comparison sees it."""
-    import sosl.baselines
+    import sosl._baseline_core
     from sosl._base import BaseOnlineAUC
     X, y = baseline_stream(11)
     start = pickle.loads(pickle.dumps(est)).partial_fit(X[:20], y[:20])
@@ -218,7 +218,7 @@ def test_typed_one_row_round_is_taken_and_equals_partial_fit(est, monkeypatch):
             mp.setattr(BaseOnlineAUC, "_learn_one_general",
                        lambda self, *args: pytest.fail("the general path ran"))
             if mutant:
-                mp.setattr(sosl.baselines, "platt_steps", lambda f, s, c: None)
+                mp.setattr(sosl._baseline_core, "platt_steps", lambda f, s, c: None)
             for i in range(20, 120):
                 typed.learn_one(X[i], y[i])
         if mutant:

@@ -11,9 +11,8 @@ import sosl
 ROOT = Path(sosl.__file__).parent
 MAX_LINES = 800
 
-#: over the mark today, each to be split: the learner contract (BaseOnlineAUC alone is
-#: about 850 lines), the baselines' six learners, the exact and streaming metrics, OKAUC
-OVER_TODAY = {"_base.py", "baselines.py", "metrics.py", "okauc.py"}
+#: over the mark today, to be split: the learner contract
+OVER_TODAY = {"_base.py"}
 
 
 def _lines(path):
