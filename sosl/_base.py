@@ -44,8 +44,12 @@ samples in the order given. This module holds what they have in common:
 
 Subclasses provide ``_state_names`` (the fitted attributes making up the state),
 ``_init_state(n_features)``, ``_run_pass(state, X, s, order)`` and ``_decision(X)``.
-With ``_sparse_input = True`` they receive CSR matrices (float64, sorted int32 indices)
-in ``_run_pass`` and ``_decision``; otherwise sparse input raises ``TypeError``.
+What a learner's pass and scores accept and do (sparse rows, weights, the Platt steps in the
+pass, ...) is declared in its :class:`~sosl._capabilities.Capabilities` record, one frozen
+record for every trait; e.g. with ``sparse_input=True`` it receives CSR matrices (float64,
+sorted int32 indices) in ``_run_pass`` and ``_decision``, and with the default (False)
+sparse input raises ``TypeError``. A typed one-row helper is built by the learner's
+``_new_stepper`` and cached by the base (``_stepper()``, ``_forget_stepper()``).
 """
 
 from __future__ import annotations
@@ -165,21 +169,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {}
     #: names of the fitted attributes that make up the learner's state
     _state_names: tuple[str, ...] = ()
-    #: sparse input: True, the typed pass reads CSR rows; "blocks", accepted and densified
-    #: a block of rows at a time (for learners whose state is dense per feature anyway);
-    #: False, refused with TypeError
-    _sparse_input: bool | str = False
-    #: True if ``_run_pass`` raises ``ValueError("Input X contains NaN or infinity.")`` on
-    #: a non-finite dense row before the pass ends: a fresh ``fit`` then skips the separate
-    #: finiteness scan of X (the transaction discards the partial state)
-    _pass_checks_finite = False
-    #: True if ``_run_pass`` takes ``pre=`` (the rows' scores before the call) and plays the
-    #: prequential Platt step of each row on ``state["calibration_"]`` inside the pass, in
-    #: the order of the rows, skipping non-finite scores: the same steps as the separate
-    #: ``platt_steps`` after the pass, overlapped with the rounds (dense input only)
-    _platt_in_pass = False
-    #: True if ``_run_pass`` takes ``order=None`` for every row in the given order (dense X)
-    _pass_takes_identity = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -253,10 +242,54 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     # -- hyper-parameters ----------------------------------------------------------------
     def __setattr__(self, name, value):
         # any change of a public attribute (a hyper-parameter) re-arms the full check of
-        # the one-row calls; fitted attributes end in '_' and private ones start with it
-        if not name.endswith("_") and not name.startswith("_"):
-            self.__dict__["_params_ok"] = False
+        # the one-row calls; fitted attributes end in '_' and private ones start with it.
+        # A fitted attribute assigned (a load, a state set by hand) drops the typed
+        # one-row helper, which is bound to the arrays it was built from
+        if not name.startswith("_"):
+            if name.endswith("_"):
+                self.__dict__.pop("_stepper_", None)
+            else:
+                self.__dict__["_params_ok"] = False
         object.__setattr__(self, name, value)
+
+    def _sparse_mode(self) -> bool | str:
+        """How sparse input is taken: ``capabilities.sparse_input``, with "storage" read
+        from the frozen layout (True for CSR slots, "blocks" otherwise)."""
+        mode = self.capabilities.sparse_input
+        if mode == "storage":
+            lay = self.__dict__.get("_layout_")
+            return True if lay is not None and lay.get("storage") == "csr" else "blocks"
+        return mode
+
+    # -- the typed one-row helper: one cache, two hooks of the base ----------------------
+    def _new_stepper(self) -> Any:
+        """A learner's typed one-row helper bound to the current state (or None when the
+        state has none); called by :meth:`_stepper` when the cache is empty or stale."""
+        return None
+
+    def _stepper(self) -> Any:
+        """The cached typed one-row helper (``_stepper_``), built by ``_new_stepper`` on
+        first use and rebuilt when one of the arrays named by
+        ``capabilities.stepper_binds`` is no longer the one it was built on."""
+        d = self.__dict__
+        st = d.get("_stepper_")
+        if st is not None:
+            binds = self.capabilities.stepper_binds
+            if not binds:
+                return st
+            arrays = st.arrays
+            for i, name in enumerate(binds):
+                if arrays[i] is not d[name]:
+                    break
+            else:
+                return st
+        st = self._new_stepper()
+        d["_stepper_"] = st
+        return st
+
+    def _forget_stepper(self) -> None:
+        """Drop the cached helper: the state or the hyper-parameters it holds changed."""
+        self.__dict__.pop("_stepper_", None)
 
     def _check_hyper(self, fitted: bool) -> None:
         """Constraint table, cross checks and (when fitted) the frozen layout."""
@@ -272,7 +305,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         the last one (every assignment, by ``set_params`` or directly, re-arms it)."""
         if not self.__dict__.get("_params_ok", False):
             self._check_hyper(fitted=True)
-            self.__dict__.pop("_stepper_", None)     # may hold the old hyper-parameters
+            self._forget_stepper()                   # may hold the old hyper-parameters
 
     def _check_numbers(self) -> None:
         """Numeric hyper-parameters are finite and not booleans (a table cannot say so)."""
@@ -448,15 +481,9 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         bit for bit as the general path would; return False, with the state as it was,
         when ``x`` or the state does not suit it, or the round would fail: the general
         path then runs (and reports whatever is wrong). Default: the round on copies of
-        the state (``_learn_one_by_copy``) for learners with ``_one_row_by_copy``,
+        the state (``_learn_one_by_copy``) for learners with ``capabilities.one_row_by_copy``,
         otherwise never."""
-        return self._one_row_by_copy and self._learn_one_by_copy(x, s)
-
-    #: True: ``learn_one`` on a fitted model plays a finite float64 row (dense, or a
-    #: canonical one-row CSR matrix for a learner with ``_sparse_input = True``) through
-    #: ``_run_pass`` on copies of the state, without the general path's re-validation and
-    #: whole-object transaction; for learners whose state is small or copied anyway
-    _one_row_by_copy = False
+        return self.capabilities.one_row_by_copy and self._learn_one_by_copy(x, s)
 
     def _learn_one_by_copy(self, x, s):
         """The general path's round on one row, with only the work a valid row needs: the
@@ -469,7 +496,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                     and x.flags.c_contiguous and _finite_array(x)):
                 return False
             X = x.reshape(1, p)
-        elif self._sparse_input is True and _canonical_row(x, p):
+        elif self._sparse_mode() is True and _canonical_row(x, p):
             X = x
         else:
             return False
@@ -489,6 +516,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         for value in state.values():
             if not _all_finite(value):
                 return False
+        d.pop("_stepper_", None)                 # bound to the old arrays
         d.update(state)
         if math.isfinite(pre[0]):
             platt_steps(pre, sign, d["calibration_"])
@@ -581,7 +609,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         state["t_"] = 0
         state["n_seen_"] = 0
         state["calibration_"] = np.array([1.0, 1.0])     # [A, H] of the Platt scaling
-        self.__dict__.pop("_stepper_", None)
+        self._forget_stepper()
         for name, value in state.items():
             setattr(self, name, value)
         self.classes_ = classes
@@ -598,7 +626,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def _validate_X(self, X, reset):
         if sp.issparse(X):
             _check_compressed_structure(X)          # before anything reads the indices
-            if not self._sparse_input:
+            if not self._sparse_mode():
                 raise TypeError(
                     f"{type(self).__name__} does not accept sparse input: it keeps dense "
                     "state per feature. Densify X (X.toarray()) if it fits in memory, or use "
@@ -621,7 +649,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                 and type(X) is np.ndarray and X.ndim == 2 and y.shape[0] == X.shape[0]):
             X = self._validate_X(X, reset=False)
             return X, y
-        if (reset and self._pass_checks_finite and type(X) is np.ndarray
+        if (reset and self.capabilities.pass_checks_finite and type(X) is np.ndarray
                 and type(y) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
                 and X.flags.c_contiguous and X.shape[0] > 0 and X.shape[1] > 0
                 and y.ndim == 1 and y.shape[0] == X.shape[0] and y.dtype.kind in "iub"):
@@ -634,7 +662,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return X, y
         if sp.issparse(X):
             _check_compressed_structure(X)          # before anything reads the indices
-            if not self._sparse_input:
+            if not self._sparse_mode():
                 self._validate_X(X, reset)          # raises the TypeError
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                                  reset=reset, ensure_min_samples=1)
@@ -644,7 +672,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             # (reset: the state is created by this call and dropped if the pass raises)
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
                                  ensure_min_samples=1,
-                                 ensure_all_finite=not (reset and self._pass_checks_finite))
+                                 ensure_all_finite=not (
+                                     reset and self.capabilities.pass_checks_finite))
         if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
             check_classification_targets(y)
         return X, y
@@ -654,7 +683,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             _refuse_complex(x if sp.issparse(x) else np.asarray(x))
         if sp.issparse(x):
             _check_compressed_structure(x)          # before anything reads the indices
-            if not self._sparse_input:
+            if not self._sparse_mode():
                 self._validate_X(x, reset=False)    # raises the TypeError
             x = _as_csr(x)
             if x.shape != (1, self.n_features_in_):
@@ -714,11 +743,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return rng.permutation(n).astype(np.intp)
         return np.arange(n, dtype=np.intp)
 
-    #: True: ``_run_pass`` takes the row weights as a fifth argument (its weighted form is
-    #: documented by the learner); False: only weights 0 and 1 are accepted (rows of
-    #: weight 0 are left out before the pass)
-    _weighted = False
-
     def _check_weights(self, sample_weight, n, fresh=False):
         """The validated weights as a float64 array, or None when they are all 1 (the
         unweighted pass, bit for bit). Refuses negative or non-finite weights, a wrong
@@ -745,7 +769,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
                              "model cannot start from rows that are all left out.")
         if (sw == 1.0).all():
             return None
-        if not self._weighted and not ((sw == 0.0) | (sw == 1.0)).all():
+        if not self.capabilities.weighted and not ((sw == 0.0) | (sw == 1.0)).all():
             raise ValueError(
                 f"{type(self).__name__} has no weighted form of its update: sample_weight may "
                 "only hold 0 (leave the row out) and 1. The second-order learners (OAUCM, "
@@ -758,7 +782,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             if order is None:
                 order = np.arange(X.shape[0], dtype=np.intp)
             order = order[sw[order] > 0]             # a zero weight: the row left out
-            if not self._weighted or (sw[order] == 1.0).all():
+            if not self.capabilities.weighted or (sw[order] == 1.0).all():
                 sw = None
             if order.shape[0] == 0:
                 return
@@ -781,7 +805,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         if identity:
             # a learner whose pass reads None as "every row, in order" is spared the index
             # array (n values of fresh memory, page-faulted in on every call)
-            order = None if self._pass_takes_identity and not sp.issparse(X) \
+            order = None if self.capabilities.pass_takes_identity and not sp.issparse(X) \
                 else np.arange(X.shape[0], dtype=np.intp)
         pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else (self._state_names if sw is not None
@@ -800,12 +824,12 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             state[name] = value
         saved = {name: value[idx].copy() for name, idx in partial.items()
                  for value in (state[name],)}
-        in_pass = pre is not None and self._platt_in_pass and not sp.issparse(X)
+        in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
         try:
             extra = () if sw is None else (sw,)
             if in_pass:
                 self._run_pass(state, X, s, order, *extra, pre=pre)
-            elif self._sparse_input == "blocks" and sp.issparse(X):
+            elif self._sparse_mode() == "blocks" and sp.issparse(X):
                 for rows in _blocks(order, X.shape[1]):
                     self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
                                    np.arange(rows.shape[0], dtype=np.intp),
@@ -828,7 +852,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             for name, idx in partial.items():
                 getattr(self, name)[idx] = saved[name]
             raise
-        self.__dict__.pop("_stepper_", None)     # bound to the old arrays
+        self._forget_stepper()                   # bound to the old arrays
         self.__dict__.update(state)              # fitted attributes only: no re-arming needed
         if in_pass:
             return
@@ -853,20 +877,16 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             return
         platt_steps(f, s, self.calibration_)
 
-    #: False for a learner whose ``_decision`` on validated rows never emits NumPy's
-    #: floating-point warnings (a typed kernel): ``_raw_scores`` then skips the errstate
-    _decision_warns = True
-
     def _raw_scores(self, X):
         """Scores, non-finite where they overflow (without a floating-point warning)."""
-        if not self._decision_warns:
+        if not self.capabilities.decision_warns:
             return self._scores(X)
         with np.errstate(over="ignore", invalid="ignore"):
             return self._scores(X)
 
     def _scores(self, X):
         """``_decision`` on validated rows, densified block by block for "blocks" learners."""
-        if self._sparse_input == "blocks" and sp.issparse(X):
+        if self._sparse_mode() == "blocks" and sp.issparse(X):
             out = np.empty(X.shape[0])
             for rows in _blocks(np.arange(X.shape[0], dtype=np.intp), X.shape[1]):
                 out[rows] = self._decision(X[rows].toarray())
@@ -957,6 +977,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             state = dict(super().__getstate__())     # object's may be the live __dict__
             state.pop("_stepper_", None)             # typed helpers are rebuilt on demand
             state.pop("_lock_", None)                # a lock is per process and per object
+            for name in self.capabilities.scratch:   # work buffers, rebuilt on demand
+                state.pop(name, None)
             # pickle serializes the returned dict after the lock is released: the arrays a
             # later call updates in place are copied now (an array held twice, once)
             copies: dict = {}
@@ -997,7 +1019,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = bool(self._sparse_input)
+        tags.input_tags.sparse = bool(self._sparse_mode())
         return tags
 
 

@@ -35,9 +35,9 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
     capabilities = Capabilities(
         domains=(Domain("counts_", "count"), Domain("buffer_fill_", "nonneg"),
                  Domain("step_sum_", "nonneg"), Domain("grad_sq_", "nonneg"),
-                 Domain("covariances_", "psd")))
-
-    _one_row_by_copy = True       # learn_one: the pass on copies, without the general path
+                 Domain("covariances_", "psd")),
+        # learn_one: the pass on copies, without the general path; its work row is a cache
+        one_row_by_copy=True, scratch=("_one_row_work",))
 
     _parameter_constraints: dict = dict(_COMMON)
     #: state arrays the pass writes in place (the others are replaced after the pass)
@@ -152,11 +152,6 @@ class _LinearBaseline(LinearCoef, BaseOnlineAUC):
         d["n_seen_"] += 1
         if math.isfinite(pre[0]):
             platt_steps(pre, np.array([s]), d["calibration_"])
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_one_row_work", None)
-        return state
 
     def score_one(self, x: ArrayLike) -> float:
         d = self.__dict__

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._baseline_core import _COMMON, _POSITIVE, _RowLocalBaseline
+from ._capabilities import changes
 from ._core import _baselines
 from ._typing import RandomState
 
@@ -66,7 +67,7 @@ class Perceptron(_RowLocalBaseline):
 
     _state_names = ("w_", "intercept_")
     _parameter_constraints: dict = dict(_COMMON)
-    _sparse_input = True
+    capabilities = changes(sparse_input=True)
 
     def __init__(self, shuffle: bool = False, random_state: RandomState = None) -> None:
         self.shuffle = shuffle
@@ -135,7 +136,7 @@ class PAI(_RowLocalBaseline):
 
     _state_names = ("w_", "intercept_")
     _parameter_constraints: dict = {**_COMMON, "C": [_POSITIVE]}
-    _sparse_input = True
+    capabilities = changes(sparse_input=True)
 
     def __init__(self, C: float = 1.0, shuffle: bool = False,
                  random_state: RandomState = None) -> None:

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from ._baseline_core import _COMMON, _MAX_MEMORY, _NON_NEGATIVE, _POSITIVE, _LinearBaseline
+from ._capabilities import changes
 from ._core import _baselines
 from ._core._codes import Schedule
 from ._typing import Auto, RandomState
@@ -85,11 +86,11 @@ class OLUBAUC(_LinearBaseline):
     True
     """
 
-    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True)
+    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True,
+                                       sparse_input=True)
 
     _state_names = ("w_", "intercept_", "threshold_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "lam": [_NON_NEGATIVE], "eta": [_POSITIVE, None]}
-    _sparse_input = True
 
     def __init__(self, lam: float = 1e-2, eta: float | None = None, shuffle: bool = False,
                  random_state: RandomState = None) -> None:
@@ -200,12 +201,12 @@ class SOLAM(_LinearBaseline):
     True
     """
 
-    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True)
+    capabilities = dataclasses.replace(_LinearBaseline.capabilities, per_call_o_p=True,
+                                       sparse_input=True)
 
     _state_names = ("w_", "intercept_", "v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _in_place_names = ("v_", "v_avg_", "alpha_", "step_sum_", "counts_")
     _parameter_constraints: dict = {**_COMMON, "eta": [_POSITIVE], "radius": [_POSITIVE]}
-    _sparse_input = True
 
     def __init__(self, eta: float = 1.0, radius: float = 10.0, shuffle: bool = False,
                  random_state: RandomState = None) -> None:
@@ -332,7 +333,7 @@ class AdaOAM(_LinearBaseline):
                                     "delta": [_NON_NEGATIVE],
                                     "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
     #: sparse rows are densified a block at a time: the p x p state is dense anyway
-    _sparse_input = "blocks"
+    capabilities = changes(sparse_input="blocks")
 
     def __init__(self, lam: float = 1e-2, eta: float = 0.1, delta: float = 1e-8,
                  shuffle: bool = False, random_state: RandomState = None,

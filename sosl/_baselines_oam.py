@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _blocks
 from ._baseline_core import _COMMON, _MAX_MEMORY, _POSITIVE, _LinearBaseline
+from ._capabilities import changes
 from ._core import _baselines
 from ._core._codes import OamUpdate
 from ._input import _canonical_csr, _canonical_row
@@ -142,7 +143,8 @@ class OAM(_LinearBaseline):
         **_COMMON, "C": [_POSITIVE], "update": [StrOptions(set(_OAM_UPDATES))],
         "buffer_size": [Interval(Integral, 1, None, closed="left")],
         "max_memory": [_MAX_MEMORY, StrOptions({"auto"})]}
-    _sparse_input = True
+    capabilities = changes(sparse_input=True,
+                           scratch=("_one_row_work", "_oam_work", "_one_row_act"))
 
     def __init__(self, C: float = 1.0, update: Literal["seq", "gra"] = "seq",
                  buffer_size: int = 100, shuffle: bool = False, random_state: RandomState = None,
@@ -313,12 +315,6 @@ class OAM(_LinearBaseline):
             work = np.zeros(p)
             self.__dict__["_oam_work"] = work
         return work
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_oam_work", None)
-        state.pop("_one_row_act", None)
-        return state
 
     @staticmethod
     def _threshold(state):

@@ -6,12 +6,21 @@ value domain of each state field, and what the adapters need to know. Shared mod
 (:mod:`sosl.state`, :mod:`sosl.dask`, :mod:`sosl.river`) read the record instead of lists
 of learner names, so a new learner declares itself in one place.
 
+The record also holds the learner's *pass traits*: what its typed pass and scores accept
+and do (sparse rows, weights, a finiteness check or the Platt steps inside the pass, the
+one-row round on copies, NumPy warnings of its scores, the typed one-row helper's bound
+arrays, caches left out of pickles). :class:`sosl._base.BaseOnlineAUC` reads them instead
+of one class attribute per trait, so the base class has one member a learner declares for
+all of them.
+
 A subclass that changes none of the state hooks (:data:`STATE_HOOKS`) inherits its
 parent's record whole. One that defines any of them in its own class body (new state, a
-new update or objective) keeps only the parent's value domains and adapter hints: its
-parent's merge rule and parallel modes would otherwise apply to it, silently wrong. It
-declares ``capabilities = ...`` in its class body to say what it can do (one line, e.g.
-``dataclasses.replace(Parent.capabilities, parallel=())``).
+new update or objective) keeps only the parent's value domains, adapter hints and pass
+traits (:attr:`Capabilities.INHERITED`): its parent's merge rule and parallel modes would
+otherwise apply to it, silently wrong. It declares ``capabilities = ...`` in its class
+body to say what it can do (one line, e.g. ``dataclasses.replace(Parent.capabilities,
+parallel=())``), or ``capabilities = changes(weighted=True)``: the record it would get
+without a declaration, with those fields changed.
 
 This module imports nothing of sosl above ``_core``, so both :mod:`sosl._base` and :mod:`sosl.state`
 can use it (the model lock and layout comparison live here for that reason).
@@ -20,15 +29,15 @@ can use it (the model lock and layout comparison live here for that reason).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ._core._blas import one_blas_thread
 
-__all__ = ["Capabilities", "Domain", "REGISTRY", "register", "check_domains", "model_lock",
-           "same"]
+__all__ = ["Capabilities", "Domain", "REGISTRY", "changes", "register", "check_domains",
+           "model_lock", "same"]
 
 
 def model_lock(d: dict) -> Any:
@@ -180,6 +189,46 @@ class Capabilities:
     per_call_o_p : bool
         A one-row call does O(p) work (a copy of the weights): the river adapter picks a
         smaller hashing dimension by default.
+
+    The pass traits (read by :class:`sosl._base.BaseOnlineAUC`):
+
+    sparse_input : {False, True, "blocks", "storage"}
+        Sparse input: True, ``_run_pass`` and ``_decision`` read CSR rows (float64,
+        sorted int32 indices); "blocks", accepted and densified a block of rows at a
+        time (a state dense per feature anyway); "storage", True once the frozen layout
+        says ``storage="csr"`` and "blocks" before (the kernel learners, whose first call
+        of a fit picks the storage); False, refused with TypeError.
+    pass_checks_finite : bool
+        ``_run_pass`` raises ``ValueError("Input X contains NaN or infinity.")`` on a
+        non-finite dense row before the pass ends: a fresh ``fit`` skips the separate
+        finiteness scan of X (the transaction discards the partial state).
+    platt_in_pass : bool
+        ``_run_pass`` takes ``pre=`` (the rows' scores before the call) and plays the
+        prequential Platt step of each row on ``state["calibration_"]`` inside the pass,
+        in row order, skipping non-finite scores: the steps ``platt_steps`` would take
+        after the pass, overlapped with the rounds (dense input only).
+    pass_takes_identity : bool
+        ``_run_pass`` takes ``order=None`` for every row in the given order (dense X).
+    one_row_by_copy : bool
+        ``learn_one`` on a fitted model plays a finite float64 row (dense, or a canonical
+        one-row CSR matrix when ``sparse_input`` is True) through ``_run_pass`` on copies
+        of the state, without the general path's re-validation and whole-object
+        transaction (for learners whose state is small or copied anyway).
+    weighted : bool
+        ``_run_pass`` takes the row weights as a fifth argument (its weighted form is
+        documented by the learner); otherwise only weights 0 and 1 are accepted (rows
+        of weight 0 are left out before the pass).
+    decision_warns : bool
+        ``_decision`` on validated rows may emit NumPy's floating-point warnings (False
+        for a typed kernel: the scores skip the ``errstate`` context).
+    stepper_binds : tuple of str
+        State arrays the typed one-row helper (``_new_stepper``) is bound to, in the order
+        of its ``arrays`` attribute: a helper whose arrays are no longer these objects is
+        rebuilt (empty: the helper is dropped whenever the state is replaced, nothing to
+        check).
+    scratch : tuple of str
+        Instance attributes that are caches derived from the state (work buffers): left
+        out of pickles and deep copies, rebuilt on demand.
     """
 
     merge: str | None = None
@@ -190,9 +239,26 @@ class Capabilities:
     growable: frozenset = frozenset()
     domains: tuple[Domain, ...] = ()
     per_call_o_p: bool = False
+    sparse_input: bool | str = False
+    pass_checks_finite: bool = False
+    platt_in_pass: bool = False
+    pass_takes_identity: bool = False
+    one_row_by_copy: bool = False
+    weighted: bool = False
+    decision_warns: bool = True
+    stepper_binds: tuple[str, ...] = ()
+    scratch: tuple[str, ...] = ()
 
-    #: the fields a subclass inherits without declaring its own record
-    INHERITED = ("domains", "per_call_o_p")
+    #: the fields a subclass inherits without declaring its own record: the value domains,
+    #: the adapter hint and the pass traits (a subclass changing its pass says so)
+    INHERITED = ("domains", "per_call_o_p", "sparse_input", "pass_checks_finite",
+                 "platt_in_pass", "pass_takes_identity", "one_row_by_copy", "weighted",
+                 "decision_warns", "stepper_binds", "scratch")
+
+    def __post_init__(self):
+        if self.sparse_input not in (False, True, "blocks", "storage"):
+            raise ValueError(f"sparse_input must be False, True, 'blocks' or 'storage', got "
+                             f"{self.sparse_input!r}")
 
     def merge_refusal(self, layout: dict) -> str | None:
         """Why a state of this layout cannot merge (None if it can)."""
@@ -203,6 +269,22 @@ class Capabilities:
                 return (f"is not mergeable with {key}={layout.get(key)!r}: it merges only "
                         f"with {key}={value!r}")
         return None
+
+
+class _Changes:
+    """A class body's ``capabilities = changes(...)``, resolved by :func:`register`."""
+
+    def __init__(self, fields: dict):
+        unknown = set(fields) - set(Capabilities.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown capability field(s) {sorted(unknown)}")
+        self.fields = fields
+
+
+def changes(**fields: Any) -> Capabilities:
+    """``capabilities = changes(weighted=True)`` in a class body: the record the class would
+    get without a declaration (module docstring), with these fields changed."""
+    return _Changes(fields)  # type: ignore[return-value]  # resolved by register()
 
 
 #: every learner class defined in sosl, by class name (filled by ``__init_subclass__``)
@@ -218,11 +300,18 @@ def register(cls: type) -> None:
     body declares one, its parent's if it overrides no state hook, else the parent's
     inherited fields only (module docstring)."""
     own = cls.__dict__.get("capabilities")
-    if own is None and any(h in cls.__dict__ for h in STATE_HOOKS):
-        parent = getattr(cls, "capabilities", None) or Capabilities()
-        cls.capabilities = Capabilities(  # type: ignore[attr-defined]
-            **{f: getattr(parent, f) for f in Capabilities.INHERITED})
-    elif own is not None and not isinstance(own, Capabilities):
+    if own is None or isinstance(own, _Changes):
+        parent = next((c.__dict__["capabilities"] for c in cls.__mro__[1:]
+                       if isinstance(c.__dict__.get("capabilities"), Capabilities)),
+                      Capabilities())
+        record = parent
+        if any(h in cls.__dict__ for h in STATE_HOOKS):
+            record = Capabilities(**{f: getattr(parent, f) for f in Capabilities.INHERITED})
+        if own is not None:
+            record = replace(record, **own.fields)
+        if record is not parent:
+            cls.capabilities = record  # type: ignore[attr-defined]
+    elif not isinstance(own, Capabilities):
         raise TypeError(f"{cls.__name__}.capabilities must be a Capabilities record")
     if cls.__module__.startswith("sosl.") and not cls.__name__.startswith("_"):
         REGISTRY[cls.__name__] = cls

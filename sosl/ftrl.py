@@ -140,9 +140,9 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
 
     capabilities = Capabilities(
         merge="ftrl", merge_weights=False, parallel=("local",), fixed_shapes=True,
-        domains=(Domain("counts_", "count"), Domain("sq_grad_", "nonneg")))
+        domains=(Domain("counts_", "count"), Domain("sq_grad_", "nonneg")),
+        sparse_input=True)
 
-    _sparse_input = True
     _parameter_constraints = {
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "beta": [Interval(Real, 0, None, closed="left")],
@@ -313,7 +313,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         self._run_pass(state, X, s, np.arange(n, dtype=np.intp), pre=pre)
         state["n_seen_"] += n
         d = self.__dict__
-        d.pop("_stepper_", None)
+        self._forget_stepper()
         d.update(state)
         platt_steps(pre, s, d["calibration_"])   # finite: a non-finite score stops the pass
         out.append(pre)

@@ -124,11 +124,6 @@ class _SparseStorage:
 
     _storage_names: tuple[str, ...] = ()
 
-    @property
-    def _sparse_input(self):
-        lay = self.__dict__.get("_layout_")
-        return True if lay is not None and lay.get("storage") == "csr" else "blocks"
-
     def _sparse_storage_ok(self):
         return True
 

@@ -193,9 +193,11 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
 
     capabilities = Capabilities(
         domains=(Domain("n_buffer_", "nonneg"), Domain("n_class_seen_", "count"),
-                 Domain("fifo_head_", "nonneg")))
-
-    _one_row_by_copy = True       # learn_one on sparse slots: the pass on copies
+                 Domain("fifo_head_", "nonneg")),
+        # CSR rows once the slots are sparse; learn_one on sparse slots: the pass on copies
+        sparse_input="storage", one_row_by_copy=True,
+        stepper_binds=("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_",
+                       "n_class_seen_", "fifo_head_", "calibration_"))
 
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
@@ -303,24 +305,15 @@ class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
         state["intercept_"] = self._midpoint(state, lay)
 
     # -- one row at a time: the pass in place on the live buffers -----------------------
-    def _stepper(self):
+    def _new_stepper(self):
         """The typed one-row path (``_koil.Stepper``) bound to the current buffers."""
         d = self.__dict__
-        st = d.get("_stepper_")
-        if st is not None:
-            a = st.arrays
-            if (a[0] is d["buffer_"] and a[1] is d["alpha_"] and a[2] is d["gram_"]
-                    and a[3] is d["buffer_scores_"] and a[4] is d["n_buffer_"]
-                    and a[5] is d["n_class_seen_"] and a[6] is d["fifo_head_"]
-                    and a[7] is d["calibration_"]):
-                return st
         lay = d["_layout_"]
         st = _koil.Stepper(d["buffer_"], d["alpha_"], d["gram_"], d["buffer_scores_"],
                            d["n_buffer_"], d["n_class_seen_"], d["fifo_head_"],
                            np.array(lay["budgets"], dtype=np.int64), float(self.eta),
                            float(self.C), int(self.n_neighbors), lay["policy"],
                            layout_kernel_spec(lay), d["calibration_"])
-        d["_stepper_"] = st
         return st
 
     def _learn_one_in_place(self, x, s):

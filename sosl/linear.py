@@ -96,11 +96,14 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         merge="moments", parallel=("global", "local", "fixed"), fixed_shapes=True,
         domains=(Domain("counts_", "count"), Domain("weights_", "nonneg"),
                  Domain("scales_", "positive"), Domain("scatter_", "psd_upper"),
-                 Domain("max_abs_", "nonneg")))
+                 Domain("max_abs_", "nonneg")),
+        # sparse rows densified in blocks (the state is p x p anyway); the kernel reports
+        # the first non-finite row; a weighted pass; the Platt steps and the identity
+        # order inside the pass; validated rows reach the typed decision_rows (no warnings)
+        sparse_input="blocks", pass_checks_finite=True, weighted=True, platt_in_pass=True,
+        pass_takes_identity=True, decision_warns=False)
 
     _loss = int(Loss.LOSS_M)
-    _sparse_input = "blocks"      # accepted, densified in blocks: the state is p x p anyway
-    _pass_checks_finite = True    # the kernel reports the first non-finite row
     _state_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -197,10 +200,6 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             return self._state_names
         return ("w_", "means_", "scales_", "weights_", "counts_")
 
-    _weighted = True
-    _platt_in_pass = True
-    _pass_takes_identity = True
-
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
@@ -230,20 +229,17 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             self._warn_unscaled(state["max_abs_"])
 
     # -- one row at a time: a typed stepper bound to the state arrays ------------------
-    def _stepper(self):
-        st = self.__dict__.get("_stepper_")
-        if st is None:
-            lam = float(self.lam)
-            eta = 0.0 if self.eta is None else float(self.eta)
-            G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
-            st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
-                                 self.weights_, self.counts_, lam, eta, self._schedule(),
-                                 self._loss, self._beta(), BLAS_MIN_P, _SAFE_ABS,
-                                 _SAFE_MARGIN, G_factor, self.calibration_)
-            # the batch path hands int64 labels to the kernel for these classes (a new
-            # stepper is made whenever the state, hence classes_, is replaced)
-            st.labels01 = self.classes_.tolist() == [0, 1]
-            self.__dict__["_stepper_"] = st
+    def _new_stepper(self):
+        lam = float(self.lam)
+        eta = 0.0 if self.eta is None else float(self.eta)
+        G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
+        st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
+                             self.weights_, self.counts_, lam, eta, self._schedule(),
+                             self._loss, self._beta(), BLAS_MIN_P, _SAFE_ABS,
+                             _SAFE_MARGIN, G_factor, self.calibration_)
+        # the batch path hands int64 labels to the kernel for these classes (a new
+        # stepper is made whenever the state, hence classes_, is replaced)
+        st.labels01 = self.classes_.tolist() == [0, 1]
         return st
 
     def _learn_one_in_place(self, x, s):
@@ -331,13 +327,13 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             if not (X.ndim == 2 and X.dtype == np.float64 and X.flags.c_contiguous
                     and X.shape[0] == y.shape[0] and X.shape[1] == p):
                 if created:
-                    del d["_stepper_"]
+                    self._forget_stepper()
                 return False             # the general path judges X before the labels
             try:
                 s = self._signs(y)
             except BaseException:
                 if created:              # the model as it was, stepper included
-                    del d["_stepper_"]
+                    self._forget_stepper()
                 raise
             with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
                 R = st.batch(X, s, d["t_"], d["max_abs_"], kmax, False)
@@ -348,7 +344,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                     "(the step size is probably too large for this data; try a smaller eta "
                     "or a larger lam, or scale the features). The model was left unchanged.")
             if created:                  # a declined call leaves the model as it was
-                del d["_stepper_"]
+                self._forget_stepper()
             return False
         n = X.shape[0]
         d["t_"] += n
@@ -399,8 +395,6 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         if self.counts_[0] == 0 or self.counts_[1] == 0:
             return 0.0
         return float(-0.5 * self.w_ @ (self.means_[0] + self.means_[1]))
-
-    _decision_warns = False        # validated rows reach the typed decision_rows
 
     def _decision(self, X):
         if type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous:

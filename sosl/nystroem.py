@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseOnlineAUC, _model_lock
+from ._capabilities import changes
 from ._core import _features, _linear
 from ._core._blas import one_blas_thread
 from ._core._calibration import platt_steps
@@ -169,11 +170,13 @@ class NystroemOAUCM(BaseOnlineAUC):
     True
     """
 
+    # sparse rows densified a block at a time; OAUC-M's weighted pass (see Notes); the
+    # map's parts are derived from the state, rebuilt on demand
+    capabilities = changes(sparse_input="blocks", weighted=True, scratch=("_map_parts_",))
+
     _loss = int(Loss.LOSS_M)
-    _sparse_input = "blocks"      # accepted, densified a block of rows at a time
     _map_names = ("gamma_", "components_", "normalization_", "random_weights_",
                   "random_offset_", "warm_signs_", "warm_weights_")
-    _weighted = True              # OAUC-M's weighted pass (see Notes)
     _moment_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
     _state_names = _map_names + _moment_names
     _parameter_constraints = {
@@ -352,7 +355,7 @@ class NystroemOAUCM(BaseOnlineAUC):
             self._learn_mapped(state, X, s, order, sw)
 
     # -- one row at a time: the mapped row through OAUC-M's typed stepper -----------------
-    _stepper = _LinearSOSL._stepper
+    _new_stepper = _LinearSOSL._new_stepper
 
     def _one_mapped(self, x):
         """The mapped row of a dense float64 row of a model past its warm-up, or None when
@@ -411,11 +414,6 @@ class NystroemOAUCM(BaseOnlineAUC):
             return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_map_parts_", None)          # derived from the state, rebuilt on demand
-        return state
 
     def _fit(self, X, y, sample_weight=None):
         super()._fit(X, y, sample_weight)

@@ -72,7 +72,10 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
 
     capabilities = Capabilities(
         domains=(Domain("counts_", "nonneg"), Domain("capacity_", "nonneg"),
-                 Domain("heads_", "nonneg"), Domain("n_support_", "nonneg")))
+                 Domain("heads_", "nonneg"), Domain("n_support_", "nonneg")),
+        sparse_input="storage",                 # CSR rows once the slots are sparse
+        stepper_binds=("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_",
+                       "heads_", "calibration_"))
 
     _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
                                          + _KompBuffers.names + _SparseKompBuffers.names))
@@ -186,17 +189,9 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
             "(bytes).")
 
     # -- one row at a time: the pass in place on the live buffers -------------------------
-    def _stepper(self):
+    def _new_stepper(self):
         """The typed one-row path (``_okauc.Stepper``) bound to the current FIFO buffers."""
         d = self.__dict__
-        st = d.get("_stepper_")
-        if st is not None:
-            a = st.arrays
-            if (a[0] is d["sv_buf_"] and a[1] is d["alpha_buf_"] and a[2] is d["gram_buf_"]
-                    and a[3] is d["f_buf_"] and a[4] is d["capacity_"]
-                    and a[5] is d["counts_"] and a[6] is d["heads_"]
-                    and a[7] is d["calibration_"]):
-                return st
         lay = d["_layout_"]
         eta = 0.0 if self.eta is None else float(self.eta)
         st = _okauc.Stepper(d["sv_buf_"], d["alpha_buf_"], d["gram_buf_"], d["f_buf_"],
@@ -204,7 +199,6 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                             step_spec(eta, self.lam, lay["schedule"], self._loss),
                             layout_kernel_spec(lay), TRANSFER_CODES[self.transfer],
                             d["calibration_"])
-        d["_stepper_"] = st
         return st
 
     def _learn_one_in_place(self, x, s):

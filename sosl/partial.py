@@ -20,6 +20,7 @@ from scipy.stats import binom
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseOnlineAUC, _model_lock
+from ._capabilities import changes
 from ._core import _partial
 from ._core._blas import one_blas_thread
 from ._typing import Auto, RandomState
@@ -133,8 +134,7 @@ n_features_in_
     True
     """
 
-    _platt_in_pass = False
-    _pass_takes_identity = True
+    capabilities = changes(platt_in_pass=False, pass_takes_identity=True)
     # OAUC-M's arrays and the FPR budget's ring buffer (a longer tuple than the base's)
     _state_names = _LinearSOSL._state_names + (  # type: ignore[assignment]
         "budget_scores_", "budget_next_", "budget_filled_")

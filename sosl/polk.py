@@ -159,9 +159,9 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
 
     capabilities = Capabilities(
         domains=(Domain("model_orders_", "nonneg"), Domain("projection_errors_", "nonneg"),
-                 Domain("projection_budgets_", "nonneg")))
-
-    _one_row_by_copy = True       # learn_one on sparse rows: the pass on copies of the state
+                 Domain("projection_budgets_", "nonneg")),
+        # CSR rows once the storage is sparse; learn_one on sparse rows: the pass on copies
+        sparse_input="storage", one_row_by_copy=True)
 
     _state_names = ("support_vectors_", "dual_coef_", "gram_", "model_orders_",
                     "projection_errors_", "projection_budgets_", "_gram_inv")
@@ -315,7 +315,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
                 G = _polk_driver.inverse_if_well_posed(st.K[:M, :M].copy())
             if G is None:
                 d["_gram_inv"] = None
-                del d["_stepper_"]
+                self._forget_stepper()
             else:
                 st.G[:M, :M] = G
         if M >= _GROWTH_ATOMS and M > 0.5 * t:

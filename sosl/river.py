@@ -615,10 +615,10 @@ def _adapter(est_class):
 
 
 def _takes_csr_rows(est_class):
-    """Whether the learner's typed pass reads CSR rows: ``_sparse_input`` is True, or a
-    property (the kernel learners: the storage follows the type of the first rows)."""
-    raw = inspect.getattr_static(est_class, "_sparse_input")
-    return raw is True or isinstance(raw, property)
+    """Whether the learner's typed pass reads CSR rows: its record's ``sparse_input`` is
+    True, or "storage" (the kernel learners: the storage follows the type of the first
+    rows)."""
+    return est_class.capabilities.sparse_input in (True, "storage")
 
 
 _LEARNERS = [n for n in _sosl.__all__ if n != "__version__"]

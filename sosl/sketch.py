@@ -209,9 +209,9 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                  Domain("sketch_diag_", "nonneg"), Domain("column_counts_", "nonneg"),
                  Domain("column_map_", "index"), Domain("slot_columns_", "index"),
                  Domain("column_slots_", "index"), Domain("n_active_", "nonneg"),
-                 Domain("n_slots_", "nonneg")))
+                 Domain("n_slots_", "nonneg")),
+        sparse_input=True)
 
-    _sparse_input = True
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "eta": [Interval(Real, 0, None, closed="neither"), None],
@@ -367,16 +367,9 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             backup["sketches_"] = self._sketch_rows_at_stake()
         return backup
 
-    def __setattr__(self, name, value):
-        # a fitted attribute assigned (a load, a state set by hand): the stepper is bound
-        # to the arrays it was built from
-        if name.endswith("_") and not name.startswith("_"):
-            self.__dict__.pop("_stepper_", None)
-        super().__setattr__(name, value)
-
-    def _stepper(self):
+    def _new_stepper(self):
         """The typed one-row helper (:class:`sosl._core._sketch.Stepper`) bound to the
-        current state arrays, built on first use and dropped whenever they are replaced."""
+        current state arrays (cached by the base, dropped whenever they are replaced)."""
         d = self.__dict__
         layout = d["_layout_"]
         K = layout["max_columns"]
@@ -389,7 +382,6 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             d["calibration_"], self._lam(), 0.0 if self.eta is None else float(self.eta),
             layout["schedule"], layout["loss"], layout["sketch"], layout["rank"],
             _UNCAPPED if K is None else K)
-        d["_stepper_"] = st
         return st
 
     def _learn_one_in_place(self, x, s):

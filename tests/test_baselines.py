@@ -322,7 +322,7 @@ def test_overflowing_scores_raise(est, scale):
     assert not hasattr(fresh, "coef_") and not hasattr(fresh, "t_")
 
 
-@pytest.mark.parametrize("est", [e for e in baseline_learners() if e._sparse_input],
+@pytest.mark.parametrize("est", [e for e in baseline_learners() if e.capabilities.sparse_input],
                          ids=lambda e: repr(e))
 def test_learn_one_on_csr_rows_equals_fit(est):
     """One CSR row at a time (dense rows: tests/test_contract.py)."""

@@ -73,7 +73,7 @@ def test_shapes_and_the_linear_decision(Est):
     # mutant: the weights in another order do not give the decision function
     assert not np.allclose(f, X @ m.coef_[0, ::-1] + m.intercept_[0], rtol=1e-6)
     # sparse rows score the same where the learner takes them
-    if m._sparse_input:
+    if m._sparse_mode():
         np.testing.assert_allclose(m.decision_function(sp.csr_matrix(X)), f, rtol=1e-12,
                                    atol=1e-12)
 

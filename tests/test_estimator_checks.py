@@ -29,7 +29,7 @@ def test_expected_failures_are_what_they_say():
     y = (X[:, 0] > 0).astype(int)
     for Est in ESTIMATORS:
         m = Est()
-        if Est._weighted:
+        if Est.capabilities.weighted:
             m.fit(X, y, sample_weight=np.full(40, 2.0))
         else:
             with pytest.raises(ValueError, match="no weighted form"):

@@ -4,7 +4,7 @@ rows the one-row calls take and the one-row paths themselves.
 D3: complex rows lost their imaginary part in the one-row calls. D4: the first
 ``learn_one`` flattened a 2-D row. D6: CSR input with 2**31 columns or more failed with a
 buffer dtype message. D7: the one-row path's Platt step saw another score than the general
-path at p >= 32. Then the one-row round on copies (learners with ``_one_row_by_copy``)
+path at p >= 32. Then the one-row round on copies (learners with ``capabilities.one_row_by_copy``)
 against the general path, and the feature-names warning on the fast batch paths.
 """
 
@@ -57,7 +57,7 @@ def test_first_learn_one_refuses_a_row_that_is_not_1d(Est, x):
 
 
 # -- D6 -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("Est", [E for E in ESTIMATORS if E._sparse_input is True],
+@pytest.mark.parametrize("Est", [E for E in ESTIMATORS if E.capabilities.sparse_input is True],
                          ids=lambda E: E.__name__)
 def test_csr_with_2_31_columns_gets_a_clear_error(Est):
     p = 2**31 + 5
@@ -103,8 +103,8 @@ def test_decision_rows_equals_the_reference():
         _linear.decision_rows(X, w, m.means_, m.counts_, np.empty(3))
 
 
-# -- the one-row round on copies (learners with _one_row_by_copy) ---------------------------
-BY_COPY = [E for E in ESTIMATORS if E._one_row_by_copy]
+# -- the one-row round on copies (learners with capabilities.one_row_by_copy) ----------
+BY_COPY = [E for E in ESTIMATORS if E.capabilities.one_row_by_copy]
 
 
 def test_by_copy_learners_are_the_expected_ones():
@@ -113,7 +113,7 @@ def test_by_copy_learners_are_the_expected_ones():
 
 
 @pytest.mark.parametrize("Est,sparse", [(E, False) for E in BY_COPY]
-                         + [(E, True) for E in BY_COPY if E._sparse_input is True],
+                         + [(E, True) for E in BY_COPY if E.capabilities.sparse_input is True],
                          ids=lambda v: v.__name__ if inspect.isclass(v) else
                          ("csr" if v else "dense"))
 def test_learn_one_by_copy_equals_the_general_path(Est, sparse, monkeypatch):

@@ -46,7 +46,7 @@ def test_zero_weight_is_the_row_left_out(Est):
     assert same_state(fitted_state(ones), fitted_state(_make(Est).fit(X, y)))
 
 
-@pytest.mark.parametrize("Est", [E for E in ESTIMATORS if not E._weighted],
+@pytest.mark.parametrize("Est", [E for E in ESTIMATORS if not E.capabilities.weighted],
                          ids=lambda E: E.__name__)
 def test_learners_without_a_weighted_form_refuse_other_weights(Est):
     X, y = _data()

@@ -47,7 +47,8 @@ UNWEIGHTED: dict[str, str] = {
 
 def _takes_weights(cls: type) -> bool:
     """Whether the learner class has a weighted form of its update (its own declaration)."""
-    return bool(getattr(cls, "_weighted", False))
+    caps = getattr(cls, "capabilities", None)
+    return bool(caps is not None and caps.weighted)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
