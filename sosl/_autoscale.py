@@ -65,13 +65,11 @@ class RowScaleMixin:
     def _auto_scaled(self):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _validate_Xy(self, X, y, reset):
-        X, y = super()._validate_Xy(X, y, reset)  # type: ignore[misc]  # a mixin: the learner's base class has it
-        if reset:                      # a new fit: its own first batch, its own layout
-            self.__dict__.pop("_layout_", None)
-            if self._auto_scaled():
-                self.__dict__["_first_row_scale"] = row_scale(X)
-        return X, y
+    def _first_batch(self, X):
+        super()._first_batch(X)  # type: ignore[misc]  # a mixin: the learner's base class has it
+        self.__dict__.pop("_layout_", None)      # a new fit: its own first batch and layout
+        if self._auto_scaled():
+            self.__dict__["_first_row_scale"] = row_scale(X)
 
     def _scale_layout(self):
         """``{"row_scale": s}`` under "auto" (s frozen, or read from the current first

@@ -194,6 +194,11 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         """Scores of validated rows ``X`` (larger means more positive)."""
         raise NotImplementedError
 
+    def _first_batch(self, X) -> None:
+        """Read what a new fit takes from its first batch (validated rows ``X``), before the
+        state is created and the layout frozen (e.g. a row scale, the storage of the
+        support vectors); a mixin that defines it calls ``super()._first_batch(X)``."""
+
     def _finite_X(self, X) -> bool:
         """Whether the dense float64 C-contiguous batch ``X`` of a fitted model is finite
         (``partial_fit``'s fast path); a learner that needs another statistic of ``X`` may
@@ -558,6 +563,7 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
             # (every assignment re-arms the check: ``__setattr__``)
             self._check_hyper(fitted=False)
         X, y = self._validate_Xy(X, y, reset=True)
+        self._first_batch(X)
         sw = self._check_weights(sample_weight, X.shape[0], fresh=True)
         pair = _two_numbers(y)
         if pair is not None:                # the common case, without sorting y
@@ -581,6 +587,8 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         else:
             self._recheck_hyper()
         X, y = self._validate_Xy(X, y, reset=first)
+        if first:
+            self._first_batch(X)
         sw = self._check_weights(sample_weight, X.shape[0], fresh=first)
         if first:
             if classes is None:

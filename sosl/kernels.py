@@ -141,14 +141,9 @@ class _SparseStorage:
         sparse = self.__dict__.get("_sparse_fit", False) and self._sparse_storage_ok()
         return "csr" if sparse else "dense"
 
-    def _fit(self, X, y, sample_weight=None):
+    def _first_batch(self, X):
+        super()._first_batch(X)  # type: ignore[misc]  # a mixin: the learner's base class has it
         self._new_storage(X)
-        super()._fit(X, y, sample_weight)
-
-    def _partial_fit(self, X, y, classes, sample_weight=None):
-        if not hasattr(self, "classes_"):
-            self._new_storage(X)
-        super()._partial_fit(X, y, classes, sample_weight)
 
     def _kernel_layout(self, **extras):
         """The :class:`_KernelLayout` of the current hyper-parameters: the kernel (code,
