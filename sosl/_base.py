@@ -56,37 +56,29 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 import os
 import warnings
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._capabilities import Capabilities, register
 from ._capabilities import model_lock as _model_lock
 from ._capabilities import same as _same
-from ._core._calibration import platt_steps
 from ._core._numeric import sigmoid, sigmoid_one
 from ._input import (
-    _all_finite,
-    _as_csr,
-    _canonical_row,
     _check_binary,
-    _check_compressed_structure,
     _finite_array,
     _one_row,
-    _refuse_complex,
     _two_numbers,
 )
+from ._passes import _IN_SAMPLE_ROWS, _ONE_ROW, _blocks, _PassPlumbing  # noqa: F401
+from ._validation import _Validation
 from ._version import __version__
 from .exceptions import InconsistentVersionWarning
 
@@ -138,25 +130,11 @@ def _locked(method):
     return call
 
 
-def _rng_snapshot(random_state):
-    """The internal state of a generator instance (None for seeds and None)."""
-    if isinstance(random_state, np.random.RandomState):
-        return random_state.get_state()
-    if isinstance(random_state, np.random.Generator):
-        return random_state.bit_generator.state
-    return None
 
 
-def _rng_restore(random_state, snapshot):
-    if snapshot is None:
-        return
-    if isinstance(random_state, np.random.RandomState):
-        random_state.set_state(snapshot)
-    else:
-        random_state.bit_generator.state = snapshot
 
 
-class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
+class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
     """Base class: validation, labels, frozen layout, transactional online passes.
 
     Not meant to be instantiated. See :class:`sosl.OAUCM` for a concrete learner.
@@ -490,43 +468,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         otherwise never."""
         return self.capabilities.one_row_by_copy and self._learn_one_by_copy(x, s)
 
-    def _learn_one_by_copy(self, x, s):
-        """The general path's round on one row, with only the work a valid row needs: the
-        pre-score, the pass on copies of every state array, the finiteness check, the
-        commit and the Platt step, in the general path's order (so the same bits)."""
-        d = self.__dict__
-        p = d.get("n_features_in_")
-        if type(x) is np.ndarray:
-            if not (x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == p
-                    and x.flags.c_contiguous and _finite_array(x)):
-                return False
-            X = x.reshape(1, p)
-        elif self._sparse_mode() is True and _canonical_row(x, p):
-            X = x
-        else:
-            return False
-        state = {}
-        for name in self._state_names:
-            value = d[name]
-            state[name] = value.copy() if isinstance(value, np.ndarray) else value
-        state["t_"] = d["t_"]
-        state["n_seen_"] = d["n_seen_"] + 1
-        state["calibration_"] = d["calibration_"].copy()
-        sign = np.array([s])
-        pre = self._raw_scores(X)
-        try:
-            self._run_pass(state, X, sign, _ONE_ROW)
-        except (FloatingPointError, ValueError, ArithmeticError):
-            return False                         # the general path reports it
-        for value in state.values():
-            if not _all_finite(value):
-                return False
-        d.pop("_stepper_", None)                 # bound to the old arrays
-        d.update(state)
-        if math.isfinite(pre[0]):
-            platt_steps(pre, sign, d["calibration_"])
-        return True
-
     def score_one(self, x: ArrayLike) -> float:
         """Decision value of one instance: ``decision_function`` on one row (up to the order
         in which a learner's typed path sums the products)."""
@@ -544,19 +485,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         return self.classes_[int(self.score_one(x) > 0)]
 
     # -- internals ---------------------------------------------------------------------------
-    def _transaction(self, fn, *args):
-        """Run ``fn``; on any exception restore the attributes and the generator."""
-        saved = dict(self.__dict__)
-        snapshot = _rng_snapshot(getattr(self, "random_state", None))
-        try:
-            fn(*args)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            _rng_restore(getattr(self, "random_state", None), snapshot)
-            raise
-        return self
-
     def _fit(self, X, y, sample_weight=None):
         if not self.__dict__.get("_params_ok", False):
             # checked by the last fit or partial_fit, and no hyper-parameter assigned since
@@ -624,282 +552,6 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         self._layout_ = self._layout()
         self._signs_ = {classes[0].item() if hasattr(classes[0], "item") else classes[0]: -1.0,
                         classes[1].item() if hasattr(classes[1], "item") else classes[1]: 1.0}
-
-    def _check_same_classes(self, classes):
-        classes = np.asarray(classes)
-        if classes.shape != (2,) or set(classes.tolist()) != set(self.classes_.tolist()):
-            raise ValueError(f"classes={classes.tolist()} differs from classes_="
-                             f"{self.classes_.tolist()} of the earlier calls")
-
-    def _validate_X(self, X, reset):
-        if sp.issparse(X):
-            _check_compressed_structure(X)          # before anything reads the indices
-            if not self._sparse_mode():
-                raise TypeError(
-                    f"{type(self).__name__} does not accept sparse input: it keeps dense "
-                    "state per feature. Densify X (X.toarray()) if it fits in memory, or use "
-                    "a learner that accepts CSR rows."
-                )
-            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
-            return _as_csr(X)
-        if (not reset and type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-                and X.flags.c_contiguous and X.shape[0] > 0
-                and X.shape[1] == self.n_features_in_
-                and "feature_names_in_" not in self.__dict__):   # else: the names warning
-            if not self._finite_X(X):
-                raise ValueError("Input X contains NaN or infinity.")
-            return X
-        return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
-
-    def _validate_Xy(self, X, y, reset):
-        """Validate a batch; cheap path for float64 C-contiguous arrays after the first call."""
-        if (not reset and not sp.issparse(X) and type(y) is np.ndarray and y.ndim == 1
-                and type(X) is np.ndarray and X.ndim == 2 and y.shape[0] == X.shape[0]):
-            X = self._validate_X(X, reset=False)
-            return X, y
-        if (reset and self.capabilities.pass_checks_finite and type(X) is np.ndarray
-                and type(y) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-                and X.flags.c_contiguous and X.shape[0] > 0 and X.shape[1] > 0
-                and y.ndim == 1 and y.shape[0] == X.shape[0] and y.dtype.kind in "iub"):
-            # what validate_data would do to these arrays, without its generic checks (a
-            # visible share of a fast fit's time): nothing to
-            # convert, integer labels need no finiteness or target-type check, and the
-            # fresh pass reports a non-finite X itself
-            self.__dict__.pop("feature_names_in_", None)   # a plain array has no names
-            self.n_features_in_ = X.shape[1]
-            return X, y
-        if sp.issparse(X):
-            _check_compressed_structure(X)          # before anything reads the indices
-            if not self._sparse_mode():
-                self._validate_X(X, reset)          # raises the TypeError
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 reset=reset, ensure_min_samples=1)
-            X = _as_csr(X)
-        else:
-            # a learner whose fresh pass checks every row itself skips the separate scan
-            # (reset: the state is created by this call and dropped if the pass raises)
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=reset,
-                                 ensure_min_samples=1,
-                                 ensure_all_finite=not (
-                                     reset and self.capabilities.pass_checks_finite))
-        if y.dtype.kind not in "iubUS":         # floats and objects: continuous or mixed?
-            check_classification_targets(y)
-        return X, y
-
-    def _validate_row(self, x) -> Any:
-        if not (type(x) is np.ndarray and x.dtype == np.float64):
-            _refuse_complex(x if sp.issparse(x) else np.asarray(x))
-        if sp.issparse(x):
-            _check_compressed_structure(x)          # before anything reads the indices
-            if not self._sparse_mode():
-                self._validate_X(x, reset=False)    # raises the TypeError
-            x = _as_csr(x)
-            if x.shape != (1, self.n_features_in_):
-                raise ValueError(f"x has shape {x.shape}; expected one row of "
-                                 f"{self.n_features_in_} features")
-            return x
-        if not (type(x) is np.ndarray and x.dtype == np.float64):
-            x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 1 or x.shape[0] != self.n_features_in_:
-            raise ValueError(f"x has shape {x.shape}; expected ({self.n_features_in_},) "
-                             f"(one instance of {self.n_features_in_} features)")
-        if not _finite_array(x):
-            raise ValueError("Input x contains NaN or infinity.")
-        if not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x)
-        return x
-
-    def _sign_of(self, y):
-        key = y.item() if hasattr(y, "item") else y
-        try:
-            return self._signs_[key]
-        except (KeyError, TypeError):
-            raise ValueError(f"label {y!r} is not one of classes_ "
-                             f"{self.classes_.tolist()}") from None
-
-    def _signs(self, y, known=False):
-        """+1 for ``classes_[1]``, -1 for ``classes_[0]``; unknown labels raise."""
-        c0, c1 = self.classes_
-        if y.shape[0] == 1:
-            if y[0] == c1:
-                return np.ones(1)
-            if y[0] == c0:
-                return -np.ones(1)
-        if (y.dtype.kind in "iu" and c0 == 0 and c1 == 1 and y.ndim == 1
-                and y.shape[0] > 0 and y.min() >= 0 and y.max() <= 1):
-            s = y.astype(np.float64)                 # the common 0/1 labels: 2 y - 1
-            s *= 2.0
-            s -= 1.0
-            return s
-        pos = y == c1
-        if not known:
-            self._check_known(y, self.classes_, pos)
-        return np.where(pos, 1.0, -1.0)
-
-    @staticmethod
-    def _check_known(y, classes, pos=None):
-        c0, c1 = classes
-        ok = (y == c1 if pos is None else pos) | (y == c0)
-        if not np.all(ok):
-            unknown = np.unique(np.asarray(y)[~np.asarray(ok, dtype=bool)])
-            raise ValueError(f"y holds label(s) {unknown.tolist()[:5]} not in classes "
-                             f"{np.asarray(classes).tolist()}")
-
-    def _order(self, n):
-        if getattr(self, "shuffle", False):
-            rng = check_random_state(getattr(self, "random_state", None))
-            return rng.permutation(n).astype(np.intp)
-        return np.arange(n, dtype=np.intp)
-
-    def _check_weights(self, sample_weight, n, fresh=False):
-        """The validated weights as a float64 array, or None when they are all 1 (the
-        unweighted pass, bit for bit). Refuses negative or non-finite weights, a wrong
-        length, all-zero weights on a call that starts a model (``fresh``: nothing to
-        learn from; a fitted model takes them as a no-op), and, for a learner without a
-        weighted form, weights other than 0 and 1."""
-        if sample_weight is None:
-            return None
-        if np.isscalar(sample_weight) and not isinstance(sample_weight, (str, bytes)):
-            sw = np.full(n, sample_weight, dtype=np.float64)
-        else:
-            sw = np.asarray(sample_weight)
-            _refuse_complex(sw)
-            if sw.dtype.kind not in "biuf":
-                raise TypeError(f"sample_weight must hold real numbers, got dtype {sw.dtype}")
-            sw = sw.astype(np.float64).ravel()
-            if np.asarray(sample_weight).ndim > 1 or sw.shape[0] != n:
-                raise ValueError(f"sample_weight has shape {np.shape(sample_weight)}; "
-                                 f"expected ({n},), one weight per row")
-        if not (np.isfinite(sw).all() and (sw >= 0).all()):
-            raise ValueError("sample_weight must be finite and non-negative")
-        if fresh and not (sw > 0).any():
-            raise ValueError("Sample weights must contain at least one non-zero number: a "
-                             "model cannot start from rows that are all left out.")
-        if (sw == 1.0).all():
-            return None
-        if not self.capabilities.weighted and not ((sw == 0.0) | (sw == 1.0)).all():
-            raise ValueError(
-                f"{type(self).__name__} has no weighted form of its update: sample_weight may "
-                "only hold 0 (leave the row out) and 1. The second-order learners (OAUCM, "
-                "OAUCS) take any non-negative weight.")
-        return sw
-
-    def _learn(self, X, s, fresh=False, sw=None):
-        order = self._order(X.shape[0]) if getattr(self, "shuffle", False) else None
-        if sw is not None:
-            if order is None:
-                order = np.arange(X.shape[0], dtype=np.intp)
-            order = order[sw[order] > 0]             # a zero weight: the row left out
-            if not self.capabilities.weighted or (sw[order] == 1.0).all():
-                sw = None
-            if order.shape[0] == 0:
-                return
-        self._learn_validated(X, s, order, fresh, sw)
-
-    def _learn_validated(self, X, s, order=None, fresh=False, sw=None):
-        """One pass over validated rows; copies only what ``_backup_names`` names.
-
-        ``fresh``: the state was created in this call, so the old one is restored by the
-        transaction on failure and nothing needs copying. The Platt scaling of
-        ``predict_proba`` learns from the scores of the model *before* this call
-        (prequential); a fresh model has none, so it learns from the scores of the model
-        after the pass (in-sample).
-        """
-        identity = order is None                  # rows in their given order
-        if not identity and order.shape[0] < X.shape[0]:    # rows left out by a zero weight
-            X, s = X[order], s[order]
-            sw = None if sw is None else sw[order]
-            identity = True
-        if identity:
-            # a learner whose pass reads None as "every row, in order" is spared the index
-            # array (n values of fresh memory, page-faulted in on every call)
-            order = None if self.capabilities.pass_takes_identity and not sp.issparse(X) \
-                else np.arange(X.shape[0], dtype=np.intp)
-        pre = None if fresh else self._raw_scores(X)
-        backup = () if fresh else (self._state_names if sw is not None
-                                   else self._backup_names(X))
-        # a dict names arrays the pass changes only at the given entries (saved, restored
-        # on failure); every other name of it, and every name of a tuple, runs on a copy
-        partial = {k: v for k, v in backup.items() if v is not None} \
-            if isinstance(backup, dict) else {}
-        backup = set(backup)
-        state: dict[str, Any] = {}
-        for name in self._state_names + ("t_", "n_seen_", "calibration_"):
-            value = getattr(self, name)
-            if isinstance(value, np.ndarray) and name not in partial and (
-                    name in backup or name == "calibration_"):
-                value = value.copy()
-            state[name] = value
-        saved = {name: value[idx].copy() for name, idx in partial.items()
-                 for value in (state[name],)}
-        in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
-        try:
-            extra = () if sw is None else (sw,)
-            if in_pass:
-                self._run_pass(state, X, s, order, *extra, pre=pre)
-            elif self._sparse_mode() == "blocks" and sp.issparse(X):
-                for rows in _blocks(order, X.shape[1]):
-                    self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
-                                   np.arange(rows.shape[0], dtype=np.intp),
-                                   *(() if sw is None else (np.ascontiguousarray(sw[rows]),)))
-            else:
-                self._run_pass(state, X, s, order, *extra)
-            state["n_seen_"] += X.shape[0]
-            for name, value in state.items():
-                if name in partial and value is getattr(self, name):
-                    value = value[partial[name]]
-                if (name in backup or fresh or not isinstance(value, np.ndarray)) \
-                        and not _all_finite(value):
-                    raise FloatingPointError(
-                        f"{type(self).__name__}: the state '{name}' became non-finite during "
-                        "the pass (the step size is probably too large for this data; try a "
-                        "smaller eta or a larger lam, or scale the features). The model was "
-                        "left unchanged."
-                    )
-        except BaseException:
-            for name, idx in partial.items():
-                getattr(self, name)[idx] = saved[name]
-            raise
-        self._forget_stepper()                   # bound to the old arrays
-        self.__dict__.update(state)              # fitted attributes only: no re-arming needed
-        if in_pass:
-            return
-        if pre is None and X.shape[0] > _IN_SAMPLE_ROWS:
-            # in-sample scaling of a fresh model: its last rows suffice (the curvature
-            # prior has settled long before); scoring them all would cost a second pass
-            if identity:                          # views, not copies
-                X, s = X[-_IN_SAMPLE_ROWS:], s[-_IN_SAMPLE_ROWS:]
-            else:
-                order = order[-_IN_SAMPLE_ROWS:]
-                X, s = X[order], s[order]
-            identity = True
-        f = self._raw_scores(X) if pre is None else pre
-        if f.shape[0] > 1:
-            if not identity:
-                f, s = f[order], s[order]
-            keep = np.isfinite(f)
-            if not keep.all():
-                f, s = f[keep], s[keep]
-            f, s = np.ascontiguousarray(f), np.ascontiguousarray(s)
-        elif not np.isfinite(f[0]):
-            return
-        platt_steps(f, s, self.calibration_)
-
-    def _raw_scores(self, X):
-        """Scores, non-finite where they overflow (without a floating-point warning)."""
-        if not self.capabilities.decision_warns:
-            return self._scores(X)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._scores(X)
-
-    def _scores(self, X):
-        """``_decision`` on validated rows, densified block by block for "blocks" learners."""
-        if self._sparse_mode() == "blocks" and sp.issparse(X):
-            out = np.empty(X.shape[0])
-            for rows in _blocks(np.arange(X.shape[0], dtype=np.intp), X.shape[1]):
-                out[rows] = self._decision(X[rows].toarray())
-            return out
-        return np.asarray(self._decision(X), dtype=np.float64).ravel()
 
     @_locked
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
@@ -1029,20 +681,3 @@ class BaseOnlineAUC(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = bool(self._sparse_mode())
         return tags
-
-
-#: the sample order of a one-row pass
-_ONE_ROW = np.zeros(1, dtype=np.intp)
-_ONE_ROW.flags.writeable = False
-
-#: rows of the batch (the last ones of the pass) a fresh model's Platt scaling learns from
-_IN_SAMPLE_ROWS = 10_000
-
-
-def _blocks(order, n_features, max_values=1 << 21):
-    """Consecutive pieces of ``order`` of at most ~16 MB once densified."""
-    step = max(1, max_values // max(n_features, 1))
-    for a in range(0, order.shape[0], step):
-        yield order[a:a + step]
-
-

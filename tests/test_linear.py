@@ -194,7 +194,7 @@ def test_fit_of_plain_arrays_skips_validate_data_with_the_same_result(monkeypatc
     takes that one), feature names of an earlier fit dropped, n_features_in_ reset, and a
     non-finite X still refused by the pass with the state unchanged."""
     pd = pytest.importorskip("pandas")
-    import sosl._base as base
+    import sosl._validation as base  # where the batch is validated
     rng = np.random.default_rng(16)
     X = rng.uniform(-1, 1, size=(300, 4))
     y = (X[:, 0] + 0.2 * rng.normal(size=300) > 0).astype(np.int64)

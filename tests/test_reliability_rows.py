@@ -143,8 +143,9 @@ def test_learn_one_by_copy_equals_the_general_path(Est, sparse, monkeypatch):
 def test_learn_one_by_copy_mutant_is_caught():
     """The mutant: the round on copies without its Platt step differs from the general
     path (so the equality above can fail)."""
-    import sosl._base as base
-    from sosl._base import BaseOnlineAUC, platt_steps  # noqa: F401 (the name patched)
+    import sosl._passes as base  # the module of the round on copies
+    from sosl._base import BaseOnlineAUC
+    from sosl._passes import platt_steps  # noqa: F401 (the name patched)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(30, 4))
     y = (X[:, 0] > 0).astype(int)
