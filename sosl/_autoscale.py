@@ -74,27 +74,24 @@ class RowScaleMixin:
     def _scale_layout(self):
         """``{"row_scale": s}`` under "auto" (s frozen, or read from the current first
         batch before the layout is frozen), else ``{}``: an explicit value keeps the layout
-        it always had."""
+        it always had. A model fitted with explicit values whose hyper-parameter is now
+        "auto" has no scale to read: ValueError (the base's layout check calls this)."""
         if not self._auto_scaled():
             return {}
         lay = self.__dict__.get("_layout_")
-        if lay is not None and "row_scale" in lay:
-            return {"row_scale": lay["row_scale"]}
+        if lay is not None:
+            if "row_scale" in lay:
+                return {"row_scale": lay["row_scale"]}
+            raise ValueError(
+                f"{type(self).__name__}: a hyper-parameter changed to 'auto' since the model "
+                "was fitted with explicit values; 'auto' reads its scale from the first batch "
+                "of a fit. Set the numbers back, or call fit() to start over.")
         return {"row_scale": float(self.__dict__.get("_first_row_scale", 1.0))}
 
     def _layout_inputs(self, layout):
         """What the first batch read, from a stored layout (see :mod:`sosl.state`)."""
         if "row_scale" in layout:
             self.__dict__["_first_row_scale"] = float(layout["row_scale"])
-
-    def _check_layout(self):
-        super()._check_layout()  # type: ignore[misc]  # a mixin: the learner's base class has it
-        lay = self.__dict__.get("_layout_")
-        if lay is not None and self._auto_scaled() and "row_scale" not in lay:
-            raise ValueError(
-                f"{type(self).__name__}: a hyper-parameter changed to 'auto' since the model "
-                "was fitted with explicit values; 'auto' reads its scale from the first batch "
-                "of a fit. Set the numbers back, or call fit() to start over.")
 
     def _row_scale(self):
         """The frozen row scale s (1.0 before any fit)."""

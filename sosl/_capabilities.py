@@ -229,6 +229,9 @@ class Capabilities:
     scratch : tuple of str
         Instance attributes that are caches derived from the state (work buffers): left
         out of pickles and deep copies, rebuilt on demand.
+    call_scratch : tuple of str
+        Instance attributes valid within one call only (e.g. rows the pass mapped, kept
+        for the scores that follow it): dropped when the call ends, failed or not.
     """
 
     merge: str | None = None
@@ -248,12 +251,13 @@ class Capabilities:
     decision_warns: bool = True
     stepper_binds: tuple[str, ...] = ()
     scratch: tuple[str, ...] = ()
+    call_scratch: tuple[str, ...] = ()
 
     #: the fields a subclass inherits without declaring its own record: the value domains,
     #: the adapter hint and the pass traits (a subclass changing its pass says so)
     INHERITED = ("domains", "per_call_o_p", "sparse_input", "pass_checks_finite",
                  "platt_in_pass", "pass_takes_identity", "one_row_by_copy", "weighted",
-                 "decision_warns", "stepper_binds", "scratch")
+                 "decision_warns", "stepper_binds", "scratch", "call_scratch")
 
     def __post_init__(self):
         if self.sparse_input not in (False, True, "blocks", "storage"):

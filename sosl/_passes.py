@@ -106,7 +106,8 @@ class _PassPlumbing:
         return True
 
     def _transaction(self, fn, *args):
-        """Run ``fn``; on any exception restore the attributes and the generator."""
+        """Run ``fn``; on any exception restore the attributes and the generator. Either
+        way the record's ``call_scratch`` attributes are dropped when it ends."""
         saved = dict(self.__dict__)
         snapshot = _rng_snapshot(getattr(self, "random_state", None))
         try:
@@ -116,6 +117,9 @@ class _PassPlumbing:
             self.__dict__.update(saved)
             _rng_restore(getattr(self, "random_state", None), snapshot)
             raise
+        finally:
+            for name in self.capabilities.call_scratch:
+                self.__dict__.pop(name, None)
         return self
 
     def _order(self, n):

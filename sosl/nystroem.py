@@ -171,8 +171,10 @@ class NystroemOAUCM(BaseOnlineAUC):
     """
 
     # sparse rows densified a block at a time; OAUC-M's weighted pass (see Notes); the
-    # map's parts are derived from the state, rebuilt on demand
-    capabilities = changes(sparse_input="blocks", weighted=True, scratch=("_map_parts_",))
+    # map's parts are derived from the state, rebuilt on demand; the rows a pass mapped
+    # serve the scores of the same call only
+    capabilities = changes(sparse_input="blocks", weighted=True, scratch=("_map_parts_",),
+                           call_scratch=("_mapped_tail",))
 
     _loss = int(Loss.LOSS_M)
     _map_names = ("gamma_", "components_", "normalization_", "random_weights_",
@@ -321,12 +323,6 @@ class NystroemOAUCM(BaseOnlineAUC):
         if first < 0 or first + Xq.shape[0] > Z.shape[0]:
             return None
         return Z[first:first + Xq.shape[0]]
-
-    def _learn_validated(self, X, s, order=None, fresh=False, sw=None):
-        try:
-            super()._learn_validated(X, s, order, fresh, sw)
-        finally:
-            self.__dict__.pop("_mapped_tail", None)
 
     def _warn_unscaled(self, R):
         self._warn_once("large features", UnscaledInputWarning,

