@@ -195,8 +195,27 @@ class _PassPlumbing:
         pre = None if fresh else self._raw_scores(X)
         backup = () if fresh else (self._state_names if sw is not None
                                    else self._backup_names(X))
-        # a dict names arrays the pass changes only at the given entries (saved, restored
-        # on failure); every other name of it, and every name of a tuple, runs on a copy
+        state, partial, saved = self._pass_state(backup)
+        backup = set(backup)
+        in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
+        try:
+            self._play_pass(state, X, s, order, sw, pre if in_pass else None)
+            state["n_seen_"] += X.shape[0]
+            self._check_finite_state(state, partial, backup, fresh)
+        except BaseException:
+            for name, idx in partial.items():
+                getattr(self, name)[idx] = saved[name]
+            raise
+        self._forget_stepper()                   # bound to the old arrays
+        self.__dict__.update(state)              # fitted attributes only: no re-arming needed
+        if not in_pass:
+            self._platt_after_pass(X, s, order, identity, pre)
+
+    def _pass_state(self, backup):
+        """The state the pass runs on: copies of the arrays ``backup`` names (and of the
+        calibration), the live arrays otherwise; a dict ``backup`` names arrays the pass
+        changes only at the given entries (saved, restored on failure: returned as
+        ``partial`` and ``saved``), every other name of it runs on a copy."""
         partial = {k: v for k, v in backup.items() if v is not None} \
             if isinstance(backup, dict) else {}
         backup = set(backup)
@@ -209,38 +228,40 @@ class _PassPlumbing:
             state[name] = value
         saved = {name: value[idx].copy() for name, idx in partial.items()
                  for value in (state[name],)}
-        in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
-        try:
-            extra = () if sw is None else (sw,)
-            if in_pass:
-                self._run_pass(state, X, s, order, *extra, pre=pre)
-            elif self._sparse_mode() == "blocks" and sp.issparse(X):
-                for rows in _blocks(order, X.shape[1]):
-                    self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
-                                   np.arange(rows.shape[0], dtype=np.intp),
-                                   *(() if sw is None else (np.ascontiguousarray(sw[rows]),)))
-            else:
-                self._run_pass(state, X, s, order, *extra)
-            state["n_seen_"] += X.shape[0]
-            for name, value in state.items():
-                if name in partial and value is getattr(self, name):
-                    value = value[partial[name]]
-                if (name in backup or fresh or not isinstance(value, np.ndarray)) \
-                        and not _all_finite(value):
-                    raise FloatingPointError(
-                        f"{type(self).__name__}: the state '{name}' became non-finite during "
-                        "the pass (the step size is probably too large for this data; try a "
-                        "smaller eta or a larger lam, or scale the features). The model was "
-                        "left unchanged."
-                    )
-        except BaseException:
-            for name, idx in partial.items():
-                getattr(self, name)[idx] = saved[name]
-            raise
-        self._forget_stepper()                   # bound to the old arrays
-        self.__dict__.update(state)              # fitted attributes only: no re-arming needed
-        if in_pass:
-            return
+        return state, partial, saved
+
+    def _play_pass(self, state, X, s, order, sw, pre):
+        """``_run_pass`` over the rows (with the Platt steps inside when ``pre`` is given;
+        a "blocks" learner's sparse rows densified a block at a time)."""
+        extra = () if sw is None else (sw,)
+        if pre is not None:
+            self._run_pass(state, X, s, order, *extra, pre=pre)
+        elif self._sparse_mode() == "blocks" and sp.issparse(X):
+            for rows in _blocks(order, X.shape[1]):
+                self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
+                               np.arange(rows.shape[0], dtype=np.intp),
+                               *(() if sw is None else (np.ascontiguousarray(sw[rows]),)))
+        else:
+            self._run_pass(state, X, s, order, *extra)
+
+    def _check_finite_state(self, state, partial, backup, fresh):
+        """FloatingPointError naming the first state value the pass made non-finite (of
+        the copies, the written entries of ``partial`` arrays, and the scalars)."""
+        for name, value in state.items():
+            if name in partial and value is getattr(self, name):
+                value = value[partial[name]]
+            if (name in backup or fresh or not isinstance(value, np.ndarray)) \
+                    and not _all_finite(value):
+                raise FloatingPointError(
+                    f"{type(self).__name__}: the state '{name}' became non-finite during "
+                    "the pass (the step size is probably too large for this data; try a "
+                    "smaller eta or a larger lam, or scale the features). The model was "
+                    "left unchanged."
+                )
+
+    def _platt_after_pass(self, X, s, order, identity, pre):
+        """The Platt steps of the rows' scores before the call (``pre``) or, for a fresh
+        model, after it (in-sample, on the last rows of the pass), in pass order."""
         if pre is None and X.shape[0] > _IN_SAMPLE_ROWS:
             # in-sample scaling of a fresh model: its last rows suffice (the curvature
             # prior has settled long before); scoring them all would cost a second pass

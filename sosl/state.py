@@ -199,6 +199,37 @@ def _snapshot(est: Any, name: str) -> LearnerState:
     )
 
 
+def _checked_value(name, fresh, value, later, caps, growable):
+    """A copy of the state's ``value`` of ``name``, checked against the fresh state's
+    ``fresh`` (dtype, dimensions, shape as the record allows, finite); ValueError naming
+    what is wrong. ``later``: a storage the first pass creates (None when fresh)."""
+    if fresh is None and later:
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+            raise ValueError(f"state array {name!r} must be a numeric array")
+        fresh = value
+    if isinstance(fresh, np.ndarray):
+        if not isinstance(value, np.ndarray):
+            shape_ok = False
+        elif name in growable:
+            shape_ok = value.shape[:-1] == fresh.shape[:-1]
+        elif caps.fixed_shapes:
+            shape_ok = value.shape == fresh.shape
+        else:                          # buffers that grow: the learner checks them
+            shape_ok = True
+        if not isinstance(value, np.ndarray) or value.dtype != fresh.dtype \
+                or value.ndim != fresh.ndim or not shape_ok:
+            raise ValueError(
+                f"state array {name!r}: expected {fresh.dtype} of shape {fresh.shape}, "
+                f"got {getattr(value, 'dtype', type(value).__name__)} of shape "
+                f"{getattr(value, 'shape', None)}")
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError(f"state array {name!r} contains NaN or infinity")
+        return np.ascontiguousarray(value).copy()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"state value {name!r} is not finite")
+    return _copy(value)
+
+
 def from_state(state: LearnerState, cls: type | None = None) -> Any:
     """A fitted estimator holding ``state`` (arrays copied), ready to score and learn.
 
@@ -245,34 +276,8 @@ def from_state(state: LearnerState, cls: type | None = None) -> Any:
     for name in (*est._state_names, *later):
         if name not in state.arrays:
             raise ValueError(f"the state of {state.learner} lacks the array {name!r}")
-        fresh, value = getattr(est, name), state.arrays[name]
-        if fresh is None and name in later:
-            if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-                raise ValueError(f"state array {name!r} must be a numeric array")
-            fresh = value
-        if isinstance(fresh, np.ndarray):
-            if not isinstance(value, np.ndarray):
-                shape_ok = False
-            elif name in growable:
-                shape_ok = value.shape[:-1] == fresh.shape[:-1]
-            elif caps.fixed_shapes:
-                shape_ok = value.shape == fresh.shape
-            else:                          # buffers that grow: the learner checks them
-                shape_ok = True
-            if not isinstance(value, np.ndarray) or value.dtype != fresh.dtype \
-                    or value.ndim != fresh.ndim or not shape_ok:
-                raise ValueError(
-                    f"state array {name!r}: expected {fresh.dtype} of shape {fresh.shape}, "
-                    f"got {getattr(value, 'dtype', type(value).__name__)} of shape "
-                    f"{getattr(value, 'shape', None)}")
-            if value.dtype.kind == "f" and not np.isfinite(value).all():
-                raise ValueError(f"state array {name!r} contains NaN or infinity")
-            value = np.ascontiguousarray(value).copy()
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"state value {name!r} is not finite")
-        else:
-            value = _copy(value)
-        values[name] = value
+        values[name] = _checked_value(name, getattr(est, name), state.arrays[name],
+                                      name in later, caps, growable)
     calib = check_calibration(state.calibration, "from_state")
     if int(state.t) < 0 or int(state.n_seen) < 0:
         raise ValueError("the state's t and n_seen must be >= 0")
