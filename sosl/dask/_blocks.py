@@ -295,39 +295,9 @@ def _split(X, y):
                              "no rows to learn from")
         return list(X), list(y)
     if dask.is_dask_collection(X) and hasattr(X, "npartitions") and hasattr(X, "columns"):
-        if isinstance(y, str):                          # the label is a column of X
-            if y not in X.columns:
-                raise ValueError(f"label column {y!r} is not a column of X (columns: "
-                                 f"{list(X.columns)[:8]})")
-            X, y = X.drop(columns=[y]), X[y]
-        Xs = list(X.to_delayed())                       # a dask dataframe: its partitions
-        if not (dask.is_dask_collection(y) and hasattr(y, "to_delayed")):
-            raise TypeError("with a dask dataframe X, y must be a dask series or array")
-        ys = list(np.ravel(y.to_delayed()))
+        Xs, ys = _split_frame(dask, X, y)
     elif dask.is_dask_collection(X) and hasattr(X, "chunks"):
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array, got {X.ndim} dimension(s)")
-        if len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})                      # whole rows per block
-        Xs = list(X.to_delayed()[:, 0])
-        if dask.is_dask_collection(y) and hasattr(y, "chunks"):
-            if y.ndim != 1:
-                raise ValueError(f"y must be 1-D, got {y.ndim} dimensions")
-            known = not any(np.isnan(c) for c in X.chunks[0] + y.chunks[0])
-            if known and y.chunks[0] != X.chunks[0]:
-                if y.shape[0] != X.shape[0]:
-                    raise ValueError(f"X has {X.shape[0]} rows, y {y.shape[0]}")
-                y = y.rechunk((X.chunks[0],))
-            ys = list(y.to_delayed())
-        elif dask.is_dask_collection(y):
-            ys = list(np.ravel(y.to_delayed()))
-        else:
-            y = np.asarray(y)
-            bounds = np.cumsum((0,) + X.chunks[0])
-            if np.isnan(bounds).any() or y.shape[0] != bounds[-1]:
-                raise ValueError("y in memory needs X with known block sizes and as many rows")
-            bounds = bounds.astype(np.int64)
-            ys = [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        Xs, ys = _split_array(dask, X, y)
     elif dask.is_dask_collection(X):
         raise TypeError(f"X must be a dask array or dask dataframe, got {type(X).__name__}")
     else:
@@ -337,4 +307,44 @@ def _split(X, y):
     if not Xs:
         raise ValueError("X has no blocks")
     return Xs, ys
+
+
+def _split_frame(dask, X, y):
+    """The partitions of a dask dataframe X and of its labels (a column of X or a series)."""
+    if isinstance(y, str):                          # the label is a column of X
+        if y not in X.columns:
+            raise ValueError(f"label column {y!r} is not a column of X (columns: "
+                             f"{list(X.columns)[:8]})")
+        X, y = X.drop(columns=[y]), X[y]
+    Xs = list(X.to_delayed())                       # a dask dataframe: its partitions
+    if not (dask.is_dask_collection(y) and hasattr(y, "to_delayed")):
+        raise TypeError("with a dask dataframe X, y must be a dask series or array")
+    return Xs, list(np.ravel(y.to_delayed()))
+
+
+def _split_array(dask, X, y):
+    """The row blocks of a 2-D dask array X (whole rows each) and the matching blocks of
+    y (a dask array rechunked to X's rows, another dask collection, or y in memory)."""
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask array, got {X.ndim} dimension(s)")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})                      # whole rows per block
+    Xs = list(X.to_delayed()[:, 0])
+    if dask.is_dask_collection(y) and hasattr(y, "chunks"):
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got {y.ndim} dimensions")
+        known = not any(np.isnan(c) for c in X.chunks[0] + y.chunks[0])
+        if known and y.chunks[0] != X.chunks[0]:
+            if y.shape[0] != X.shape[0]:
+                raise ValueError(f"X has {X.shape[0]} rows, y {y.shape[0]}")
+            y = y.rechunk((X.chunks[0],))
+        return Xs, list(y.to_delayed())
+    if dask.is_dask_collection(y):
+        return Xs, list(np.ravel(y.to_delayed()))
+    y = np.asarray(y)
+    bounds = np.cumsum((0,) + X.chunks[0])
+    if np.isnan(bounds).any() or y.shape[0] != bounds[-1]:
+        raise ValueError("y in memory needs X with known block sizes and as many rows")
+    bounds = bounds.astype(np.int64)
+    return Xs, [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 

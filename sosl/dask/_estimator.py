@@ -144,26 +144,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             able = sorted(n for n, c in REGISTRY.items() if c.capabilities.parallel)
             raise TypeError(f"{name} has no mergeable state (see sosl.state); Parallel fits "
                             f"{', '.join(able)}")
-        if self.timeout is not None and not (
-                isinstance(self.timeout, Real) and not isinstance(self.timeout, bool)
-                and self.timeout > 0):
-            raise ValueError(f"timeout must be None or a number of seconds > 0, got "
-                             f"{self.timeout!r}")
-        if not (isinstance(self.n_epochs, str) and self.n_epochs == "auto") and not (
-                isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
-                and self.n_epochs >= 1):
-            raise ValueError(f"n_epochs must be 'auto' or an integer >= 1, got "
-                             f"{self.n_epochs!r}")
-        if self.solver not in ("online", "lbfgs"):
-            raise ValueError(f"solver must be 'online' or 'lbfgs', got {self.solver!r}")
-        if not (isinstance(self.max_iter, Integral) and not isinstance(self.max_iter, bool)
-                and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if self.moments not in ("global", "local", "fixed"):
-            raise ValueError(f"moments must be 'global', 'local' or 'fixed', got "
-                             f"{self.moments!r}")
-        if not isinstance(self.shuffle, (bool, np.bool_)):
-            raise ValueError(f"shuffle must be a boolean, got {self.shuffle!r}")
+        self._check_own_params()
         if getattr(est, "shuffle", False):
             raise ValueError("the estimator's own shuffle=True is not used by Parallel: set it "
                              "to False and pass shuffle=True (and random_state) to Parallel")
@@ -194,6 +175,29 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Parallel merges one model per block, and {name} {why}; "
                              "set it on the estimator")
         return template
+
+    def _check_own_params(self):
+        """Parallel's own parameters (ValueError naming the first bad one)."""
+        if self.timeout is not None and not (
+                isinstance(self.timeout, Real) and not isinstance(self.timeout, bool)
+                and self.timeout > 0):
+            raise ValueError(f"timeout must be None or a number of seconds > 0, got "
+                             f"{self.timeout!r}")
+        if not (isinstance(self.n_epochs, str) and self.n_epochs == "auto") and not (
+                isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
+                and self.n_epochs >= 1):
+            raise ValueError(f"n_epochs must be 'auto' or an integer >= 1, got "
+                             f"{self.n_epochs!r}")
+        if self.solver not in ("online", "lbfgs"):
+            raise ValueError(f"solver must be 'online' or 'lbfgs', got {self.solver!r}")
+        if not (isinstance(self.max_iter, Integral) and not isinstance(self.max_iter, bool)
+                and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if self.moments not in ("global", "local", "fixed"):
+            raise ValueError(f"moments must be 'global', 'local' or 'fixed', got "
+                             f"{self.moments!r}")
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise ValueError(f"shuffle must be a boolean, got {self.shuffle!r}")
 
     def _mode(self):
         """The moments mode: ``moments``, or a learner's only mode in place of the default."""

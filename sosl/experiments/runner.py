@@ -290,6 +290,33 @@ def run_specs(algorithms=None, ceilings=False, references=None):
     return specs + [REFERENCES[n] for n in references if all(s.name != n for s in specs)]
 
 
+def _config(seed, n_repeats, n_folds, inner_folds, grid, data_dir, verify, max_points,
+            reference_max_train):
+    """The run's configuration as the tasks receive it (plain numbers and strings)."""
+    return {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
+            "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
+            "verify": bool(verify),
+            "max_points": None if max_points is None else int(max_points),
+            "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}",
+            "reference_max_train": (None if reference_max_train is None
+                                    else int(reference_max_train))}
+
+
+def _check_inputs(datasets, specs, cfg, log):
+    """Fail early, in this process, on a missing or refused dataset; log each grid
+    restriction of the specs."""
+    n_runs = cfg["n_repeats"] * cfg["n_folds"]
+    if not cfg["verify"]:
+        check_checksums(datasets, cfg["data_dir"])
+    for name in datasets:
+        y = get_data(name, cfg["data_dir"], cfg["verify"])[1]
+        if len(outer_splits(y, name, cfg["seed"], cfg["n_repeats"], cfg["n_folds"])) != n_runs:
+            raise RuntimeError("unexpected number of outer runs")
+    for s in specs:
+        for msg in grid_restrictions(s, cfg["grid"]):
+            log(f"grid: {msg}")
+
+
 def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="loky",
                    out=DEFAULT_OUT, seed=0, n_repeats=4, n_folds=5, inner_folds=5,
                    data_dir=None, progress=True, log=None, max_points=None, scheduler=None,
@@ -376,23 +403,9 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
     datasets = with_positive_classes(datasets, positive_class)
     specs = run_specs(algorithms, ceilings, references)
     data_dir = None if data_dir is None else str(data_dir)
-    cfg = {"seed": int(seed), "n_repeats": int(n_repeats), "n_folds": int(n_folds),
-           "inner_folds": int(inner_folds), "grid": grid, "data_dir": data_dir,
-           "verify": bool(verify),
-           "max_points": None if max_points is None else int(max_points),
-           "protocol": f"{int(n_repeats)}x{int(n_folds)}/{int(inner_folds)}",
-           "reference_max_train": (None if reference_max_train is None
-                                   else int(reference_max_train))}
-    n_runs = cfg["n_repeats"] * cfg["n_folds"]
-    if not verify:
-        check_checksums(datasets, data_dir)
-    for name in datasets:  # fail early, in this process, on a missing or refused dataset
-        y = get_data(name, data_dir, cfg["verify"])[1]
-        if len(outer_splits(y, name, seed, n_repeats, n_folds)) != n_runs:
-            raise RuntimeError("unexpected number of outer runs")
-    for s in specs:
-        for msg in grid_restrictions(s, grid):
-            log(f"grid: {msg}")
+    cfg = _config(seed, n_repeats, n_folds, inner_folds, grid, data_dir, verify, max_points,
+                  reference_max_train)
+    _check_inputs(datasets, specs, cfg, log)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     existing, writer = open_cache(out / CACHE_NAME)

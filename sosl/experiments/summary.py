@@ -243,24 +243,8 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
                 rec[k] = len(kinds[k])
                 rec[f"{k}_points"] = len({r["params"] for r in kinds[k]})
             recs.append(rec)
-            for k in (DIVERGED, INVALID, FAILED):
-                if kinds[k]:
-                    ex = kinds[k][0]
-                    notes.append(
-                        f"warning: {d} {a}: {len(kinds[k])} of {len(cv)} inner-CV tasks {k} at "
-                        f"{rec[f'{k}_points']} grid points, scored 0 in the selection (e.g. "
-                        f"{_fmt_params(ex['params'])}: {ex['error'][:120]})")
-            if refit_bad:
-                notes.append(f"warning: {d} {a}: {len(refit_bad)} of {len(tests)} refits of "
-                                f"the selected point failed and score 0 "
-                                f"({refit_bad[0]['error'][:120]})")
-            for name, (n_lo, n_hi) in edges.items():
-                for n_edge, where, e in ((n_lo, "lower", lo), (n_hi, "upper", hi)):
-                    if n_edge:
-                        notes.append(
-                            f"warning: {d} {a}: {name} selected at the {where} grid edge 2^{e} "
-                            f"in {n_edge} of {len(tests)} runs; the best value may lie outside "
-                            "the grid")
+            notes += _cell_notes(f"{d} {a}", rec, kinds, len(cv), refit_bad, len(tests),
+                                 lo, hi)
     lines = [f"Run summary: grid {grid}, protocol {protocol}, seed {seed}", "",
              "| dataset | algorithm | grid points (left out) | CV tasks | diverged | invalid "
              "| failed | refits failed | runs | at a grid edge (lower/upper) |",
@@ -280,6 +264,30 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
               "grid point, with the distinct grid points concerned)."]
     lines += [""] + notes if notes else ["", "no divergence, failure or edge selection"]
     return "\n".join(lines), recs
+
+
+def _cell_notes(cell, rec, kinds, n_cv, refit_bad, n_runs, lo, hi):
+    """The warning lines of one (dataset, algorithm) cell of :func:`run_summary`."""
+    notes = []
+    for k in (DIVERGED, INVALID, FAILED):
+        if kinds[k]:
+            ex = kinds[k][0]
+            notes.append(
+                f"warning: {cell}: {len(kinds[k])} of {n_cv} inner-CV tasks {k} at "
+                f"{rec[f'{k}_points']} grid points, scored 0 in the selection (e.g. "
+                f"{_fmt_params(ex['params'])}: {ex['error'][:120]})")
+    if refit_bad:
+        notes.append(f"warning: {cell}: {len(refit_bad)} of {n_runs} refits of "
+                     f"the selected point failed and score 0 "
+                     f"({refit_bad[0]['error'][:120]})")
+    for name, (n_lo, n_hi) in rec["edges"].items():
+        for n_edge, where, e in ((n_lo, "lower", lo), (n_hi, "upper", hi)):
+            if n_edge:
+                notes.append(
+                    f"warning: {cell}: {name} selected at the {where} grid edge 2^{e} "
+                    f"in {n_edge} of {n_runs} runs; the best value may lie outside "
+                    "the grid")
+    return notes
 
 
 def _fmt_params(key):

@@ -234,6 +234,86 @@ def _reachability(recs, grid):
     return lines
 
 
+def _cell_record(table, d, a, v, paper, parts, ceiling, runs, protocol):
+    """The CSV record of one cell of :func:`report`: our runs' AUCs ``v`` (%), the paper's
+    value, the spread three ways, the flags and the oracle ceiling."""
+    mean, std = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+    key = (split_run_name(d)[0], a)
+    pm, ps = (paper[key][1:] if key in paper else (None, None))
+    diff = None if pm is None else mean - pm
+    pm_means = [np.mean(x) for x in parts.values()]
+    std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
+    sem = std / np.sqrt(len(v))
+    ceil = _cell_ceiling(ceiling, runs)
+    return {"table": table, "dataset": d, "algorithm": a, "n_runs": len(v),
+            "protocol": protocol,
+            "auc_mean": round(mean, 2), "auc_std": round(std, 2),
+            "std_of_partition_means": round(std_parts, 2),
+            "auc_sem": round(sem, 2),
+            "paper_mean": pm, "paper_std": ps,
+            "diff": None if diff is None else round(diff, 2),
+            # two standard errors of the difference of the two means,
+            # the paper's spread read as its standard error
+            "flagged": bool(diff is not None and abs(diff) > 2.0 * np.hypot(sem, ps)),
+            # the same, were the paper's spread a std over its runs
+            "flagged_std_reading": bool(
+                diff is not None
+                and abs(diff) > 2.0 * np.hypot(sem, ps / np.sqrt(PAPER_RUNS))),
+            # the paper far below ours: beyond its std plus our s.e.
+            "paper_far_below": bool(diff is not None and diff > ps + sem),
+            "ratio_std_runs": _ratio(std, ps),
+            "ratio_std_means": _ratio(std_parts, ps),
+            "ratio_sem": _ratio(sem, ps),
+            "oracle_mean": None if ceil is None else round(ceil, 2),
+            "paper_minus_oracle": (None if ceil is None or pm is None
+                                   else round(pm - ceil, 2)),
+            # on the printed (rounded) gap, so the mark matches the table
+            "above_ceiling": bool(ceil is not None and pm is not None
+                                  and round(pm - ceil, 2) > ps)}
+
+
+def _cell_lines(algos, dsets, cell):
+    """The rows of a table of :func:`report`: one per dataset, a cell per algorithm."""
+    lines = []
+    for d in dsets:
+        cells = []
+        for a in algos:
+            r = cell.get((d, a))
+            if r is None:
+                cells.append("")
+            elif r["paper_mean"] is None:
+                cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f}{_sub(r)} / -")
+            else:
+                mark = "!" if r["flagged"] else ""
+                up = ("^" if r["above_ceiling"] else "") + (
+                    "v" if r["paper_far_below"] else "")
+                cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / "
+                             f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}{up} "
+                             f"({r['diff']:+.2f}{mark})")
+        lines.append(f"| {d} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _spread_lines(recs, fmt):
+    """The spread table's rows of :func:`report` and the median ratios under it."""
+    lines = []
+    for r in recs:
+        ratios = " / ".join(fmt(r[k]) for k in ("ratio_std_runs", "ratio_std_means",
+                                                "ratio_sem"))
+        lines.append(f"| {r['dataset']} | {r['algorithm']}{_sub(r)} | {r['n_runs']} | "
+                     f"{fmt(r['auc_std'])} | {fmt(r['std_of_partition_means'])} | "
+                     f"{fmt(r['auc_sem'])} | {fmt(r['paper_std'])} | {ratios} |")
+    medians = []
+    for key, name in zip(("ratio_std_runs", "ratio_std_means", "ratio_sem"),
+                         (n for _, n in STD_KINDS)):
+        vals = [r[key] for r in recs if r[key] is not None]
+        if vals:
+            medians.append(f"{name} {np.median(vals):.2f}x ({len(vals)} cells)")
+    if medians:
+        lines += ["", "Median ratio to the paper's std: " + "; ".join(medians)]
+    return lines
+
+
 def report(test_rows, out, suffix="", ceilings=None, grid=None):
     """Write Tables 2 and 3 (markdown and CSV) beside the paper's numbers.
 
@@ -291,41 +371,9 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                 v = agg.get((d, a))
                 if not v:
                     continue
-                mean, std = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
-                key = (split_run_name(d)[0], a)
-                pm, ps = (paper[key][1:] if key in paper else (None, None))
-                diff = None if pm is None else mean - pm
-                pm_means = [np.mean(x) for x in parts[(d, a)].values()]
-                std_parts = float(np.std(pm_means, ddof=1)) if len(pm_means) > 1 else float("nan")
-                sem = std / np.sqrt(len(v))
-                ceil = _cell_ceiling(ceilings.get((d, a)), runs_of[(d, a)])
-                recs.append({"table": table, "dataset": d, "algorithm": a, "n_runs": len(v),
-                             "protocol": capped_of.get((d, a), ""),
-                             "auc_mean": round(mean, 2), "auc_std": round(std, 2),
-                             "std_of_partition_means": round(std_parts, 2),
-                             "auc_sem": round(sem, 2),
-                             "paper_mean": pm, "paper_std": ps,
-                             "diff": None if diff is None else round(diff, 2),
-                             # two standard errors of the difference of the two means,
-                             # the paper's spread read as its standard error
-                             "flagged": bool(diff is not None and abs(diff) > 2.0 * np.hypot(
-                                 sem, ps)),
-                             # the same, were the paper's spread a std over its runs
-                             "flagged_std_reading": bool(
-                                 diff is not None
-                                 and abs(diff) > 2.0 * np.hypot(sem, ps / np.sqrt(PAPER_RUNS))),
-                             # the paper far below ours: beyond its std plus our s.e.
-                             "paper_far_below": bool(diff is not None
-                                                     and diff > ps + sem),
-                             "ratio_std_runs": _ratio(std, ps),
-                             "ratio_std_means": _ratio(std_parts, ps),
-                             "ratio_sem": _ratio(sem, ps),
-                             "oracle_mean": None if ceil is None else round(ceil, 2),
-                             "paper_minus_oracle": (None if ceil is None or pm is None
-                                                    else round(pm - ceil, 2)),
-                             # on the printed (rounded) gap, so the mark matches the table
-                             "above_ceiling": bool(ceil is not None and pm is not None
-                                                   and round(pm - ceil, 2) > ps)})
+                recs.append(_cell_record(table, d, a, v, paper, parts[(d, a)],
+                                         ceilings.get((d, a)), runs_of[(d, a)],
+                                         capped_of.get((d, a), "")))
         csv_path = out / f"table{table}{suffix}.csv"
         with open(csv_path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(recs[0]))
@@ -336,22 +384,7 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
         lines = [f"Table {table}: test AUC (%), ours / paper (ours - paper); see the legend", "",
                  "| dataset | " + " | ".join(algos) + " |",
                  "|---|" + "---|" * len(algos)]
-        for d in dsets:
-            cells = []
-            for a in algos:
-                r = cell.get((d, a))
-                if r is None:
-                    cells.append("")
-                elif r["paper_mean"] is None:
-                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f}{_sub(r)} / -")
-                else:
-                    mark = "!" if r["flagged"] else ""
-                    up = ("^" if r["above_ceiling"] else "") + (
-                        "v" if r["paper_far_below"] else "")
-                    cells.append(f"{r['auc_mean']:.2f} ± {r['auc_std']:.2f} / "
-                                 f"{r['paper_mean']:.2f} ± {r['paper_std']:.2f}{up} "
-                                 f"({r['diff']:+.2f}{mark})")
-            lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        lines += _cell_lines(algos, dsets, cell)
         refs = [a for a in algos if a in REFERENCES]
         with_paper = [r for r in recs if r["paper_mean"] is not None]
         if with_paper:
@@ -389,20 +422,7 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
                   "| standard error | paper std | ratios to paper std |",
                   "|---|---|---|---|---|---|---|---|"]
 
-        for r in recs:
-            ratios = " / ".join(fmt(r[k]) for k in ("ratio_std_runs", "ratio_std_means",
-                                                    "ratio_sem"))
-            lines.append(f"| {r['dataset']} | {r['algorithm']}{_sub(r)} | {r['n_runs']} | "
-                         f"{fmt(r['auc_std'])} | {fmt(r['std_of_partition_means'])} | "
-                         f"{fmt(r['auc_sem'])} | {fmt(r['paper_std'])} | {ratios} |")
-        medians = []
-        for key, name in zip(("ratio_std_runs", "ratio_std_means", "ratio_sem"),
-                             (n for _, n in STD_KINDS)):
-            vals = [r[key] for r in recs if r[key] is not None]
-            if vals:
-                medians.append(f"{name} {np.median(vals):.2f}x ({len(vals)} cells)")
-        if medians:
-            lines += ["", "Median ratio to the paper's std: " + "; ".join(medians)]
+        lines += _spread_lines(recs, fmt)
         md_path = out / f"table{table}{suffix}.md"
         md_path.write_text("\n".join(lines) + "\n")
         paths += [str(csv_path), str(md_path)]
