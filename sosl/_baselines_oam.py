@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -157,7 +157,7 @@ class OAM(_LinearBaseline):
         self.random_state = random_state
 
     @property
-    def _state_names(self):
+    def _state_names(self):  # type: ignore[override]  # the names follow the storage
         # the buffer storage exists from the end of the first pass, which chose it
         if self.__dict__.get("buffer_values_") is not None:
             return self._COMMON_STATE + self._SPARSE_STORE
@@ -171,7 +171,7 @@ class OAM(_LinearBaseline):
     def _init_state(self, n_features):
         seed = check_random_state(self.random_state).randint(0, np.iinfo(np.int64).max,
                                                              dtype=np.int64)
-        state = {
+        state: dict[str, Any] = {
             "w_": np.zeros(n_features),
             "intercept_": np.zeros(1),
             "buffer_fill_": np.zeros(2, dtype=np.int64),

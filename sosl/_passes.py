@@ -10,12 +10,13 @@ learners override none of it but the hooks the base documents.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from ._capabilities import Capabilities
 from ._core._calibration import platt_steps
 from ._input import _all_finite, _canonical_row, _finite_array, _refuse_complex
 
@@ -59,8 +60,11 @@ class _PassPlumbing:
     hooks and ``capabilities`` record."""
 
     if TYPE_CHECKING:        # provided by BaseOnlineAUC and the learner
-        capabilities: Any
-        _state_names: tuple[str, ...]
+        capabilities: ClassVar[Capabilities]
+        calibration_: np.ndarray
+
+        @property
+        def _state_names(self) -> tuple[str, ...]: ...
 
         def _run_pass(self, state, X, s, order, *args, **kwargs) -> None: ...
         def _decision(self, X) -> np.ndarray: ...
@@ -196,12 +200,12 @@ class _PassPlumbing:
         backup = () if fresh else (self._state_names if sw is not None
                                    else self._backup_names(X))
         state, partial, saved = self._pass_state(backup)
-        backup = set(backup)
+        copied = set(backup)
         in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
         try:
             self._play_pass(state, X, s, order, sw, pre if in_pass else None)
             state["n_seen_"] += X.shape[0]
-            self._check_finite_state(state, partial, backup, fresh)
+            self._check_finite_state(state, partial, copied, fresh)
         except BaseException:
             for name, idx in partial.items():
                 getattr(self, name)[idx] = saved[name]
@@ -218,12 +222,12 @@ class _PassPlumbing:
         ``partial`` and ``saved``), every other name of it runs on a copy."""
         partial = {k: v for k, v in backup.items() if v is not None} \
             if isinstance(backup, dict) else {}
-        backup = set(backup)
+        copied = set(backup)
         state: dict[str, Any] = {}
         for name in self._state_names + ("t_", "n_seen_", "calibration_"):
             value = getattr(self, name)
             if isinstance(value, np.ndarray) and name not in partial and (
-                    name in backup or name == "calibration_"):
+                    name in copied or name == "calibration_"):
                 value = value.copy()
             state[name] = value
         saved = {name: value[idx].copy() for name, idx in partial.items()

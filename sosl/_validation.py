@@ -7,13 +7,14 @@ A mixin of the base class (``_base`` keeps the contract); the learners override 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ._capabilities import Capabilities
 from ._input import _as_csr, _check_compressed_structure, _finite_array, _refuse_complex
 
 __all__: list[str] = []
@@ -23,7 +24,9 @@ class _Validation:
     """Mixin of :class:`sosl._base.BaseOnlineAUC` (module docstring)."""
 
     if TYPE_CHECKING:        # provided by BaseOnlineAUC and the learner
-        capabilities: Any
+        capabilities: ClassVar[Capabilities]
+        classes_: np.ndarray
+        _signs_: dict
 
         def _sparse_mode(self) -> bool | str: ...
         def _finite_X(self, X) -> bool: ...

@@ -142,7 +142,7 @@ class _SparseStorage:
         return "csr" if sparse else "dense"
 
     def _first_batch(self, X):
-        super()._first_batch(X)  # type: ignore[misc]  # a mixin: the learner's base class has it
+        super()._first_batch(X)  # a mixin: the learner's base class has it
         self._new_storage(X)
 
     def _kernel_layout(self, **extras):

@@ -56,7 +56,7 @@ _SHARED = ("alpha_", "gram_", "buffer_scores_", "n_buffer_", "n_class_seen_", "f
            "seed_", "intercept_")
 
 
-class KOIL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
+class KOIL(_SparseStorage, BaseOnlineAUC):
     """KOIL: online kernel AUC maximization with two fixed-budget support-vector buffers.
 
     f = sum_i alpha_i k(x_i, .) over a positive and a negative buffer. At round t the

@@ -62,7 +62,7 @@ __all__ = ["OKAUCM", "OKAUCS"]
 _GROWTH_INSTANCES = 10_000
 
 
-class _KernelSOSL(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
+class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
     """Shared state and pass of the kernel second-order learners (Algorithm 2).
 
     The storage of the support vectors follows the first call of a fit

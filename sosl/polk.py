@@ -32,7 +32,7 @@ _SCHEDULES = {"constant": int(PolkSchedule.POLK_STEP_CONSTANT),
               "diminishing": int(PolkSchedule.POLK_STEP_DIMINISHING)}
 
 
-class POLK(_SparseStorage, BaseOnlineAUC):  # type: ignore[override]
+class POLK(_SparseStorage, BaseOnlineAUC):
     """POLK: kernel functional SGD with sparse KOMP projections in function space.
 
     Minimizes the regularized expected risk over a reproducing kernel Hilbert space,
