@@ -292,7 +292,7 @@ def changes(**fields: Any) -> Capabilities:
 
 
 #: every learner class defined in sosl, by class name (filled by ``__init_subclass__``)
-REGISTRY: dict[str, type] = {}
+REGISTRY: dict[str, Any] = {}
 
 
 #: the hooks whose override makes a subclass's state or update its own

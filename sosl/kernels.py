@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -123,6 +123,11 @@ class _SparseStorage:
     """
 
     _storage_names: tuple[str, ...] = ()
+    if TYPE_CHECKING:        # the learner's hyper-parameters
+        kernel: str
+        gamma: Any
+        degree: float
+        coef0: float
 
     def _sparse_storage_ok(self):
         return True
@@ -142,7 +147,7 @@ class _SparseStorage:
         return "csr" if sparse else "dense"
 
     def _first_batch(self, X):
-        super()._first_batch(X)  # a mixin: the learner's base class has it
+        super()._first_batch(X)  # type: ignore[misc]  # a mixin: the learner's base class has it
         self._new_storage(X)
 
     def _kernel_layout(self, **extras):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -202,7 +202,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 
     @property
-    def _state_names(self):
+    def _state_names(self):  # type: ignore[override]  # the names follow the layout
         lay = getattr(self, "_layout_", None) or self._layout()
         return (_SPARSE_SLOTS if lay.get("storage") == "csr" else _DENSE_SLOTS) + _SHARED
 
@@ -274,6 +274,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
             U = _philox_uniforms(state["seed_"], state["t_"], order.shape[0])
         k_nn = int(self.n_neighbors)
         work = np.zeros(2 * state["alpha_"].shape[0] + 2 * k_nn)
+        head: tuple[Any, ...]
         if "buffer_" in state:
             head = (X, s, order, U, state["buffer_"])
         else:
@@ -290,7 +291,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         message = (f"KOIL: the {KERNEL_NAMES[lay['kernel']]} kernel overflowed on this batch "
                    "(kernel values or scores are not finite); scale the features. The model "
                    "was left unchanged.")
-        run = _koil.koil_pass
+        run: Any = _koil.koil_pass
         if lay.get("storage") == "csr":
             X = _canonical_csr(X)
             state["buffer_ind_"], state["buffer_val_"] = _widen_slots(

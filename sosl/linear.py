@@ -1,7 +1,7 @@
 """Linear online AUC learners with second-order surrogate losses: OAUC-M, OAUC-M_c, OAUC-S."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
@@ -66,7 +66,7 @@ def _no_array():
     return None
 
 
-_abs_cache = [_no_array, 0.0]
+_abs_cache: list[Any] = [_no_array, 0.0]
 
 
 def _max_abs(X):
@@ -308,7 +308,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         d = self.__dict__
         if self.forgetting == "auto":
             return False
-        st = d.get("_stepper_")
+        st: Any = d.get("_stepper_")
         created = st is None
         if created:
             st = self._stepper()

@@ -113,7 +113,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         self.__dict__["support_vectors_"] = value
 
     @property
-    def _state_names(self):
+    def _state_names(self):  # type: ignore[override]  # the names follow the layout
         lay = getattr(self, "_layout_", None) or self._layout()
         return _adapter(lay).names + _PUBLIC + (
             ("model_order_",) if lay["budget_policy"] == "komp" else ())
@@ -260,6 +260,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
         """
         d = self.__dict__
         lay = d["_layout_"]
+        policy: type[_FifoBuffers]
         if _fifo_sparse(lay):           # the caller checked: canonical, finite, fits a slot
             X, policy = x, _SparseFifoBuffers
             names: tuple[str, ...] = ("sv_ind_", "sv_val_", "sv_nnz_")

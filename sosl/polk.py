@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -229,7 +229,8 @@ class POLK(_SparseStorage, BaseOnlineAUC):
             X = _canonical_csr(X)
         D, w, Kdd, G, t, orders, errors, budgets = polk_run(
             X, s, order, state["support_vectors_"], state["dual_coef_"], state["gram_"],
-            state["_gram_inv"], state["t_"], *self._specs(), max_bytes=self._memory_limit()[0])
+            state["_gram_inv"], state["t_"], *self._specs(),  # type: ignore[misc]  # 3 specs
+            max_bytes=self._memory_limit()[0])
         state["support_vectors_"] = D
         state["dual_coef_"] = w
         state["gram_"] = Kdd
@@ -298,7 +299,7 @@ class POLK(_SparseStorage, BaseOnlineAUC):
         on the row (tested: tests/test_polk_one_row.py::test_learn_one_typed_equals_partial_fit).
         Sparse rows and models fitted on sparse input take the pass on copies."""
         d = self.__dict__
-        st = d.get("_stepper_")
+        st: Any = d.get("_stepper_")
         status = -3 if st is None or type(x) is not np.ndarray else st.learn(d, x, s)
         if status == -3 or status == -2:           # no buffers yet, or full ones: (re)build
             if type(x) is not np.ndarray or d["_layout_"].get("storage") == "csr":

@@ -512,7 +512,8 @@ def tree_exclusive(items, op, empty):
     left, right = [None], [None]                      # what lies left/right of each node
     for depth in range(len(levels) - 2, -1, -1):
         cur = levels[depth]
-        nl, nr = [], []
+        nl: list[Any] = []
+        nr: list[Any] = []
         for i in range(len(cur)):
             pl, pr = left[i // 2], right[i // 2]
             if i % 2 == 0 and i + 1 < len(cur):       # a left child: its sibling is right
@@ -529,8 +530,8 @@ def tree_exclusive(items, op, empty):
     return levels[-1][0], [empty if o is None else o for o in others]
 
 
-def linear_state(template: LearnerState, moments: Moments, coef: np.ndarray, t: int, n_seen: int,
-                 calibration: np.ndarray) -> LearnerState:
+def linear_state(template: LearnerState, moments: Moments, coef: ArrayLike, t: int, n_seen: int,
+                 calibration: ArrayLike) -> LearnerState:
     """An OAUC-M/OAUC-S state with the given moments (scale 1, full scatter), weights and
     counters, and the rest (parameters, classes, layout) of ``template``."""
     arrays = {

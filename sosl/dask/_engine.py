@@ -6,6 +6,7 @@ for any scheduler, or futures of a ``distributed`` client).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from ._blocks import _dask
 
@@ -54,7 +55,8 @@ def _groups(holders):
     (its first holder), in block order, and each block of unknown place alone. Each task
     has a fixed cost to the scheduler and its worker; a group's task runs its blocks one after the
     other, as the worker would have run their tasks, so the results are the same."""
-    out, by = [], {}
+    out: list[list[int]] = []
+    by: dict[Any, list[int]] = {}
     for j, h in enumerate(holders):
         if h is None:
             out.append([j])
@@ -164,7 +166,7 @@ def _engine(Xs, ys):
     if client is not None and all(stored[:K]) and all(
             ok or not dask.is_dask_collection(b) for ok, b in zip(stored[K:], ys)):
         from distributed import Future
-        fx = [Future(b.key, client) for b in Xs]
+        fx: list[Any] = [Future(b.key, client) for b in Xs]
         fy = [Future(b.key, client) if ok else b for ok, b in zip(stored[K:], ys)]
         return holders, _Futures(client, (Xs, ys), fx, fy)
     return holders, _Graphs(Xs, ys, holders)

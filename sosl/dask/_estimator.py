@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -44,6 +45,13 @@ from ._solvers import (
     _passes,
     _prepared,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
+
+    from .._base import BaseOnlineAUC
+    from .._typing import RandomState
 
 __all__ = ["Parallel"]
 
@@ -120,8 +128,11 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     (2, 8000, np.int64(4000))
     """
 
-    def __init__(self, estimator, n_epochs="auto", moments="global", shuffle=False,
-                 random_state=None, solver="online", max_iter=200, timeout=None):
+    def __init__(self, estimator: BaseOnlineAUC, n_epochs: int | Literal["auto"] = "auto",
+                 moments: Literal["global", "local", "fixed"] = "global",
+                 shuffle: bool = False, random_state: RandomState = None,
+                 solver: Literal["online", "lbfgs"] = "online", max_iter: int = 200,
+                 timeout: float | None = None) -> None:
         self.estimator = estimator
         self.n_epochs = n_epochs
         self.moments = moments
@@ -180,18 +191,18 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Parallel's own parameters (ValueError naming the first bad one)."""
         if self.timeout is not None and not (
                 isinstance(self.timeout, Real) and not isinstance(self.timeout, bool)
-                and self.timeout > 0):
+                and float(self.timeout) > 0):
             raise ValueError(f"timeout must be None or a number of seconds > 0, got "
                              f"{self.timeout!r}")
         if not (isinstance(self.n_epochs, str) and self.n_epochs == "auto") and not (
                 isinstance(self.n_epochs, Integral) and not isinstance(self.n_epochs, bool)
-                and self.n_epochs >= 1):
+                and int(self.n_epochs) >= 1):
             raise ValueError(f"n_epochs must be 'auto' or an integer >= 1, got "
                              f"{self.n_epochs!r}")
         if self.solver not in ("online", "lbfgs"):
             raise ValueError(f"solver must be 'online' or 'lbfgs', got {self.solver!r}")
         if not (isinstance(self.max_iter, Integral) and not isinstance(self.max_iter, bool)
-                and self.max_iter >= 1):
+                and int(self.max_iter) >= 1):
             raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         if self.moments not in ("global", "local", "fixed"):
             raise ValueError(f"moments must be 'global', 'local' or 'fixed', got "
@@ -211,7 +222,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return "global" not in type(self.estimator).capabilities.parallel
 
     # -- fit ------------------------------------------------------------------------------
-    def fit(self, X, y, classes=None):
+    def fit(self, X: Any, y: Any, classes: ArrayLike | None = None) -> Self:
         """Fit on the row blocks of ``X`` (dask array/dataframe, or a list of blocks).
 
         Parameters
@@ -399,6 +410,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if K == 1 and mode != "fixed":
             return _state.from_state(results[0]["state"]), rows
         template = dataclasses.replace(proto, classes=known["classes"], n_features=known["p"])
+        assert w0 is not None                           # every epoch merged a w
         st = _state.linear_state(template, known["total"], w0, T, T, calib)
         return _state.from_state(st), rows
 
@@ -417,7 +429,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         covs = moments.scatter / moments.weights[:, None, None]
         lam = float(template.params["lam"])
         loss = int(type(self.estimator)._loss)
-        seen = {}
+        seen: dict[Any, Any] = {}
 
         def fun(w):
             w = np.ascontiguousarray(w, dtype=np.float64)
@@ -447,7 +459,7 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return _state.from_state(_state.linear_state(template, moments, w, n, n, calib))
 
     # -- delegation -----------------------------------------------------------------------
-    def to_estimator(self):
+    def to_estimator(self) -> BaseOnlineAUC:
         """A copy of the merged plain estimator (to go on streaming with ``partial_fit``)."""
         check_is_fitted(self, "estimator_")
         return copy.deepcopy(self.estimator_)
@@ -469,18 +481,18 @@ class Parallel(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._apply(method, X, two_columns)
         return fn(X)
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> Any:
         """``estimator_.decision_function`` (block by block for a dask array)."""
         return self._apply("decision_function", X)
 
-    def predict(self, X):
+    def predict(self, X: Any) -> Any:
         """``estimator_.predict`` (block by block for a dask array)."""
         return self._apply("predict", X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> Any:
         """``estimator_.predict_proba`` (block by block for a dask array)."""
         return self._apply("predict_proba", X, two_columns=True)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: Any) -> Any:
         """``estimator_.predict_log_proba`` (block by block for a dask array)."""
         return self._apply("predict_log_proba", X, two_columns=True)

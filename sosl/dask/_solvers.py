@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -115,7 +116,7 @@ def _fixed_block_pass(codes, X, y, ctx, w0, t0, entropy, epoch, j):
             Sigma = total.scatter / W[:, None, None]
             xbar, N = np.ascontiguousarray(total.means), total.counts
             work = np.empty(4 * p)
-            pieces = [(X, s, order)]
+            pieces: Any = [(X, s, order)]
             if sp.issparse(X):
                 idx = np.arange(n, dtype=np.intp) if order is None else order
                 step = max(1, _FIXED_PIECE_VALUES // max(p, 1))

@@ -121,7 +121,7 @@ class HighDimInfo:
     fmt: str
     binarize: str
     n_rows: int
-    n_features: int
+    n_features: int | None
     n_positive: int
     label_counts: dict
     note: str = ""
