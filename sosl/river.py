@@ -247,14 +247,18 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
         The estimator's ``calibration_`` ([A, H]: ``P(positive) = sigmoid(A f(x))``).
     """
 
-    _estimator_class = None
-    _estimator_params = ()
+    _estimator_class: Any = None
+    _estimator_params: tuple[str, ...] = ()
     _sparse_rows = True
     # set in __init__ (declared here for the type checker)
     estimator_: Any
+    features: Any
+    classes: Any
     _index: dict
     _layout: Any
     _last: Any
+    _rows: Any
+    _slots: dict
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if _river_base is None:
@@ -303,7 +307,7 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
             if isinstance(value, bool) or not isinstance(value, Integral):
                 raise TypeError(f"{name}: {param} must be an integer"
                                 f"{' or None' if allow_none else ''}, got {value!r}")
-            if not 1 <= value <= np.iinfo(np.int32).max:
+            if not 1 <= int(value) <= np.iinfo(np.int32).max:
                 raise ValueError(f"{name}: {param} must be in [1, 2**31 - 1], got {value}")
         if not isinstance(self.alternate_sign, (bool, np.bool_)):
             raise TypeError(f"{name}: alternate_sign must be True or False, got "
@@ -363,7 +367,8 @@ class SOSLClassifier(_Base):  # type: ignore[misc,valid-type]
         """Column -> value of a row by feature hashing (FeatureHasher's columns and signs),
         and whether every key is a ``str`` (then equal dicts give the same row)."""
         slots = self._slots
-        out, plain = {}, True
+        out: dict[Any, Any] = {}
+        plain = True
         for k, v in x.items():
             tv = type(v)
             if tv is not float:
@@ -596,7 +601,7 @@ def _adapter(est_class):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         SOSLClassifier.__init__(self, *args, **kwargs)
 
-    __init__.__signature__ = signature
+    __init__.__signature__ = signature  # type: ignore[attr-defined]  # what inspect reads
     if sparse:
         rows = (f"one-row CSR matrices; keys hashed into n_hash={n_hash} columns by default")
     else:

@@ -14,6 +14,7 @@ import logging
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 from .. import datasets as ds
 from ..datasets._loaders import find_dataset
@@ -278,7 +279,7 @@ def _check_checksums(names, data_dir):
 
 def _relabel(names, args):
     """``names`` with the --positive-class choices applied (UsageError for a wrong one)."""
-    wanted = {}
+    wanted: dict[Any, Any] = {}
     for name, label in args.positive_class:
         if name not in ds.DATASETS:
             close = difflib.get_close_matches(name, list(ds.DATASETS), n=1)
@@ -395,7 +396,7 @@ def _run(args):
     names = _relabel(_check_datasets(args.datasets, args.data_dir, not args.no_verify), args)
     if args.estimate is not None:
         return _estimate(args, names)
-    held = []  # the run summary is printed last, after the tables
+    held: list[Any] = []  # the run summary is printed last, after the tables
 
     def log(message):
         (held.append if message.startswith("Run summary") else print)(message)

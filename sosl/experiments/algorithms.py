@@ -11,6 +11,7 @@ import importlib
 import re
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -257,10 +258,10 @@ def _valid_domain(spec, exps):
     key = _spec_key(spec, exps)
     if key in _DOMAIN:
         return _DOMAIN[key]
-    points = [{}]
+    points: list[dict[str, Any]] = [{}]
     for name in spec.searched:
         points = [{**p, name: 2.0 ** e} for p in points for e in exps]
-    groups = {}  # reason with its numbers masked -> (first reason, rejected points)
+    groups: dict[Any, Any] = {}  # reason with its numbers masked -> (first reason, rejected points)
     valid = []
     for p in points:
         why = check_point(spec, p)
@@ -268,7 +269,8 @@ def _valid_domain(spec, exps):
             valid.append(p)
         else:
             groups.setdefault(_NUMBER.sub("#", why), (why, []))[1].append(p)
-    by_name, counted = {}, []  # constraints on one parameter's values are merged
+    by_name: dict[Any, Any] = {}
+    counted: list[Any] = []  # constraints on one parameter's values are merged
     for why, bad in groups.values():
         for name in spec.searched:
             values = {p[name] for p in bad}

@@ -32,6 +32,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..exceptions import CacheRepairWarning
 
@@ -260,7 +261,8 @@ def open_cache(path, fields=FIELDS, parse=_parse):
 
 def _read_all(fd):
     """The whole file behind ``fd``, read from offset 0 (the offset of ``fd`` untouched)."""
-    parts, offset = [], 0
+    parts: list[Any] = []
+    offset = 0
     while True:
         block = os.pread(fd, 1 << 20, offset)
         if not block:
@@ -342,7 +344,7 @@ class RowWriter:
                 self.sync()
             finally:
                 os.close(self._fd)
-                self._fd = None
+                self._fd = None  # type: ignore[assignment]  # closed: no descriptor
 
     def __enter__(self):
         return self

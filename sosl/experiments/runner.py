@@ -59,6 +59,7 @@ import warnings
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -447,7 +448,7 @@ def run_experiment(datasets, algorithms=None, grid="full", n_jobs=1, backend="lo
                             if _key({**base(d, s), "kind": "oracle", "run": r,
                                      "params": _params_key(p)}) not in done]
             rows_now += _run_tasks(ex, oracle_tasks, cfg, writer, "oracle", progress)
-    task_seconds = defaultdict(float)
+    task_seconds: defaultdict[Any, float] = defaultdict(float)
     for r in rows_now:
         task_seconds[(r["dataset"], r["algorithm"])] += r["cpu_seconds"]
     labels = {s.name: grid_label(s, grid, max_points) for s in specs}

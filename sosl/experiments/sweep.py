@@ -285,8 +285,8 @@ def main(argv=None):
     p.add_argument("--data-dir", default=None)
     p.add_argument("--report-only", action="store_true")
     args = p.parse_args(argv)
-    record, table = RECORDS[args.study]
-    record = Path(args.record or record)
+    name, table = RECORDS[args.study]
+    record = Path(args.record or name)
     md = Path(args.out) / f"sweep_{args.study}.md"
     if not args.report_only:
         if args.study == "budget":

@@ -7,12 +7,12 @@ computing; :func:`export_record` writes the compact record committed under
 ``data/results/``. The rows come from :mod:`sosl.experiments.runner`, their reduction
 from :mod:`sosl.experiments.summary`.
 """
-
 import csv
 import os
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -207,7 +207,8 @@ def _reachability(recs, grid):
     lines.append(f"- Selection cost (ceiling - ours): median {np.median(gaps):.2f}, largest "
                  f"{max(gaps):.2f} AUC points over the {_n(len(capped), 'cell')}.")
     refs = [r for r in recs if r["algorithm"] in REFERENCES]
-    best_paper = {}  # dataset -> (mean, std) of the paper's best cell among those reported here
+    # dataset -> (mean, std) of the paper's best cell among those reported here
+    best_paper: dict[Any, Any] = {}
     for r in recs:
         if r["paper_mean"] is not None and r["paper_mean"] > best_paper.get(
                 r["dataset"], (-np.inf, 0))[0]:
@@ -239,6 +240,8 @@ def _cell_record(table, d, a, v, paper, parts, ceiling, runs, protocol):
     value, the spread three ways, the flags and the oracle ceiling."""
     mean, std = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
     key = (split_run_name(d)[0], a)
+    pm: Any
+    ps: Any                              # None where the paper has no cell
     pm, ps = (paper[key][1:] if key in paper else (None, None))
     diff = None if pm is None else mean - pm
     pm_means = [np.mean(x) for x in parts.values()]
@@ -344,7 +347,8 @@ def report(test_rows, out, suffix="", ceilings=None, grid=None):
     ceilings = ceilings or {}
     agg = defaultdict(list)
     runs_of = defaultdict(list)
-    parts = defaultdict(lambda: defaultdict(list))  # per outer partition (repeat)
+    # per outer partition (repeat)
+    parts: defaultdict[Any, Any] = defaultdict(lambda: defaultdict(list))
     folds_seen = set()
     capped_of = {}  # (dataset, algorithm) -> the capped protocol of its rows
     for r in test_rows:
