@@ -252,20 +252,13 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
 
     def _stepper(self) -> Any:
         """The cached typed one-row helper (``_stepper_``), built by ``_new_stepper`` on
-        first use and rebuilt when one of the arrays named by
-        ``capabilities.stepper_binds`` is no longer the one it was built on."""
+        first use. It is bound to the state arrays it was built on, so every path that
+        replaces one drops it: a commit of a pass, a fresh state, the round on copies, a
+        fitted attribute assigned (``__setattr__``), a hyper-parameter changed."""
         d = self.__dict__
         st = d.get("_stepper_")
         if st is not None:
-            binds = self.capabilities.stepper_binds
-            if not binds:
-                return st
-            arrays = st.arrays
-            for i, name in enumerate(binds):
-                if arrays[i] is not d[name]:
-                    break
-            else:
-                return st
+            return st
         st = self._new_stepper()
         d["_stepper_"] = st
         return st

@@ -8,8 +8,8 @@ of learner names, so a new learner declares itself in one place.
 
 The record also holds the learner's *pass traits*: what its typed pass and scores accept
 and do (sparse rows, weights, a finiteness check or the Platt steps inside the pass, the
-one-row round on copies, NumPy warnings of its scores, the typed one-row helper's bound
-arrays, caches left out of pickles). :class:`sosl._base.BaseOnlineAUC` reads them instead
+one-row round on copies, NumPy warnings of its scores, caches left out of pickles or kept
+for one call). :class:`sosl._base.BaseOnlineAUC` reads them instead
 of one class attribute per trait, so the base class has one member a learner declares for
 all of them.
 
@@ -221,11 +221,6 @@ class Capabilities:
     decision_warns : bool
         ``_decision`` on validated rows may emit NumPy's floating-point warnings (False
         for a typed kernel: the scores skip the ``errstate`` context).
-    stepper_binds : tuple of str
-        State arrays the typed one-row helper (``_new_stepper``) is bound to, in the order
-        of its ``arrays`` attribute: a helper whose arrays are no longer these objects is
-        rebuilt (empty: the helper is dropped whenever the state is replaced, nothing to
-        check).
     scratch : tuple of str
         Instance attributes that are caches derived from the state (work buffers): left
         out of pickles and deep copies, rebuilt on demand.
@@ -249,7 +244,6 @@ class Capabilities:
     one_row_by_copy: bool = False
     weighted: bool = False
     decision_warns: bool = True
-    stepper_binds: tuple[str, ...] = ()
     scratch: tuple[str, ...] = ()
     call_scratch: tuple[str, ...] = ()
 
@@ -257,7 +251,7 @@ class Capabilities:
     #: the adapter hint and the pass traits (a subclass changing its pass says so)
     INHERITED = ("domains", "per_call_o_p", "sparse_input", "pass_checks_finite",
                  "platt_in_pass", "pass_takes_identity", "one_row_by_copy", "weighted",
-                 "decision_warns", "stepper_binds", "scratch", "call_scratch")
+                 "decision_warns", "scratch", "call_scratch")
 
     def __post_init__(self):
         if self.sparse_input not in (False, True, "blocks", "storage"):

@@ -195,9 +195,7 @@ class KOIL(_SparseStorage, BaseOnlineAUC):
         domains=(Domain("n_buffer_", "nonneg"), Domain("n_class_seen_", "count"),
                  Domain("fifo_head_", "nonneg")),
         # CSR rows once the slots are sparse; learn_one on sparse slots: the pass on copies
-        sparse_input="storage", one_row_by_copy=True,
-        stepper_binds=("buffer_", "alpha_", "gram_", "buffer_scores_", "n_buffer_",
-                       "n_class_seen_", "fifo_head_", "calibration_"))
+        sparse_input="storage", one_row_by_copy=True)
 
     _storage_names = _DENSE_SLOTS + _SPARSE_SLOTS
 

@@ -73,9 +73,7 @@ class _KernelSOSL(_SparseStorage, BaseOnlineAUC):
     capabilities = Capabilities(
         domains=(Domain("counts_", "nonneg"), Domain("capacity_", "nonneg"),
                  Domain("heads_", "nonneg"), Domain("n_support_", "nonneg")),
-        sparse_input="storage",                 # CSR rows once the slots are sparse
-        stepper_binds=("sv_buf_", "alpha_buf_", "gram_buf_", "f_buf_", "capacity_", "counts_",
-                       "heads_", "calibration_"))
+        sparse_input="storage")                 # CSR rows once the slots are sparse
 
     _storage_names = tuple(dict.fromkeys(_FifoBuffers.names + _SparseFifoBuffers.names
                                          + _KompBuffers.names + _SparseKompBuffers.names))

@@ -332,8 +332,8 @@ def test_scratch_caches_leave_pickles_and_the_stepper_is_the_bases():
     made = [n for n in m.capabilities.scratch if n in vars(m)]
     assert made                                            # the one-row path made a cache
     assert not set(made) & set(vars(pickle.loads(pickle.dumps(m))))
-    # the stepper: built once by the learner's hook, cached by the base, dropped on
-    # assignment of a fitted attribute, rebuilt when a bound array was replaced
+    # the stepper: built once by the learner's hook, cached by the base, dropped when a
+    # fitted attribute is assigned or a pass commits new arrays
     k = sosl.OKAUCM(budget=10).fit(X, y)
     calls = []
     real = type(k)._new_stepper
@@ -346,9 +346,10 @@ def test_scratch_caches_leave_pickles_and_the_stepper_is_the_bases():
     try:
         st = k._stepper()
         assert k._stepper() is st and len(calls) == 1
-        k.__dict__["f_buf_"] = k.f_buf_.copy()             # a bound array replaced
+        k.f_buf_ = k.f_buf_.copy()                         # a fitted attribute assigned
+        assert "_stepper_" not in vars(k)
         assert k._stepper() is not st and len(calls) == 2
-        k.calibration_ = k.calibration_.copy()             # a fitted attribute assigned
+        k.partial_fit(X[:5], y[:5])                        # a pass commits its copies
         assert "_stepper_" not in vars(k)
     finally:
         type(k)._new_stepper = real
