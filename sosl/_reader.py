@@ -6,7 +6,9 @@ becomes one matrix:
 
 * LIBSVM with indexed columns and numeric labels: the compiled pass
   :func:`sosl._core._reader.parse_libsvm` (a chunk it cannot read is read again line by line
-  here, so that the message names the line);
+  here, so that the message names the line), handed out as plain CSR arrays
+  (:class:`Rows`) to the command line's engine, which runs without SciPy, or as the matrix
+  the estimators take;
 * LIBSVM hashed, CSV, ``label<TAB>text`` and Vowpal Wabbit's text format: line by line
   here, the text hashed by scikit-learn's ``HashingVectorizer`` / ``FeatureHasher``.
 
@@ -25,7 +27,6 @@ import sys
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 #: indexed LIBSVM input with at most this many columns is handed to the learner as dense rows
 DENSE_MAX = 1000
@@ -110,10 +111,70 @@ def text_lines(block, first_line):
 
 
 def _csr(X):
+    import scipy.sparse as sp
+
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sum_duplicates()
     X.sort_indices()
     return X
+
+
+class Rows:
+    """CSR rows as plain arrays: float64 values, int32 column indices (sorted within a row,
+    no repeats), int32 row pointers, and the shape. What the compiled LIBSVM pass hands to
+    the engine; :meth:`matrix` gives the form the estimators take."""
+
+    __slots__ = ("data", "indices", "indptr", "shape")
+
+    def __init__(self, data, indices, indptr, shape):
+        self.data, self.indices, self.indptr, self.shape = data, indices, indptr, shape
+
+    def matrix(self):
+        """The rows as the estimators get them: dense up to ``DENSE_MAX`` columns, else a
+        canonical SciPy CSR matrix."""
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+        return X.toarray() if self.shape[1] <= DENSE_MAX else X
+
+
+def _canonical(data, idx, indptr):
+    """CSR arrays with the columns of each row sorted and repeats summed (NumPy only)."""
+    n = indptr.shape[0] - 1
+    if idx.shape[0] > 1:
+        step = np.diff(idx) > 0
+        inner = indptr[1:-1]
+        step[inner[(inner > 0) & (inner < idx.shape[0])] - 1] = True   # a new row starts
+        if step.all():
+            return data, idx, indptr
+    else:
+        return data, idx, indptr
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    order = np.lexsort((idx, rows))
+    rows, idx, data = rows[order], idx[order], data[order]
+    new = np.ones(rows.shape[0], dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (idx[1:] != idx[:-1])
+    starts = np.flatnonzero(new)
+    data = np.add.reduceat(data, starts)
+    idx, rows = idx[starts], rows[starts]
+    indptr = np.zeros(n + 1, dtype=indptr.dtype)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return data, idx, indptr
+
+
+def csr_arrays(X):
+    """(values, int32 indices, int32 row pointers) of the rows ``X`` (:class:`Rows`, a
+    dense array or a SciPy CSR matrix), in canonical form; a dense array gives its non-zero
+    entries."""
+    if isinstance(X, Rows):
+        return X.data, X.indices, X.indptr
+    if isinstance(X, np.ndarray):
+        rows, cols = np.nonzero(X)
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
+        return X[rows, cols], cols.astype(np.int32), indptr
+    return (X.data, X.indices.astype(np.int32, copy=False),
+            X.indptr.astype(np.int32, copy=False))
 
 
 def _is_number(s):
@@ -141,6 +202,10 @@ class FeatureSpec:
         Number of columns of indexed input (LIBSVM: largest index + 1; CSV: fields - 1).
         Indexed LIBSVM rows of at most ``DENSE_MAX`` columns reach the learner dense, wider
         ones (and hashed ones) as CSR rows.
+    grow : bool
+        Indexed LIBSVM only: the width is not fixed but grows as rows arrive
+        (``n_features`` is then the largest index read so far + 1; the engine's state
+        grows with it). Not saved: a model file has a fixed width.
     positive : str or None
         The label token of the positive class; None reads labels as 1/+1 (positive) and
         0/-1 (negative).
@@ -153,10 +218,11 @@ class FeatureSpec:
     """
 
     def __init__(self, fmt, hash_bits=None, n_features=None, positive=None, delimiter=",",
-                 label_col=0, ngram=1):
+                 label_col=0, ngram=1, grow=False):
         self.fmt = fmt
         self.hash_bits = hash_bits
-        self.n_features = n_features
+        self.grow = grow and fmt == "libsvm" and hash_bits is None
+        self.n_features = 0 if self.grow and n_features is None else n_features
         self.positive = positive
         self.delimiter = delimiter
         self.label_col = label_col
@@ -185,6 +251,8 @@ class FeatureSpec:
     def describe(self):
         if self.hash_bits is not None:
             return f"{self.fmt}, hashed to 2^{self.hash_bits} columns"
+        if self.grow:
+            return f"{self.fmt}, indexed columns (as many as the largest index + 1)"
         return f"{self.fmt}, {self.n_features} indexed columns"
 
     # labels ------------------------------------------------------------------------------
@@ -222,19 +290,20 @@ class FeatureSpec:
                          "class with --positive LABEL")
 
     # chunks ------------------------------------------------------------------------------
-    def transform(self, block, first_line, required):
+    def transform(self, block, first_line, required, raw=False):
         """Parse a chunk of whole lines: (X, y, weights or None), or None if it has no row.
 
         ``y[i]`` is 1, 0, or -1 for an unlabelled input. A compiled pass reads indexed
         LIBSVM and numeric CSV; a chunk it declines is read line by line, which names the
         line of an error. When the line-by-line reading succeeds where the pass declined
-        (labels that are words, say), later chunks go to it directly.
+        (labels that are words, say), later chunks go to it directly. ``raw``: the compiled
+        LIBSVM pass hands out :class:`Rows` (for the engine), else the estimators' matrix.
         """
         declined = False
         if self._fast:
             fast = None
             if self.fmt == "libsvm" and self.hash_bits is None:
-                fast, declined = self._libsvm_fast(block, required), True
+                fast, declined = self._libsvm_fast(block, required, raw), True
             elif self.fmt == "csv" and self.header_checked:
                 fast, declined = self._csv_fast(block, required), True
             if fast is not None:
@@ -264,7 +333,7 @@ class FeatureSpec:
             fields.pop(self.label_col)
         return not all(_is_number(f) for f in fields)
 
-    def _libsvm_fast(self, block, required):
+    def _libsvm_fast(self, block, required, raw=False):
         """The compiled pass on indexed LIBSVM with numeric labels; None to read the chunk
         line by line instead (a token or a label the pass does not take, or an error, which
         the line-by-line reader then names)."""
@@ -282,7 +351,9 @@ class FeatureSpec:
         rows, nnz, _, top = (int(v) for v in out)
         if rows == 0:
             return None
-        if top >= self.n_features:
+        if top > MAX_INDEX:
+            return None                        # the line-by-line reader names the row
+        if top >= self.n_features and not self.grow:
             return None                        # the line-by-line reader names the row
         y = y[:rows]
         has = ~np.isnan(y)
@@ -300,13 +371,12 @@ class FeatureSpec:
                 return None
         else:
             labels = np.full(rows, -1, dtype=np.int64)
-        X = sp.csr_matrix((val[:nnz], idx[:nnz].astype(np.int32), indptr[:rows + 1]),
-                          shape=(rows, self.n_features))
-        if self.n_features <= DENSE_MAX:
-            X = X.toarray()
-        else:
-            X = _csr(X)
-        return X, labels, None
+        if top >= self.n_features:             # grow: the width follows the rows
+            self.n_features = top + 1
+        data, idx, ptr = _canonical(val[:nnz], idx[:nnz].astype(np.int32),
+                                    indptr[:rows + 1].astype(np.int32))
+        X = Rows(data, idx, ptr, (rows, self.n_features))
+        return (X if raw else X.matrix()), labels, None
 
     def _csv_fast(self, block, required):
         """NumPy's compiled text reader on a CSV chunk of numbers; None to read it line by
@@ -406,7 +476,7 @@ class FeatureSpec:
                                      "--hash-bits to hash the indices")
                 if not math.isfinite(val):
                     raise UsageError(f"{where}: feature {idx} has the non-finite value {value}")
-                if self.hash_bits is None and idx >= self.n_features:
+                if self.hash_bits is None and idx >= self.n_features and not self.grow:
                     raise UsageError(f"{where}: feature index {idx} is beyond the model's "
                                      f"{self.n_features} columns; pass --n-features or "
                                      "--hash-bits")
@@ -422,6 +492,10 @@ class FeatureSpec:
                 from sklearn.feature_extraction import FeatureHasher
                 self._hasher = FeatureHasher(n_features=2 ** self.hash_bits, input_type="pair")
             return _csr(self._hasher.transform(pairs)), y, None
+        import scipy.sparse as sp
+
+        if self.grow and indices:
+            self.n_features = max(self.n_features, max(indices) + 1)
         X = _csr(sp.csr_matrix((np.asarray(data, dtype=np.float64),
                                 np.asarray(indices, dtype=np.int64),
                                 np.asarray(indptr, dtype=np.int64)),
