@@ -67,33 +67,48 @@ def open_input(path):
 
 
 def read_chunks(stream, rows, name):
-    """(number of the first line, bytes of up to ``rows`` whole lines) until the end.
+    """(number of the first line, bytes of whole lines) until the end.
 
+    The first chunk holds ``rows`` lines; the later ones about as many (as many bytes as
+    ``rows`` lines of the first chunk, cut after the last line end: no object per line).
     The first chunk is checked to be text: a NUL byte or bytes that are not UTF-8 make it
     binary input, refused here rather than read as rows of nonsense.
     """
-    first_line = 1
-    checked = False
+    from ._core._reader import count_lines
+
     try:
+        lines = list(itertools.islice(stream, rows))
+        if not lines:
+            return
+        block = b"".join(lines)
+        head = block[:65536]
+        try:
+            head.decode("utf-8")
+            text = b"\x00" not in head
+        except UnicodeDecodeError as e:
+            text = e.start > len(head) - 4     # a character cut at the end
+        if not text:
+            raise UsageError(f"{name}: binary input, not lines of text (LIBSVM, CSV, "
+                             "label<TAB>text or VW; .gz/.bz2/.xz are read as such)")
+        yield 1, block
+        first_line = 1 + len(lines)
+        size = max(1 << 12, len(block) // len(lines) * rows)
+        tail = b""
         while True:
-            lines = list(itertools.islice(stream, rows))
-            if not lines:
+            data = stream.read(size)
+            if not data:
+                if tail:                          # a last line without its line end
+                    yield first_line, tail
                 return
-            block = b"".join(lines)
-            if not checked:
-                checked = True
-                head = block[:65536]
-                try:
-                    head.decode("utf-8")
-                    text = b"\x00" not in head
-                except UnicodeDecodeError as e:
-                    text = e.start > len(head) - 4     # a character cut at the end
-                if not text:
-                    raise UsageError(f"{name}: binary input, not lines of text (LIBSVM, "
-                                     "CSV, label<TAB>text or VW; .gz/.bz2/.xz are read as "
-                                     "such)")
+            if tail:
+                data = tail + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:                          # no line end yet: a line longer than size
+                tail = data
+                continue
+            block, tail = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
             yield first_line, block
-            first_line += len(lines)
+            first_line += count_lines(block)
     except (OSError, EOFError, lzma.LZMAError) as e:
         if isinstance(e, OSError) and not isinstance(e, (gzip.BadGzipFile,)) \
                 and e.errno is not None:
@@ -339,8 +354,10 @@ class FeatureSpec:
         the line-by-line reader then names)."""
         from ._core._reader import OK, parse_libsvm
 
-        n_lines = block.count(b"\n") + 1
-        n_colons = block.count(b":")
+        # room for every row and entry the block can hold, without counting: a row takes a
+        # token and a line end (2 bytes), an entry "i:v" and a separator (4 bytes)
+        n_lines = (len(block) + 1) // 2 + 1
+        n_colons = (len(block) + 1) // 4 + 1
         y = np.empty(n_lines)
         indptr = np.empty(n_lines + 1, dtype=np.int64)
         idx = np.empty(n_colons, dtype=np.int64)

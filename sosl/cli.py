@@ -424,7 +424,7 @@ class _Pass:
         s = np.ravel(self.model.decision_function(X))
         self.progress.add_many(y, s)
         if self.preds is not None:
-            self.preds.write("".join(f"{v:.10g}\n" for v in s))
+            self.preds.write(_lines(s))
         if self.learn:
             self.model.partial_fit(X, y, sample_weight=w)
         self.progress.tick(X.shape[0])
@@ -476,7 +476,7 @@ class _Pass:
             s = model._learn_block_prequential(X[lo:hi], y[lo:hi])
             progress.add_many(np.asarray(y[lo:hi], dtype=np.int64), s)
             if preds is not None:
-                preds.write("".join(f"{v:.10g}\n" for v in s.tolist()))
+                preds.write(_lines(s))
             progress.tick(hi - lo)
             lo = hi
 
@@ -566,8 +566,10 @@ class _EnginePass:
 
 
 def _lines(scores):
-    """One line a score, as ``-p`` writes them."""
-    return "".join(f"{v:.10g}\n" for v in scores.tolist())
+    """One line a score, ``%.10g``, as ``-p`` writes them."""
+    from ._core._reader import format_scores
+
+    return format_scores(np.ascontiguousarray(scores, dtype=np.float64))
 
 
 def _slice(data, indices, indptr, y, lo, hi):

@@ -234,3 +234,57 @@ def test_learn_and_score_import_neither_sklearn_nor_scipy(tmp_path, fmt):
 def test_defaults_are_the_estimators():
     assert FTRLAUC().get_params() == DEFAULTS and FTRLAUC.__name__ == NAME
     assert json.loads(json.dumps(DEFAULTS)) == DEFAULTS
+
+
+# -- the reader's helpers: kernel against reference -----------------------------------------
+_VALUES = np.concatenate([
+    np.random.default_rng(0).normal(size=3000) * 10.0 ** np.random.default_rng(1).integers(
+        -320, 300, size=3000),
+    [0.0, -0.0, 1e-5, 1e-4, 0.1, 1 / 3, 123456789.5, 1234567890.5, 12345678901.0, 5e-324,
+     1.7976931348623157e308, -2.5e-7, 9999999999.5, 1e16, np.inf, -np.inf, np.nan]])
+
+
+def test_format_scores_equals_reference():
+    from sosl._core import _reader, _reader_ref
+
+    got = _reader.format_scores(_VALUES)
+    assert got == _reader_ref.format_scores(_VALUES) and got.count("\n") == _VALUES.shape[0]
+    assert _reader.format_scores(np.zeros(0)) == ""
+
+
+def test_format_scores_check_catches_a_mutant(monkeypatch):
+    """Mutant: a reference with one digit less disagrees with the kernel."""
+    from sosl._core import _reader
+
+    def mutant(v):
+        return "".join(f"{x:.9g}\n" for x in np.asarray(v).tolist())
+    assert _reader.format_scores(_VALUES) != mutant(_VALUES)
+
+
+@pytest.mark.parametrize("block", [b"", b"\n", b"a", b"a\nb\n\n", b"x" * 70000 + b"\n\ny"])
+def test_count_lines_equals_reference(block):
+    from sosl._core import _reader, _reader_ref
+
+    assert _reader.count_lines(block) == _reader_ref.count_lines(block)
+
+
+def test_chunks_cut_at_line_ends_whatever_the_line_lengths(capsys, tmp_path):
+    """Chunks after the first are read by bytes: a line longer than a chunk, a last line
+    without its end and an error deep in the file still give the rows and line numbers of
+    a line-by-line reading (mutant: the chunks' first line numbers off)."""
+    from sosl._reader import open_input, read_chunks
+
+    lines = [f"{'+1' if i % 3 else '-1'} 1:{i}" + (" 2:1" * (3000 if i == 40 else 0))
+             for i in range(1, 120)]
+    text = "\n".join(lines)                               # no final line end
+    (tmp_path / "r.svm").write_text(text)
+    for chunk in (1, 4, 25, 1000):
+        with open_input(str(tmp_path / "r.svm")) as stream:
+            parts = list(read_chunks(stream, chunk, "r.svm"))
+        assert b"".join(b for _, b in parts) == text.encode()
+        for number, block in parts:                         # each starts where it says
+            assert text.encode().split(b"\n")[number - 1] == block.split(b"\n")[0]
+    (tmp_path / "bad.svm").write_text(text + "\n1 3:x\n")
+    for chunk in (1, 7, 1000):
+        code, _, err = _run(capsys, "learn", tmp_path / "bad.svm", "--chunk", chunk, "-q")
+        assert code == 2 and err.startswith("sosl: error: line 120: '3:x'"), err

@@ -14,7 +14,11 @@ with the line-by-line Python parser, whose message names the line and the proble
 here allocates: the caller sizes the outputs from the block (rows <= lines, entries <=
 colons).
 
-The NumPy/Python reference with the same signature is :mod:`sosl._core._reader_ref`.
+Two helpers of the stream around it: :func:`count_lines` (the ``\\n`` bytes of a block, for
+line numbers) and :func:`format_scores` (``-p``'s lines: ``%.10g`` of each score, as
+Python's ``f"{v:.10g}"`` writes it).
+
+The NumPy/Python reference with the same signatures is :mod:`sosl._core._reader_ref`.
 
 Symbols
 -------
@@ -29,8 +33,9 @@ top     the largest index read (-1 if none)
 ======  =================================================
 """
 
-from libc.math cimport isfinite, NAN
-from libc.stdlib cimport strtod
+from libc.math cimport isfinite, isnan, NAN
+from libc.stdio cimport snprintf
+from libc.stdlib cimport free, malloc, strtod
 from libc.string cimport memchr
 
 cdef enum:
@@ -196,3 +201,47 @@ def parse_libsvm(bytes block, double[::1] y, long long[::1] indptr, long long[::
     out[2] = line if status != S_OK else -1
     out[3] = top
     return status
+
+
+def count_lines(bytes block):
+    """The number of ``\\n`` bytes in ``block``."""
+    cdef const char* s = block
+    cdef const char* end = s + len(block)
+    cdef const char* hit
+    cdef Py_ssize_t n = 0
+    with nogil:
+        while s < end:
+            hit = <const char*> memchr(s, 10, end - s)
+            if hit == NULL:
+                break
+            n += 1
+            s = hit + 1
+    return n
+
+
+def format_scores(const double[::1] v):
+    """One line ``"%.10g\\n"`` per value (``inf``, ``-inf``, ``nan`` for the others), as
+    ASCII text: the C library's ``%.10g`` and Python's ``.10g`` both round correctly and
+    print the same digits, exponent and trailing-zero rule."""
+    cdef Py_ssize_t n = v.shape[0], i, pos = 0
+    cdef int k
+    cdef double x
+    cdef char* buf = <char*> malloc(32 * n + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                x = v[i]
+                if isfinite(x):
+                    k = snprintf(buf + pos, 32, "%.10g\n", x)
+                elif isnan(x):
+                    k = snprintf(buf + pos, 32, "nan\n")
+                elif x > 0:
+                    k = snprintf(buf + pos, 32, "inf\n")
+                else:
+                    k = snprintf(buf + pos, 32, "-inf\n")
+                pos += k
+        return buf[:pos].decode("ascii")
+    finally:
+        free(buf)

@@ -1,4 +1,5 @@
-"""Reference of :func:`sosl._core._reader.parse_libsvm`: the same rules, line by line.
+"""Reference of :mod:`sosl._core._reader`: ``parse_libsvm`` with the same rules, line by
+line; ``count_lines`` and ``format_scores`` as Python writes them.
 
 Each line is split at ``#`` and at white space; a first token without ``:`` is the label;
 every other token is ``index:value`` (a digits-only index within int64, a finite number)
@@ -52,3 +53,13 @@ def parse_libsvm(block, y, indptr, idx, val, out):
         indptr[rows] = nnz
     out[:] = [rows, nnz, -1, top]
     return OK
+
+
+def count_lines(block):
+    """The number of ``\\n`` bytes in ``block``."""
+    return block.count(b"\n")
+
+
+def format_scores(v):
+    """One line ``f"{x:.10g}\\n"`` per value."""
+    return "".join(f"{x:.10g}\n" for x in np.asarray(v).tolist())
