@@ -249,6 +249,7 @@ class FeatureSpec:
         self.seen_labels = set()
         self.header_checked = False
         self._fast = True          # the compiled pass has not declined a readable chunk
+        self._raw = False          # hand out Rows (the engine) rather than matrices
 
     def state(self):
         """The spec as a plain dict (what the model file stores)."""
@@ -314,6 +315,7 @@ class FeatureSpec:
         (labels that are words, say), later chunks go to it directly. ``raw``: the compiled
         LIBSVM pass hands out :class:`Rows` (for the engine), else the estimators' matrix.
         """
+        self._raw = raw
         declined = False
         if self._fast:
             fast = None
@@ -454,11 +456,30 @@ class FeatureSpec:
                                  "label<TAB>text)")
             y[k] = self.label(label, where)
             texts.append(text)
+        joined = "\n".join(texts)
+        if joined.isascii():
+            return self._hashed_words(joined.encode("ascii"), len(texts)), y, None
         if self._hasher is None:
             from sklearn.feature_extraction.text import HashingVectorizer
             self._hasher = HashingVectorizer(n_features=2 ** self.hash_bits,
                                              ngram_range=(1, self.ngram))
         return _csr(self._hasher.transform(texts)), y, None
+
+    def _hashed_words(self, block, n_docs):
+        """The compiled HashingVectorizer (:func:`sosl._core._reader.hash_words`, the same
+        columns and values as scikit-learn's on ASCII text) on ``n_docs`` documents."""
+        from ._core._reader import hash_words
+
+        cap = self.ngram * ((len(block) + 1) // 3 + 2)
+        val, idx = np.empty(cap), np.empty(cap, dtype=np.int32)
+        ptr = np.empty(n_docs + 1, dtype=np.int32)
+        nnz = hash_words(block, 2 ** self.hash_bits, self.ngram, val, idx, ptr)
+        X = Rows(val[:nnz].copy(), idx[:nnz].copy(), ptr, (n_docs, 2 ** self.hash_bits))
+        if self._raw:
+            return X
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
 
     def _libsvm(self, lines, required):
         y = np.empty(len(lines), dtype=np.int64)

@@ -201,9 +201,12 @@ sys.exit(code)
 """
 
 
-@pytest.mark.parametrize("fmt", ["svm", "csv"])
+@pytest.mark.parametrize("fmt", ["svm", "csv", "tsv"])
 def test_learn_and_score_import_neither_sklearn_nor_scipy(tmp_path, fmt):
     text = _svm_text(10, 3, seed=6)
+    if fmt == "tsv":
+        text = "".join(f"{i % 2}\t{'free prize' if i % 2 else 'see you'} msg{i}\n"
+                       for i in range(10))
     if fmt == "csv":
         rows = []
         for line in text.splitlines():
@@ -226,7 +229,7 @@ def test_learn_and_score_import_neither_sklearn_nor_scipy(tmp_path, fmt):
         assert "HEAVY=\n" in res.stderr, res.stderr
     # and the same command with another learner does load scikit-learn (the probe sees it)
     res = subprocess.run([sys.executable, "-c", _PROBE, "learn", str(data), "-q",
-                          "--learner", "OAUCM"], capture_output=True, cwd=ROOT, env=env,
+                          "--learner", "PAI"], capture_output=True, cwd=ROOT, env=env,
                          timeout=60, text=True)
     assert res.returncode == 0 and "sklearn" in res.stderr.split("HEAVY=")[1], res.stderr
 
@@ -288,3 +291,66 @@ def test_chunks_cut_at_line_ends_whatever_the_line_lengths(capsys, tmp_path):
     for chunk in (1, 7, 1000):
         code, _, err = _run(capsys, "learn", tmp_path / "bad.svm", "--chunk", chunk, "-q")
         assert code == 2 and err.startswith("sosl: error: line 120: '3:x'"), err
+
+
+# -- text hashed without scikit-learn -------------------------------------------------------
+_WORDS = ["Free", "win", "PRIZE", "a", "I", "x_y", "__", "42", "b2b", "don't", "e-mail",
+          "Hello", "hello", "CALL", "now!"]
+
+
+def _docs(n, seed):
+    rng = np.random.default_rng(seed)
+    docs = [" ".join(rng.choice(_WORDS, size=rng.integers(0, 12)))
+            + str(rng.choice(["", ".", "!!", " ,"])) for _ in range(n)]
+    return docs + ["", "  ", "a b c", "AB", "one"]
+
+
+def _hash(fn, docs, bits, ngram):
+    block = "\n".join(docs).encode()
+    cap = ngram * ((len(block) + 1) // 3 + 2)
+    val, idx = np.zeros(cap), np.zeros(cap, dtype=np.int32)
+    ptr = np.zeros(len(docs) + 1, dtype=np.int32)
+    nnz = fn(block, 2 ** bits, ngram, val, idx, ptr)
+    return val[:nnz], idx[:nnz], ptr
+
+
+@pytest.mark.parametrize("bits, ngram", [(4, 1), (4, 3), (18, 1), (18, 2)])
+def test_hash_words_equals_reference_and_hashing_vectorizer(bits, ngram):
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from sosl._core import _reader, _reader_ref
+
+    docs = _docs(200, seed=bits + ngram)
+    X = HashingVectorizer(n_features=2 ** bits, ngram_range=(1, ngram)).transform(docs)
+    X.sum_duplicates()
+    for fn in (_reader.hash_words, _reader_ref.hash_words):
+        val, idx, ptr = _hash(fn, docs, bits, ngram)
+        assert np.array_equal(ptr, X.indptr) and np.array_equal(idx, X.indices)
+        assert np.array_equal(val, X.data)                  # the same bits
+
+
+def test_hash_words_check_catches_a_mutant(monkeypatch):
+    """Mutant: a reference whose hash skips a key's last byte disagrees with the kernel."""
+    from sosl._core import _reader, _reader_ref
+
+    docs = _docs(50, seed=1)
+    got = _hash(_reader.hash_words, docs, 18, 2)
+    assert np.array_equal(got[1], _hash(_reader_ref.hash_words, docs, 18, 2)[1])
+    real = _reader_ref._murmur3
+    monkeypatch.setattr(_reader_ref, "_murmur3", lambda key: real(key[:-1]))
+    assert not np.array_equal(got[1], _hash(_reader_ref.hash_words, docs, 18, 2)[1])
+
+
+def test_text_engine_equals_estimator_ascii_or_not(capsys, monkeypatch, tmp_path):
+    """ASCII chunks go through the compiled hasher, others through scikit-learn's: the
+    engine and the estimator path give the same bytes either way."""
+    docs = _docs(300, seed=5)
+    labels = ["spam" if "PRIZE" in d or "win" in d else "ham" for d in docs]
+    lines = [f"{lab}\t{d}" for lab, d in zip(labels, docs)]
+    lines[250] = "spam\tcafé gratuit PRIZE"                   # one chunk is not ASCII
+    (tmp_path / "t.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (p0, r0, s0), (p1, r1, s1) = _both(capsys, monkeypatch, tmp_path, "learn",
+                                       tmp_path / "t.tsv", "--positive", "spam", "--chunk",
+                                       40, "--ngram", 2, "-b", 12)
+    assert p0 == p1 and r0 == r1
+    _assert_same_state(s0, s1)
