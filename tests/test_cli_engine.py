@@ -354,3 +354,17 @@ def test_text_engine_equals_estimator_ascii_or_not(capsys, monkeypatch, tmp_path
                                        40, "--ngram", 2, "-b", 12)
     assert p0 == p1 and r0 == r1
     _assert_same_state(s0, s1)
+
+
+def test_csv_engine_equals_estimator(capsys, monkeypatch, tmp_path):
+    rng = np.random.default_rng(8)
+    X = np.round(rng.normal(size=(200, 4)), 3)
+    X[rng.random((200, 4)) < 0.25] = 0.0
+    y = (X[:, 0] - X[:, 2] + rng.normal(size=200) > 0).astype(int)
+    (tmp_path / "r.csv").write_text("y,a,b,c,d\n" + "".join(
+        f"{lab}," + ",".join(f"{v:g}" for v in row) + "\n" for row, lab in zip(X, y)))
+    for opts in ((), ("--block", 13)):
+        (p0, r0, s0), (p1, r1, s1) = _both(capsys, monkeypatch, tmp_path, "learn",
+                                           tmp_path / "r.csv", "--chunk", 30, *opts)
+        assert p0 == p1 and r0 == r1 and p0.count(b"\n") == 200
+        _assert_same_state(s0, s1)
