@@ -380,6 +380,12 @@ class _Pass:
         if self.block == 1:
             self._rows(X, y, w)
             return
+        if isinstance(X, np.ndarray) and hasattr(self.model, "_learn_block_prequential"):
+            # a learner whose typed pass takes CSR rows scores them as CSR rows, in block
+            # mode as row by row (a dense product may round differently)
+            import scipy.sparse as sp
+
+            X = sp.csr_matrix(X)
         if self.pending:
             self.pending.append((X, y, w))
             X, y, w = _stack(self.pending)
