@@ -847,7 +847,7 @@ def build_parser():
                            "validation: each row is scored before it is learned.")
     common(learn)
     learn.add_argument("--learner", default=None,
-                       help=f"learner class (default FTRLAUC): {', '.join(LEARNERS)}")
+                       help=f"learner class (default {DEFAULT_LEARNER}): {', '.join(LEARNERS)}")
     learn.add_argument("--param", action="append", metavar="NAME=VALUE",
                        help="a learner parameter, e.g. --param lam=0.01 (repeat, or "
                             "comma-separate)")
@@ -855,8 +855,8 @@ def build_parser():
                        help="hash features into 2^B columns (text and vw: default 18; "
                             "LIBSVM: indexed unless given)")
     learn.add_argument("--n-features", type=_positive_int, default=None,
-                       help="LIBSVM columns (largest index + 1); default: one scan of the "
-                            "file")
+                       help="LIBSVM columns (largest index + 1); default: as the rows "
+                            "come (the default learner) or one scan of the file")
     learn.add_argument("--positive", default=None,
                        help="label of the positive class (default: 1/+1 positive, 0/-1 "
                             "negative)")
