@@ -217,6 +217,13 @@ def _load_state_file(path, trust_pickle=False):
     if meta.get("layout") != MODEL_FILE_LAYOUT:
         raise UsageError(f"{path}: model file layout {meta.get('layout')} is not "
                          f"{MODEL_FILE_LAYOUT} (written by sosl {meta.get('sosl_version')})")
+    try:
+        columns = FeatureSpec.from_state(meta["features"]).columns
+    except (TypeError, ValueError):
+        columns = None
+    if columns != state.n_features:
+        raise UsageError(f"{path}: the model's {state.n_features} features do not match its "
+                         f"feature setup ({meta['features']})")
     for w in caught:
         print(f"sosl: warning: {_one_line(w.message)}", file=sys.stderr)
     if meta.get("sosl_version") != __version__ and not caught:

@@ -368,3 +368,17 @@ def test_csv_engine_equals_estimator(capsys, monkeypatch, tmp_path):
                                            tmp_path / "r.csv", "--chunk", 30, *opts)
         assert p0 == p1 and r0 == r1 and p0.count(b"\n") == 200
         _assert_same_state(s0, s1)
+
+
+def test_a_model_whose_features_do_not_match_its_setup_is_refused(capsys, tmp_path):
+    from sosl.io import save
+
+    (tmp_path / "r.svm").write_text(_svm_text(40, 3, seed=2))
+    code, _, err = _run(capsys, "learn", tmp_path / "r.svm", "-q", "-f", tmp_path / "m.npz")
+    assert code == 0, err
+    state, meta = load_state(tmp_path / "m.npz")
+    meta["features"]["n_features"] = state.n_features + 5       # a file edited by hand
+    save(state, tmp_path / "bad.npz", meta=meta)
+    for argv in (["score", tmp_path / "r.svm"], ["learn", tmp_path / "r.svm"]):
+        code, _, err = _run(capsys, *argv, "-i", tmp_path / "bad.npz")
+        assert code == 2 and err.count("\n") == 1 and "do not match" in err, err
