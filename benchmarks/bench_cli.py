@@ -8,6 +8,10 @@ Three jobs, each file generated under a temporary directory (never committed):
 * ``text``: ``--text-rows`` generated messages (``label<TAB>words``; each class leans on its
   own words), hashed into 2^18 columns by both tools.
 * ``stdin``: the ``libsvm`` job with the file piped to standard input.
+* ``tiny``: the first 10 rows of the ``libsvm`` file (start-up: imports and set-up).
+
+sosl reads the LIBSVM width from the rows as they come (no ``--n-features``); a ``--before``
+checkout is given ``--n-features 51``, which spares it a scan of the file.
 
 Each tool reports progressive validation (each row scored before it is learned): the AUC
 is computed here from the per-row predictions each writes with ``-p`` (the first row, which
@@ -19,7 +23,7 @@ before/after ratios come from one run. VW runs through its Python package
 (``python -m vowpalwabbit``, the ``bench`` extra); without it the script times sosl alone.
 
     python benchmarks/bench_cli.py [--rows 2000000] [--text-rows 200000] [--repeat 3]
-                                   [--before /path/to/main] [--jobs libsvm,text,stdin]
+                                   [--before /path/to/main] [--jobs libsvm,text,stdin,tiny]
 """
 
 import argparse
@@ -97,7 +101,7 @@ def main():
     ap.add_argument("--text-rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--before", default=None, help="a sosl checkout to time as 'before'")
-    ap.add_argument("--jobs", default="libsvm,text,stdin")
+    ap.add_argument("--jobs", default="libsvm,text,stdin,tiny")
     ap.add_argument("--blocks", default="1,1000", help="--block values of the sosl runs")
     ap.add_argument("--tmp", default=None, help="where the generated files go (kept)")
     args = ap.parse_args()
@@ -114,8 +118,13 @@ def main():
 
     svm, svm_vw = tmp / f"rows{args.rows}.svm", tmp / f"rows{args.rows}.vw"
     txt, txt_vw = tmp / f"text{args.text_rows}.tsv", tmp / f"text{args.text_rows}.vw"
-    if ({"libsvm", "stdin"} & set(jobs)) and not svm_vw.exists():
+    if ({"libsvm", "stdin", "tiny"} & set(jobs)) and not svm_vw.exists():
         make_libsvm(svm, svm_vw, args.rows, 50)
+    tiny, tiny_vw = tmp / "tiny.svm", tmp / "tiny.vw"
+    if "tiny" in jobs:
+        for src, dst in ((svm, tiny), (svm_vw, tiny_vw)):
+            with open(src) as f, open(dst, "w") as g:
+                g.writelines(f.readline() for _ in range(10))
     if "text" in jobs and not txt_vw.exists():
         make_text(txt, txt_vw, args.text_rows)
 
@@ -132,7 +141,7 @@ def main():
             for b in blocks:
                 pred = tmp / f"{job}_after_{b}.pred"
                 contenders.append((job, f"sosl learn --block {b}",
-                                   [py, "-m", "sosl", "learn", src, "--n-features", "51",
+                                   [py, "-m", "sosl", "learn", src,
                                     "--progress", "0", "-q", "--block", str(b), "-p",
                                     str(pred)], env_after,
                                    data if job == "stdin" else None, pred, rows))
@@ -147,6 +156,18 @@ def main():
                 contenders.append((job, "vw --loss_function logistic -b 18",
                                    vw(svm_vw, pred, job == "stdin"), env_after,
                                    svm_vw if job == "stdin" else None, pred, rows))
+        elif job == "tiny":
+            contenders.append((job, "sosl learn", [py, "-m", "sosl", "learn", str(tiny), "-q"],
+                               env_after, None, None, 10))
+            if env_before is not None:
+                contenders.append((job, "before: sosl learn",
+                                   [py, "-m", "sosl", "learn", str(tiny), "-q"], env_before,
+                                   None, None, 10))
+            if have_vw:
+                contenders.append((job, "vw --loss_function logistic -b 18",
+                                   [py, "-m", "vowpalwabbit", "--loss_function", "logistic",
+                                    "-b", "18", "--quiet", "-d", str(tiny_vw)], env_after,
+                                   None, None, 10))
         elif job == "text":
             for b in blocks:
                 pred = tmp / f"text_after_{b}.pred"
@@ -154,11 +175,12 @@ def main():
                                    [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
                                     "-b", "18", "--progress", "0", "-q", "--block", str(b),
                                     "-p", str(pred)], env_after, None, pred, args.text_rows))
-            if env_before is not None:
-                contenders.append((job, "before: sosl learn --block 1000",
+            for b in blocks if env_before is not None else ():
+                pred = tmp / f"text_before_{b}.pred"
+                contenders.append((job, f"before: sosl learn --block {b}",
                                    [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
-                                    "-b", "18", "--progress", "0", "-q", "--block", "1000"],
-                                   env_before, None, None, args.text_rows))
+                                    "-b", "18", "--progress", "0", "-q", "--block", str(b),
+                                    "-p", str(pred)], env_before, None, pred, args.text_rows))
             if have_vw:
                 pred = tmp / "text_vw.pred"
                 contenders.append((job, "vw --loss_function logistic -b 18",
@@ -179,7 +201,7 @@ def main():
     vw_cpu = {c[0]: best[i][0] for i, c in enumerate(contenders) if c[1].startswith("vw")}
     for i, (job, name, _cmd, _env, _stdin, pred, rows) in enumerate(contenders):
         if job not in labels:
-            src = txt_vw if job == "text" else svm_vw
+            src = {"text": txt_vw, "tiny": tiny_vw}.get(job, svm_vw)
             with open(src) as f:
                 labels[job] = np.array([ln.split(" ", 1)[0] == "1" for ln in f], dtype=int)
         cpu, rss = best[i]

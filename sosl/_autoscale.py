@@ -31,18 +31,33 @@ same s. Cost: O(k) for the k values of that row, once per fit.
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
-__all__ = ["row_scale", "RowScaleMixin"]
+__all__ = ["row_scale", "csr_row_scale", "RowScaleMixin"]
 
 
 def row_scale(X):
     """The l2 norm of the first row of X with a non-zero value (exactly rounded sum of
     squares), floored at 1.0 (also the value when there is no such row); X validated: a
     float array or a scipy sparse matrix."""
-    sparse = sp.issparse(X)
+    # imported here: the command line's engine runs without SciPy
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return csr_row_scale(X.data, X.indptr)
     for i in range(X.shape[0]):
-        v = sp.csr_matrix(X[i:i + 1]).data if sparse else np.asarray(X[i])
+        v = np.asarray(X[i])
+        v = v[v != 0]
+        if v.shape[0]:
+            return _norm(v)
+    return 1.0
+
+
+def csr_row_scale(data, indptr):
+    """:func:`row_scale` of the CSR rows with values ``data`` and row pointers ``indptr``
+    (NumPy only)."""
+    for i in range(indptr.shape[0] - 1):
+        v = data[indptr[i]:indptr[i + 1]]
         v = v[v != 0]
         if v.shape[0]:
             return _norm(v)

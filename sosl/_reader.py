@@ -6,7 +6,9 @@ becomes one matrix:
 
 * LIBSVM with indexed columns and numeric labels: the compiled pass
   :func:`sosl._core._reader.parse_libsvm` (a chunk it cannot read is read again line by line
-  here, so that the message names the line);
+  here, so that the message names the line), handed out as plain CSR arrays
+  (:class:`Rows`) to the command line's engine, which runs without SciPy, or as the matrix
+  the estimators take;
 * LIBSVM hashed, CSV, ``label<TAB>text`` and Vowpal Wabbit's text format: line by line
   here, the text hashed by scikit-learn's ``HashingVectorizer`` / ``FeatureHasher``.
 
@@ -25,7 +27,6 @@ import sys
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 #: indexed LIBSVM input with at most this many columns is handed to the learner as dense rows
 DENSE_MAX = 1000
@@ -66,33 +67,48 @@ def open_input(path):
 
 
 def read_chunks(stream, rows, name):
-    """(number of the first line, bytes of up to ``rows`` whole lines) until the end.
+    """(number of the first line, bytes of whole lines) until the end.
 
+    The first chunk holds ``rows`` lines; the later ones about as many (as many bytes as
+    ``rows`` lines of the first chunk, cut after the last line end: no object per line).
     The first chunk is checked to be text: a NUL byte or bytes that are not UTF-8 make it
     binary input, refused here rather than read as rows of nonsense.
     """
-    first_line = 1
-    checked = False
+    from ._core._reader import count_lines
+
     try:
+        lines = list(itertools.islice(stream, rows))
+        if not lines:
+            return
+        block = b"".join(lines)
+        head = block[:65536]
+        try:
+            head.decode("utf-8")
+            text = b"\x00" not in head
+        except UnicodeDecodeError as e:
+            text = e.start > len(head) - 4     # a character cut at the end
+        if not text:
+            raise UsageError(f"{name}: binary input, not lines of text (LIBSVM, CSV, "
+                             "label<TAB>text or VW; .gz/.bz2/.xz are read as such)")
+        yield 1, block
+        first_line = 1 + len(lines)
+        size = max(1 << 12, len(block) // len(lines) * rows)
+        tail = b""
         while True:
-            lines = list(itertools.islice(stream, rows))
-            if not lines:
+            data = stream.read(size)
+            if not data:
+                if tail:                          # a last line without its line end
+                    yield first_line, tail
                 return
-            block = b"".join(lines)
-            if not checked:
-                checked = True
-                head = block[:65536]
-                try:
-                    head.decode("utf-8")
-                    text = b"\x00" not in head
-                except UnicodeDecodeError as e:
-                    text = e.start > len(head) - 4     # a character cut at the end
-                if not text:
-                    raise UsageError(f"{name}: binary input, not lines of text (LIBSVM, "
-                                     "CSV, label<TAB>text or VW; .gz/.bz2/.xz are read as "
-                                     "such)")
+            if tail:
+                data = tail + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:                          # no line end yet: a line longer than size
+                tail = data
+                continue
+            block, tail = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
             yield first_line, block
-            first_line += len(lines)
+            first_line += count_lines(block)
     except (OSError, EOFError, lzma.LZMAError) as e:
         if isinstance(e, OSError) and not isinstance(e, (gzip.BadGzipFile,)) \
                 and e.errno is not None:
@@ -110,10 +126,70 @@ def text_lines(block, first_line):
 
 
 def _csr(X):
+    import scipy.sparse as sp
+
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sum_duplicates()
     X.sort_indices()
     return X
+
+
+class Rows:
+    """CSR rows as plain arrays: float64 values, int32 column indices (sorted within a row,
+    no repeats), int32 row pointers, and the shape. What the compiled LIBSVM pass hands to
+    the engine; :meth:`matrix` gives the form the estimators take."""
+
+    __slots__ = ("data", "indices", "indptr", "shape")
+
+    def __init__(self, data, indices, indptr, shape):
+        self.data, self.indices, self.indptr, self.shape = data, indices, indptr, shape
+
+    def matrix(self):
+        """The rows as the estimators get them: dense up to ``DENSE_MAX`` columns, else a
+        canonical SciPy CSR matrix."""
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+        return X.toarray() if self.shape[1] <= DENSE_MAX else X
+
+
+def _canonical(data, idx, indptr):
+    """CSR arrays with the columns of each row sorted and repeats summed (NumPy only)."""
+    n = indptr.shape[0] - 1
+    if idx.shape[0] > 1:
+        step = np.diff(idx) > 0
+        inner = indptr[1:-1]
+        step[inner[(inner > 0) & (inner < idx.shape[0])] - 1] = True   # a new row starts
+        if step.all():
+            return data, idx, indptr
+    else:
+        return data, idx, indptr
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    order = np.lexsort((idx, rows))
+    rows, idx, data = rows[order], idx[order], data[order]
+    new = np.ones(rows.shape[0], dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (idx[1:] != idx[:-1])
+    starts = np.flatnonzero(new)
+    data = np.add.reduceat(data, starts)
+    idx, rows = idx[starts], rows[starts]
+    indptr = np.zeros(n + 1, dtype=indptr.dtype)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return data, idx, indptr
+
+
+def csr_arrays(X):
+    """(values, int32 indices, int32 row pointers) of the rows ``X`` (:class:`Rows`, a
+    dense array or a SciPy CSR matrix), in canonical form; a dense array gives its non-zero
+    entries."""
+    if isinstance(X, Rows):
+        return X.data, X.indices, X.indptr
+    if isinstance(X, np.ndarray):
+        rows, cols = np.nonzero(X)
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
+        return X[rows, cols], cols.astype(np.int32), indptr
+    return (X.data, X.indices.astype(np.int32, copy=False),
+            X.indptr.astype(np.int32, copy=False))
 
 
 def _is_number(s):
@@ -141,6 +217,10 @@ class FeatureSpec:
         Number of columns of indexed input (LIBSVM: largest index + 1; CSV: fields - 1).
         Indexed LIBSVM rows of at most ``DENSE_MAX`` columns reach the learner dense, wider
         ones (and hashed ones) as CSR rows.
+    grow : bool
+        Indexed LIBSVM only: the width is not fixed but grows as rows arrive
+        (``n_features`` is then the largest index read so far + 1; the engine's state
+        grows with it). Not saved: a model file has a fixed width.
     positive : str or None
         The label token of the positive class; None reads labels as 1/+1 (positive) and
         0/-1 (negative).
@@ -153,10 +233,11 @@ class FeatureSpec:
     """
 
     def __init__(self, fmt, hash_bits=None, n_features=None, positive=None, delimiter=",",
-                 label_col=0, ngram=1):
+                 label_col=0, ngram=1, grow=False):
         self.fmt = fmt
         self.hash_bits = hash_bits
-        self.n_features = n_features
+        self.grow = grow and fmt == "libsvm" and hash_bits is None
+        self.n_features = 0 if self.grow and n_features is None else n_features
         self.positive = positive
         self.delimiter = delimiter
         self.label_col = label_col
@@ -168,6 +249,7 @@ class FeatureSpec:
         self.seen_labels = set()
         self.header_checked = False
         self._fast = True          # the compiled pass has not declined a readable chunk
+        self._raw = False          # hand out Rows (the engine) rather than matrices
 
     def state(self):
         """The spec as a plain dict (what the model file stores)."""
@@ -185,6 +267,8 @@ class FeatureSpec:
     def describe(self):
         if self.hash_bits is not None:
             return f"{self.fmt}, hashed to 2^{self.hash_bits} columns"
+        if self.grow:
+            return f"{self.fmt}, indexed columns (as many as the largest index + 1)"
         return f"{self.fmt}, {self.n_features} indexed columns"
 
     # labels ------------------------------------------------------------------------------
@@ -222,19 +306,21 @@ class FeatureSpec:
                          "class with --positive LABEL")
 
     # chunks ------------------------------------------------------------------------------
-    def transform(self, block, first_line, required):
+    def transform(self, block, first_line, required, raw=False):
         """Parse a chunk of whole lines: (X, y, weights or None), or None if it has no row.
 
         ``y[i]`` is 1, 0, or -1 for an unlabelled input. A compiled pass reads indexed
         LIBSVM and numeric CSV; a chunk it declines is read line by line, which names the
         line of an error. When the line-by-line reading succeeds where the pass declined
-        (labels that are words, say), later chunks go to it directly.
+        (labels that are words, say), later chunks go to it directly. ``raw``: the compiled
+        LIBSVM pass hands out :class:`Rows` (for the engine), else the estimators' matrix.
         """
+        self._raw = raw
         declined = False
         if self._fast:
             fast = None
             if self.fmt == "libsvm" and self.hash_bits is None:
-                fast, declined = self._libsvm_fast(block, required), True
+                fast, declined = self._libsvm_fast(block, required, raw), True
             elif self.fmt == "csv" and self.header_checked:
                 fast, declined = self._csv_fast(block, required), True
             if fast is not None:
@@ -264,14 +350,16 @@ class FeatureSpec:
             fields.pop(self.label_col)
         return not all(_is_number(f) for f in fields)
 
-    def _libsvm_fast(self, block, required):
+    def _libsvm_fast(self, block, required, raw=False):
         """The compiled pass on indexed LIBSVM with numeric labels; None to read the chunk
         line by line instead (a token or a label the pass does not take, or an error, which
         the line-by-line reader then names)."""
         from ._core._reader import OK, parse_libsvm
 
-        n_lines = block.count(b"\n") + 1
-        n_colons = block.count(b":")
+        # room for every row and entry the block can hold, without counting: a row takes a
+        # token and a line end (2 bytes), an entry "i:v" and a separator (4 bytes)
+        n_lines = (len(block) + 1) // 2 + 1
+        n_colons = (len(block) + 1) // 4 + 1
         y = np.empty(n_lines)
         indptr = np.empty(n_lines + 1, dtype=np.int64)
         idx = np.empty(n_colons, dtype=np.int64)
@@ -282,7 +370,9 @@ class FeatureSpec:
         rows, nnz, _, top = (int(v) for v in out)
         if rows == 0:
             return None
-        if top >= self.n_features:
+        if top > MAX_INDEX:
+            return None                        # the line-by-line reader names the row
+        if top >= self.n_features and not self.grow:
             return None                        # the line-by-line reader names the row
         y = y[:rows]
         has = ~np.isnan(y)
@@ -300,13 +390,12 @@ class FeatureSpec:
                 return None
         else:
             labels = np.full(rows, -1, dtype=np.int64)
-        X = sp.csr_matrix((val[:nnz], idx[:nnz].astype(np.int32), indptr[:rows + 1]),
-                          shape=(rows, self.n_features))
-        if self.n_features <= DENSE_MAX:
-            X = X.toarray()
-        else:
-            X = _csr(X)
-        return X, labels, None
+        if top >= self.n_features:             # grow: the width follows the rows
+            self.n_features = top + 1
+        data, idx, ptr = _canonical(val[:nnz], idx[:nnz].astype(np.int32),
+                                    indptr[:rows + 1].astype(np.int32))
+        X = Rows(data, idx, ptr, (rows, self.n_features))
+        return (X if raw else X.matrix()), labels, None
 
     def _csv_fast(self, block, required):
         """NumPy's compiled text reader on a CSV chunk of numbers; None to read it line by
@@ -367,11 +456,30 @@ class FeatureSpec:
                                  "label<TAB>text)")
             y[k] = self.label(label, where)
             texts.append(text)
+        joined = "\n".join(texts)
+        if joined.isascii():
+            return self._hashed_words(joined.encode("ascii"), len(texts)), y, None
         if self._hasher is None:
             from sklearn.feature_extraction.text import HashingVectorizer
             self._hasher = HashingVectorizer(n_features=2 ** self.hash_bits,
                                              ngram_range=(1, self.ngram))
         return _csr(self._hasher.transform(texts)), y, None
+
+    def _hashed_words(self, block, n_docs):
+        """The compiled HashingVectorizer (:func:`sosl._core._reader.hash_words`, the same
+        columns and values as scikit-learn's on ASCII text) on ``n_docs`` documents."""
+        from ._core._reader import hash_words
+
+        cap = self.ngram * ((len(block) + 1) // 3 + 2)
+        val, idx = np.empty(cap), np.empty(cap, dtype=np.int32)
+        ptr = np.empty(n_docs + 1, dtype=np.int32)
+        nnz = hash_words(block, 2 ** self.hash_bits, self.ngram, val, idx, ptr)
+        X = Rows(val[:nnz].copy(), idx[:nnz].copy(), ptr, (n_docs, 2 ** self.hash_bits))
+        if self._raw:
+            return X
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
 
     def _libsvm(self, lines, required):
         y = np.empty(len(lines), dtype=np.int64)
@@ -406,7 +514,7 @@ class FeatureSpec:
                                      "--hash-bits to hash the indices")
                 if not math.isfinite(val):
                     raise UsageError(f"{where}: feature {idx} has the non-finite value {value}")
-                if self.hash_bits is None and idx >= self.n_features:
+                if self.hash_bits is None and idx >= self.n_features and not self.grow:
                     raise UsageError(f"{where}: feature index {idx} is beyond the model's "
                                      f"{self.n_features} columns; pass --n-features or "
                                      "--hash-bits")
@@ -422,6 +530,10 @@ class FeatureSpec:
                 from sklearn.feature_extraction import FeatureHasher
                 self._hasher = FeatureHasher(n_features=2 ** self.hash_bits, input_type="pair")
             return _csr(self._hasher.transform(pairs)), y, None
+        import scipy.sparse as sp
+
+        if self.grow and indices:
+            self.n_features = max(self.n_features, max(indices) + 1)
         X = _csr(sp.csr_matrix((np.asarray(data, dtype=np.float64),
                                 np.asarray(indices, dtype=np.int64),
                                 np.asarray(indptr, dtype=np.int64)),

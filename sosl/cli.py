@@ -33,7 +33,17 @@ import warnings
 
 import numpy as np
 
-from ._reader import FeatureSpec, UsageError, max_index, open_input, read_chunks, text_lines
+from ._engine import FTRLEngine, signs
+from ._ftrl_state import NAME as DEFAULT_LEARNER
+from ._reader import (
+    FeatureSpec,
+    UsageError,
+    csr_arrays,
+    max_index,
+    open_input,
+    read_chunks,
+    text_lines,
+)
 
 __all__ = ["main", "LEARNERS", "FeatureSpec"]
 
@@ -49,6 +59,9 @@ LEARNERS = _learner_names()
 FORMATS = ("auto", "libsvm", "csv", "text", "vw")
 MODEL_FILE_KIND = "sosl-cli-model"
 MODEL_FILE_LAYOUT = 1
+#: False: the default learner runs through its estimator class too (the reference the
+#: engine must equal, see tests/test_cli_engine.py)
+_ENGINE = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -70,8 +83,12 @@ def _sniff(line):
     raise UsageError(f"cannot tell the format of the line {line[:40]!r}; pass --format")
 
 
-def _new_spec(args, first_line, path):
-    """The feature spec of a new model, from the options and the first line of the input."""
+def _new_spec(args, first_line, path, grow=False):
+    """The feature spec of a new model, from the options and the first line of the input.
+
+    ``grow``: the learner's state can grow with the rows (the engine), so indexed LIBSVM
+    needs no width up front; otherwise it comes from --n-features or a scan of the file.
+    """
     fmt = args.format
     if fmt == "auto":
         base = path[:-3] if path.endswith(".gz") else path[:-4] if path.endswith(
@@ -88,7 +105,8 @@ def _new_spec(args, first_line, path):
     if bits is not None and args.n_features is not None:
         raise UsageError("give --hash-bits or --n-features, not both")
     spec = FeatureSpec(fmt, hash_bits=bits, positive=args.positive, delimiter=args.delimiter,
-                       label_col=args.label_col, ngram=args.ngram)
+                       label_col=args.label_col, ngram=args.ngram,
+                       grow=grow and args.n_features is None)
     if fmt == "csv":
         fields = first_line.split(args.delimiter)
         spec.n_features = len(fields) - 1
@@ -97,7 +115,7 @@ def _new_spec(args, first_line, path):
         if not (-len(fields) <= args.label_col < len(fields)):
             raise UsageError(f"--label-col {args.label_col} is outside the {len(fields)} "
                              "fields of the first line")
-    elif fmt == "libsvm" and bits is None:
+    elif fmt == "libsvm" and bits is None and not spec.grow:
         if args.n_features is None:
             if path == "-":
                 raise UsageError("LIBSVM input from standard input needs --n-features P "
@@ -122,14 +140,19 @@ def _first(chunks):
 # ---------------------------------------------------------------------------------------
 # learners and their parameters
 # ---------------------------------------------------------------------------------------
-def _learner_class(name):
-    import sosl
-
+def _learner_name(name):
+    """The class name ``--learner NAME`` means (case, '-' and '_' ignored)."""
     by_lower = {n.lower(): n for n in LEARNERS}
     key = name.replace("-", "").replace("_", "").lower()
     if key not in by_lower:
         raise UsageError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}")
-    return getattr(sosl, by_lower[key])
+    return by_lower[key]
+
+
+def _learner_class(name):
+    import sosl
+
+    return getattr(sosl, _learner_name(name))
 
 
 def _parse_params(items):
@@ -169,11 +192,10 @@ def _one_line(e):
 # ---------------------------------------------------------------------------------------
 # model files
 # ---------------------------------------------------------------------------------------
-def _load_model_file(path, trust_pickle=False):
-    """(model, meta) of a model file; a pickle only with ``trust_pickle`` (and a warning)."""
+def _load_state_file(path, trust_pickle=False):
+    """(state, meta) of a model file; a pickle only with ``trust_pickle`` (and a warning)."""
     from . import io as sosl_io
     from ._version import __version__
-    from .state import from_state
 
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such model file")
@@ -181,7 +203,6 @@ def _load_model_file(path, trust_pickle=False):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             state, meta = sosl_io.load_state(path, allow_pickle=trust_pickle)
-            model = from_state(state)
     except ValueError as e:
         text = _one_line(e).replace("pass --trust-pickle to the sosl command",
                                     "pass --trust-pickle")
@@ -189,18 +210,51 @@ def _load_model_file(path, trust_pickle=False):
     except Exception as e:           # a foreign pickle read with --trust-pickle
         raise UsageError(f"{path}: not a sosl model file ({type(e).__name__}: "
                          f"{_one_line(e)})") from None
-    if meta.get("kind") != MODEL_FILE_KIND or not isinstance(meta.get("features"), dict):
+    if not isinstance(meta, dict) or meta.get("kind") != MODEL_FILE_KIND \
+            or not isinstance(meta.get("features"), dict):
         raise UsageError(f"{path}: a sosl model but not one written by `sosl learn` (it has "
                          "no feature setup)")
     if meta.get("layout") != MODEL_FILE_LAYOUT:
         raise UsageError(f"{path}: model file layout {meta.get('layout')} is not "
                          f"{MODEL_FILE_LAYOUT} (written by sosl {meta.get('sosl_version')})")
+    try:
+        columns = FeatureSpec.from_state(meta["features"]).columns
+    except (TypeError, ValueError):
+        columns = None
+    if columns != state.n_features:
+        raise UsageError(f"{path}: the model's {state.n_features} features do not match its "
+                         f"feature setup ({meta['features']})")
     for w in caught:
         print(f"sosl: warning: {_one_line(w.message)}", file=sys.stderr)
     if meta.get("sosl_version") != __version__ and not caught:
         print(f"sosl: warning: {path} was written by sosl {meta.get('sosl_version')}, this "
               f"is sosl {__version__}", file=sys.stderr)
-    return model, meta
+    return state, meta
+
+
+def _estimator_of(state, path):
+    """The fitted estimator holding a model file's state (errors name the file)."""
+    from .state import from_state
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = from_state(state)
+    except ValueError as e:
+        raise UsageError(f"{path}: {_one_line(e)}") from None
+    except Exception as e:
+        raise UsageError(f"{path}: not a sosl model file ({type(e).__name__}: "
+                         f"{_one_line(e)})") from None
+    for w in caught:
+        print(f"sosl: warning: {_one_line(w.message)}", file=sys.stderr)
+    return model
+
+
+def _engine_of(state):
+    """The engine holding a model file's state, or None (the estimator runs it)."""
+    if not _ENGINE or state.learner != DEFAULT_LEARNER:
+        return None
+    return FTRLEngine.from_state(state)
 
 
 def _save_model_file(path, model, spec, rows):
@@ -215,6 +269,8 @@ def _save_model_file(path, model, spec, rows):
 
     meta = {"kind": MODEL_FILE_KIND, "layout": MODEL_FILE_LAYOUT, "sosl_version": __version__,
             "features": spec.state(), "rows_seen": int(rows)}
+    if isinstance(model, FTRLEngine):
+        model = model.state()
     try:
         sosl_io.save(model, path, meta=meta)
     except OSError as e:
@@ -331,6 +387,12 @@ class _Pass:
         if self.block == 1:
             self._rows(X, y, w)
             return
+        if isinstance(X, np.ndarray) and hasattr(self.model, "_learn_block_prequential"):
+            # a learner whose typed pass takes CSR rows scores them as CSR rows, in block
+            # mode as row by row (a dense product may round differently)
+            import scipy.sparse as sp
+
+            X = sp.csr_matrix(X)
         if self.pending:
             self.pending.append((X, y, w))
             X, y, w = _stack(self.pending)
@@ -358,6 +420,12 @@ class _Pass:
     def _first(self, X, y, w):
         if w is None:
             row = X[0:1] if not isinstance(X, np.ndarray) else X[0]
+            if isinstance(X, np.ndarray) and hasattr(self.model, "_learn_block_prequential"):
+                # the typed pass takes CSR rows: the first row's score is then summed as
+                # the later ones' are
+                import scipy.sparse as sp
+
+                row = sp.csr_matrix(X[0:1])
             self.model.learn_one(row, int(y[0]), classes=[0, 1])
         else:
             self.model.partial_fit(X[0:1], y[0:1], classes=[0, 1], sample_weight=w[0:1])
@@ -369,7 +437,7 @@ class _Pass:
         s = np.ravel(self.model.decision_function(X))
         self.progress.add_many(y, s)
         if self.preds is not None:
-            self.preds.write("".join(f"{v:.10g}\n" for v in s))
+            self.preds.write(_lines(s))
         if self.learn:
             self.model.partial_fit(X, y, sample_weight=w)
         self.progress.tick(X.shape[0])
@@ -421,7 +489,7 @@ class _Pass:
             s = model._learn_block_prequential(X[lo:hi], y[lo:hi])
             progress.add_many(np.asarray(y[lo:hi], dtype=np.int64), s)
             if preds is not None:
-                preds.write("".join(f"{v:.10g}\n" for v in s.tolist()))
+                preds.write(_lines(s))
             progress.tick(hi - lo)
             lo = hi
 
@@ -430,6 +498,107 @@ class _Pass:
             self.model.partial_fit(X, y, sample_weight=w)
         else:
             self.model.learn_one(X[0] if isinstance(X, np.ndarray) else X, int(y[0]))
+
+
+class _EnginePass:
+    """:class:`_Pass` for the engine (:mod:`sosl._engine`): the same rows scored and
+    learned in the same order, the same progress lines, ``-p`` bytes and model, with the
+    chunks as CSR arrays and no estimator (``--block 1``: one typed pass per run of rows up
+    to the next progress line; a larger block: scored, then learned, block by block across
+    the chunks)."""
+
+    def __init__(self, engine, spec, block, progress, preds=None, learn=True):
+        self.engine, self.spec, self.block, self.progress = engine, spec, block, progress
+        self.preds, self.learn = preds, learn
+        self.pending = []
+        self.classes = set()
+
+    def feed(self, X, y, w):
+        self.classes.update(np.unique(y).tolist())
+        data, indices, indptr = csr_arrays(X)
+        engine = self.engine
+        if self.learn:
+            engine.reserve(self.spec.columns)
+        s = signs(y)
+        lo = 0
+        if self.learn and not engine.fitted:
+            engine.first(data, indices, indptr, s)
+            if self.preds is not None:
+                self.preds.write("0\n")
+            self.progress.tick(1)
+            lo = 1
+        if self.block == 1:
+            self._rows(data, indices, indptr, y, s, lo)
+            return
+        n = indptr.shape[0] - 1
+        if lo < n:
+            self.pending.append(_slice(data, indices, indptr, y, lo, n))
+        while sum(p[3].shape[0] for p in self.pending) >= self.block:
+            self._block(*self._take(self.block))
+
+    def close(self):
+        if self.pending:
+            self._block(*self._take(None))
+
+    def _take(self, k):
+        """The first ``k`` pending rows (all if None), as one CSR block."""
+        data, indices, indptr, y = _concat(self.pending)
+        n = indptr.shape[0] - 1
+        k = n if k is None else k
+        self.pending = [_slice(data, indices, indptr, y, k, n)] if k < n else []
+        return _slice(data, indices, indptr, y, 0, k)
+
+    def _block(self, data, indices, indptr, y):
+        f = self.engine.scores(data, indices, indptr)
+        self.progress.add_many(y, f)
+        if self.preds is not None:
+            self.preds.write(_lines(f))
+        if self.learn:
+            self.engine.learn(data, indices, indptr, signs(y), f)
+        self.progress.tick(y.shape[0])
+
+    def _rows(self, data, indices, indptr, y, s, lo):
+        """Rows ``lo:`` scored, then learned, each in turn, in one typed pass per run of
+        rows up to the next progress line (so the lines fall on the same rows)."""
+        engine, progress, preds = self.engine, self.progress, self.preds
+        n = indptr.shape[0] - 1
+        while lo < n:
+            hi = n
+            if progress.next_report is not None:
+                hi = min(n, lo + max(1, progress.next_report - progress.rows))
+            if self.learn:
+                f = engine.prequential(data, indices, indptr, s, lo, hi)
+            else:
+                a, b = indptr[lo], indptr[hi]
+                f = engine.scores(data[a:b], indices[a:b], indptr[lo:hi + 1] - a)
+            progress.add_many(y[lo:hi], f)
+            if preds is not None:
+                preds.write(_lines(f))
+            progress.tick(hi - lo)
+            lo = hi
+
+
+def _lines(scores):
+    """One line a score, ``%.10g``, as ``-p`` writes them."""
+    from ._core._reader import format_scores
+
+    return format_scores(np.ascontiguousarray(scores, dtype=np.float64))
+
+
+def _slice(data, indices, indptr, y, lo, hi):
+    a, b = indptr[lo], indptr[hi]
+    return data[a:b], indices[a:b], indptr[lo:hi + 1] - a, y[lo:hi]
+
+
+def _concat(parts):
+    if len(parts) == 1:
+        return parts[0]
+    ptrs, offset = [parts[0][2]], parts[0][2][-1]
+    for p in parts[1:]:
+        ptrs.append(p[2][1:] + offset)
+        offset += p[2][-1]
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate(ptrs), np.concatenate([p[3] for p in parts]))
 
 
 def _stack(parts):
@@ -478,13 +647,18 @@ def _cmd_learn(args):
     stream = open_input(path)
     chunks = read_chunks(stream, args.chunk, path)
     rows_before = 0
+    model = None
+    # the default learner runs in the engine (no scikit-learn) unless it needs the
+    # estimator: other parameters, --delay, VW input (importance weights)
+    plain = _ENGINE and not args.delay and args.format != "vw"
     if args.model is not None:
-        model, meta = _load_model_file(args.model, args.trust_pickle)
+        state, meta = _load_state_file(args.model, args.trust_pickle)
         spec = FeatureSpec.from_state(meta["features"])
         rows_before = int(meta.get("rows_seen", 0))
-        if args.learner is not None and _learner_class(args.learner) is not type(model):
+        name = state.learner
+        if args.learner is not None and _learner_name(args.learner) != name:
             raise UsageError(f"--learner {args.learner} does not match the model file's "
-                             f"{type(model).__name__}")
+                             f"{name}")
         for opt, value, saved in (("--hash-bits", args.hash_bits, spec.hash_bits),
                                   ("--n-features", args.n_features, spec.n_features),
                                   ("--positive", args.positive, spec.positive)):
@@ -493,27 +667,41 @@ def _cmd_learn(args):
                                  "features must be mapped as in the first run")
         if args.format not in ("auto", spec.fmt):
             raise UsageError(f"--format {args.format} differs from the model file's {spec.fmt}")
-        _set_params(model, params)
+        engine = _engine_of(state) if plain and not params and spec.fmt != "vw" else None
+        if engine is None:
+            model = _estimator_of(state, args.model)
+            _set_params(model, params)
     else:
-        model = _learner_class(args.learner or "FTRLAUC")()
-        _set_params(model, params)
+        name = _learner_name(args.learner or DEFAULT_LEARNER)
+        engine = None
+        if plain and name == DEFAULT_LEARNER and FTRLEngine.accepts(params):
+            engine = FTRLEngine(params)
+        if engine is None:
+            model = _learner_class(name)()
+            _set_params(model, params)
         first, chunks = _first(chunks)
         if first is None:
             raise UsageError(f"{path}: no rows to learn from")
-        spec = _new_spec(args, first, path)
+        spec = _new_spec(args, first, path, grow=engine is not None)
+        if engine is not None and spec.fmt == "vw":   # weighted rows: the estimator
+            engine, model = None, _learner_class(name)()
     out = None if args.quiet else sys.stdout
     if out is not None:
-        print(f"sosl {'test' if args.test_only else 'learn'}: {type(model).__name__} on "
+        print(f"sosl {'test' if args.test_only else 'learn'}: {name} on "
               f"{spec.describe()}"
               + (f", continuing {args.model} ({rows_before} rows)" if args.model else ""),
               file=out)
     progress = _Progress(args.progress, out, exact=args.exact_auc)
     preds = _open_out(args.predictions)
-    run = _Pass(model, args.block, progress, preds, learn=not args.test_only,
-                delay=args.delay)
+    if engine is not None:
+        run = _EnginePass(engine, spec, args.block, progress, preds,
+                          learn=not args.test_only)
+    else:
+        run = _Pass(model, args.block, progress, preds, learn=not args.test_only,
+                    delay=args.delay)
     try:
         for number, block in chunks:
-            parsed = spec.transform(block, number, required=True)
+            parsed = spec.transform(block, number, required=True, raw=engine is not None)
             if parsed is not None:
                 run.feed(*parsed)
         run.close()
@@ -536,7 +724,8 @@ def _cmd_learn(args):
     if progress.reported != progress.rows:
         progress.line(final=True)
     if args.final_model is not None:
-        _save_model_file(args.final_model, model, spec, rows_before + progress.rows)
+        _save_model_file(args.final_model, model if engine is None else engine, spec,
+                         rows_before + progress.rows)
     return 0
 
 
@@ -549,29 +738,36 @@ def _is_float(text):
 
 
 def _cmd_score(args):
-    model, meta = _load_model_file(args.model, args.trust_pickle)
+    state, meta = _load_state_file(args.model, args.trust_pickle)
     spec = FeatureSpec.from_state(meta["features"])
     if args.format not in ("auto", spec.fmt):
         raise UsageError(f"--format {args.format} differs from the model file's {spec.fmt}")
-    if args.proba and not hasattr(model, "predict_proba"):
+    engine = _engine_of(state)
+    model = _estimator_of(state, args.model) if engine is None else None
+    if args.proba and model is not None and not hasattr(model, "predict_proba"):
         raise UsageError(f"{type(model).__name__} has no predict_proba")
     path = _data_path(args)
     stream = open_input(path)
     out = _open_out(args.out or args.predictions) or sys.stdout
+    from ._core._numeric import sigmoid
     from .metrics import BinnedAUC
 
     metric, rows = BinnedAUC(), 0
     try:
         for number, block in read_chunks(stream, args.chunk, path):
-            parsed = spec.transform(block, number, required=False)
+            parsed = spec.transform(block, number, required=False, raw=engine is not None)
             if parsed is None:
                 continue
             X, y, _ = parsed
-            if args.proba:
+            if engine is not None:
+                s = engine.scores(*csr_arrays(X))
+                if args.proba:
+                    s = sigmoid(engine.calibration[0] * s)
+            elif args.proba:
                 s = model.predict_proba(X)[:, 1]
             else:
                 s = np.ravel(model.decision_function(X))
-            out.write("".join(f"{v:.10g}\n" for v in s))
+            out.write(_lines(s))
             if spec.labelled:
                 metric.update_many(y, s)
             rows += X.shape[0]
@@ -658,7 +854,7 @@ def build_parser():
                            "validation: each row is scored before it is learned.")
     common(learn)
     learn.add_argument("--learner", default=None,
-                       help=f"learner class (default FTRLAUC): {', '.join(LEARNERS)}")
+                       help=f"learner class (default {DEFAULT_LEARNER}): {', '.join(LEARNERS)}")
     learn.add_argument("--param", action="append", metavar="NAME=VALUE",
                        help="a learner parameter, e.g. --param lam=0.01 (repeat, or "
                             "comma-separate)")
@@ -666,8 +862,8 @@ def build_parser():
                        help="hash features into 2^B columns (text and vw: default 18; "
                             "LIBSVM: indexed unless given)")
     learn.add_argument("--n-features", type=_positive_int, default=None,
-                       help="LIBSVM columns (largest index + 1); default: one scan of the "
-                            "file")
+                       help="LIBSVM columns (largest index + 1); default: as the rows "
+                            "come (the default learner) or one scan of the file")
     learn.add_argument("--positive", default=None,
                        help="label of the positive class (default: 1/+1 positive, 0/-1 "
                             "negative)")

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from numbers import Real
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,13 +18,11 @@ from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
 from ._core._numeric import ftrl_weights, sigmoid_one
+from ._ftrl_state import STATE_NAMES, effective_params, init_state, intercept, wzn_of
 from ._input import _canonical_csr, _canonical_layout, _canonical_row, _DenseRow, _finite_array
 from ._typing import Auto, Detector, RandomState
 
 __all__ = ["FTRLAUC"]
-
-#: gamma of ``gamma="auto"`` on rows of unit row scale (see ``FTRLAUC.effective_params``)
-AUTO_GAMMA = 0.5
 
 _ONE_ROW = np.zeros(1, dtype=np.intp)       # the pass order of a one-row call
 _NO_ENTRY = np.zeros(0, dtype=np.intp)      # see FTRLAUC._backup_names
@@ -153,7 +149,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         "forgetting": [Options(Real, {1.0}), StrOptions({"auto"})],
         "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
     }
-    _state_names = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
+    _state_names = STATE_NAMES
 
     def __init__(self, gamma: float | Auto = "auto", beta: float = 1.0, l1: float = 0.0,
                  l2: float = 0.0, shuffle: bool = False, random_state: RandomState = None,
@@ -179,18 +175,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
     def _layout(self):
         return self._scale_layout()
 
-    @staticmethod
-    def effective_params(params: Mapping[str, Any], layout: Mapping[str, Any]
-                         ) -> tuple[float, float, float, float]:
-        """``(gamma, beta, l1, l2)`` the pass runs with, from the hyper-parameters
-        ``params`` (a dict) and the frozen ``layout``: the numbers as given, or under
-        ``gamma="auto"`` ``(0.5 / s, beta s, l1 s, l2 s^2)`` for the row scale s."""
-        gamma, beta = params["gamma"], float(params["beta"])
-        l1, l2 = float(params["l1"]), float(params["l2"])
-        if not isinstance(gamma, str):
-            return float(gamma), beta, l1, l2
-        s = float(layout["row_scale"])
-        return AUTO_GAMMA / s, beta * s, l1 * s, l2 * (s * s)
+    effective_params = staticmethod(effective_params)
 
     def _params(self):
         return self.effective_params(
@@ -198,14 +183,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
             self._scale_layout())
 
     def _init_state(self, n_features):
-        wzn = np.zeros((n_features, 3))     # one row per coordinate: (w, z, n) in one line
-        return {
-            "w_": wzn[:, 0],
-            "z_": wzn[:, 1],
-            "sq_grad_": wzn[:, 2],
-            "counts_": np.zeros(2, dtype=np.int64),
-            "mean_scores_": np.zeros(2),
-        }
+        return init_state(n_features)
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
@@ -218,12 +196,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
             return ()
         return {"w_": _NO_ENTRY, "z_": _NO_ENTRY, "sq_grad_": _NO_ENTRY}
 
-    @staticmethod
-    def _wzn(state):
-        """The (p, 3) array whose columns are the state's w_, z_, sq_grad_, or None."""
-        w = state["w_"]
-        wzn = w.base
-        return wzn if _ftrl.columns_of(wzn, w, state["z_"], state["sq_grad_"]) else None
+    _wzn = staticmethod(wzn_of)
 
     def _play(self, state, X, s, order, pre=None):
         """The kernel on canonical CSR rows; returns the position in ``order`` of the row
@@ -441,9 +414,7 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         return np.array([self._intercept()])
 
     def _intercept(self):
-        if self.counts_[0] == 0 or self.counts_[1] == 0:
-            return 0.0
-        return float(-0.5 * (self.mean_scores_[0] + self.mean_scores_[1]))
+        return intercept(self.counts_, self.mean_scores_)
 
     def _decision(self, X):
         if (sp.issparse(X) and X.format == "csr" and X.indices.dtype == np.int32

@@ -449,9 +449,11 @@ def test_csv_chunks_through_the_compiled_reader_and_back(capsys, tmp_path, monke
 
 def test_block_1_typed_path_equals_row_by_row(capsys, tmp_path, monkeypatch):
     """--block 1 (the default) hands FTRLAUC's sparse chunks to its typed progressive pass:
-    the same -p bytes, report rows and figures, and model as the per-row calls."""
+    the same -p bytes, report rows and figures, and model as the per-row calls (the
+    estimator path; the engine's equality with it is tests/test_cli_engine.py's)."""
     _, _, text = _svm_rows(260, 6, seed=9)
     (tmp_path / "r.svm").write_text(text)
+    monkeypatch.setattr(sosl_cli, "_ENGINE", False)
     calls = []
     real = FTRLAUC._learn_block_prequential
 

@@ -14,7 +14,11 @@ with the line-by-line Python parser, whose message names the line and the proble
 here allocates: the caller sizes the outputs from the block (rows <= lines, entries <=
 colons).
 
-The NumPy/Python reference with the same signature is :mod:`sosl._core._reader_ref`.
+Two helpers of the stream around it: :func:`count_lines` (the ``\\n`` bytes of a block, for
+line numbers) and :func:`format_scores` (``-p``'s lines: ``%.10g`` of each score, as
+Python's ``f"{v:.10g}"`` writes it).
+
+The NumPy/Python reference with the same signatures is :mod:`sosl._core._reader_ref`.
 
 Symbols
 -------
@@ -29,8 +33,9 @@ top     the largest index read (-1 if none)
 ======  =================================================
 """
 
-from libc.math cimport isfinite, NAN
-from libc.stdlib cimport strtod
+from libc.math cimport isfinite, isnan, NAN, sqrt
+from libc.stdio cimport snprintf
+from libc.stdlib cimport free, malloc, qsort, strtod
 from libc.string cimport memchr
 
 cdef enum:
@@ -196,3 +201,193 @@ def parse_libsvm(bytes block, double[::1] y, long long[::1] indptr, long long[::
     out[2] = line if status != S_OK else -1
     out[3] = top
     return status
+
+
+def count_lines(bytes block):
+    """The number of ``\\n`` bytes in ``block``."""
+    cdef const char* s = block
+    cdef const char* end = s + len(block)
+    cdef const char* hit
+    cdef Py_ssize_t n = 0
+    with nogil:
+        while s < end:
+            hit = <const char*> memchr(s, 10, end - s)
+            if hit == NULL:
+                break
+            n += 1
+            s = hit + 1
+    return n
+
+
+def format_scores(const double[::1] v):
+    """One line ``"%.10g\\n"`` per value (``inf``, ``-inf``, ``nan`` for the others), as
+    ASCII text: the C library's ``%.10g`` and Python's ``.10g`` both round correctly and
+    print the same digits, exponent and trailing-zero rule."""
+    cdef Py_ssize_t n = v.shape[0], i, pos = 0
+    cdef int k
+    cdef double x
+    cdef char* buf = <char*> malloc(32 * n + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                x = v[i]
+                if isfinite(x):
+                    k = snprintf(buf + pos, 32, "%.10g\n", x)
+                elif isnan(x):
+                    k = snprintf(buf + pos, 32, "nan\n")
+                elif x > 0:
+                    k = snprintf(buf + pos, 32, "inf\n")
+                else:
+                    k = snprintf(buf + pos, 32, "-inf\n")
+                pos += k
+        return buf[:pos].decode("ascii")
+    finally:
+        free(buf)
+
+
+# -- text: scikit-learn's HashingVectorizer on ASCII documents, without scikit-learn --------
+cdef inline unsigned int _rotl(unsigned int x, int r) noexcept nogil:
+    return (x << r) | (x >> (32 - r))
+
+
+cdef int _murmur3(const unsigned char* key, Py_ssize_t n) noexcept nogil:
+    """MurmurHash3 x86 32-bit of ``key[:n]`` with seed 0, as a signed int (scikit-learn's
+    ``murmurhash3_bytes_s32``)."""
+    cdef unsigned int h = 0, k
+    cdef unsigned int c1 = 0xcc9e2d51, c2 = 0x1b873593, c3 = 0xe6546b64
+    cdef unsigned int f1 = 0x85ebca6b, f2 = 0xc2b2ae35
+    cdef Py_ssize_t i, blocks = n // 4
+    for i in range(blocks):
+        k = (<unsigned int> key[4 * i] | (<unsigned int> key[4 * i + 1] << 8)
+             | (<unsigned int> key[4 * i + 2] << 16) | (<unsigned int> key[4 * i + 3] << 24))
+        k = _rotl(k * c1, 15) * c2
+        h = _rotl(h ^ k, 13) * 5 + c3
+    k = 0
+    i = 4 * blocks
+    if n & 3 == 3:
+        k ^= <unsigned int> key[i + 2] << 16
+    if n & 3 >= 2:
+        k ^= <unsigned int> key[i + 1] << 8
+    if n & 3 >= 1:
+        k ^= <unsigned int> key[i]
+        h ^= _rotl(k * c1, 15) * c2
+    h ^= <unsigned int> n
+    h ^= h >> 16
+    h *= f1
+    h ^= h >> 13
+    h *= f2
+    h ^= h >> 16
+    return <int> h
+
+
+cdef inline bint _word(unsigned char c) noexcept nogil:
+    return (48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c == 95
+
+
+cdef int _cmp_keys(const void* a, const void* b) noexcept nogil:
+    cdef long long x = (<const long long*> a)[0], y = (<const long long*> b)[0]
+    return (x > y) - (x < y)
+
+
+def hash_words(bytes block, long long n_features, int ngram, double[::1] val,
+               int[::1] idx, int[::1] indptr):
+    """scikit-learn's ``HashingVectorizer(n_features, ngram_range=(1, ngram))`` on the
+    ASCII documents of ``block``, one a line (``\\\\n``-separated; the caller checks
+    ASCII): tokens are the runs of 2 or more of ``[A-Za-z0-9_]``, lowercased; word n-grams
+    of 1 to ``ngram`` tokens joined by a space; each hashed (MurmurHash3, seed 0) to
+    column ``|h| % n_features`` with value ``+1`` (``h >= 0``) or ``-1``; a row's values
+    summed per column (columns sorted, zero sums kept) and divided by the row's l2 norm
+    (sum of squares in column order; a zero row left as is).
+
+    ``indptr`` needs one value per document plus one; ``idx`` and ``val`` room for
+    ``ngram`` entries per possible token (a token and a separator: 3 bytes). Returns the
+    number of stored entries.
+    """
+    cdef const unsigned char* s = <const unsigned char*> (<const char*> block)
+    cdef Py_ssize_t n = len(block), i = 0, j, a, b, t, u, m, q, r, nnz = 0, row = 0
+    cdef Py_ssize_t n_tok, n_keys, kmax = (n + 1) // 3 + 2
+    cdef Py_ssize_t* starts = <Py_ssize_t*> malloc(kmax * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* ends = <Py_ssize_t*> malloc(kmax * sizeof(Py_ssize_t))
+    cdef long long* keys = <long long*> malloc(kmax * (ngram if ngram > 0 else 1)
+                                               * sizeof(long long))
+    cdef unsigned char* buf = <unsigned char*> malloc(n + 1)
+    cdef int h
+    cdef long long col
+    cdef double v, total
+    if starts == NULL or ends == NULL or keys == NULL or buf == NULL:
+        _free4(starts, ends, keys, buf)
+        raise MemoryError()
+    indptr[0] = 0
+    try:
+        with nogil:
+            while i <= n:
+                # one document: [i, j)
+                j = i
+                while j < n and s[j] != 10:
+                    j += 1
+                n_tok = 0
+                a = i
+                while a < j:
+                    if not _word(s[a]):
+                        a += 1
+                        continue
+                    b = a
+                    while b < j and _word(s[b]):
+                        b += 1
+                    if b - a >= 2:
+                        starts[n_tok] = a
+                        ends[n_tok] = b
+                        n_tok += 1
+                    a = b
+                n_keys = 0
+                for m in range(1, ngram + 1):
+                    for t in range(n_tok - m + 1):
+                        q = 0
+                        for u in range(t, t + m):
+                            if u > t:
+                                buf[q] = 32
+                                q += 1
+                            for r in range(starts[u], ends[u]):
+                                buf[q] = s[r] + 32 if 65 <= s[r] <= 90 else s[r]
+                                q += 1
+                        h = _murmur3(buf, q)
+                        if h == -2147483648:
+                            col = (2147483647 - (n_features - 1)) % n_features
+                        else:
+                            col = (h if h >= 0 else -h) % n_features
+                        keys[n_keys] = 2 * col + (1 if h >= 0 else 0)
+                        n_keys += 1
+                qsort(keys, n_keys, sizeof(long long), _cmp_keys)
+                a = nnz
+                t = 0
+                while t < n_keys:
+                    col = keys[t] >> 1
+                    v = 0.0
+                    while t < n_keys and (keys[t] >> 1) == col:
+                        v += 1.0 if keys[t] & 1 else -1.0
+                        t += 1
+                    idx[nnz] = <int> col
+                    val[nnz] = v
+                    nnz += 1
+                total = 0.0
+                for t in range(a, nnz):
+                    total += val[t] * val[t]
+                if total != 0.0:
+                    total = sqrt(total)
+                    for t in range(a, nnz):
+                        val[t] /= total
+                row += 1
+                indptr[row] = <int> nnz
+                i = j + 1
+    finally:
+        _free4(starts, ends, keys, buf)
+    return nnz
+
+
+cdef void _free4(void* a, void* b, void* c, void* d) noexcept:
+    free(a)
+    free(b)
+    free(c)
+    free(d)
