@@ -14,7 +14,8 @@ rows in the same order:
 * ``SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False, max_iter=1,
   tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
 
-Printed: the held-out McClish-standardized pAUC at FPR <= 0.01 and 0.05 and the two-way
+Printed: the held-out McClish-standardized pAUC at FPR <= 0.01 and 0.05 (with its standard
+error over the seeds) and the two-way
 pAUC (min_tpr 0.5, max_fpr 0.1), the mean over ``--seeds`` seeds, and the process CPU
 seconds of the pass (min over seeds); then, for PartialOAUCM, the FPR budget on the
 held-out part cut into windows of ``--window`` negatives: the share of windows whose
@@ -165,6 +166,9 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
     rows = []
     for name in names:
         X, y = load(name, data_dir)
+        n_neg = int(round((1 - 0.7) * (y == 0).sum()))
+        print(f"  {name}: about {n_neg} held-out negatives, {int(0.05 * n_neg)} of them in the "
+              f"top 5%; {int(round(0.3 * (y == 1).sum()))} held-out positives", flush=True)
         res = {}
         for seed in range(seeds):
             perm = np.random.default_rng(seed).permutation(X.shape[0])
@@ -192,7 +196,10 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                     r["tpr"].append(tpr)
                     r["nwin"].append(nwin)
         for cname, r in res.items():
-            rows.append((name, cname, np.mean(r["p01"]), np.mean(r["p05"]), np.mean(r["tw"]),
+            se05 = float(np.std(r["p05"], ddof=1) / np.sqrt(len(r["p05"]))) if seeds > 1 \
+                else float("nan")
+            rows.append((name, cname, np.mean(r["p01"]), np.mean(r["p05"]), se05,
+                         np.mean(r["tw"]),
                          min(r["cpu"]), np.mean(r["over"]) if r["over"] else None,
                          np.mean(r["tpr"]) if r["tpr"] else None,
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
@@ -235,15 +242,15 @@ def main(argv=None):
     print(f"one pass over 70% of each set in a seeded order, held-out 30%; mean of "
           f"{args.seeds} seeds; CPU: process time of the pass, min over seeds; budget "
           f"windows of {args.window} held-out negatives")
-    print("| set | learner | pAUC@0.01 | pAUC@0.05 | 2-way (0.5, 0.1) | CPU s | "
+    print("| set | learner | pAUC@0.01 | pAUC@0.05 (SE over seeds) | 2-way (0.5, 0.1) | CPU s | "
           "budget: windows over | TPR at budget |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
 
     def report(row):
-        name, cname, p01, p05, tw, cpu, over, tpr, nwin = row
+        name, cname, p01, p05, se05, tw, cpu, over, tpr, nwin = row
         extra = (f"{over:.3f} of {nwin} | {tpr:.3f}" if over is not None else "- | -")
-        print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} | {tw:.4f} | {cpu:.3f} | {extra} |",
-              flush=True)
+        print(f"| {name} | {cname} | {p01:.4f} | {p05:.4f} ({se05:.4f}) | {tw:.4f} | {cpu:.3f} "
+              f"| {extra} |", flush=True)
 
     run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc,
         lams[1:])

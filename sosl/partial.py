@@ -14,7 +14,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import ndtri
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -28,7 +27,8 @@ from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
 
 __all__ = ["PartialOAUCM", "budget_rank"]
 
-#: largest share of the kept negatives' scores the budget reservoir holds by default
+#: rows kept per class by the own-class selection's rings, and negative rows kept by the
+#: FPR budget
 _BUDGET_SIZE = 500
 
 #: OAUC-M's default lambda; ``lam="auto"`` divides it by the kept shares (see ``_lam``)
@@ -72,13 +72,15 @@ class PartialOAUCM(OAUCM):
     the negatives (a CVaR); each negative counts only when it is in the top beta of the
     negatives (two-way: each positive only when in the lowest 1 - alpha of the positives)::
 
-        L_t(w) = lam/2 ||w||^2 + sel_t psi_beta(mu, s2),
+        L_t(w) = lam/2 ||w||^2 + (1 - rho) sel_t psi_beta(mu, s2) + rho psi_M(mu, s2),
         psi_beta = 1 - mu + sigma sqrt((1 - beta)/beta)   if 1 - mu >= c*(beta, sigma)
                  = psi_M(mu, s2) / beta                   otherwise,
 
-    with mu, s2 as in :class:`sosl.OAUCM` and sel_t in {0, 1/beta} the own-class selection
-    (derivation, convexity and the O(ln T) regret with step 1/(lam t):
-    docs/user_guide/partial_auc.md). ``max_fpr=1`` with ``min_tpr=None`` is OAUC-M.
+    with mu, s2 as in :class:`sosl.OAUCM`, sel_t in {0, 1/beta} the own-class selection (a
+    row counts when its standardized score is in the top beta of its class's last rows)
+    and rho = ``auc_weight`` the share of OAUC-M's full-AUC loss in the mix (derivation,
+    convexity and the O(ln T) regret with step 1/(lam t): docs/user_guide/partial_auc.md).
+    ``max_fpr=1`` with ``min_tpr=None`` is OAUC-M.
 
     Parameters
     ----------
@@ -87,13 +89,18 @@ class PartialOAUCM(OAUCM):
     min_tpr : float in [0, 1) or None, default=None
         alpha: if given, only the lowest-scored ``1 - min_tpr`` of the positives count
         (two-way partial AUC).
+    auc_weight : float in [0, 1], default=0.5
+        rho: the weight of OAUC-M's full-AUC loss psi_M beside the partial one. The partial
+        term learns from about ``max_fpr`` of the negatives only; the full-AUC term keeps
+        every row informative (a lower-variance estimate of the direction, which the
+        partial term then bends toward the top of the ranking). 0: the partial loss alone.
     lam : float or "auto", default="auto"
-        Tikhonov weight (> 0 with ``eta=None``). ``"auto"``: ``1e-2 / (max_fpr * g)``
-        with ``g = 1 - min_tpr`` (1 one-way). psi_beta's gradient carries factors up to
-        ``1 / (max_fpr * g)`` that psi_M's does not, so the step ``1/(lam t)`` at a fixed
-        lam is that much longer than OAUC-M's; "auto" gives back OAUC-M's effective step
-        at its default lam (and is OAUC-M's ``lam=1e-2`` at ``max_fpr=1``). A number is
-        used as given.
+        Tikhonov weight (> 0 with ``eta=None``). ``"auto"``:
+        ``1e-2 * ((1 - rho) / (max_fpr * g) + rho)`` with ``g = 1 - min_tpr`` (1 one-way).
+        The partial term's gradient carries factors up to ``1 / (max_fpr * g)`` that
+        psi_M's does not, so the step ``1/(lam t)`` at a fixed lam is that much longer
+        than OAUC-M's; "auto" scales OAUC-M's default lam by the mix's largest factor (and
+        is OAUC-M's ``lam=1e-2`` at ``max_fpr=1``). A number is used as given.
     eta : float or None, default=None
         None: the step 1/(lam t); a float: a constant step.
     forgetting, shuffle, random_state, max_memory
@@ -109,10 +116,14 @@ class PartialOAUCM(OAUCM):
     coef_, w_, intercept_, means_, covariances_, counts_, t_, n_seen_, classes_, \
 n_features_in_
         As in :class:`sosl.OAUCM` (the same state; a fitted model merges as OAUC-M's).
-    budget_scores_ : ndarray of shape (budget_size,)
-        The last negatives' scores, standardized by the negatives' score mean and spread
-        under the model that scored them (a ring buffer; the first ``budget_filled_``
-        entries are in use, ``budget_next_`` is the next one written).
+    selection_scores_ : ndarray of shape (2, 500)
+        Per class (row 0 negative), the last rows' standardized scores in their class
+        (higher: a higher negative, a lower positive) under the model before each row's
+        round: the rings the own-class selection ranks a row against
+        (``selection_filled_[k]`` entries in use, ``selection_next_[k]`` written next).
+    budget_rows_ : ndarray of shape (500, n_features)
+        The last negative rows seen (a ring: the first ``budget_filled_`` in use,
+        ``budget_next_`` written next); the FPR budget scores them under the current model.
     budget_threshold_ : float
         The score threshold of ``predict(X, budget=True)`` under the current model.
 
@@ -135,9 +146,10 @@ n_features_in_
     """
 
     capabilities = changes(platt_in_pass=False, pass_takes_identity=True)
-    # OAUC-M's arrays and the FPR budget's ring buffer (a longer tuple than the base's)
+    # OAUC-M's arrays, the selection rings and the FPR budget's rows (a longer tuple)
     _state_names = _LinearSOSL._state_names + (  # type: ignore[assignment]
-        "budget_scores_", "budget_next_", "budget_filled_")
+        "selection_scores_", "selection_next_", "selection_filled_",
+        "budget_rows_", "budget_next_", "budget_filled_")
     _parameter_constraints = {
         **{k: v for k, v in _LinearSOSL._parameter_constraints.items() if k != "detector"},
         # a fixed factor only: forgetting="auto" (sosl.drift) drives OAUC-M's pass, not this one
@@ -145,17 +157,20 @@ n_features_in_
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "max_fpr": [Interval(Real, 0, 1, closed="right")],
         "min_tpr": [Interval(Real, 0, 1, closed="left"), None],
+        "auc_weight": [Interval(Real, 0, 1, closed="both")],
         "budget_confidence": [Interval(Real, 0, 1, closed="neither")],
         "budget_window": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, max_fpr: float = 0.05, min_tpr: float | None = None,
-                 lam: float | Auto = "auto", eta: float | None = None, forgetting: float = 1.0,
+                 auc_weight: float = 0.5, lam: float | Auto = "auto",
+                 eta: float | None = None, forgetting: float = 1.0,
                  shuffle: bool = False, random_state: RandomState = None,
                  max_memory: int | Auto = "auto", budget_confidence: float = 0.95,
                  budget_window: int = 1000) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr
+        self.auc_weight = auc_weight
         self.lam = lam  # type: ignore[assignment]  # OAUC-M's lam is a number; here also "auto"
         self.eta = eta
         self.forgetting = forgetting
@@ -170,26 +185,32 @@ n_features_in_
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
 
     def _lam(self):
-        """The numeric lambda: ``lam``, or under ``lam="auto"`` OAUC-M's default divided
-        by the kept shares (max_fpr, and 1 - min_tpr two-way), the largest factor
-        psi_beta and the own-class selection put on the gradient."""
+        """The numeric lambda: ``lam``, or under ``lam="auto"`` OAUC-M's default times the
+        largest factor the mixed loss puts on the gradient, ``(1 - rho) / (max_fpr g) +
+        rho`` (psi_beta and the own-class selection: 1 / (max_fpr g); psi_M: 1)."""
         if isinstance(self.lam, str):
-            frac, _ = self._fractions()
-            return AUTO_LAM / (float(frac[0]) * float(frac[1]))
+            return AUTO_LAM * self._gradient_factor()
         return float(self.lam)
 
+    def _gradient_factor(self):
+        frac = self._fractions()
+        rho = float(self.auc_weight)
+        return (1.0 - rho) / (float(frac[0]) * float(frac[1])) + rho
+
     def _fractions(self):
-        """(frac, zq): the share of each class kept (row 0 negative) and the normal cut."""
-        frac = np.array([float(self.max_fpr),
+        """The share of each class kept (row 0 negative)."""
+        return np.array([float(self.max_fpr),
                          1.0 if self.min_tpr is None else 1.0 - float(self.min_tpr)])
-        return frac, ndtri(1.0 - frac)
 
     def _layout(self):
         return {**super()._layout(), "objective": "partial AUC"}
 
     def _init_state(self, n_features):
         state = super()._init_state(n_features)
-        state["budget_scores_"] = np.zeros(_BUDGET_SIZE)
+        state["selection_scores_"] = np.zeros((2, _BUDGET_SIZE))
+        state["selection_next_"] = np.zeros(2, np.int64)
+        state["selection_filled_"] = np.zeros(2, np.int64)
+        state["budget_rows_"] = np.zeros((_BUDGET_SIZE, n_features))
         state["budget_next_"] = 0
         state["budget_filled_"] = 0
         return state
@@ -197,8 +218,8 @@ n_features_in_
     def _backup_names(self, X):
         # the no-copy argument of OAUC-M with G scaled by the largest weight a row's loss
         # can take (psi_beta's gradient is at most 3 R sqrt(p) / beta, times 1 / gamma for
-        # the own-class selection): G = 3 / (beta gamma), H = 0
-        frac, _ = self._fractions()
+        # the own-class selection, mixed with psi_M's 3 R sqrt(p)): G = 3 times the mix's
+        # factor, H = 0
         names = super()._backup_names(X)
         if len(names) == len(self._state_names):
             return self._state_names
@@ -207,29 +228,36 @@ n_features_in_
         eta_max = (1.0 / (self._lam() * (self.t_ + 1)) if self.eta is None
                    else float(self.eta))
         W = float(np.linalg.norm(self.w_)) + X.shape[0] * eta_max * 3.0 * R * math.sqrt(p) \
-            / (frac[0] * frac[1])
+            * self._gradient_factor()
         if not 2.0 * R * math.sqrt(p) * W <= 1e150:
             return self._state_names
-        return ("w_", "means_", "scales_", "weights_", "counts_", "budget_scores_")
+        # the budget's ring is written only at the slots this batch can reach: those are
+        # saved and restored on failure instead of copying the whole ring
+        size = self.budget_rows_.shape[0]
+        slots = (int(self.budget_next_) + np.arange(min(X.shape[0], size))) % size
+        return {**dict.fromkeys(("w_", "means_", "scales_", "weights_", "counts_",
+                                 "selection_scores_", "selection_next_",
+                                 "selection_filled_")),
+                "budget_rows_": slots}
 
     def _run_pass(self, state, X, s, order, sw=None, pre=None):
         p = X.shape[1]
-        frac, zq = self._fractions()
         stats = np.array([state["max_abs_"], -1.0])
         work = np.empty(4 * p)
-        n = X.shape[0] if order is None else order.shape[0]
-        z = np.empty(n)
         # each round's p x p products are too small to share between threads (as OAUC-M's)
         with one_blas_thread() if p >= BLAS_MIN_P else contextlib.nullcontext():
             state["t_"] = _partial.partial_pass(
                 X, s, order, state["w_"], state["means_"], state["scatter_"],
                 state["scales_"], state["weights_"], state["counts_"], state["t_"],
                 self._lam(), 0.0 if self.eta is None else float(self.eta),
-                self._schedule(), float(self.forgetting), frac, zq, work, stats, sw, z)
+                self._schedule(), float(self.forgetting), self._fractions(),
+                float(self.auc_weight), state["selection_scores_"],
+                state["selection_next_"], state["selection_filled_"], work, stats, sw)
         if stats[1] >= 0:
             raise ValueError("Input X contains NaN or infinity.")
         signs = s if order is None else s[order]
-        self._record_negatives(state, z[(signs < 0) & np.isfinite(z)])
+        neg = np.flatnonzero(signs < 0)
+        self._record_negatives(state, X, neg if order is None else order[neg])
         state["max_abs_"] = float(stats[0])
         if state["max_abs_"] > 1e4:
             self._warn_unscaled(state["max_abs_"])
@@ -245,33 +273,31 @@ n_features_in_
         return float(w @ means[0]), math.sqrt(max(float(w @ Sw), 0.0))
 
     @staticmethod
-    def _record_negatives(state, z):
-        """Push the negatives' standardized scores (each under the model before its own
-        round, from the pass) into the budget's ring buffer."""
-        if z.shape[0] == 0:
+    def _record_negatives(state, X, rows):
+        """Push the negative rows ``X[rows]`` (in visit order) into the budget's ring."""
+        if rows.shape[0] == 0:
             return
-        buf = state["budget_scores_"]
+        buf = state["budget_rows_"]
         size = buf.shape[0]
-        z = z[-size:]
-        at = (int(state["budget_next_"]) + np.arange(z.shape[0])) % size
-        buf[at] = z
-        state["budget_next_"] = int((int(state["budget_next_"]) + z.shape[0]) % size)
-        state["budget_filled_"] = min(size, int(state["budget_filled_"]) + z.shape[0])
+        rows = rows[-size:]
+        at = (int(state["budget_next_"]) + np.arange(rows.shape[0])) % size
+        buf[at] = X[rows]
+        state["budget_next_"] = int((int(state["budget_next_"]) + rows.shape[0]) % size)
+        state["budget_filled_"] = min(size, int(state["budget_filled_"]) + rows.shape[0])
 
     @property
     def budget_threshold_(self):
         """Score threshold of the FPR budget under the current model (+inf if too few
         negatives were seen)."""
-        kept = self.budget_scores_[:self.budget_filled_]
-        k, _ = budget_rank(kept.shape[0], float(self.max_fpr), int(self.budget_window),
+        n = int(self.budget_filled_)
+        k, _ = budget_rank(n, float(self.max_fpr), int(self.budget_window),
                            float(self.budget_confidence))
         if k == 0:
             return math.inf
-        m, sd = self._negative_spread(self.w_, self.means_, self.scatter_, self.scales_,
-                                      self.weights_)
-        z_k = np.partition(kept, kept.shape[0] - k)[kept.shape[0] - k]   # k-th largest
+        kept = self.budget_rows_[:n] @ self.w_          # the kept negatives, scored now
+        s_k = np.partition(kept, n - k)[n - k]           # k-th largest
         # decision_function adds the intercept; the threshold is on the same scale
-        return m + sd * float(z_k) + self._intercept()
+        return float(s_k) + self._intercept()
 
     @property
     def budget_moment_threshold_(self):

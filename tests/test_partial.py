@@ -82,74 +82,108 @@ def _stream(rng, n=120, p=5):
     return X, s
 
 
-def _kernel(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, mutate=None):
+def _rings(m):
+    return np.zeros((2, m)), np.zeros(2, np.int64), np.zeros(2, np.int64)
+
+
+def _kernel(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, rho=0.0, m=30):
     p = X.shape[1]
     w, xbar = np.zeros(p), np.zeros((2, p))
     C, scale, W, N = np.zeros((2, p, p)), np.ones(2), np.zeros(2), np.zeros(2, np.int64)
-    zq = ndtri(1.0 - frac)
-    if mutate == "cut":
-        zq = -zq
-    z = np.empty(order.shape[0])
+    H, Hn, Hf = _rings(m)
     t = _partial.partial_pass(X, s, order, w, xbar, C, scale, W, N, 0, lam, eta, schedule,
-                              beta, frac, zq, np.empty(4 * p), None, sw, z)
+                              beta, frac, rho, H, Hn, Hf, np.empty(4 * p), None, sw)
     Sigma = np.array([np.triu(C[k]) + np.triu(C[k], 1).T for k in range(2)])
     Sigma *= (scale / np.where(W > 0, W, 1.0))[:, None, None]
-    return t, w, xbar, Sigma, W, N, z
+    return t, w, xbar, Sigma, W, N, H, Hn, Hf
 
 
-def _reference(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None):
+def _reference(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, rho=0.0, m=30):
     p = X.shape[1]
     w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
     W, N = np.zeros(2), np.zeros(2, np.int64)
+    H, Hn, Hf = _rings(m)
     t = PR.partial_pass(X, s, order, w, xbar, Sigma, W, N, 0, lam, eta, schedule, beta, frac,
-                        ndtri(1.0 - frac), sw)
-    return t, w, xbar, Sigma, W, N
+                        rho, H, Hn, Hf, sw)
+    return t, w, xbar, Sigma, W, N, H, Hn, Hf
 
 
-CASES = [([0.05, 1.0], 0.1, 0.0, INV, 1.0), ([0.2, 0.5], 0.05, 0.0, INV, 1.0),
-         ([0.1, 1.0], 0.0, 0.05, CONST, 0.9), ([1.0, 1.0], 0.1, 0.0, INV, 1.0),
-         ([0.5, 0.3], 0.1, 0.0, INV, 0.95)]
+CASES = [([0.05, 1.0], 0.1, 0.0, INV, 1.0, 0.0), ([0.2, 0.5], 0.05, 0.0, INV, 1.0, 0.5),
+         ([0.1, 1.0], 0.0, 0.05, CONST, 0.9, 0.3), ([1.0, 1.0], 0.1, 0.0, INV, 1.0, 0.5),
+         ([0.5, 0.3], 0.1, 0.0, INV, 0.95, 0.0)]
 
 
-@pytest.mark.parametrize("frac,lam,eta,schedule,beta", CASES)
+@pytest.mark.parametrize("frac,lam,eta,schedule,beta,rho", CASES)
 @pytest.mark.parametrize("p,weighted", [(5, False), (1, False), (40, True)])
-def test_kernel_equals_reference(frac, lam, eta, schedule, beta, p, weighted):
+def test_kernel_equals_reference(frac, lam, eta, schedule, beta, rho, p, weighted,
+                                 monkeypatch):
     rng = np.random.default_rng(p)
     X, s = _stream(rng, p=p)
     order = rng.permutation(X.shape[0]).astype(np.intp)
     sw = rng.uniform(0.2, 3.0, X.shape[0]) if weighted else None
     frac = np.array(frac)
-    got = _kernel(X, s, order, frac, lam, eta, schedule, beta, sw)
-    want = _reference(X, s, order, frac, lam, eta, schedule, beta, sw)
+    got = _kernel(X, s, order, frac, lam, eta, schedule, beta, sw, rho)
+    want = _reference(X, s, order, frac, lam, eta, schedule, beta, sw, rho)
     assert got[0] == want[0]
-    for g, r in zip(got[1:6], want[1:6]):
+    for g, r in zip(got[1:], want[1:]):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(r).max()))
     assert np.abs(got[1]).max() > 1e-3          # not trivially zero
-    if frac.min() < 1.0:        # mutant: the own-class cut on the wrong side
-        bad = _kernel(X, s, order, frac, lam, eta, schedule, beta, sw, mutate="cut")
-        assert np.abs(bad[1] - want[1]).max() > 1e-6
+    if frac.min() < 1.0:
+        assert got[8].max() > 0                  # the rings were used
+        # mutant: the hardness with the wrong sign (the easiest rows selected)
+        real = PR.own_selection
+
+        def flipped(w, x, y, *args):
+            return real(w, x, -y, *args)
+        monkeypatch.setattr(PR, "own_selection", flipped)
+        bad = _reference(X, s, order, frac, lam, eta, schedule, beta, sw, rho)
+        monkeypatch.setattr(PR, "own_selection", real)
+        assert np.abs(bad[1] - got[1]).max() > 1e-6
+    if rho > 0.0 and frac.min() < 1.0:      # mutant: the full-AUC term left out
+        bad = _reference(X, s, order, frac, lam, eta, schedule, beta, sw, 0.0)
+        assert np.abs(bad[1] - got[1]).max() > 1e-6
 
 
-def test_kernel_records_the_standardized_scores_of_its_rows():
-    rng = np.random.default_rng(3)
-    X, s = _stream(rng)
-    order = np.arange(X.shape[0], dtype=np.intp)
-    frac = np.array([0.1, 1.0])
-    z = _kernel(X, s, order, frac, 0.1, 0.0, INV)[-1]
-    # replay with the reference, reading each negative's standardized score before its round
+def test_kernel_refuses_a_ring_out_of_range():
+    X, s = _stream(np.random.default_rng(4))
     p = X.shape[1]
+    H, Hn, Hf = _rings(10)
+    Hf[0] = 11
+    with pytest.raises(ValueError, match="ring"):
+        _partial.partial_pass(X, s, None, np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p)),
+                              np.ones(2), np.zeros(2), np.zeros(2, np.int64), 0, 0.1, 0.0,
+                              INV, 1.0, np.array([0.1, 1.0]), 0.0, H, Hn, Hf,
+                              np.empty(4 * p))
+
+
+def test_selection_keeps_the_asked_share_whatever_the_law():
+    """The own-class selection ranks a row against its class's last rows: on heavy-tailed
+    negatives it keeps about max_fpr of them; the normal cut it replaced (the mutant) keeps
+    a very different share."""
+    rng = np.random.default_rng(5)
+    n, p = 3000, 3
+    s = np.where(rng.random(n) < 0.1, 1.0, -1.0)
+    X = rng.exponential(size=(n, p)) ** 2
+    X[s > 0, 0] += 2.0
+    frac = np.array([0.05, 1.0])
     w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
     W, N = np.zeros(2), np.zeros(2, np.int64)
-    for r, i in enumerate(order):
-        if s[i] < 0 and N[1] > 0 and N[0] > 0:
-            sd = math.sqrt(max(w @ Sigma[0] @ w, 0.0))
-            if sd > 0:
-                assert z[r] == pytest.approx(w @ (X[i] - xbar[0]) / sd, rel=1e-10)
-        else:
-            assert np.isnan(z[r])
-        PR.partial_pass(X, s, order[r:r + 1], w, xbar, Sigma, W, N, r, 0.1, 0.0, INV, 1.0,
-                        frac, ndtri(1.0 - frac))
-    assert np.isfinite(z).sum() > 20
+    H, Hn, Hf = _rings(200)
+    kept, normal, seen = 0, 0, 0
+    for r in range(n):
+        if s[r] < 0 and N[0] > 0 and N[1] > 0 and Hf[0] >= 100:
+            u = float(w @ (X[r] - xbar[0])) / math.sqrt(float(w @ Sigma[0] @ w))
+            sel, u_ring = PR.own_selection(w, X[r], -1.0, xbar[0], Sigma[0], N[0], 0.05,
+                                           H.copy(), Hn.copy(), Hf.copy(), 0)
+            assert u_ring == pytest.approx(u, rel=1e-12)
+            kept += sel > 0
+            normal += u >= ndtri(0.95)
+            seen += 1
+        PR.partial_pass(X, s, [r], w, xbar, Sigma, W, N, r, 0.1, 0.0, INV, 1.0, frac, 0.5,
+                        H, Hn, Hf)
+    assert seen > 2000
+    assert abs(kept / seen - 0.05) < 0.015
+    assert abs(normal / seen - 0.05) > 0.015
 
 
 # -- the estimator ------------------------------------------------------------------------
@@ -180,7 +214,9 @@ def test_learn_one_partial_fit_sparse_and_pickle_agree():
     for i in range(50, 400):
         one.learn_one(X[i], y[i])
     np.testing.assert_array_equal(one.w_, full.w_)
-    np.testing.assert_array_equal(one.budget_scores_, full.budget_scores_)
+    np.testing.assert_array_equal(one.budget_rows_, full.budget_rows_)
+    np.testing.assert_array_equal(one.selection_scores_, full.selection_scores_)
+    assert full.selection_filled_.min() > 0
     sparse = PartialOAUCM(min_tpr=0.3).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.w_, full.w_, rtol=1e-12, atol=1e-15)
 
@@ -200,11 +236,15 @@ def test_bad_parameters_raise_and_leave_the_model():
     assert np.abs(m.w_ - w).max() > 0
 
 
-@pytest.mark.parametrize("kw,lam", [({}, 0.01 / 0.05), ({"max_fpr": 0.01}, 1.0),
-                                    ({"max_fpr": 0.2, "min_tpr": 0.5}, 0.01 / (0.2 * 0.5)),
+@pytest.mark.parametrize("kw,lam", [({}, 0.01 * (0.5 / 0.05 + 0.5)),
+                                    ({"max_fpr": 0.01}, 0.01 * (0.5 / 0.01 + 0.5)),
+                                    ({"max_fpr": 0.2, "min_tpr": 0.5},
+                                     0.01 * (0.5 / (0.2 * 0.5) + 0.5)),
+                                    ({"max_fpr": 0.1, "auc_weight": 0.0}, 0.01 / 0.1),
                                     ({"max_fpr": 1.0}, 0.01)])
 def test_auto_lam_is_oaucm_default_over_the_kept_shares(kw, lam):
-    """lam="auto" plays exactly the rounds of the explicit 1e-2 / (max_fpr (1 - min_tpr))."""
+    """lam="auto" plays exactly the rounds of the explicit
+    1e-2 ((1 - auc_weight) / (max_fpr (1 - min_tpr)) + auc_weight)."""
     X, y = _data(600)
     auto = PartialOAUCM(**kw).fit(X, y)
     assert auto.get_params()["lam"] == "auto" and auto._lam() == pytest.approx(lam, rel=1e-15)
@@ -215,15 +255,15 @@ def test_auto_lam_is_oaucm_default_over_the_kept_shares(kw, lam):
 
 
 def test_default_lam_matches_oaucm_on_unscaled_rows():
-    """On standard-normal rows the default learns the top 5% as well as OAUC-M; the former
-    fixed default (lam=1e-2, steps 1/beta longer than OAUC-M's) falls far behind."""
+    """On standard-normal rows the default learns the top 5% as well as OAUC-M; steps ten
+    times longer than "auto"'s (lam=1e-3, the mutant) fall far behind."""
     from sosl.metrics import partial_auc
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3))
     y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 1.5).astype(int)
     ref = partial_auc(y, OAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
     got = partial_auc(y, PartialOAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
-    old = partial_auc(y, PartialOAUCM(lam=0.01).fit(X, y).decision_function(X), max_fpr=0.05)
+    old = partial_auc(y, PartialOAUCM(lam=1e-3).fit(X, y).decision_function(X), max_fpr=0.05)
     assert got > ref - 0.02 and got > 0.9
     assert old < got - 0.1
 
@@ -248,7 +288,7 @@ def test_budget_keeps_the_fpr_on_a_stationary_stream():
     X = rng.normal(size=(n, p))
     X[y == 1, 0] += 2.0
     m = PartialOAUCM(max_fpr=0.05, budget_window=500).fit(X[:20000], y[:20000])
-    assert m.budget_filled_ == m.budget_scores_.shape[0]
+    assert m.budget_filled_ == m.budget_rows_.shape[0]
     pred = m.predict(X[20000:], budget=True) == 1
     neg = np.flatnonzero(y[20000:] == 0)
     windows = [pred[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)]
@@ -260,10 +300,12 @@ def test_budget_keeps_the_fpr_on_a_stationary_stream():
     assert max(strict[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)) <= 0.05
     with pytest.raises(ValueError, match="budget"):
         m.predict(X[:5], budget="yes")
+    # the threshold is read from the kept negatives scored under the current model
+    kept = m.decision_function(m.budget_rows_)
+    k, _ = budget_rank(kept.shape[0], 0.05, 500, 0.95)
+    assert m.budget_threshold_ == pytest.approx(np.sort(kept)[::-1][k - 1], rel=1e-12)
     # mutant: the raw threshold (the 5% quantile, no margin) exceeds far more often
-    z = np.sort(m.budget_scores_)[::-1][int(0.05 * m.budget_scores_.shape[0]) - 1]
-    mean, sd = m._negative_spread(m.w_, m.means_, m.scatter_, m.scales_, m.weights_)
-    cut = mean + sd * z + m._intercept()
+    cut = np.sort(kept)[::-1][int(0.05 * kept.shape[0]) - 1]
     loose = m.decision_function(X[20000:]) > cut
     loose_w = [loose[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)]
     assert np.mean(np.array(loose_w) > 0.05) > np.mean(np.array(windows) > 0.05)

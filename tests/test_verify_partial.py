@@ -37,14 +37,13 @@ def test_regret_below_the_bound_on_a_short_run_and_the_tight_claim_fails():
     assert 0.0 < reg <= bound
     assert reg > bound / PC.CONTROL_FACTOR
     # the recorded rounds are the learner's: its iterates equal the reference pass
-    from scipy.special import ndtri
-
     from sosl._core import _partial_ref as PR
     from sosl._core._codes import Schedule
     w, xbar, Sig = np.zeros(3), np.zeros((2, 3)), np.zeros((2, 3, 3))
     frac = np.array([0.2, 0.5])
     PR.partial_pass(X, s, np.arange(T - 1), w, xbar, Sig, np.zeros(2),
                     np.zeros(2, np.int64), 0, lam, 0.0, int(Schedule.STEP_INV_LAM_T), 1.0,
-                    frac, ndtri(1 - frac))
+                    frac, PC.RHO, np.zeros((2, PC.RING)), np.zeros(2, np.int64),
+                    np.zeros(2, np.int64))
     np.testing.assert_allclose(its[-1], w, rtol=1e-12, atol=1e-14)   # w_T of both
     assert np.abs(w).max() > 1e-3

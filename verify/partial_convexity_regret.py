@@ -7,8 +7,10 @@ Statement (docs/user_guide/partial_auc.md)
 is convex in w (psi_beta is a supremum of convex functions of w; (.)_+ is convex and
 non-decreasing). Selecting a row by its score instead, 1[w.a <= tau] psi_beta, is not.
 (ii) The learner's gradient at round t is a subgradient of
-    F_t(w) = lam/2 ||w||^2 + v f_t(w),
-with eta_t the loss of a row at the own class's cut under w_t; F_t is lam-strongly convex,
+    F_t(w) = lam/2 ||w||^2 + v ((1 - rho) f_t(w) + rho psi_M(w.a, w' Sigma w)),
+with eta_t the loss of a row at the own class's cut under w_t (the cut is the hardness of
+the kept value the library's ring-based selection, ``_partial_ref.own_selection``, ranks
+the row against) and rho the weight of the full-AUC loss; F_t is lam-strongly convex,
 so OGD with eta_t = 1/(lam t) has Regret_T <= sum_t ||g_t||^2 / (2 lam t)
 <= G^2 (1 + ln T) / (2 lam) (Hazan, Agarwal and Kale, 2007), whatever chose the rounds.
 
@@ -34,10 +36,10 @@ import math
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import ndtri
 
 from sosl._core._losses_ref import cvar_grad
 from sosl._core._moments_ref import moment_update
+from sosl._core._partial_ref import own_selection
 
 from . import _records as R
 
@@ -48,6 +50,9 @@ ORDER = 61
 TOL_CONVEX = 1e-12
 #: the negative control claims the regret bound this many times tighter than proved
 CONTROL_FACTOR = 20.0
+#: the learner's default weight of the full-AUC loss, and the selection rings' length
+RHO = 0.5
+RING = 500
 
 
 def round_loss(w, a, Sigma, frac_opp, frac_own, eta_cut):
@@ -94,13 +99,25 @@ def stream(rng, T, p=3):
     return X, y
 
 
-def run_and_record(X, s, lam, frac, step_scale=1.0):
+def ring_cut(H, Hf, k, frac_own):
+    """The hardness u* at the own class's cut: the library's selection (``own_selection``)
+    keeps a row iff fewer than frac (m + 1) of the m kept values exceed its hardness u, i.e.
+    iff u >= the (j + 1)-th largest kept value, j the largest integer below frac (m + 1);
+    None when every row is kept (fewer than j + 1 values)."""
+    c = frac_own * (Hf[k] + 1)
+    j = math.ceil(c) - 1
+    if j + 1 > Hf[k]:
+        return None
+    return float(np.sort(H[k, :Hf[k]])[::-1][j])
+
+
+def run_and_record(X, s, lam, frac, step_scale=1.0, rho=RHO, m=RING):
     """The reference's rounds (``_partial_ref.partial_pass``, unweighted, no forgetting) with
     each round's F_t recorded; returns (iterates, rounds, gradients)."""
     p = X.shape[1]
-    zq = ndtri(1.0 - frac)
     w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
     W, N = np.zeros(2), np.zeros(2, np.int64)
+    H, Hn, Hf = np.zeros((2, m)), np.zeros(2, np.int64), np.zeros(2, np.int64)
     iterates, rounds, grads = [], [], []
     for t, (x, y) in enumerate(zip(X, s), start=1):
         own, opp = (1, 0) if y > 0 else (0, 1)
@@ -109,17 +126,23 @@ def run_and_record(X, s, lam, frac, step_scale=1.0):
         if N[opp] > 0:
             a = y * (x - xbar[opp])
             Sw = Sigma[opp] @ w
-            _, d_mu, d_s2 = cvar_grad(frac[opp], float(w @ a), float(w @ Sw))
-            f_own, eta_cut, sel = 1.0, 0.0, 1.0
+            mu, s2 = float(w @ a), float(w @ Sw)
+            _, d_mu, d_s2 = cvar_grad(frac[opp], mu, s2)
+            _, m_mu, m_s2 = cvar_grad(1.0, mu, s2)
+            f_own, eta_cut = 1.0, 0.0
             if frac[own] < 1.0 and N[own] > 0:
                 so = math.sqrt(max(float(w @ Sigma[own] @ w), 0.0))
-                dev = float(w @ (x - xbar[own]))
-                inside = y * dev <= -zq[own] * so
-                mu_cut = -zq[own] * so + y * float(w @ (xbar[own] - xbar[opp]))
-                eta_cut = float(cvar_grad(frac[opp], mu_cut, float(w @ Sw))[0])
-                f_own, sel = frac[own], (1.0 / frac[own] if inside else 0.0)
-            rnd = (a.copy(), Sigma[opp].copy(), frac[opp], f_own, eta_cut)
-            g = g + sel * (d_mu * a + 2.0 * d_s2 * Sw)
+                u_cut = ring_cut(H, Hf, own, frac[own]) if so > 0.0 else None
+                if u_cut is not None:      # psi at the cut: u = u_cut, mu = mu_cut
+                    mu_cut = -u_cut * so + y * float(w @ (xbar[own] - xbar[opp]))
+                    eta_cut = float(cvar_grad(frac[opp], mu_cut, s2)[0])
+                f_own = frac[own]
+            # the library's own selection (the ring is pushed as in the pass)
+            sel, u = own_selection(w, x, y, xbar[own], Sigma[own], N[own], frac[own],
+                                   H, Hn, Hf, own)
+            rnd = (a.copy(), Sigma[opp].copy(), frac[opp], f_own, eta_cut, rho)
+            g = g + (1.0 - rho) * sel * (d_mu * a + 2.0 * d_s2 * Sw) \
+                + rho * (m_mu * a + 2.0 * m_s2 * Sw)
         iterates.append(w.copy())
         rounds.append(rnd)
         grads.append(float(g @ g))
@@ -136,12 +159,12 @@ def stack(rounds):
     A = np.array([r[0] for r in keep])
     S = np.array([r[1] for r in keep])
     return idx, A, S, np.array([r[2] for r in keep]), np.array([r[3] for r in keep]), \
-        np.array([r[4] for r in keep])
+        np.array([r[4] for r in keep]), np.array([r[5] for r in keep])
 
 
 def losses(W, stacked):
     """f_t(w) of every recorded round at each row of W: shape (len(W), rounds)."""
-    _, A, S, f_opp, f_own, eta = stacked
+    _, A, S, f_opp, f_own, eta, rho = stacked
     W = np.atleast_2d(W)
     mu = W @ A.T
     s2 = np.einsum("kj,tjl,kl->kt", W, S, W)
@@ -152,7 +175,7 @@ def losses(W, stacked):
     sel = f_own < 1.0
     out = psi.copy()
     out[:, sel] = eta[sel] + np.maximum(psi[:, sel] - eta[sel], 0.0) / f_own[sel]
-    return out
+    return (1.0 - rho) * out + rho * np.asarray(cvar_grad(1.0, mu, s2)[0])
 
 
 def regret(iterates, stacked, lam, upto, starts):

@@ -19,11 +19,17 @@ Per round t on row x of sign y and weight v (own class k, other class o):
 
 * against the other class: ``a = y (x - xbar_o)``, ``mu = w.a``, ``Sw = Sigma_o w``,
   ``s2 = w.Sw``, ``psi_{frac[o]}(mu, s2)`` and its two derivatives;
-* selection in the own class (only when ``frac[k] < 1`` and class k has rows): the row counts
-  when ``y (w.x - w.xbar_k) <= -zq[k] sqrt(w' Sigma_k w)``, with weight ``1 / frac[k]``,
-  else its loss term is constant (zero gradient);
+* selection in the own class (only when ``frac[k] < 1`` and class k has rows): the row's
+  hardness ``u = -y w.(x - xbar_k) / sqrt(w' Sigma_k w)`` (its standardized score, higher for
+  a high negative or a low positive) is ranked against the ring ``H[k]`` of the last hardness
+  values of its class; the row counts, with weight ``1 / frac[k]``, when fewer than
+  ``frac[k] (m + 1)`` of the m kept values are above it (an empirical quantile: the share
+  selected is frac[k] whatever the law of the scores), else its partial term is constant;
+  ``u`` then enters the ring;
+* the loss mixes the partial term with the full-AUC one, weight ``rho`` on psi_M:
+  ``(1 - rho) sel psi_{frac[o]} + rho psi_M``;
 * the own class's moments take the row (decay ``beta``, weight v), then the step
-  ``w <- w - eta_t (lam w + v sel (d_mu a + 2 d_s2 Sw))``.
+  ``w <- w - eta_t (lam w + v ((1 - rho) sel (d_mu a + 2 d_s2 Sw) + rho (m_mu a + 2 m_s2 Sw)))``.
 """
 
 cimport numpy as cnp
@@ -61,31 +67,29 @@ cdef inline double sym_quad(double* C, double alpha, const double* w, double* u,
 def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1] order,
                  double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C, double[::1] scale,
                  double[::1] W, long long[::1] N, long long t0, double lam, double eta,
-                 int schedule, double beta, const double[::1] frac, const double[::1] zq,
-                 double[::1] work, double[::1] stats=None, const double[::1] sw=None,
-                 double[::1] zout=None):
+                 int schedule, double beta, const double[::1] frac, double rho,
+                 double[:, ::1] H, long long[::1] Hn, long long[::1] Hf,
+                 double[::1] work, double[::1] stats=None, const double[::1] sw=None):
     """Rounds of PartialOAUCM over ``X[order]``; ``w, xbar, C, scale, W, N`` in place.
 
     ``order=None`` visits every row in order. ``frac[k]`` is the share of class k kept
-    (``frac[0]`` = max_fpr, ``frac[1]`` = 1 - min_tpr or 1) and ``zq[k]`` the standard
-    normal quantile at ``1 - frac[k]`` (the cut of the own-class selection); ``work`` holds
-    at least ``4 p`` values. ``stats`` (length 2), if given: ``stats[0]`` is raised to the
-    largest ``|x|`` visited and a row with a NaN or an infinity stops the pass after its
+    (``frac[0]`` = max_fpr, ``frac[1]`` = 1 - min_tpr or 1), ``rho`` in [0, 1] the weight of
+    the full-AUC loss psi_M; ``H`` (2, m) are the selection rings of the classes' hardness
+    values, ``Hn`` and ``Hf`` (2,) their next slots and filled counts (in place); ``work``
+    holds at least ``4 p`` values. ``stats`` (length 2), if given: ``stats[0]`` is raised to
+    the largest ``|x|`` visited and a row with a NaN or an infinity stops the pass after its
     round with ``stats[1]`` set to its position. ``sw``: the rows' importance weights.
-    ``zout`` (one value per visited row), if given, receives each row's standardized score
-    in its own class before its round, ``w.(x - xbar_own) / sigma_own``, where the
-    selection computed it (else NaN): the FPR budget's record of the negatives.
     Returns the round counter after the pass.
     """
     cdef bint every = order is None
     cdef Py_ssize_t r, i, j, l, n = X.shape[0] if every else order.shape[0]
+    cdef Py_ssize_t m = H.shape[1], above
     cdef int p = <int> w.shape[0]
     cdef int own, opp
     cdef long long t = t0
     cdef double y, v, eta_t, mu, s2, so2, d_mu, d_s2, sel, dev, W_new, c, f, R, R_max = 0.0
-    cdef double g_a, g_c
+    cdef double g_a, g_c, m_mu, m_s2, hard
     cdef bint seen, track = stats is not None, weighted = sw is not None
-    cdef bint record = zout is not None
     cdef const double* x
     cdef double* a
     cdef double* Sw
@@ -95,16 +99,21 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
     cdef double* xk
     if X.shape[1] != p or xbar.shape[0] != 2 or xbar.shape[1] != p or C.shape[0] != 2 \
             or C.shape[1] != p or C.shape[2] != p or scale.shape[0] != 2 \
-            or W.shape[0] != 2 or N.shape[0] != 2 or frac.shape[0] != 2 or zq.shape[0] != 2:
+            or W.shape[0] != 2 or N.shape[0] != 2 or frac.shape[0] != 2 \
+            or H.shape[0] != 2 or m < 1 or Hn.shape[0] != 2 or Hf.shape[0] != 2:
         raise ValueError("partial_pass: inconsistent shapes")
+    for j in range(2):
+        if not (0 <= Hn[j] < m and 0 <= Hf[j] <= m):
+            raise ValueError("partial_pass: a selection ring's next slot or count is out of "
+                             "range")
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError("partial_pass: rho must be in [0, 1]")
     if every and s.shape[0] < n:
         raise ValueError("partial_pass: s must hold one sign per row of X")
     if work.shape[0] < 4 * p:
         raise ValueError("partial_pass: work must hold at least 4 p values")
     if weighted and sw.shape[0] != X.shape[0]:
         raise ValueError("partial_pass: sw must hold one weight per row of X")
-    if record and zout.shape[0] != n:
-        raise ValueError("partial_pass: zout must hold one value per visited row")
     if track and stats.shape[0] != 2:
         raise ValueError("partial_pass: stats must hold [max |x|, position of a bad row]")
     if p == 0:
@@ -126,8 +135,6 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
             seen = N[opp] > 0
             g_a = 0.0
             g_c = 0.0
-            if record:
-                zout[r] = NAN
             if seen:
                 mu = 0.0
                 for j in range(p):
@@ -137,20 +144,33 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
                 cvar_grad(frac[opp], mu, s2, &d_mu, &d_s2)
                 sel = 1.0
                 if frac[own] < 1.0 and N[own] > 0:
-                    # the own class's cut: y (w.x - w.xbar_own) <= -zq sigma_own
                     so2 = sym_quad(&C[own, 0, 0], scale[own] / W[own], &w[0], u, d, p)
-                    dev = 0.0
-                    for j in range(p):
-                        dev += w[j] * (x[j] - xbar[own, j])
                     so2 = sqrt(so2 if so2 > 0.0 else 0.0)
-                    if record and so2 > 0.0:
-                        zout[r] = dev / so2
-                    if y * dev <= -zq[own] * so2:
-                        sel = 1.0 / frac[own]
-                    else:
-                        sel = 0.0
-                g_a = v * sel * d_mu
-                g_c = v * sel * 2.0 * d_s2
+                    sel = 1.0 / frac[own]
+                    if so2 > 0.0:
+                        # the row's hardness in its class, ranked against the class's ring
+                        dev = 0.0
+                        for j in range(p):
+                            dev += w[j] * (x[j] - xbar[own, j])
+                        hard = -y * dev / so2
+                        above = 0
+                        for j in range(Hf[own]):
+                            above += H[own, j] > hard
+                        if not above < frac[own] * <double> (Hf[own] + 1):
+                            sel = 0.0
+                        H[own, Hn[own]] = hard
+                        Hn[own] = (Hn[own] + 1) % m
+                        if Hf[own] < m:
+                            Hf[own] += 1
+                g_a = (1.0 - rho) * sel * d_mu
+                g_c = (1.0 - rho) * sel * 2.0 * d_s2
+                if rho > 0.0:
+                    # the full-AUC term: psi_M of the same (mu, s2)
+                    cvar_grad(1.0, mu, s2, &m_mu, &m_s2)
+                    g_a = g_a + rho * m_mu
+                    g_c = g_c + rho * 2.0 * m_s2
+                g_a = v * g_a
+                g_c = v * g_c
             # own class: decayed weight, mean and scaled scatter (the linear kernel's update)
             W_new = beta * W[own] + v
             c = v * beta * W[own] / W_new
