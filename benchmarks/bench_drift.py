@@ -80,10 +80,11 @@ class RiverModel:
         return self.model.predict_proba_one(dict(enumerate(x.tolist()))).get(True, 0.5)
 
 
-def contenders(with_river):
+def contenders(with_river, delay):
     out = [("OAUCM none", lambda: OAUCM(forgetting=1.0))]
     out += [(f"OAUCM {b}", lambda b=b: OAUCM(forgetting=b)) for b in (0.99, 0.999, 0.9999)]
-    out.append(("OAUCM auto", lambda: OAUCM(forgetting="auto")))
+    # "auto" is told the delay the stream has (a deployment knows its label pipeline)
+    out.append(("OAUCM auto", lambda: OAUCM(forgetting="auto", label_delay=delay)))
     if with_river:
         out += [("river LR", lambda: RiverModel(False)),
                 ("river LR+ADWIN", lambda: RiverModel(True))]
@@ -128,7 +129,7 @@ def run(args):
     with_river = river_linear is not None and not args.no_river
     for name, X, y, drifts, stretches in streams(args.n, args.seed):
         for delay in args.delays:
-            for label, make in contenders(with_river):
+            for label, make in contenders(with_river, delay):
                 model = make()
                 metrics = {"auc": StreamingAUC(), "pauc": StreamingAUC(max_fpr=0.01),
                            "rolling": RollingAUC(args.window)}
