@@ -588,3 +588,108 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
             ctl.restart(state["t_"], state["counts_"])
         start += cut
     state["drift_"] = ctl
+
+
+def _sketch_scores(state, X, rows):
+    """w.x of the given rows of canonical CSR ``X`` under a sketched learner's compact
+    state (columns not seen yet count 0)."""
+    from ._core import _sketch
+    from ._input import _canonical_csr
+
+    Xc = _canonical_csr(X[rows])
+    f = np.empty(rows.shape[0])
+    _sketch.row_scores(Xc.data, Xc.indices, Xc.indptr, state["column_map_"],
+                       state["column_slots_"], state["weights_"], state["untracked_weights_"],
+                       state["untracked_epochs_"], state["untracked_sums_"],
+                       state["untracked_scale_"], state["untracked_epoch_"], f)
+    return f
+
+
+def _sketch_refs(state):
+    """``(w.xbar_0, w.xbar_1)`` of a sketched learner's compact state: the tracked slots
+    directly, the untracked columns through ``P_c = R h.Pv_c = N_c w.xbar_c`` there
+    (eq. (C3) of :mod:`sosl._core._sketch_ref`)."""
+    kt = int(state["n_slots_"])
+    N = state["counts_"]
+    if N[0] == 0 or N[1] == 0:
+        return math.nan, math.nan
+    tracked = state["compact_means_"][:, :kt] @ state["weights_"][:kt]
+    RH, Pv = state["untracked_scale_"], state["untracked_lin_"]
+    P = RH[0] * (Pv[:, 0] + Pv[:, 1] * RH[1] + Pv[:, 2] * RH[2])
+    return float(tracked[0] + P[0] / N[0]), float(tracked[1] + P[1] / N[1])
+
+
+def sketch_answer(state, g, a):
+    """A sketched learner's answer to a change, on its compact state (new arrays in
+    ``state``: a failed call leaves the live ones as they were).
+
+    ``g[c] = N'_c / N_c`` (N' an integer count) shortens the memory of class c with its
+    mean, covariance estimate and the weights unchanged: the sketch ``B`` (whose
+    ``B'B / N`` is the covariance) times ``sqrt(g)``; the exact diagonals and the shrink
+    sum (sums over the rows) times ``g``; an untracked column's raw sums ``S1, S2`` times
+    ``g`` (its mean ``S1 / N`` kept) with the drift accumulator ``H_c`` divided by ``g``
+    (its weight ``R (W + S1_0 H_0 + S1_1 H_1)`` kept), and the sums over those columns
+    ``Pv = sum u S1_c``, ``Qm_T = sum u u' T`` (``u = (W, S1_0, S1_1)``) in step.
+    ``a = T' / T`` restarts the step counter of the ``1/(lam t)`` schedule from T to T':
+    the lazy scale is ``R = 1/t``, so ``R`` becomes ``1 / T'`` and ``W`` and ``H`` (and
+    the W-parts of Pv, Qm) are multiplied by ``a``, which keeps every weight.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    r = np.sqrt(g)
+    state["counts_"] = np.round(state["counts_"] * g).astype(np.int64)
+    state["sketches_"] = state["sketches_"] * r[:, None, None]
+    for name in ("scatter_diag_", "sketch_diag_"):
+        state[name] = state[name] * g[:, None]
+    state["shrinkage_"] = state["shrinkage_"] * g
+    state["untracked_sums_"] = state["untracked_sums_"] * g[None, :, None]
+    D = np.array([a, g[0], g[1]])                 # u -> D u
+    RH = state["untracked_scale_"].copy()
+    if a != 1.0:
+        RH[0] = RH[0] / a
+        state["untracked_weights_"] = state["untracked_weights_"] * a
+    RH[1:] = RH[1:] * a / g                       # h -> h / D, as u -> D u
+    state["untracked_scale_"] = RH
+    state["untracked_lin_"] = state["untracked_lin_"] * (g[:, None] * D[None, :])
+    T = np.array([g[0], g[1], g[0] ** 2, g[1] ** 2])        # S2_0, S2_1, S1_0^2, S1_1^2
+    state["untracked_quad_"] = state["untracked_quad_"] * (
+        T[:, None, None] * D[None, :, None] * D[None, None, :])
+
+
+def sketch_auto_pass(model, state, X, s, order, play, inverse_schedule):
+    """``forgetting="auto"`` for SketchedOAUCM: the rows (canonical CSR ``X``) in chunks,
+    as :func:`linear_auto_pass`; the scores from the compact state
+    (``model._chunk_scores``), the references from :func:`_sketch_refs`, the answer
+    :func:`sketch_answer`. ``play(rows)`` runs the plain pass on ``rows`` with the
+    step counter in ``state["t_"]``; this sets it to the controller's counter for the
+    call and restores the learner's round count after."""
+    ctl = controller_for(model, state)
+    rows = np.arange(X.shape[0], dtype=np.intp) if order is None else np.asarray(order)
+    labels = s > 0
+    start, n = 0, rows.shape[0]
+    while start < n:
+        chunk = rows[start:start + CHUNK]
+        f = _sketch_scores(state, X, chunk)
+        lo, hi = _sketch_refs(state)
+        cut, fired = chunk.shape[0], False
+        for r in range(chunk.shape[0]):
+            if ctl.observe(float(f[r]), labels[chunk[r]], lo, hi):
+                cut, fired = r + 1, True
+                break
+        t_round = state["t_"]
+        state["t_"] = ctl.t
+        try:
+            play(np.ascontiguousarray(chunk[:cut]))
+        finally:
+            played = state["t_"] - ctl.t
+            ctl.t = state["t_"]
+            state["t_"] = t_round + played
+        if fired and ctl.due(state["t_"]):
+            counts = state["counts_"]
+            g = ctl.keep_factors(counts.astype(np.float64), counts)
+            kept = np.maximum(1, np.round(counts * g))
+            g = np.where(counts > 0, kept / np.maximum(counts, 1), 1.0)
+            t_new = min(ctl.t, ctl.rows_kept(counts))
+            sketch_answer(state, g, t_new / ctl.t if inverse_schedule and ctl.t > 0 else 1.0)
+            ctl.restart(state["t_"], state["counts_"])
+        start += cut
+    state["drift_"] = ctl
