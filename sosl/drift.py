@@ -123,6 +123,11 @@ class Cusum:
         self.drift_detected = False
         self._sum = 0.0
 
+    def __deepcopy__(self, memo):
+        # flat numbers only: a shallow copy is a deep one (a controller copies its
+        # detectors on every batch call)
+        return copy.copy(self)
+
     def update(self, x: float) -> None:
         """Take one value; sets ``drift_detected``."""
         s = self._sum + x - self.delta
@@ -199,6 +204,11 @@ class ClassMeanScores:
         self.sums = np.zeros((2, p))
         self.weight = np.zeros(2)
         self.dot = np.zeros(2)
+
+    def __deepcopy__(self, memo):
+        new = copy.copy(self)
+        new.sums, new.weight, new.dot = self.sums.copy(), self.weight.copy(), self.dot.copy()
+        return new
 
     def refs(self) -> tuple[float, float]:
         """``(w.xbar_neg, w.xbar_pos)`` (NaN for a class not seen)."""
@@ -334,6 +344,23 @@ class MemoryController:
             self.detectors = [copy.deepcopy(self.template), copy.deepcopy(self.template)]
             return True
         return False
+
+    def __deepcopy__(self, memo):
+        # the copy a batch call works on (its failure leaves the committed controller):
+        # the template is never changed, so it is shared; the rest is copied member by
+        # member, which is much cheaper than the generic deep copy on one-row calls
+        new = copy.copy(self)
+        new.detectors = [copy.deepcopy(d) for d in self.detectors]
+        sig = copy.copy(self.signal)
+        sig._n, sig._ms = list(self.signal._n), list(self.signal._ms)
+        new.signal = sig
+        new._base, new._base_n = list(self._base), list(self._base_n)
+        new.detections = list(self.detections)
+        if "unanswered" in self.__dict__:
+            new.unanswered = list(self.unanswered)
+        if self.means is not None:
+            new.means = copy.deepcopy(self.means)
+        return new
 
     def due(self, t_round: int) -> bool:
         """Record a detection at the learner's round ``t_round``; True if it is to be
@@ -596,7 +623,9 @@ def _sketch_scores(state, X, rows):
     from ._core import _sketch
     from ._input import _canonical_csr
 
-    Xc = _canonical_csr(X[rows])
+    whole = rows.shape[0] == X.shape[0] and (rows.shape[0] == 1 and rows[0] == 0 or bool(
+        (rows == np.arange(rows.shape[0])).all()))
+    Xc = X if whole else _canonical_csr(X[rows])
     f = np.empty(rows.shape[0])
     _sketch.row_scores(Xc.data, Xc.indices, Xc.indptr, state["column_map_"],
                        state["column_slots_"], state["weights_"], state["untracked_weights_"],
