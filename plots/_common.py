@@ -94,6 +94,7 @@ STYLES = {name: {"color": c, "marker": m, "ls": "-"} for name, (c, m) in _BASE.i
 STYLES.update({
     "OAUC-M_c": {"color": _BASE["OAUC-M"][0], "marker": "x", "ls": "--"},
     "OAUC-M forgetting": {"color": "#e7298a", "marker": "s", "ls": "--"},
+    "OAUC-M forgetting auto": {"color": "#1b9e77", "marker": "^", "ls": "-"},
     "OAM_gra": {"color": _BASE["OAM"][0], "marker": "x", "ls": "--"},
     "LogReg": {"color": "#555555", "marker": "+", "ls": ":"},
     "SVC": {"color": "#aa6600", "marker": "+", "ls": ":"},

@@ -7,7 +7,9 @@ forgetting, with ``forgetting=0.99`` and with ``forgetting="auto"`` are run test
 :func:`sosl.evaluate.prequential` (with ``--delay`` rows of label delay). The figure draws
 each learner's rolling AUC (:class:`sosl.metrics.RollingAUC`), the drift rows as dotted
 vertical lines and the rows where ``"auto"`` detected a change (``drift_.detections``,
-counted in rows learned, placed at the row then being scored) as triangles on its curve.
+counted in rows learned, placed at the row then being scored) as triangles on its curve:
+filled where it answered, open where the label delay rule left the change unanswered
+(``"auto"`` is told the delay: ``label_delay=--delay``).
 """
 
 import sys
@@ -19,15 +21,13 @@ from sosl.datasets import make_drift_stream
 from sosl.evaluate import prequential
 from sosl.metrics import RollingAUC, StreamingAUC
 
-from ._common import LEGEND_FONTSIZE, parser, plot_kw, plt, save, style
+from ._common import LEGEND_FONTSIZE, legend_outside, parser, plot_kw, plt, save, style
 
 LEARNERS = {
-    "OAUC-M": lambda: OAUCM(),
-    "OAUC-M forgetting 0.99": lambda: OAUCM(forgetting=0.99),
-    "OAUC-M forgetting auto": lambda: OAUCM(forgetting="auto"),
+    "OAUC-M": lambda d: OAUCM(),
+    "OAUC-M forgetting 0.99": lambda d: OAUCM(forgetting=0.99),
+    "OAUC-M forgetting auto": lambda d: OAUCM(forgetting="auto", label_delay=d),
 }
-#: "auto" would take the fixed factor's style (the longest known prefix): its own here
-OWN = {"OAUC-M forgetting auto": {"color": "#1b9e77", "marker": "^", "ls": "-"}}
 
 
 def main(argv=None):
@@ -51,26 +51,33 @@ def main(argv=None):
           f"{drifts.tolist() if args.drift != 'gradual' else [n // 2]} window={window} "
           f"delay={args.delay} seed={args.seed}")
 
-    fig, ax = plt.subplots(figsize=(9.0, 5.0))
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
     lows = []
     for k, (name, make) in enumerate(LEARNERS.items()):
-        model = make()
+        model = make(args.delay)
         res = prequential(model, X, y, every=every, delay=args.delay,
                           metrics={"rolling": RollingAUC(window), "all": StreamingAUC()})
         rolling = np.asarray(res["rolling"], dtype=float)
         ax.plot(res.steps, rolling, **plot_kw(name, len(res.steps), 3 * k, n_markers=10,
-                                              label=f"{name} (AUC {res['all'][-1]:.4f})",
-                                              **OWN.get(name, {})))
+                                              label=f"{name} (AUC {res['all'][-1]:.4f})"))
         lows.append(np.nanmin(rolling))
         line = f"{name:24s} prequential AUC {res['all'][-1]:.4f}"
         ctl = getattr(model, "drift_", None)
         if ctl is not None:
-            det = np.asarray(ctl.detections, dtype=np.int64) + args.delay
-            idx = np.clip(np.searchsorted(res.steps, det), 0, len(res.steps) - 1)
-            ax.plot(res.steps[idx], rolling[idx], ls="none", marker="v", ms=9,
-                    color=OWN.get(name, style(name))["color"], label="detections (\"auto\")",
-                    zorder=6)
-            line += f"  detections at rows {det.tolist()}"
+            held = set(ctl.unanswered)
+            for answered in (True, False):
+                rows = [t for t in ctl.detections if (t not in held) == answered]
+                if not rows:
+                    continue
+                det = np.asarray(rows, dtype=np.int64) + args.delay
+                idx = np.clip(np.searchsorted(res.steps, det), 0, len(res.steps) - 1)
+                color = style(name)["color"]
+                ax.plot(res.steps[idx], rolling[idx], ls="none", marker="v", ms=9,
+                        color=color, mfc=color if answered else "white", zorder=6,
+                        label="detections (\"auto\")" if answered
+                        else "detections left unanswered (label delay)")
+                line += (f"  {'answered' if answered else 'unanswered'} at rows "
+                         f"{det.tolist()}")
         print(line)
     for i, d in enumerate(drifts if args.drift != "gradual" else [n // 2]):
         ax.axvline(d, color="0.4", lw=0.9, ls=":", label="drift" if i == 0 else None)
@@ -79,7 +86,7 @@ def main(argv=None):
            ylim=(lo, 1.0), title=f"{args.drift.capitalize()} drift, {100 * args.rate:g}% "
            f"positives, label delay {args.delay} (seed {args.seed})")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=LEGEND_FONTSIZE, loc="lower left")
+    legend_outside(ax, fontsize=LEGEND_FONTSIZE)
     paths = save(fig, args.out, "drift")
     print("\n".join(paths))
     return paths

@@ -66,7 +66,8 @@ import numpy as np
 
 from ._typing import Detector
 
-__all__ = ["Cusum", "ClassScoreShift", "MemoryController", "CHUNK", "check_detector"]
+__all__ = ["Cusum", "ClassScoreShift", "ClassMeanScores", "MemoryController", "CHUNK",
+           "check_detector", "check_label_delay"]
 
 #: rows of a batch scored together before their rounds (``fit``/``partial_fit`` with
 #: ``forgetting="auto"``): a row's signal uses the model as it stood at its chunk's start
@@ -121,6 +122,11 @@ class Cusum:
         self.n_detections = 0
         self.drift_detected = False
         self._sum = 0.0
+
+    def __deepcopy__(self, memo):
+        # flat numbers only: a shallow copy is a deep one (a controller copies its
+        # detectors on every batch call)
+        return copy.copy(self)
 
     def update(self, x: float) -> None:
         """Take one value; sets ``drift_detected``."""
@@ -181,6 +187,72 @@ def check_detector(detector: Detector | None) -> Detector | None:
                     f"{type(detector).__name__}")
 
 
+class ClassMeanScores:
+    """The score of each class's mean row under the current weights, for a learner that
+    keeps no class means (FTRL-AUC keeps the running means of the scores its rows got on
+    arrival, which lag the weights: as they grow while the learner converges, a row's
+    offset from them trends, and a CUSUM against a fixed baseline fires on that trend).
+
+    Keeps per class the (weighted) sum of its rows ``S_k``, its weight ``n_k`` and the
+    product ``S_k . w`` with the learner's weights, brought up to date after each played
+    block from the weights of the columns the block touched (a round of FTRL-AUC changes
+    only its row's columns): O(nnz) per row. :meth:`scale` (an answer to a change) and
+    :meth:`resync` (weights changed everywhere) cost O(p).
+    """
+
+    def __init__(self, p: int) -> None:
+        self.sums = np.zeros((2, p))
+        self.weight = np.zeros(2)
+        self.dot = np.zeros(2)
+
+    def __deepcopy__(self, memo):
+        new = copy.copy(self)
+        new.sums, new.weight, new.dot = self.sums.copy(), self.weight.copy(), self.dot.copy()
+        return new
+
+    def refs(self) -> tuple[float, float]:
+        """``(w.xbar_neg, w.xbar_pos)`` (NaN for a class not seen)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = self.dot / self.weight
+        return float(r[0]), float(r[1])
+
+    def touched(self, X, rows, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns the rows of CSR ``X`` hold and their weights before the rows'
+        rounds (to give :meth:`add` after them)."""
+        cols = np.unique(np.concatenate([X.indices[X.indptr[i]:X.indptr[i + 1]]
+                                         for i in rows]))
+        return cols, w[cols]
+
+    def add(self, X, rows, positive, w: np.ndarray, cols: np.ndarray,
+            w_before: np.ndarray) -> None:
+        """After the rounds of ``rows`` (labels ``positive[i]``): the weights' change on
+        ``cols`` into the products, then the rows into their class's sum."""
+        self.dot += self.sums[:, cols] @ (w[cols] - w_before)
+        data, indices, indptr = X.data, X.indices, X.indptr
+        for i in rows:
+            k = 1 if positive[i] else 0
+            a, b = indptr[i], indptr[i + 1]
+            idx, v = indices[a:b], data[a:b]
+            self.sums[k, idx] += v
+            self.dot[k] += v @ w[idx]
+            self.weight[k] += 1.0
+
+    def scale(self, g: np.ndarray) -> None:
+        """Each class's sum and weight times ``g[k]`` (its mean unchanged)."""
+        self.sums *= g[:, None]
+        self.weight *= g
+
+    def resync(self, w: np.ndarray) -> None:
+        self.dot = self.sums @ w
+
+
+def check_label_delay(model) -> None:
+    """ValueError if a learner's ``label_delay`` is set without ``forgetting="auto"``."""
+    if model.label_delay != 0 and model.forgetting != "auto":
+        raise ValueError(f"label_delay is used by forgetting='auto' only; got forgetting="
+                         f"{model.forgetting!r} with label_delay={model.label_delay!r}")
+
+
 class MemoryController:
     """The state of ``forgetting="auto"``: signal, detectors, and the memory they set.
 
@@ -200,6 +272,10 @@ class MemoryController:
     min_class : int, default=20
         Instances of the rarer class the rows kept must hold at its rate so far (at a
         0.1% positive rate, 20 positives are 20,000 rows).
+    label_delay : int, default=0
+        Rows between a row's scoring and the arrival of its label (the learner's
+        ``label_delay``). A change is answered only if the concept it ends lasted more
+        than ``2 label_delay`` rounds (see :meth:`due`).
 
     Attributes
     ----------
@@ -208,14 +284,33 @@ class MemoryController:
         ``memory`` (all rounds before the first change).
     detections : list of int
         The learner's round count (``t_``) at each detected change.
+    unanswered : list of int
+        Those of ``detections`` the label delay rule left unanswered.
+    means : ClassMeanScores or None
+        The class means the references are read from, for a learner that keeps none
+        (FTRL-AUC).
     """
 
+    #: rows of a class its baseline holds before the class is tested: the offset of the
+    #: rows of a rare class shrinks as the model sees more of them (the weights fit the
+    #: class's first rows better than its next ones), and a mean over fewer rows has a
+    #: standard error (1 / sqrt(n) in the signal's units) not well below ``Cusum.delta``
+    min_base = 100
+    # defaults for controllers pickled before these attributes existed
+    label_delay: int = 0
+    _last: int = 0
+    means: ClassMeanScores | None = None
+
     def __init__(self, detector: Detector | None = None, memory: int = 1000,
-                 min_class: int = 20) -> None:
+                 min_class: int = 20, label_delay: int = 0) -> None:
         self.template = Cusum() if detector is None else copy.deepcopy(detector)
         self.detectors = [copy.deepcopy(self.template), copy.deepcopy(self.template)]
         self.memory = int(memory)
         self.min_class = int(min_class)
+        self.label_delay = int(label_delay)
+        self.unanswered: list[int] = []
+        self.means: ClassMeanScores | None = None
+        self._last = 0                      # round of the last detection (or the start)
         self.signal = ClassScoreShift()
         self.t = 0
         self.quiet = self._quiet_rows = 2 * self.memory    # a young model has no concept
@@ -238,12 +333,55 @@ class MemoryController:
                 self._base_n[k] += 1
                 self._base[k] += (z - self._base[k]) / self._base_n[k]
             return False
-        det = self.detectors[k]
-        n = self._base_n[k]                 # a baseline of few rows shrunk towards zero
+        n = self._base_n[k]
+        if n < self.min_base:               # a rare class: its baseline takes its rows
+            self._base_n[k] = n + 1         # until it holds min_base of them
+            self._base[k] += (z - self._base[k]) / (n + 1)
+            return False
+        det = self.detectors[k]             # a baseline of few rows shrunk towards zero
         det.update(z - self._base[k] * n / (n + 100))
         if det.drift_detected:
             self.detectors = [copy.deepcopy(self.template), copy.deepcopy(self.template)]
             return True
+        return False
+
+    def __deepcopy__(self, memo):
+        # the copy a batch call works on (its failure leaves the committed controller):
+        # the template is never changed, so it is shared; the rest is copied member by
+        # member, which is much cheaper than the generic deep copy on one-row calls
+        new = copy.copy(self)
+        new.detectors = [copy.deepcopy(d) for d in self.detectors]
+        sig = copy.copy(self.signal)
+        sig._n, sig._ms = list(self.signal._n), list(self.signal._ms)
+        new.signal = sig
+        new._base, new._base_n = list(self._base), list(self._base_n)
+        new.detections = list(self.detections)
+        if "unanswered" in self.__dict__:
+            new.unanswered = list(self.unanswered)
+        if self.means is not None:
+            new.means = copy.deepcopy(self.means)
+        return new
+
+    def due(self, t_round: int) -> bool:
+        """Record a detection at the learner's round ``t_round``; True if it is to be
+        answered.
+
+        With labels ``d = label_delay`` rows late, a model answering a change at round t
+        scores with the new concept from row ``t + d`` on: it is right for ``L - d`` rows
+        if the new concept lasts L rows, and wrong for the ``d`` rows after the next
+        change (until that change's labels arrive), where a long memory, which has seen
+        the concepts before, does better when they recur. Taking L to be the length of
+        the concept that just ended (the rounds since the previous detection or the
+        start), the answer pays off when ``L - d > d``. With ``d = 0`` every detection is
+        answered.
+        """
+        t_round = int(t_round)
+        lasted = t_round - self._last
+        self._last = t_round
+        self.detections.append(t_round)
+        if lasted > 2 * self.label_delay:
+            return True
+        self.__dict__.setdefault("unanswered", []).append(t_round)
         return False
 
     def rows_kept(self, counts: np.ndarray) -> int:
@@ -275,7 +413,6 @@ class MemoryController:
         self.quiet = self._quiet_rows = rows
         self._base = [0.0, 0.0]
         self._base_n = [0, 0]
-        self.detections.append(int(t_round))
 
 
 def controller_for(model, state):
@@ -283,8 +420,9 @@ def controller_for(model, state):
     that a failed call leaves it as it was), or a new one for a fresh state."""
     old = model.__dict__.get("drift_")
     if old is None or state["t_"] == 0:
-        ctl = MemoryController(getattr(model, "detector", None))
-        ctl.t = state["t_"]
+        ctl = MemoryController(getattr(model, "detector", None),
+                               label_delay=getattr(model, "label_delay", 0))
+        ctl.t = ctl._last = state["t_"]
         return ctl
     return copy.deepcopy(old)
 
@@ -333,7 +471,7 @@ def linear_one_row(model, st, x, s, safe_p):
     d["t_"] += 1
     d["n_seen_"] += 1
     d["max_abs_"] = R
-    if ctl.observe(f, s > 0, float(ref[0]), float(ref[1])):
+    if ctl.observe(f, s > 0, float(ref[0]), float(ref[1])) and ctl.due(d["t_"]):
         g = ctl.keep_factors(d["weights_"], counts)
         d["weights_"] *= g                      # in place: the stepper reads these arrays
         d["scales_"] *= g
@@ -353,40 +491,50 @@ def _row_scores(X, rows, w):
 
 def ftrl_auto_play(model, state, X, s, order, wzn, play, ftrl_weights):
     """``forgetting="auto"`` for FTRL-AUC: the rows in chunks, as
-    :func:`linear_auto_pass`, with the class mean scores FTRL-AUC keeps as the references.
+    :func:`linear_auto_pass`, with the scores of the class means under the current
+    weights as the references (:class:`ClassMeanScores`, kept by the controller).
 
     ``play(rows)`` runs the plain pass over ``rows`` and returns the position of a row that
     made the state non-finite (-1 if none), after which the state of that call is as
     before. The answer to a change treats the past as ``rows_kept`` rounds: the FTRL sums
     ``z`` and ``n`` (sums over the past gradients) are scaled by ``rows_kept / t`` (the
     weights are recomputed from them: ``ftrl_weights``, eq. F5) and each class's count of
-    the running mean scores is capped at its share of the rows kept (so those means, and
-    the positive fraction, follow the new rows). Returns the position in ``order`` of a
-    bad row, or -1; the counts and mean scores are fresh copies in ``state`` (the passes
-    of earlier chunks are not undone by a later failure, the caller's copies are).
+    the running mean scores (and the weight of its mean row) is capped at its share of the
+    rows kept (so those means, and the positive fraction, follow the new rows). Returns
+    the position in ``order`` of a bad row, or -1; the counts and mean scores are fresh
+    copies in ``state`` (the passes of earlier chunks are not undone by a later failure,
+    the caller's copies are).
     """
-    if order.shape[0] == 1 and state is model.__dict__ and "drift_" in state:
+    if (order.shape[0] == 1 and state is model.__dict__ and "drift_" in state
+            and state["drift_"].means is not None):
         return _ftrl_one_row(state, X, s, order, wzn, play, ftrl_weights)
     ctl = controller_for(model, state)
+    w = wzn[:, 0]
+    if ctl.means is None:
+        ctl.means = ClassMeanScores(wzn.shape[0])
+    means = ctl.means
     state["counts_"] = counts = state["counts_"].copy()
-    state["mean_scores_"] = scores = state["mean_scores_"].copy()
+    state["mean_scores_"] = state["mean_scores_"].copy()
     labels = s > 0
     start, n = 0, order.shape[0]
     while start < n:
         chunk = order[start:start + CHUNK]
-        f = _row_scores(X, chunk, wzn[:, 0])
-        lo, hi = float(scores[0]), float(scores[1])
+        f = _row_scores(X, chunk, w)
+        lo, hi = means.refs()
         both = counts[0] > 0 and counts[1] > 0
         cut, fired = chunk.shape[0], False
         for r in range(chunk.shape[0]):
             if both and ctl.observe(float(f[r]), labels[chunk[r]], lo, hi):
                 cut, fired = r + 1, True
                 break
-        bad = play(np.ascontiguousarray(chunk[:cut]))
+        played = np.ascontiguousarray(chunk[:cut])
+        cols, before = means.touched(X, played, w)
+        bad = play(played)
         if bad >= 0:
             return start + bad
+        means.add(X, played, labels, w, cols, before)
         ctl.t += cut
-        if fired:
+        if fired and ctl.due(state["t_"]):
             _ftrl_answer(ctl, state["t_"], wzn, counts, ftrl_weights)
         start += cut
     state["drift_"] = ctl
@@ -402,6 +550,8 @@ def _ftrl_answer(ctl, t_round, wzn, counts, ftrl_weights):
         wzn[:, 0] = ftrl_weights(wzn[:, 1], wzn[:, 2])
     g = ctl.keep_factors(counts.astype(np.float64), counts)
     counts[:] = np.maximum(1, np.round(counts * g)).astype(np.int64)
+    ctl.means.scale(g)
+    ctl.means.resync(wzn[:, 0])
     ctl.restart(t_round, counts)
 
 
@@ -410,17 +560,22 @@ def _ftrl_one_row(d, X, s, order, wzn, play, ftrl_weights):
     score, the round (guarded by the kernel's undo log), then the signal and the answer,
     so that a row the kernel refuses leaves the controller untouched too."""
     ctl = d["drift_"]
+    means = ctl.means
     i = order[0]
     a, b = X.indptr[i], X.indptr[i + 1]
-    f = float(X.data[a:b] @ wzn[X.indices[a:b], 0])
-    lo, hi = float(d["mean_scores_"][0]), float(d["mean_scores_"][1])
+    idx = X.indices[a:b]
+    w = wzn[:, 0]
+    before = w[idx]
+    f = float(X.data[a:b] @ before)
+    lo, hi = means.refs()
     counts = d["counts_"]
     both = counts[0] > 0 and counts[1] > 0
     bad = play(order)
     if bad >= 0:
         return bad
+    means.add(X, order, s > 0, w, idx, before)
     ctl.t += 1
-    if both and ctl.observe(f, s[i] > 0, lo, hi):
+    if both and ctl.observe(f, s[i] > 0, lo, hi) and ctl.due(d["t_"]):
         _ftrl_answer(ctl, d["t_"], wzn, counts, ftrl_weights)
     return -1
 
@@ -453,10 +608,117 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
         t0 = ctl.t
         ctl.t = play(np.ascontiguousarray(chunk[:cut]), t0)
         state["t_"] += ctl.t - t0
-        if fired:
+        if fired and ctl.due(state["t_"]):
             g = ctl.keep_factors(state["weights_"], state["counts_"])
             state["weights_"] = state["weights_"] * g
             state["scales_"] = state["scales_"] * g       # Sigma = scale C / W unchanged
+            ctl.restart(state["t_"], state["counts_"])
+        start += cut
+    state["drift_"] = ctl
+
+
+def _sketch_scores(state, X, rows):
+    """w.x of the given rows of canonical CSR ``X`` under a sketched learner's compact
+    state (columns not seen yet count 0)."""
+    from ._core import _sketch
+    from ._input import _canonical_csr
+
+    whole = rows.shape[0] == X.shape[0] and (rows.shape[0] == 1 and rows[0] == 0 or bool(
+        (rows == np.arange(rows.shape[0])).all()))
+    Xc = X if whole else _canonical_csr(X[rows])
+    f = np.empty(rows.shape[0])
+    _sketch.row_scores(Xc.data, Xc.indices, Xc.indptr, state["column_map_"],
+                       state["column_slots_"], state["weights_"], state["untracked_weights_"],
+                       state["untracked_epochs_"], state["untracked_sums_"],
+                       state["untracked_scale_"], state["untracked_epoch_"], f)
+    return f
+
+
+def _sketch_refs(state):
+    """``(w.xbar_0, w.xbar_1)`` of a sketched learner's compact state: the tracked slots
+    directly, the untracked columns through ``P_c = R h.Pv_c = N_c w.xbar_c`` there
+    (eq. (C3) of :mod:`sosl._core._sketch_ref`)."""
+    kt = int(state["n_slots_"])
+    N = state["counts_"]
+    if N[0] == 0 or N[1] == 0:
+        return math.nan, math.nan
+    tracked = state["compact_means_"][:, :kt] @ state["weights_"][:kt]
+    RH, Pv = state["untracked_scale_"], state["untracked_lin_"]
+    P = RH[0] * (Pv[:, 0] + Pv[:, 1] * RH[1] + Pv[:, 2] * RH[2])
+    return float(tracked[0] + P[0] / N[0]), float(tracked[1] + P[1] / N[1])
+
+
+def sketch_answer(state, g, a):
+    """A sketched learner's answer to a change, on its compact state (new arrays in
+    ``state``: a failed call leaves the live ones as they were).
+
+    ``g[c] = N'_c / N_c`` (N' an integer count) shortens the memory of class c with its
+    mean, covariance estimate and the weights unchanged: the sketch ``B`` (whose
+    ``B'B / N`` is the covariance) times ``sqrt(g)``; the exact diagonals and the shrink
+    sum (sums over the rows) times ``g``; an untracked column's raw sums ``S1, S2`` times
+    ``g`` (its mean ``S1 / N`` kept) with the drift accumulator ``H_c`` divided by ``g``
+    (its weight ``R (W + S1_0 H_0 + S1_1 H_1)`` kept), and the sums over those columns
+    ``Pv = sum u S1_c``, ``Qm_T = sum u u' T`` (``u = (W, S1_0, S1_1)``) in step.
+    ``a = T' / T`` restarts the step counter of the ``1/(lam t)`` schedule from T to T':
+    the lazy scale is ``R = 1/t``, so ``R`` becomes ``1 / T'`` and ``W`` and ``H`` (and
+    the W-parts of Pv, Qm) are multiplied by ``a``, which keeps every weight.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    r = np.sqrt(g)
+    state["counts_"] = np.round(state["counts_"] * g).astype(np.int64)
+    state["sketches_"] = state["sketches_"] * r[:, None, None]
+    for name in ("scatter_diag_", "sketch_diag_"):
+        state[name] = state[name] * g[:, None]
+    state["shrinkage_"] = state["shrinkage_"] * g
+    state["untracked_sums_"] = state["untracked_sums_"] * g[None, :, None]
+    D = np.array([a, g[0], g[1]])                 # u -> D u
+    RH = state["untracked_scale_"].copy()
+    if a != 1.0:
+        RH[0] = RH[0] / a
+        state["untracked_weights_"] = state["untracked_weights_"] * a
+    RH[1:] = RH[1:] * a / g                       # h -> h / D, as u -> D u
+    state["untracked_scale_"] = RH
+    state["untracked_lin_"] = state["untracked_lin_"] * (g[:, None] * D[None, :])
+    T = np.array([g[0], g[1], g[0] ** 2, g[1] ** 2])        # S2_0, S2_1, S1_0^2, S1_1^2
+    state["untracked_quad_"] = state["untracked_quad_"] * (
+        T[:, None, None] * D[None, :, None] * D[None, None, :])
+
+
+def sketch_auto_pass(model, state, X, s, order, play, inverse_schedule):
+    """``forgetting="auto"`` for SketchedOAUCM: the rows (canonical CSR ``X``) in chunks,
+    as :func:`linear_auto_pass`; the scores from the compact state
+    (``model._chunk_scores``), the references from :func:`_sketch_refs`, the answer
+    :func:`sketch_answer`. ``play(rows)`` runs the plain pass on ``rows`` with the
+    step counter in ``state["t_"]``; this sets it to the controller's counter for the
+    call and restores the learner's round count after."""
+    ctl = controller_for(model, state)
+    rows = np.arange(X.shape[0], dtype=np.intp) if order is None else np.asarray(order)
+    labels = s > 0
+    start, n = 0, rows.shape[0]
+    while start < n:
+        chunk = rows[start:start + CHUNK]
+        f = _sketch_scores(state, X, chunk)
+        lo, hi = _sketch_refs(state)
+        cut, fired = chunk.shape[0], False
+        for r in range(chunk.shape[0]):
+            if ctl.observe(float(f[r]), labels[chunk[r]], lo, hi):
+                cut, fired = r + 1, True
+                break
+        t_round = state["t_"]
+        state["t_"] = ctl.t
+        try:
+            play(np.ascontiguousarray(chunk[:cut]))
+        finally:
+            played = state["t_"] - ctl.t
+            ctl.t = state["t_"]
+            state["t_"] = t_round + played
+        if fired and ctl.due(state["t_"]):
+            counts = state["counts_"]
+            g = ctl.keep_factors(counts.astype(np.float64), counts)
+            kept = np.maximum(1, np.round(counts * g))
+            g = np.where(counts > 0, kept / np.maximum(counts, 1), 1.0)
+            t_new = min(ctl.t, ctl.rows_kept(counts))
+            sketch_answer(state, g, t_new / ctl.t if inverse_schedule and ctl.t > 0 else 1.0)
             ctl.restart(state["t_"], state["counts_"])
         start += cut
     state["drift_"] = ctl

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
-from numbers import Real
+from collections.abc import Mapping
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,6 +76,9 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         With ``forgetting="auto"``, the change detector (``update(x)``,
         ``drift_detected``; river's ``drift.ADWIN()`` fits); None is
         :class:`sosl.drift.Cusum`.
+    label_delay : int, default=0
+        With ``forgetting="auto"``, the rows by which labels lag the scores, as in
+        :class:`sosl.OAUCM`.
 
     Attributes
     ----------
@@ -148,12 +153,14 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         "random_state": ["random_state"],
         "forgetting": [Options(Real, {1.0}), StrOptions({"auto"})],
         "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
+        "label_delay": [Interval(Integral, 0, None, closed="left")],
     }
     _state_names = STATE_NAMES
 
     def __init__(self, gamma: float | Auto = "auto", beta: float = 1.0, l1: float = 0.0,
                  l2: float = 0.0, shuffle: bool = False, random_state: RandomState = None,
-                 forgetting: float | Auto = 1.0, detector: Detector | None = None) -> None:
+                 forgetting: float | Auto = 1.0, detector: Detector | None = None,
+                 label_delay: int = 0) -> None:
         self.gamma = gamma
         self.beta = beta
         self.l1 = l1
@@ -162,11 +169,13 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
         self.random_state = random_state
         self.forgetting = forgetting
         self.detector = detector
+        self.label_delay = label_delay
 
     def _check_params(self):
         if self.detector is not None and self.forgetting != "auto":
             raise ValueError("detector is used by forgetting='auto' only; got forgetting="
                              f"{self.forgetting!r}")
+        _drift.check_label_delay(self)
         _drift.check_detector(self.detector)
 
     def _auto_scaled(self):

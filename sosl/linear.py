@@ -112,6 +112,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         "random_state": ["random_state"],
         "forgetting": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
+        "label_delay": [Interval(Integral, 0, None, closed="left")],
         "max_memory": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
@@ -120,6 +121,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         if self.detector is not None and self.forgetting != "auto":
             raise ValueError("detector is used by forgetting='auto' only; got forgetting="
                              f"{self.forgetting!r}")
+        _drift.check_label_delay(self)
         _drift.check_detector(self.detector)
 
     def _check_step(self):
@@ -438,6 +440,12 @@ class OAUCM(_LinearSOSL):
         With ``forgetting="auto"``, the change detector: any object with ``update(x)``
         and ``drift_detected`` (river's ``drift.ADWIN()`` fits); None is
         :class:`sosl.drift.Cusum`. Copied (one copy per class) when the model starts.
+    label_delay : int, default=0
+        With ``forgetting="auto"``, the rows by which labels lag the scores (a label
+        arriving d rows after its row was scored: ``prequential(..., delay=d)``). A
+        detected change is answered only when the concept it ends lasted more than
+        ``2 label_delay`` rounds (:meth:`sosl.drift.MemoryController.due`): a model that
+        learns a new concept d rows late gains from it only if it lasts.
     shuffle : bool, default=False
         Visit the rows of each ``fit``/``partial_fit`` batch in a random order. Off by
         default: the pass is online and follows the order given.
@@ -520,11 +528,12 @@ class OAUCM(_LinearSOSL):
     def __init__(self, lam: float = 1e-2, eta: float | None = None,
                  forgetting: float | Auto = 1.0, shuffle: bool = False,
                  random_state: RandomState = None, max_memory: int | Auto = "auto",
-                 detector: Detector | None = None) -> None:
+                 detector: Detector | None = None, label_delay: int = 0) -> None:
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting
         self.detector = detector
+        self.label_delay = label_delay
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory
@@ -554,6 +563,8 @@ class OAUCS(_LinearSOSL):
         Forgetting factor of the class moments, as in :class:`OAUCM`.
     detector : object or None, default=None
         The change detector of ``forgetting="auto"``, as in :class:`OAUCM`.
+    label_delay : int, default=0
+        The label delay of ``forgetting="auto"``, as in :class:`OAUCM`.
     shuffle : bool, default=False
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
@@ -587,11 +598,12 @@ n_features_in_
     def __init__(self, lam: float = 1e-2, eta: float | None = 1e-2,
                  forgetting: float | Auto = 1.0, shuffle: bool = False,
                  random_state: RandomState = None, max_memory: int | Auto = "auto",
-                 detector: Detector | None = None) -> None:
+                 detector: Detector | None = None, label_delay: int = 0) -> None:
         self.lam = lam
         self.eta = eta
         self.forgetting = forgetting
         self.detector = detector
+        self.label_delay = label_delay
         self.shuffle = shuffle
         self.random_state = random_state
         self.max_memory = max_memory

@@ -18,11 +18,12 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import drift as _drift
 from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import changes
 from ._core import _partial
 from ._core._blas import one_blas_thread
-from ._typing import Auto, RandomState
+from ._typing import Auto, Detector, RandomState
 from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
 
 __all__ = ["PartialOAUCM", "budget_rank"]
@@ -103,7 +104,7 @@ class PartialOAUCM(OAUCM):
         is OAUC-M's ``lam=1e-2`` at ``max_fpr=1``). A number is used as given.
     eta : float or None, default=None
         None: the step 1/(lam t); a float: a constant step.
-    forgetting, shuffle, random_state, max_memory
+    forgetting, shuffle, random_state, max_memory, detector, label_delay
         As in :class:`sosl.OAUCM`.
     budget_confidence : float in (0, 1), default=0.95
         The FPR budget (``predict(X, budget=True)``) keeps a window of ``budget_window``
@@ -151,9 +152,7 @@ n_features_in_
         "selection_scores_", "selection_next_", "selection_filled_",
         "budget_rows_", "budget_next_", "budget_filled_")
     _parameter_constraints = {
-        **{k: v for k, v in _LinearSOSL._parameter_constraints.items() if k != "detector"},
-        # a fixed factor only: forgetting="auto" (sosl.drift) drives OAUC-M's pass, not this one
-        "forgetting": [Interval(Real, 0, 1, closed="right")],
+        **_LinearSOSL._parameter_constraints,
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "max_fpr": [Interval(Real, 0, 1, closed="right")],
         "min_tpr": [Interval(Real, 0, 1, closed="left"), None],
@@ -164,10 +163,11 @@ n_features_in_
 
     def __init__(self, max_fpr: float = 0.05, min_tpr: float | None = None,
                  auc_weight: float = 0.5, lam: float | Auto = "auto",
-                 eta: float | None = None, forgetting: float = 1.0,
+                 eta: float | None = None, forgetting: float | Auto = 1.0,
                  shuffle: bool = False, random_state: RandomState = None,
                  max_memory: int | Auto = "auto", budget_confidence: float = 0.95,
-                 budget_window: int = 1000) -> None:
+                 budget_window: int = 1000, detector: Detector | None = None,
+                 label_delay: int = 0) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr
         self.auc_weight = auc_weight
@@ -179,10 +179,13 @@ n_features_in_
         self.max_memory = max_memory
         self.budget_confidence = budget_confidence
         self.budget_window = budget_window
+        self.detector = detector
+        self.label_delay = label_delay
 
     def _check_params(self):
         if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")
+        super()._check_params()
 
     def _lam(self):
         """The numeric lambda: ``lam``, or under ``lam="auto"`` OAUC-M's default times the
@@ -244,20 +247,28 @@ n_features_in_
         p = X.shape[1]
         stats = np.array([state["max_abs_"], -1.0])
         work = np.empty(4 * p)
-        # each round's p x p products are too small to share between threads (as OAUC-M's)
-        with one_blas_thread() if p >= BLAS_MIN_P else contextlib.nullcontext():
-            state["t_"] = _partial.partial_pass(
-                X, s, order, state["w_"], state["means_"], state["scatter_"],
-                state["scales_"], state["weights_"], state["counts_"], state["t_"],
-                self._lam(), 0.0 if self.eta is None else float(self.eta),
-                self._schedule(), float(self.forgetting), self._fractions(),
-                float(self.auc_weight), state["selection_scores_"],
-                state["selection_next_"], state["selection_filled_"], work, stats, sw)
-        if stats[1] >= 0:
-            raise ValueError("Input X contains NaN or infinity.")
-        signs = s if order is None else s[order]
-        neg = np.flatnonzero(signs < 0)
-        self._record_negatives(state, X, neg if order is None else order[neg])
+
+        def play(rows, t0):
+            # each round's p x p products are too small to share between threads (as OAUC-M's)
+            with one_blas_thread() if p >= BLAS_MIN_P else contextlib.nullcontext():
+                t = _partial.partial_pass(
+                    X, s, rows, state["w_"], state["means_"], state["scatter_"],
+                    state["scales_"], state["weights_"], state["counts_"], t0,
+                    self._lam(), 0.0 if self.eta is None else float(self.eta),
+                    self._schedule(), self._beta(), self._fractions(),
+                    float(self.auc_weight), state["selection_scores_"],
+                    state["selection_next_"], state["selection_filled_"], work, stats, sw)
+            if stats[1] >= 0:
+                raise ValueError("Input X contains NaN or infinity.")
+            signs = s if rows is None else s[rows]
+            neg = np.flatnonzero(signs < 0)
+            self._record_negatives(state, X, neg if rows is None else rows[neg])
+            return t
+
+        if self.forgetting == "auto":       # drift detected and answered, as OAUC-M's
+            _drift.linear_auto_pass(self, state, X, s, order, pre, play)
+        else:
+            state["t_"] = play(order, state["t_"])
         state["max_abs_"] = float(stats[0])
         if state["max_abs_"] > 1e4:
             self._warn_unscaled(state["max_abs_"])

@@ -7,9 +7,10 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import drift as _drift
 from ._autoscale import RowScaleMixin
 from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import Capabilities, Domain
@@ -17,7 +18,7 @@ from ._core import _sketch
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule, SketchFamily
 from ._input import _canonical_csr
-from ._typing import Auto, RandomState
+from ._typing import Auto, Detector, RandomState
 
 __all__ = ["SketchedOAUCM"]
 
@@ -101,6 +102,16 @@ class SketchedOAUCM(RowScaleMixin, BaseOnlineAUC):
         Visit the rows of each batch in a random order.
     random_state : int, RandomState or None, default=None
         Seed of the shuffling.
+    forgetting : 1.0 or "auto", default=1.0
+        1.0: every instance counts alike. "auto": a change detected in how far the rows
+        score from their class's mean score shortens the memory, as in
+        :class:`sosl.OAUCM` (:mod:`sosl.drift`): each class's count is cut to its share
+        of the rows kept, with the sketch, the exact diagonals and the untracked
+        columns' sums scaled so that means, covariance estimate and weights stay, and
+        the ``1/(lam t)`` schedule restarts from that count (the lazy scale of the
+        untracked weights rescaled to match). ``learn_one`` then takes the general path.
+    detector, label_delay
+        With ``forgetting="auto"``, as in :class:`sosl.OAUCM`.
 
     Attributes
     ----------
@@ -222,6 +233,9 @@ untracked_lin_, untracked_quad_, untracked_epoch_
                         None],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "forgetting": [Options(Real, {1.0}), StrOptions({"auto"})],
+        "detector": "no_validation",          # duck-typed: sosl.drift.check_detector
+        "label_delay": [Interval(Integral, 0, None, closed="left")],
     }
     _state_names = ("weights_", "compact_means_", "sketches_", "sketch_rows_", "counts_",
                     "scatter_diag_", "sketch_diag_", "shrinkage_", "column_map_", "n_active_",
@@ -231,7 +245,8 @@ untracked_lin_, untracked_quad_, untracked_epoch_
     def __init__(self, lam: float | Auto = "auto", eta: float | None = None, rank: int = 32,
                  loss: Literal["m", "s"] = "m", sketch: Literal["fd", "fd_diag"] = "fd_diag",
                  max_columns: int | Auto | None = "auto", shuffle: bool = False,
-                 random_state: RandomState = None) -> None:
+                 random_state: RandomState = None, forgetting: float | Auto = 1.0,
+                 detector: Detector | None = None, label_delay: int = 0) -> None:
         self.lam = lam
         self.eta = eta
         self.rank = rank
@@ -240,11 +255,19 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         self.max_columns = max_columns
         self.shuffle = shuffle
         self.random_state = random_state
+        self.forgetting = forgetting
+        self.detector = detector
+        self.label_delay = label_delay
 
     def _check_params(self):
         if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
             raise ValueError(f"{type(self).__name__}: lam must be > 0 when eta=None "
                              "(the step is 1/(lam t)); give lam > 0 or a constant eta")
+        if self.detector is not None and self.forgetting != "auto":
+            raise ValueError("detector is used by forgetting='auto' only; got forgetting="
+                             f"{self.forgetting!r}")
+        _drift.check_label_delay(self)
+        _drift.check_detector(self.detector)
 
     def _auto_scaled(self):
         return isinstance(self.lam, str)
@@ -320,6 +343,15 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         self._grow_arrays(state, _SLOT_ARRAYS, k, p)
 
     def _run_pass(self, state, X, s, order):
+        if self.forgetting == "auto":                # drift detected and answered
+            Xc = _canonical_csr(X)
+            _drift.sketch_auto_pass(
+                self, state, Xc, s, order, lambda rows: self._plain_pass(state, Xc, s, rows),
+                self._layout_["schedule"] == int(Schedule.STEP_INV_LAM_T))
+        else:
+            self._plain_pass(state, X, s, order)
+
+    def _plain_pass(self, state, X, s, order):
         layout = self._layout_
         X = _canonical_csr(X)
         m = _sketch.assign_columns(X.indptr, X.indices, order, state["column_map_"],
@@ -404,7 +436,7 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         bit.
         """
         d = self.__dict__
-        if d["_layout_"]["max_columns"] is None:
+        if d["_layout_"]["max_columns"] is None or self.forgetting == "auto":
             return False
         st = d.get("_stepper_") or self._stepper()
         try:

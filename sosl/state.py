@@ -675,6 +675,10 @@ def merge(states: Sequence[LearnerState], weights: ArrayLike | None = None) -> L
                          "does not apply to it")
     if weights is None:
         weights = np.array([st.t for st in states], dtype=np.float64)
+    beta = states[0].params.get("forgetting", 1.0)
+    if isinstance(beta, str):
+        raise ValueError(f"states of forgetting={beta!r} do not merge: the detector follows "
+                         "one stream in its order; fit the shards with a number")
     return _MERGE_RULES[caps.merge](states, weights)
 
 
@@ -686,11 +690,7 @@ def _caps(name):
 
 
 def _merge_linear(states, weights):
-    beta = states[0].params.get("forgetting", 1.0)
-    if isinstance(beta, str):
-        raise ValueError(f"states of forgetting={beta!r} do not merge: the detector follows "
-                         "one stream in its order; fit the shards with a number")
-    beta = float(beta)
+    beta = float(states[0].params.get("forgetting", 1.0))
     moments = tree_reduce([linear_moments(st) for st in states],
                           lambda a, b: merge_moments(a, b, beta))
     coef = _mix_weights([st.arrays["w_"] for st in states], weights)
