@@ -15,7 +15,8 @@ rows in the same order:
   tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
 
 Printed: the held-out McClish-standardized pAUC at FPR <= 0.01 and 0.05 (with its standard
-error over the seeds) and the two-way
+error over the seeds, and PartialOAUCM's paired difference to each peer on the same splits
+with its standard error) and the two-way
 pAUC (min_tpr 0.5, max_fpr 0.1), the mean over ``--seeds`` seeds, and the process CPU
 seconds of the pass (min over seeds); then, for PartialOAUCM, the FPR budget on the
 held-out part cut into windows of ``--window`` negatives: the share of windows whose
@@ -205,6 +206,16 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
+        mine = np.array(res.get("PartialOAUCM", {}).get("p05", []))
+        if seeds > 1 and mine.shape[0]:
+            # the splits are shared, so the seed-to-seed noise cancels in the differences
+            for cname, r in res.items():
+                if cname.startswith("PartialOAUCM"):
+                    continue
+                d = mine - np.array(r["p05"])
+                print(f"  {name}: PartialOAUCM - {cname} at FPR <= 0.05: {d.mean():+.4f} "
+                      f"(paired SE {d.std(ddof=1) / np.sqrt(d.shape[0]):.4f}; ahead on "
+                      f"{int((d > 0).sum())} of {d.shape[0]} seeds)", flush=True)
         if libauc:
             continue
         chunk = 1000 if X.shape[0] > 10_000 else 200

@@ -32,7 +32,8 @@ __all__ = ["PartialOAUCM", "budget_rank"]
 #: FPR budget
 _BUDGET_SIZE = 500
 
-#: OAUC-M's default lambda; ``lam="auto"`` divides it by the kept shares (see ``_lam``)
+#: OAUC-M's default lambda; ``lam="auto"`` scales it by the mixed loss's largest gradient
+#: factor (see ``_lam``)
 AUTO_LAM = 1e-2
 
 
@@ -90,11 +91,6 @@ class PartialOAUCM(OAUCM):
     min_tpr : float in [0, 1) or None, default=None
         alpha: if given, only the lowest-scored ``1 - min_tpr`` of the positives count
         (two-way partial AUC).
-    auc_weight : float in [0, 1], default=0.5
-        rho: the weight of OAUC-M's full-AUC loss psi_M beside the partial one. The partial
-        term learns from about ``max_fpr`` of the negatives only; the full-AUC term keeps
-        every row informative (a lower-variance estimate of the direction, which the
-        partial term then bends toward the top of the ranking). 0: the partial loss alone.
     lam : float or "auto", default="auto"
         Tikhonov weight (> 0 with ``eta=None``). ``"auto"``:
         ``1e-2 * ((1 - rho) / (max_fpr * g) + rho)`` with ``g = 1 - min_tpr`` (1 one-way).
@@ -111,6 +107,11 @@ class PartialOAUCM(OAUCM):
         negatives at or under ``max_fpr`` with about this probability.
     budget_window : int, default=1000
         Number of negatives in the window the budget's promise is stated for.
+    auc_weight : float in [0, 1], default=0.5
+        rho: the weight of OAUC-M's full-AUC loss psi_M beside the partial one. The partial
+        term learns from about ``max_fpr`` of the negatives only; the full-AUC term keeps
+        every row informative (a lower-variance estimate of the direction, which the
+        partial term then bends toward the top of the ranking). 0: the partial loss alone.
 
     Attributes
     ----------
@@ -162,11 +163,11 @@ n_features_in_
     }
 
     def __init__(self, max_fpr: float = 0.05, min_tpr: float | None = None,
-                 auc_weight: float = 0.5, lam: float | Auto = "auto",
-                 eta: float | None = None, forgetting: float | Auto = 1.0,
-                 shuffle: bool = False, random_state: RandomState = None,
-                 max_memory: int | Auto = "auto", budget_confidence: float = 0.95,
-                 budget_window: int = 1000, detector: Detector | None = None,
+                 lam: float | Auto = "auto", eta: float | None = None,
+                 forgetting: float | Auto = 1.0, shuffle: bool = False,
+                 random_state: RandomState = None, max_memory: int | Auto = "auto",
+                 budget_confidence: float = 0.95, budget_window: int = 1000,
+                 auc_weight: float = 0.5, detector: Detector | None = None,
                  label_delay: int = 0) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr

@@ -403,3 +403,38 @@ def test_moment_budget_is_a_guarantee_on_the_negatives_seen():
     assert np.mean(neg > m.budget_moment_threshold_) <= q
     mean, sd = m._negative_spread(m.w_, m.means_, m.scatter_, m.scales_, m.weights_)
     assert sd > 0 and np.mean(neg > mean + m._intercept()) > q
+
+
+def test_budget_follows_a_turning_model():
+    """The budget scores its kept negative rows under the current weights: after the weights
+    turn, the realised FPR of new negatives stays at the budget. The mutant, the first
+    version's rule (each negative's score standardized under the weights that scored it,
+    re-located and re-scaled by the current moments), breaks it where the negatives are
+    two clusters whose order flips with the turn."""
+    rng = np.random.default_rng(31)
+
+    def negatives(n):
+        X = rng.normal(size=(n, 2))
+        far = rng.random(n) < 0.1
+        X[far] = rng.normal(size=(far.sum(), 2)) * 0.2 + np.array([4.0, -4.0])
+        return X
+
+    n = 4000
+    X = np.vstack([negatives(n), rng.normal(size=(200, 2)) + 3.0])
+    y = np.r_[np.zeros(n, int), np.ones(200, int)]
+    order = rng.permutation(n + 200)
+    m = PartialOAUCM(max_fpr=0.05, budget_window=500).fit(X[order], y[order])
+    kept = m.budget_rows_[:m.budget_filled_].copy()
+    old_w = np.array([0.0, 1.0])                     # the far cluster at the bottom
+    new_w = np.array([1.0, 0.0])                     # ... and now above the normal bulk
+    m.w_[:] = new_w                                  # the turn
+    fresh = negatives(20000)
+    fpr = np.mean(m.decision_function(fresh) > m.budget_threshold_)
+    assert fpr <= 0.05
+    # mutant: standardized under the old weights, re-read by the new moments
+    z = (kept @ old_w - kept.mean(0) @ old_w) / (kept @ old_w).std()
+    k, _ = budget_rank(kept.shape[0], 0.05, 500, 0.95)
+    z_k = np.sort(z)[::-1][k - 1]
+    s_new = kept @ new_w
+    cut = s_new.mean() + s_new.std() * z_k + m._intercept()
+    assert np.mean(m.decision_function(fresh) > cut) > 0.05
