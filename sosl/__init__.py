@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from ._version import __version__
 
 #: the module of each public estimator, loaded when the estimator is first asked for
-_HOME = {
+_HOME: dict[str, str] = {
     "OAUCM": "linear", "OAUCS": "linear", "SketchedOAUCM": "sketch", "FTRLAUC": "ftrl",
     "OKAUCM": "okauc", "OKAUCS": "okauc", "Perceptron": "baselines", "PAI": "baselines",
     "OAM": "baselines", "OLUBAUC": "baselines", "SOLAM": "baselines", "AdaOAM": "baselines",

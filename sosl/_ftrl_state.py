@@ -14,13 +14,16 @@ from typing import Any
 
 import numpy as np
 
+import sosl as _sosl
+
 from ._core import _ftrl
 
 __all__ = ["NAME", "AUTO_GAMMA", "DEFAULTS", "STATE_NAMES", "effective_params", "init_state",
            "wzn_of", "intercept"]
 
-#: the class name of the estimator (what a model file names as its learner)
-NAME = "FTRLAUC"
+#: the class name of the estimator (what a model file names as its learner), read from the
+#: package's lazy name map (the public name whose home is this learner's module)
+NAME = next(name for name, home in _sosl._HOME.items() if home == "ftrl")
 #: gamma of ``gamma="auto"`` on rows of unit row scale (see ``effective_params``)
 AUTO_GAMMA = 0.5
 #: the estimator's hyper-parameters and their defaults (``FTRLAUC().get_params()``)

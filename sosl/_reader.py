@@ -219,7 +219,7 @@ class FeatureSpec:
         ones (and hashed ones) as CSR rows.
     grow : bool
         Indexed LIBSVM only: the width is not fixed but grows as rows arrive
-        (``n_features`` is then the largest index read so far + 1; the engine's state
+        (``n_features`` is then the largest index read so far + 1, at least 1; the state
         grows with it). Not saved: a model file has a fixed width.
     positive : str or None
         The label token of the positive class; None reads labels as 1/+1 (positive) and
@@ -237,7 +237,7 @@ class FeatureSpec:
         self.fmt = fmt
         self.hash_bits = hash_bits
         self.grow = grow and fmt == "libsvm" and hash_bits is None
-        self.n_features = 0 if self.grow and n_features is None else n_features
+        self.n_features = 1 if self.grow and n_features is None else n_features
         self.positive = positive
         self.delimiter = delimiter
         self.label_col = label_col

@@ -382,3 +382,11 @@ def test_a_model_whose_features_do_not_match_its_setup_is_refused(capsys, tmp_pa
     for argv in (["score", tmp_path / "r.svm"], ["learn", tmp_path / "r.svm"]):
         code, _, err = _run(capsys, *argv, "-i", tmp_path / "bad.npz")
         assert code == 2 and err.count("\n") == 1 and "do not match" in err, err
+
+
+def test_rows_without_features_give_the_estimators_width(capsys, monkeypatch, tmp_path):
+    (tmp_path / "r.svm").write_text("1\n0\n1 # no features\n0\n")
+    (p0, r0, s0), (p1, r1, s1) = _both(capsys, monkeypatch, tmp_path, "learn",
+                                       tmp_path / "r.svm")
+    assert p0 == p1 and s1[0].n_features == 1
+    _assert_same_state(s0, s1)
