@@ -755,27 +755,11 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
                             bint save_sketch, Buffers* bf, long long* m_out) except -3:
     """The round of :func:`one_row` with its saves in ``bf`` (grown as needed); returns t,
     -1 or -2 as :func:`one_row` and the new m in ``m_out``."""
-    cdef double[::1] w = st.w
-    cdef double[:, ::1] xbar = st.xbar
-    cdef double[:, :, ::1] B = st.B
-    cdef long long[::1] nrows = st.nrows
-    cdef long long[::1] N = st.N
-    cdef double[:, ::1] dA = st.dA
-    cdef double[:, ::1] dB = st.dB
-    cdef double[::1] delta = st.delta
-    cdef long long[::1] slot_col = st.slot_col
-    cdef long long[::1] cnt = st.cnt
-    cdef long long[::1] col_slot = st.col_slot
-    cdef double[::1] W = st.W
-    cdef long long[::1] ep = st.ep
-    cdef double[:, :, ::1] S = st.S
-    cdef double[:, ::1] Pv = st.Pv
-    cdef double[:, :, ::1] Qm = st.Qm
-    cdef double[::1] RH = st.RH
     cdef long long K = spec.K
     cdef int r = spec.r
     cdef Py_ssize_t nnz = indptr[1] - indptr[0], k, q, ncols, sl, nB, off
-    cdef long long kt = st.nslots[0], kcap = w.shape[0], cap = cnt.shape[0], nnew = 0, cmin
+    cdef long long kt = st.nslots[0], kcap = st.w.shape[0], cap = st.cnt.shape[0]
+    cdef long long nnew = 0, cmin
     cdef long long j, m = m0, t = -2
     cdef int n2 = 2 * r, c
     cdef bint may_promote = False, ok = False
@@ -786,7 +770,7 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
     cdef long long* pi
     cdef Py_ssize_t rowB[2]
     cdef Py_ssize_t lenB[2]
-    if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+    if not (1.0 / RESCALE <= fabs(st.RH[0]) <= RESCALE):
         m_out[0] = m0
         return -1
     for k in range(nnz):
@@ -796,23 +780,23 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
         m_out[0] = m0
         return -1
     if kt == K and kt > 0:
-        cmin = cnt[slot_col[0]]
+        cmin = st.cnt[st.slot_col[0]]
         for sl in range(1, kt):
-            if cnt[slot_col[sl]] < cmin:
-                cmin = cnt[slot_col[sl]]
+            if st.cnt[st.slot_col[sl]] < cmin:
+                cmin = st.cnt[st.slot_col[sl]]
         for k in range(nnz):
             j = colmap[indices[k]]
-            if j >= 0 and col_slot[j] < 0 and cnt[j] + 1 > PROMOTE * cmin:
+            if j >= 0 and st.col_slot[j] < 0 and st.cnt[j] + 1 > PROMOTE * cmin:
                 may_promote = True
     # the parts of the sketches at stake: (offset, length) in B's flat storage per class
     if may_promote:
         rowB[0], lenB[0], rowB[1], lenB[1] = 0, 2 * n2 * kcap, 0, 0
     else:
         for c in range(2):
-            if nrows[c] + 1 >= n2:
+            if st.nrows[c] + 1 >= n2:
                 rowB[c], lenB[c] = c * n2 * kcap, n2 * kcap
             else:
-                rowB[c], lenB[c] = (c * n2 + nrows[c]) * kcap, kcap
+                rowB[c], lenB[c] = (c * n2 + st.nrows[c]) * kcap, kcap
     if not save_sketch:
         lenB[0] = lenB[1] = 0
     nB = lenB[0] + lenB[1]
@@ -832,89 +816,91 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
             q += 1
         if may_promote:
             for sl in range(kt):
-                cols[q] = slot_col[sl]
+                cols[q] = st.slot_col[sl]
                 q += 1
         m = m0
         # save
         p = bufd
-        memcpy(p, &w[0], kcap * sizeof(double))
-        memcpy(p + kcap, &xbar[0, 0], 2 * kcap * sizeof(double))
-        memcpy(p + 3 * kcap, &dA[0, 0], 2 * kcap * sizeof(double))
-        memcpy(p + 5 * kcap, &dB[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p, &st.w[0], kcap * sizeof(double))
+        memcpy(p + kcap, &st.xbar[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 3 * kcap, &st.dA[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 5 * kcap, &st.dB[0, 0], 2 * kcap * sizeof(double))
         p += 7 * kcap
         for c in range(2):
             if lenB[c] > 0:
-                memcpy(p, &B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
+                memcpy(p, &st.B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
                 p += lenB[c]
         for q in range(ncols):
             j = cols[q]
-            p[0], p[1], p[2], p[3], p[4] = W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j]
+            p[0], p[1], p[2] = st.W[j], st.S[0, 0, j], st.S[0, 1, j]
+            p[3], p[4] = st.S[1, 0, j], st.S[1, 1, j]
             p += 5
-        p[0], p[1] = delta[0], delta[1]
-        memcpy(p + 2, &Pv[0, 0], 6 * sizeof(double))
-        memcpy(p + 8, &Qm[0, 0, 0], 36 * sizeof(double))
-        memcpy(p + 44, &RH[0], 3 * sizeof(double))
+        p[0], p[1] = st.delta[0], st.delta[1]
+        memcpy(p + 2, &st.Pv[0, 0], 6 * sizeof(double))
+        memcpy(p + 8, &st.Qm[0, 0, 0], 36 * sizeof(double))
+        memcpy(p + 44, &st.RH[0], 3 * sizeof(double))
         pi = bufi
-        memcpy(pi, &slot_col[0], kcap * sizeof(long long))
+        memcpy(pi, &st.slot_col[0], kcap * sizeof(long long))
         pi += kcap
         for q in range(ncols):
             j = cols[q]
-            pi[0], pi[1], pi[2] = cnt[j], col_slot[j], ep[j]
+            pi[0], pi[1], pi[2] = st.cnt[j], st.col_slot[j], st.ep[j]
             pi += 3
         for k in range(nnz):
             pi[k] = colmap[indices[k]]
         pi += nnz
-        pi[0], pi[1], pi[2], pi[3] = nrows[0], nrows[1], N[0], N[1]
+        pi[0], pi[1], pi[2], pi[3] = st.nrows[0], st.nrows[1], st.N[0], st.N[1]
         # assign the new columns (assign_columns), play the round
         for k in range(nnz):
             if colmap[indices[k]] < 0:
                 colmap[indices[k]] = m
                 m += 1
         t = run_pass(data, indices, indptr, s, order, colmap, m, st, t0, spec, bf)
-        ok = (finite(&w[0], kcap) and finite(&xbar[0, 0], 2 * kcap)
-              and finite(&dA[0, 0], 2 * kcap) and finite(&dB[0, 0], 2 * kcap)
-              and finite(&delta[0], 2) and finite(&Pv[0, 0], 6)
-              and finite(&Qm[0, 0, 0], 36) and finite(&RH[0], 3))
+        ok = (finite(&st.w[0], kcap) and finite(&st.xbar[0, 0], 2 * kcap)
+              and finite(&st.dA[0, 0], 2 * kcap) and finite(&st.dB[0, 0], 2 * kcap)
+              and finite(&st.delta[0], 2) and finite(&st.Pv[0, 0], 6)
+              and finite(&st.Qm[0, 0, 0], 36) and finite(&st.RH[0], 3))
         for c in range(2):
-            ok = ok and (lenB[c] == 0 or finite(&B[0, 0, 0] + rowB[c], lenB[c]))
+            ok = ok and (lenB[c] == 0 or finite(&st.B[0, 0, 0] + rowB[c], lenB[c]))
         for q in range(ncols):
             j = cols[q]
-            ok = ok and finite(&W[j], 1) and finite(&S[0, 0, j], 1) and finite(&S[0, 1, j], 1) \
-                and finite(&S[1, 0, j], 1) and finite(&S[1, 1, j], 1)
+            ok = ok and finite(&st.W[j], 1) and finite(&st.S[0, 0, j], 1) \
+                and finite(&st.S[0, 1, j], 1) and finite(&st.S[1, 0, j], 1) \
+                and finite(&st.S[1, 1, j], 1)
     finally:
         if not ok:
             p = bufd
-            memcpy(&w[0], p, kcap * sizeof(double))
-            memcpy(&xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
-            memcpy(&dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
-            memcpy(&dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.w[0], p, kcap * sizeof(double))
+            memcpy(&st.xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
             p += 7 * kcap
             for c in range(2):
                 if lenB[c] > 0:
-                    memcpy(&B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
+                    memcpy(&st.B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
                     p += lenB[c]
             for q in range(ncols - 1, -1, -1):     # in reverse: the first save of a
                 j = cols[q]                        # duplicated column is the original
                 off = 5 * q
-                W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j] = (
+                st.W[j], st.S[0, 0, j], st.S[0, 1, j], st.S[1, 0, j], st.S[1, 1, j] = (
                     p[off], p[off + 1], p[off + 2], p[off + 3], p[off + 4])
             p += 5 * ncols
-            delta[0], delta[1] = p[0], p[1]
-            memcpy(&Pv[0, 0], p + 2, 6 * sizeof(double))
-            memcpy(&Qm[0, 0, 0], p + 8, 36 * sizeof(double))
-            memcpy(&RH[0], p + 44, 3 * sizeof(double))
+            st.delta[0], st.delta[1] = p[0], p[1]
+            memcpy(&st.Pv[0, 0], p + 2, 6 * sizeof(double))
+            memcpy(&st.Qm[0, 0, 0], p + 8, 36 * sizeof(double))
+            memcpy(&st.RH[0], p + 44, 3 * sizeof(double))
             pi = bufi
-            memcpy(&slot_col[0], pi, kcap * sizeof(long long))
+            memcpy(&st.slot_col[0], pi, kcap * sizeof(long long))
             pi += kcap
             for q in range(ncols - 1, -1, -1):
                 j = cols[q]
                 off = 3 * q
-                cnt[j], col_slot[j], ep[j] = pi[off], pi[off + 1], pi[off + 2]
+                st.cnt[j], st.col_slot[j], st.ep[j] = pi[off], pi[off + 1], pi[off + 2]
             pi += 3 * ncols
             for k in range(nnz):
                 colmap[indices[k]] = pi[k]
             pi += nnz
-            nrows[0], nrows[1], N[0], N[1] = pi[0], pi[1], pi[2], pi[3]
+            st.nrows[0], st.nrows[1], st.N[0], st.N[1] = pi[0], pi[1], pi[2], pi[3]
     if not ok:
         m_out[0] = m0
         return -2
