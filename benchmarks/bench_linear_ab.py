@@ -10,8 +10,12 @@ floating-point operations shows as ~1e-16; a wrong kernel as much more). Both pa
 the estimator's own-loop or BLAS path as ``OAUCM.fit`` takes it (blas_min_p 32, kmax 16
 below it, one BLAS thread), psi_M with eta_t = 1 / (lam t).
 
+With ``--chunk N`` the pass timed is instead ``Stepper.batch`` over consecutive chunks of
+N rows (``partial_fit``'s path on a fitted model: each row also scored under the w before
+its chunk, for the Platt step).
+
 Usage: ``python benchmarks/bench_linear_ab.py --old /tmp/old_linear.so
-[--dims 4,8,13,16,20,24,31,50,100] [--rows 100000] [--repeat 7]``
+[--dims 4,8,13,16,20,24,31,50,100] [--rows 100000] [--repeat 7] [--chunk 1000]``
 """
 
 import argparse
@@ -29,7 +33,8 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sosl._core import _linear as new  # noqa: E402
-from sosl.linear import BLAS_MIN_P, KMAX, SMALL_KMAX  # noqa: E402
+from sosl._core._losses import loss_constants  # noqa: E402
+from sosl.linear import _SAFE_ABS, _SAFE_MARGIN, BLAS_MIN_P, KMAX, SMALL_KMAX  # noqa: E402
 
 
 def load(path):
@@ -63,12 +68,32 @@ def one_pass(mod, X, s):
     return time.process_time() - t0, w
 
 
+def batch_pass(mod, X, s, chunk):
+    """CPU seconds of ``Stepper.batch`` over fresh state, chunk after chunk, and the final w."""
+    n, p = X.shape
+    kmax = KMAX if p >= BLAS_MIN_P else SMALL_KMAX
+    w, xbar, C = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
+    scale, W, N = np.ones(2), np.zeros(2), np.zeros(2, dtype=np.int64)
+    st = mod.Stepper(w, xbar, C, scale, W, N, 0.01, 0.0, 0, 0, 1.0, BLAS_MIN_P, _SAFE_ABS,
+                     _SAFE_MARGIN, loss_constants(0)[1], np.array([1.0, 0.0]))
+    t, R = 0, 0.0
+    t0 = time.process_time()
+    for k in range(0, n, chunk):
+        R = st.batch(X[k:k + chunk], s[k:k + chunk], t, R, kmax, False)
+        if R < 0:
+            raise RuntimeError(f"Stepper.batch declined a chunk ({R})")
+        t += min(chunk, n - k)
+    return time.process_time() - t0, w
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="path of the kept _linear extension")
     ap.add_argument("--dims", default="4,8,13,16,20,24,31,50,100")
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--chunk", type=int, default=0,
+                    help="time Stepper.batch over chunks of this many rows")
     args = ap.parse_args(argv)
     try:
         dims = [int(v) for v in args.dims.split(",")]
@@ -86,7 +111,8 @@ def main(argv=None):
             w = {}
             for _ in range(args.repeat):
                 for name, mod in (("old", old), ("new", new)):
-                    sec, w[name] = one_pass(mod, X, s)
+                    sec, w[name] = (batch_pass(mod, X, s, args.chunk) if args.chunk
+                                    else one_pass(mod, X, s))
                     best[name] = min(best[name], sec)
             n = X.shape[0]
             diff = np.max(np.abs(w["new"] - w["old"])) / np.max(np.abs(w["old"]))

@@ -28,13 +28,13 @@ can use it (the model lock and layout comparison live here for that reason).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ._core._blas import one_blas_thread
+from ._core._lock import ModelLock
 
 __all__ = ["Capabilities", "Domain", "REGISTRY", "changes", "register", "check_domains",
            "model_lock", "same"]
@@ -42,9 +42,17 @@ __all__ = ["Capabilities", "Domain", "REGISTRY", "changes", "register", "check_d
 
 def model_lock(d: dict) -> Any:
     """The re-entrant lock of the model whose ``__dict__`` is ``d`` (made on first use;
-    ``setdefault`` is atomic, so two threads racing here get the same lock)."""
+    ``setdefault`` is atomic, so two threads racing here get the same lock).
+
+    A :class:`sosl._core._lock.ModelLock`: ``threading.RLock``'s interface, and its holder
+    visible to compiled code. Every call that changes the model holds it; the typed
+    ``score_one`` readers read without taking it while nobody else holds it, which is safe
+    because their check and their read run under the GIL with no Python code between
+    them and every writer holds the lock for the whole of its write, GIL released or not
+    (the argument in full: the docstring of :mod:`sosl._core._lock`). A reader that finds
+    the lock held by another thread takes it like any other call."""
     lock = d.get("_lock_")
-    return lock if lock is not None else d.setdefault("_lock_", threading.RLock())
+    return lock if lock is not None else d.setdefault("_lock_", ModelLock())
 
 
 def same(a: Any, b: Any) -> bool:

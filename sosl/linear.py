@@ -242,7 +242,26 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         # the batch path hands int64 labels to the kernel for these classes (a new
         # stepper is made whenever the state, hence classes_, is replaced)
         st.labels01 = self.classes_.tolist() == [0, 1]
+        # learn_one's compiled round (_linear.learn_row) plays what
+        # _learn_one_in_place plays, where that is this class's plain round
+        st.one_row = (self.forgetting != "auto" and self.n_features_in_ < BLAS_THREADED_P
+                      and type(self)._learn_one_in_place
+                      is _LinearSOSL._learn_one_in_place)
         return st
+
+    def learn_one(self, x: ArrayLike, y: Any, classes: ArrayLike | None = None,
+                  w: float = 1.0) -> None:
+        # a fitted model's round with the lock taken in compiled code (the stepper's
+        # one_row flag says when that round is _learn_one_in_place's); else the base path
+        if classes is None and w == 1.0:
+            R = _linear.learn_row(self.__dict__, x, y)
+            if R is not None:
+                if R > _UNSCALED:
+                    self._warn_unscaled(R)
+                return
+        super().learn_one(x, y, classes, w)
+
+    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
 
     def _learn_one_in_place(self, x, s):
         if type(x) is not np.ndarray:
@@ -359,6 +378,10 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
     partial_fit.__doc__ = BaseOnlineAUC.partial_fit.__doc__
 
     def score_one(self, x: ArrayLike) -> float:
+        # the typed read needs no lock while no other thread holds it (sosl._core._lock)
+        f = _linear.read_score(self.__dict__, x)
+        if f is not None:
+            return f
         d = self.__dict__
         with _model_lock(d):
             # finite input gives a finite score here, except for overflow, which the

@@ -42,6 +42,17 @@ _SLOT_ARRAYS = ("weights_", "compact_means_", "sketches_", "scatter_diag_", "ske
                 "slot_columns_")
 
 
+def _bundle(state, nslots, epoch):
+    """The state arrays of ``state`` (an estimator's ``__dict__`` or a pass's copy) as the
+    kernel's ``SketchState`` bundle, with the one-value arrays ``nslots`` and ``epoch``."""
+    return _sketch.SketchState(
+        state["weights_"], state["compact_means_"], state["sketches_"], state["sketch_rows_"],
+        state["counts_"], state["scatter_diag_"], state["sketch_diag_"], state["shrinkage_"],
+        state["slot_columns_"], nslots, state["column_counts_"], state["column_slots_"],
+        state["untracked_weights_"], state["untracked_epochs_"], state["untracked_sums_"],
+        state["untracked_lin_"], state["untracked_quad_"], state["untracked_scale_"], epoch)
+
+
 class SketchedOAUCM(RowScaleMixin, BaseOnlineAUC):
     """OAUC-M (or OAUC-S) with frequent-directions sketches of the class covariances.
 
@@ -352,15 +363,11 @@ untracked_lin_, untracked_quad_, untracked_epoch_
             self._plain_pass(state, X, s, order)
 
     def _plain_pass(self, state, X, s, order):
-        layout = self._layout_
         X = _canonical_csr(X)
         m = _sketch.assign_columns(X.indptr, X.indices, order, state["column_map_"],
                                    state["n_active_"])
         self._grow(state, m)
         state["n_active_"] = int(m)
-        schedule = layout["schedule"]
-        eta = 0.0 if self.eta is None else float(self.eta)
-        K = _UNCAPPED if layout["max_columns"] is None else layout["max_columns"]
         nslots = np.array([state["n_slots_"]], dtype=np.int64)
         epoch = np.array([state["untracked_epoch_"]], dtype=np.int64)
         # the sketch products are skinny (K x 2r) matrix-vector products, for which
@@ -368,16 +375,18 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         with one_blas_thread():
             state["t_"] = _sketch.sketch_pass(
                 X.data, X.indices, X.indptr, s, order, state["column_map_"], m,
-                state["weights_"], state["compact_means_"], state["sketches_"],
-                state["sketch_rows_"], state["counts_"], state["scatter_diag_"],
-                state["sketch_diag_"], state["shrinkage_"], state["t_"], self._lam(), eta,
-                schedule, layout["loss"], layout["sketch"], layout["rank"], K,
-                state["slot_columns_"], nslots, state["column_counts_"],
-                state["column_slots_"], state["untracked_weights_"],
-                state["untracked_epochs_"], state["untracked_sums_"], state["untracked_lin_"],
-                state["untracked_quad_"], state["untracked_scale_"], epoch)
+                _bundle(state, nslots, epoch), state["t_"], self._spec())
         state["n_slots_"] = int(nslots[0])
         state["untracked_epoch_"] = int(epoch[0])
+
+    def _spec(self):
+        """The hyper-parameters of a pass (``_sketch.SketchSpec``), built per call."""
+        layout = self._layout_
+        K = layout["max_columns"]
+        return {"lam": self._lam(), "eta": 0.0 if self.eta is None else float(self.eta),
+                "schedule": layout["schedule"], "loss": layout["loss"],
+                "family": layout["sketch"], "r": layout["rank"],
+                "K": _UNCAPPED if K is None else K}
 
     def _backup_names(self, X):
         # A fresh state (fit, first partial_fit) needs no copies: a failed call discards
@@ -403,17 +412,12 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         """The typed one-row helper (:class:`sosl._core._sketch.Stepper`) bound to the
         current state arrays (cached by the base, dropped whenever they are replaced)."""
         d = self.__dict__
-        layout = d["_layout_"]
-        K = layout["max_columns"]
-        st = _sketch.Stepper(
-            d["column_map_"], d["weights_"], d["compact_means_"], d["sketches_"],
-            d["sketch_rows_"], d["counts_"], d["scatter_diag_"], d["sketch_diag_"],
-            d["shrinkage_"], d["slot_columns_"], d["column_counts_"], d["column_slots_"],
-            d["untracked_weights_"], d["untracked_epochs_"], d["untracked_sums_"],
-            d["untracked_lin_"], d["untracked_quad_"], d["untracked_scale_"],
-            d["calibration_"], self._lam(), 0.0 if self.eta is None else float(self.eta),
-            layout["schedule"], layout["loss"], layout["sketch"], layout["rank"],
-            _UNCAPPED if K is None else K)
+        # the stepper's own one-value arrays for the slots in use and the epoch: each call
+        # sets them from the estimator's values and returns the new ones
+        st = _sketch.Stepper(d["column_map_"],
+                             _bundle(d, np.zeros(1, dtype=np.int64),
+                                     np.zeros(1, dtype=np.int64)),
+                             d["calibration_"], self._spec())
         return st
 
     def _learn_one_in_place(self, x, s):
@@ -461,6 +465,11 @@ untracked_lin_, untracked_quad_, untracked_epoch_
         return True
 
     def score_one(self, x: ArrayLike) -> float:
+        # a dense row's typed read needs no lock while no other thread holds it
+        # (sosl._core._lock)
+        f = _sketch.read_score(self.__dict__, x)
+        if f is not None:
+            return f
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):

@@ -250,3 +250,19 @@ def comparable_baseline_state(est):
             B = dense
         state["buffers"] = B
     return state
+
+
+def sketch_bundle(st):
+    """The sketch kernel's ``SketchState`` of a state dict in the reference's names
+    (``sosl._core._sketch_ref.capped_state``)."""
+    from sosl._core import _sketch
+    return _sketch.SketchState(st["w"], st["xbar"], st["B"], st["nrows"], st["N"], st["dA"],
+                               st["dB"], st["delta"], st["col"], st["kt"], st["cnt"],
+                               st["slot"], st["W"], st["ep"], st["S"], st["Pv"], st["Qm"],
+                               st["RH"], st["epoch"])
+
+
+def sketch_spec(lam, eta, schedule, loss, family, r, K):
+    """The sketch kernel's ``SketchSpec`` of the reference's hyper-parameters."""
+    return {"lam": lam, "eta": eta, "schedule": schedule, "loss": loss, "family": family,
+            "r": r, "K": K}

@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import sketch_bundle, sketch_spec
 
 from sosl import OAUCM, OAUCS
 from sosl._core import _sketch
@@ -60,10 +61,8 @@ def _kernel(X, s, order, lam, eta, schedule, loss, family, r, K=UNCAPPED, spare=
     cmap = np.full(X.shape[1], -1, dtype=np.int64)
     m = _sketch.assign_columns(Xc.indptr, Xc.indices, order, cmap, 0)
     st = _kernel_state(max(m + spare, 1), r, max(min(m, K) + spare, 1))
-    t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, *_args(st), 0,
-                            lam, eta, schedule, loss, family, r, K, st["col"], st["kt"],
-                            st["cnt"], st["slot"], st["W"], st["ep"], st["S"], st["Pv"],
-                            st["Qm"], st["RH"], st["epoch"])
+    t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, sketch_bundle(st), 0,
+                            sketch_spec(lam, eta, schedule, loss, family, r, K))
     return t, st, cmap, m
 
 

@@ -6,6 +6,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import sketch_bundle, sketch_spec
 
 from sosl import OAUCM
 from sosl._core import _sketch
@@ -52,11 +53,8 @@ def _kernel_run(X, s, order, lam, eta, schedule, loss, family, r, K):
     cmap = np.full(p, -1, dtype=np.int64)
     m = _sketch.assign_columns(Xc.indptr, Xc.indices, order, cmap, 0)
     st = ref.capped_state(m + 2, r, min(m, K) + 2)            # spare capacity on both axes
-    t = _sketch.sketch_pass(
-        Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, st["w"], st["xbar"], st["B"],
-        st["nrows"], st["N"], st["dA"], st["dB"], st["delta"], 0, lam, eta, schedule, loss,
-        family, r, K, st["col"], st["kt"], st["cnt"], st["slot"], st["W"], st["ep"],
-        st["S"], st["Pv"], st["Qm"], st["RH"], st["epoch"])
+    t = _sketch.sketch_pass(Xc.data, Xc.indices, Xc.indptr, s, order, cmap, m, sketch_bundle(st), 0,
+                            sketch_spec(lam, eta, schedule, loss, family, r, K))
     for key in SLOT_KEYS:
         assert not st[key][..., min(m, K):].any()                  # spare slots untouched
     orig = np.empty(m, dtype=np.int64)

@@ -353,9 +353,13 @@ def sketch_pass_via(ref):
     """The typed ``_sketch.sketch_pass`` (CSR rows, compact state of capacity >= m) played
     by the reference module ``ref`` (dense rows), one densified row at a time on views of
     the first m compact columns."""
-    def sketch_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
-                    delta, t0, lam, eta, schedule, loss, family, r, K=None, slot_col=None,
-                    nslots=None, cnt=None, col_slot=None, *untracked):
+    def sketch_pass(data, indices, indptr, s, order, colmap, m, st, t0, spec):
+        w, xbar, B, nrows, N = (np.asarray(a) for a in (st.w, st.xbar, st.B, st.nrows, st.N))
+        dA, dB, delta = np.asarray(st.dA), np.asarray(st.dB), np.asarray(st.delta)
+        slot_col, nslots, cnt = np.asarray(st.slot_col), np.asarray(st.nslots), np.asarray(st.cnt)
+        col_slot = np.asarray(st.col_slot)
+        lam, eta, schedule, loss, family, r, K = (
+            spec[k] for k in ("lam", "eta", "schedule", "loss", "family", "r", "K"))
         m, t = int(m), int(t0)
         data, indices, indptr = np.asarray(data), np.asarray(indices), np.asarray(indptr)
         s, colmap = np.asarray(s), np.asarray(colmap)

@@ -8,8 +8,9 @@ one line per equation, and a test compares the two to ~1e-12 with a mutant that 
 stem         estimator (module)            shared .pxd cimported         tests
 ============ ============================= ============================= ================
 _linear      OAUCM, OAUCS (linear)         _codes _losses _moments       test_linear
-                                           _calibration
+                                           _calibration _lock
 _sketch      SketchedOAUCM (sketch)        _codes _losses _moments       test_sketch*
+                                           _calibration _lock
 _ftrl        FTRLAUC (ftrl)                -                             test_ftrl*
 _baselines   OAM, OLUBAUC, SOLAM, AdaOAM,  _codes _losses _rows          test_baselines
              Perceptron, PAI (baselines)
@@ -22,6 +23,7 @@ _kfun        kernel expansions (kernels)   _kfun                         test_kf
 _auc         AUC (metrics)                 -                             test_metrics*
 _calibration Platt scaling (_base)         _calibration                  test_calibration
 _losses      the loss home (Python view)   _losses                       test_losses
+_lock        model lock (_capabilities)    _lock                         test_lock
 ============ ============================= ============================= ================
 
 Tests: a stem's pass-against-reference tests are ``tests/_core/test_<stem>.py`` where that
@@ -43,6 +45,8 @@ Production helpers in Python (never a ``*_ref`` module: a reference is an oracle
 ``_kparams`` (kernel codes, checks, Gram matrices, the spec builders), ``_komp_prune`` and
 ``_komp_np`` (KOMP entry point, its NumPy/LAPACK core and helpers), ``_polk_driver``,
 ``_numeric`` (sigmoid, the FTRL closed form), ``_blas`` (one BLAS thread).
+``_lock.pyx`` holds no numerical pass (the model lock and the test its typed readers
+make, ``_lock.pxd``), hence no reference.
 
 Adding a learner: its codes in ``_codes.pxd`` (+ the ``IntEnum`` in ``_codes.pyx``), the
 pass ``_stem.pyx`` (cimporting the shared ``.pxd`` it needs), the reference

@@ -50,6 +50,8 @@ How this kernel differs from the reference (same mathematics, cheaper arithmetic
 import numpy as np
 
 cimport numpy as cnp
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from libc.float cimport DBL_MAX
 from libc.math cimport fabs, sqrt
 from libc.string cimport memcpy
@@ -57,6 +59,7 @@ from scipy.linalg.cython_blas cimport ddot, dsymv, dsyrk
 
 from sosl._core._calibration cimport platt_step
 from sosl._core._codes cimport STEP_CONSTANT
+from sosl._core._lock cimport ModelLock, reader_may_pass
 from sosl._core._losses cimport curvature_bound, loss_grad
 from sosl._core._moments cimport round_prologue
 
@@ -543,6 +546,7 @@ cdef class Stepper:
     cdef double[::1] scratch    # a batch's pending buffers and signs, grown on demand
     cdef readonly long long n_guarded    # guarded rounds played (diagnostics and tests)
     cdef public bint labels01   # set by the estimator: its classes_ are [0, 1] (``batch``)
+    cdef public bint one_row    # set by the estimator: ``learn_row`` may play its rounds
 
     def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] C,
                  double[::1] scale, double[::1] W, long long[::1] N, double lam, double eta,
@@ -573,7 +577,8 @@ cdef class Stepper:
             return float("nan")
         return decision(&self.m, <const double*> cnp.PyArray_DATA(x))
 
-    def step(self, cnp.ndarray x, double s, long long t, double R_seen):
+    cpdef double step(self, cnp.ndarray x, double s, long long t,
+                      double R_seen) except? -3.0:
         cdef Model* m = &self.m
         cdef int p = m.p
         cdef Py_ssize_t j
@@ -918,3 +923,95 @@ def fixed_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
         if not finite:
             memcpy(&w[0], kept, p * sizeof(double))
     return t, finite
+
+
+def read_score(dict d, object x, bint lock=True):
+    """``score_one`` of a fitted model read without its lock: the decision value of the
+    float64 row ``x`` by the model's bound :class:`Stepper` (``d`` is the model's
+    ``__dict__``), or None when the caller must take the lock and its ordinary path: the
+    lock is held by another thread, the hyper-parameters are not checked, no stepper is
+    bound, ``x`` is not a C-contiguous float64 row of length p, or the score is not finite.
+
+    The check of the lock and the read run with the GIL held and call no Python code,
+    which makes the unlocked read safe (:mod:`sosl._core._lock`). ``lock=False`` reads
+    whoever holds the lock: a mutant for the tests only.
+    """
+    cdef PyObject* o = PyDict_GetItem(d, "_lock_")
+    cdef Stepper st
+    cdef cnp.ndarray a
+    cdef double f
+    if lock and o != NULL and not reader_may_pass(<object> o):
+        return None
+    o = PyDict_GetItem(d, "_params_ok")
+    if o == NULL or <object> o is not True:
+        return None
+    o = PyDict_GetItem(d, "_stepper_")
+    if o == NULL or type(<object> o) is not Stepper or type(x) is not cnp.ndarray:
+        return None
+    st = <Stepper> o
+    a = <cnp.ndarray> x
+    if (cnp.PyArray_NDIM(a) != 1 or cnp.PyArray_DIM(a, 0) != st.m.p
+            or cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(a)):
+        return None
+    f = decision(&st.m, <const double*> cnp.PyArray_DATA(a))
+    if not fabs(f) <= DBL_MAX:              # NaN or an infinity: the general path
+        return None
+    return f
+
+
+def learn_row(dict d, object x, object y, bint lock=True):
+    """``learn_one`` of a fitted model on one float64 row with the model's lock taken here
+    (``d`` is the model's ``__dict__``, ``y`` the row's label): the label's sign from
+    ``_signs_``, round ``t_ + 1`` by the bound :class:`Stepper` (``step``), ``t_``,
+    ``n_seen_`` and ``max_abs_`` advanced. Returns the new ``max_abs_``, or None, with the
+    model as it was, when the caller must take its ordinary path: no lock made yet, the
+    lock held by another thread, the hyper-parameters not checked, no stepper bound or
+    one not marked ``one_row`` by the estimator, a ``_learn_one_in_place`` set on the
+    instance (it replaces the round this one plays), an unknown label, or a row the
+    stepper declines. ``lock=False`` plays without the lock: a mutant for the tests only.
+
+    Taking the lock in compiled code spares the ``with`` statement's cost on every row;
+    the lock is the model's one lock (:mod:`sosl._core._lock`), so every other call waits
+    for the round, and a score read without the lock never sees half a round.
+    """
+    cdef PyObject* o = PyDict_GetItem(d, "_lock_")
+    cdef ModelLock lk
+    cdef Stepper st
+    cdef double s, R
+    cdef long long t
+    if o == NULL or type(<object> o) is not ModelLock:
+        return None
+    lk = <ModelLock> o
+    if lock and not lk.acquire(False):      # held by another thread: the caller waits
+        return None
+    try:
+        o = PyDict_GetItem(d, "_params_ok")
+        if o == NULL or <object> o is not True:
+            return None
+        o = PyDict_GetItem(d, "_stepper_")
+        if o == NULL or type(<object> o) is not Stepper or type(x) is not cnp.ndarray:
+            return None
+        st = <Stepper> o
+        if not st.one_row or PyDict_GetItem(d, "_learn_one_in_place") != NULL:
+            return None
+        o = PyDict_GetItem(d, "_signs_")
+        if o == NULL:
+            return None
+        try:
+            sign = (<object> o).get(y)
+        except TypeError:                   # unhashable label: the general path says so
+            return None
+        if sign is None:
+            return None
+        s = sign
+        t = d["t_"] + 1
+        R = st.step(<cnp.ndarray> x, s, t, d["max_abs_"])
+        if R < 0.0:
+            return None
+        d["t_"] = t
+        d["n_seen_"] += 1
+        d["max_abs_"] = R
+        return R
+    finally:
+        if lock:
+            lk.release()

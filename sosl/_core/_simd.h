@@ -5,13 +5,13 @@
  *   (AVX-512: 32 vector registers); the clone is picked at load time, so a build is portable.
  * - Sums over p are kept in four interleaved partial sums (lane i sums entries 4 J + i in
  *   order of J) and nothing licenses reordering, so results do not depend on the clone.
- * - O(p) loops use four-wide vectors; loads have the width of the stores before them;
- *   matrix products are row-scaled additions (axpy) over blocks of four rows.
+ * - Matrix products are row-scaled additions (axpy) over blocks of four rows; a hand-
+ *   vectorised loop stays only if it clears the bar of docs/performance.md against its
+ *   plain loop in a same-run A/B.
  * - Each loop is an always-inlined body of p, copied for every constant p below 32 and
  *   dispatched from one exported function; sosl_small_pass inlines a whole round.
- * - At p = 20 a round is bound by instruction throughput, not by its dependency chain, so
- *   the lever is the instruction count. What was tried, with figures, is recorded in
- *   docs/performance.md ("The record of _simd.h"); bench_linear_ab.py times two builds.
+ * - A round is bound by instruction throughput, not by its dependency chain. What was
+ *   tried, with figures: docs/performance.md; bench_linear_ab.py times two builds.
  * Pointers marked restrict never alias. */
 #ifndef SOSL_SIMD_H
 #define SOSL_SIMD_H
@@ -111,29 +111,6 @@ SOSL_BODY double sosl_dot_body(const double* restrict u, const double* restrict 
         sosl_v4 t23_ = SOSL_SHUF(a2, a3, 0, 4, 2, 6) + SOSL_SHUF(a2, a3, 1, 5, 3, 7);  \
         (out) = SOSL_SHUF(t01_, t23_, 0, 1, 4, 5) + SOSL_SHUF(t01_, t23_, 2, 3, 6, 7); \
     } while (0)
-
-/* b.x_0, ..., b.x_3 into out[0..3] for p a multiple of four: each with the operations of
- * sosl_dot_body (lane m of a_i accumulates what s_m does there, then (s0 + s1) + (s2 + s3)),
- * so the same bits, with b's loads and the four reductions shared. */
-SOSL_BODY void sosl_dot4_body(const double* restrict b, const double* restrict x0,
-                              const double* restrict x1, const double* restrict x2,
-                              const double* restrict x3, double* restrict out, ptrdiff_t p) {
-    sosl_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, bl, v, o;
-    ptrdiff_t l;
-    for (l = 0; l < p; l += 4) {
-        SOSL_LD(bl, b + l);
-        SOSL_LD(v, x0 + l);
-        a0 = a0 + bl * v;
-        SOSL_LD(v, x1 + l);
-        a1 = a1 + bl * v;
-        SOSL_LD(v, x2 + l);
-        a2 = a2 + bl * v;
-        SOSL_LD(v, x3 + l);
-        a3 = a3 + bl * v;
-    }
-    SOSL_REDUCE4(o, a0, a1, a2, a3);
-    SOSL_ST(out, o);
-}
 
 /* One sweep over the padded upper triangle of C (row j from column 4 floor(j/4) on: the
  * upper triangle and the lower half of the 4 x 4 diagonal blocks; the rest of the lower
@@ -495,37 +472,26 @@ static inline void sosl_prefetch(const double* ptr, ptrdiff_t n) {
 }
 
 /* d = x - xbar, then xbar += d / W (inv_W = 1 / W). Returns max_l |x_l|, or NaN when x
- * holds a NaN or an infinity (x_l * 0 is 0 exactly for every finite x_l). Four-wide
- * vectors, as sosl_margin_body (147 instructions at p = 20 in the scalar form): |x| by
- * clearing the sign bit, the running maximum by a lane-wise select on v > m (a NaN
- * compares false and keeps m, as the scalar v > m ? v : m). */
-typedef long long sosl_v4l __attribute__((vector_size(32)));
+ * holds a NaN or an infinity (x_l * 0 is 0 exactly for every finite x_l): four lane-wise
+ * maxima and sums, as sosl_abs_max, so a NaN compares false and keeps the maximum. */
 SOSL_BODY double sosl_mean_update_body(const double* restrict x, double* restrict xbar,
                                            double* restrict d, double inv_W, ptrdiff_t p) {
-    const sosl_v4l magnitude = {0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL,
-                                0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL};
-    sosl_v4 M = {0.0, 0.0, 0.0, 0.0}, Z = M;
-    double m0, m1, m2, m3, z0, v;
+    double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0, v;
     ptrdiff_t l = 0;
     for (; l + 4 <= p; l += 4) {
-        sosl_v4 X, B, D, A;
-        sosl_v4l gt;
-        SOSL_LD(X, x + l);
-        SOSL_LD(B, xbar + l);
-        D = X - B;
-        SOSL_ST(d + l, D);
-        B = B + D * inv_W;
-        SOSL_ST(xbar + l, B);
-        A = (sosl_v4)((sosl_v4l)X & magnitude);
-        gt = A > M;
-        M = (sosl_v4)(((sosl_v4l)A & gt) | ((sosl_v4l)M & ~gt));
-        Z = Z + X * 0.0;
+        d[l] = x[l] - xbar[l];
+        d[l + 1] = x[l + 1] - xbar[l + 1];
+        d[l + 2] = x[l + 2] - xbar[l + 2];
+        d[l + 3] = x[l + 3] - xbar[l + 3];
+        xbar[l] += d[l] * inv_W;
+        xbar[l + 1] += d[l + 1] * inv_W;
+        xbar[l + 2] += d[l + 2] * inv_W;
+        xbar[l + 3] += d[l + 3] * inv_W;
+        v = fabs(x[l]);     m0 = v > m0 ? v : m0;     z0 += x[l] * 0.0;
+        v = fabs(x[l + 1]); m1 = v > m1 ? v : m1;     z1 += x[l + 1] * 0.0;
+        v = fabs(x[l + 2]); m2 = v > m2 ? v : m2;     z2 += x[l + 2] * 0.0;
+        v = fabs(x[l + 3]); m3 = v > m3 ? v : m3;     z3 += x[l + 3] * 0.0;
     }
-    m0 = M[0];
-    m1 = M[1];
-    m2 = M[2];
-    m3 = M[3];
-    z0 = Z[0];
     if (p % 4) for (; l < p; l++) {
         d[l] = x[l] - xbar[l];
         xbar[l] += d[l] * inv_W;
@@ -533,7 +499,7 @@ SOSL_BODY double sosl_mean_update_body(const double* restrict x, double* restric
         m0 = v > m0 ? v : m0;
         z0 += x[l] * 0.0;
     }
-    if ((z0 + Z[1]) + (Z[2] + Z[3]) != 0.0) return NAN;
+    if ((z0 + z1) + (z2 + z3) != 0.0) return NAN;
     m0 = m1 > m0 ? m1 : m0;
     m2 = m3 > m2 ? m3 : m2;
     return m2 > m0 ? m2 : m0;
@@ -904,7 +870,7 @@ typedef double (*sosl_loss_grad_fn)(int loss, double mu, double s2, double* d_mu
  * loops above would cost about a tenth of it). Updates the state, t and the pending
  * terms (V, f, pending) in place and *R_max to the largest |x_j| seen. With ``pre`` (a
  * score per row of X) or ``b_old`` (the w before the batch, scored as decision_rows does,
- * minus half_off; rows in order four at a time by sosl_dot4_body, with the same bits),
+ * minus half_off, by sosl_dot_body),
  * each round is followed by the row's Platt step on that score
  * (sosl_platt_step of _calibration.h; a non-finite score skipped), as the two loops do.
  * Returns the position in the pass of the first row holding a NaN or an infinity (the pass
@@ -921,9 +887,6 @@ SOSL_BODY ptrdiff_t sosl_small_pass_body(
     long long t = *t_io;
     double Rm = *R_max;
     ptrdiff_t r, bad = -1;
-    /* rows in order are scored four at a time (a score is needed with b_old only) */
-    const ptrdiff_t n4 = b_old && !order ? n & ~(ptrdiff_t)3 : 0;
-    double f4[4] = {0.0, 0.0, 0.0, 0.0};
     for (r = 0; r < n; r++) {
         const ptrdiff_t i = order ? order[r] : r;
         const double* restrict x = X + i * p;
@@ -936,15 +899,8 @@ SOSL_BODY ptrdiff_t sosl_small_pass_body(
         double fs = 0.0;
         t += 1;
         if (r + 1 < n) sosl_prefetch(X + (order ? order[r + 1] : r + 1) * p, p);
-        if (b_old) {            /* the score before the batch */
-            if (r < n4) {
-                if ((r & 3) == 0) sosl_dot4_body(b_old, x, x + p, x + 2 * p, x + 3 * p, f4, p);
-                fs = f4[r & 3];
-            } else {
-                fs = sosl_dot_body(b_old, x, p);
-            }
-            fs -= half_off;
-        } else if (pre) fs = pre[i];
+        if (b_old) fs = sosl_dot_body(b_old, x, p) - half_off;   /* the score before the batch */
+        else if (pre) fs = pre[i];
         if (y > 0) {
             own = 1;
             opp = 0;

@@ -41,6 +41,9 @@ large share of a one-row round, and a fresh malloc of the pass scratch page faul
 
 import numpy as np
 
+cimport numpy as cnp
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
@@ -49,8 +52,11 @@ from scipy.linalg.cython_lapack cimport dsyevd
 
 from sosl._core._calibration cimport platt_step
 from sosl._core._codes cimport FAMILY_FD_DIAG, STEP_CONSTANT
+from sosl._core._lock cimport reader_may_pass
 from sosl._core._losses cimport loss_grad
 from sosl._core._moments cimport round_prologue
+
+cnp.import_array()
 
 
 cdef enum:
@@ -95,6 +101,72 @@ cdef void release(Buffers* bf) noexcept:
     free(bf.bufi)
     free(bf.cols)
     memset(bf, 0, sizeof(Buffers))
+
+
+cdef struct SketchSpec:
+    # the hyper-parameters of a pass (a dict with these keys converts to it at the call;
+    # sosl.sketch builds it per call, so a value may change between blocks)
+    double lam
+    double eta
+    int schedule
+    int loss
+    int family
+    int r
+    long long K
+
+
+cdef class SketchState:
+    """The state arrays of the sketched learner, bound once: the bundle a pass, a one-row
+    round and a :class:`Stepper` take instead of some twenty loose arrays.
+
+    The slot arrays (``w, xbar, B, dA, dB, slot_col``, last axis) have a capacity of at
+    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, W, ep, S``) at least m
+    (the compact columns seen). ``nslots[0]`` (slots in use) and ``epoch[0]`` (of the lazy
+    weights) are read and written by the passes. The arrays are the caller's, not copies.
+    The names are those of the reference's state dict (:func:`sosl._core._sketch_ref.capped_state`
+    uses ``col``, ``kt`` and ``slot`` for ``slot_col``, ``nslots`` and ``col_slot``).
+    """
+    cdef readonly double[::1] w
+    cdef readonly double[:, ::1] xbar
+    cdef readonly double[:, :, ::1] B
+    cdef readonly long long[::1] nrows
+    cdef readonly long long[::1] N
+    cdef readonly double[:, ::1] dA
+    cdef readonly double[:, ::1] dB
+    cdef readonly double[::1] delta
+    cdef readonly long long[::1] slot_col
+    cdef readonly long long[::1] nslots
+    cdef readonly long long[::1] cnt
+    cdef readonly long long[::1] col_slot
+    cdef readonly double[::1] W
+    cdef readonly long long[::1] ep
+    cdef readonly double[:, :, ::1] S
+    cdef readonly double[:, ::1] Pv
+    cdef readonly double[:, :, ::1] Qm
+    cdef readonly double[::1] RH
+    cdef readonly long long[::1] epoch
+
+    def __init__(self, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
+                 long long[::1] nrows, long long[::1] N, double[:, ::1] dA,
+                 double[:, ::1] dB, double[::1] delta, long long[::1] slot_col,
+                 long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
+                 double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
+                 double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch):
+        cdef Py_ssize_t k = w.shape[0], mc = cnt.shape[0]
+        if (xbar.shape[0] != 2 or xbar.shape[1] != k or B.shape[0] != 2 or B.shape[2] != k
+                or dA.shape[0] != 2 or dA.shape[1] != k or dB.shape[0] != 2
+                or dB.shape[1] != k or slot_col.shape[0] != k or nrows.shape[0] != 2
+                or N.shape[0] != 2 or delta.shape[0] != 2 or nslots.shape[0] != 1
+                or epoch.shape[0] != 1 or col_slot.shape[0] != mc or W.shape[0] != mc
+                or ep.shape[0] != mc or S.shape[0] != 2 or S.shape[1] != 2
+                or S.shape[2] != mc or Pv.shape[0] != 2 or Pv.shape[1] != 3
+                or Qm.shape[0] != 4 or Qm.shape[1] != 3 or Qm.shape[2] != 3
+                or RH.shape[0] != 3):
+            raise ValueError("SketchState: inconsistent array shapes (see the docstring)")
+        self.w, self.xbar, self.B, self.nrows, self.N = w, xbar, B, nrows, N
+        self.dA, self.dB, self.delta, self.slot_col, self.nslots = dA, dB, delta, slot_col, nslots
+        self.cnt, self.col_slot, self.W, self.ep, self.S = cnt, col_slot, W, ep, S
+        self.Pv, self.Qm, self.RH, self.epoch = Pv, Qm, RH, epoch
 
 
 def assign_columns(const int[::1] indptr, const int[::1] indices, const Py_ssize_t[::1] order,
@@ -289,39 +361,48 @@ cdef double shrink(double* B, int r, int m, int cap, double* gram, double* evals
 
 def sketch_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                 const double[::1] s, const Py_ssize_t[::1] order, const long long[::1] colmap,
-                long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
-                long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
-                double[::1] delta, long long t0, double lam, double eta, int schedule,
-                int loss, int family, int r, long long K, long long[::1] slot_col,
-                long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
-                double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
-                double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_):
+                long long m, SketchState st, long long t0, SketchSpec spec):
     """Run the sketched learner over the CSR rows ``order``; update the state in place.
 
-    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`).
-    The slot arrays (``w, xbar, B, dA, dB, slot_col``, last axis) have a capacity of at
-    least ``min(K, m)`` slots, the column arrays (``cnt, col_slot, W, ep, S``) at least
-    ``m``; ``nslots[0]`` is the number of slots in use. Returns the round counter after the
-    pass. See :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference
-    takes dense rows in original coordinates).
+    ``colmap`` must already map every column of the visited rows (:func:`assign_columns`);
+    ``st`` holds the state arrays (:class:`SketchState`, capacities there), ``spec`` the
+    hyper-parameters (:class:`SketchSpec`: lam, eta, schedule, loss, family, r, K).
+    Returns the round counter after the pass. See
+    :func:`sosl._core._sketch_ref.capped_pass` for the parameters (the reference takes
+    dense rows in original coordinates).
     """
-    return run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
-                    delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
-                    col_slot, W, ep, S, Pv, Qm, RH, epoch_, NULL)
+    return run_pass(data, indices, indptr, s, order, colmap, m, st, t0, &spec, NULL)
 
 
 cdef long long run_pass(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-             const double[::1] s, const Py_ssize_t[::1] order, const long long[::1] colmap,
-             long long m, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
-             long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
-             double[::1] delta, long long t0, double lam, double eta, int schedule,
-             int loss, int family, int r, long long K, long long[::1] slot_col,
-             long long[::1] nslots, long long[::1] cnt, long long[::1] col_slot,
-             double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
-             double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_,
-             Buffers* bf) except? -1:
+                        const double[::1] s, const Py_ssize_t[::1] order,
+                        const long long[::1] colmap, long long m, SketchState st,
+                        long long t0, const SketchSpec* spec, Buffers* bf) except? -1:
     """The pass of :func:`sketch_pass` (shared with :func:`one_row`); its scratch space is
     allocated here (``bf`` NULL) or taken from ``bf`` (grown as needed, kept)."""
+    # the bundles unpacked into locals: the loops below index them directly
+    cdef double[::1] w = st.w
+    cdef double[:, ::1] xbar = st.xbar
+    cdef double[:, :, ::1] B = st.B
+    cdef long long[::1] nrows = st.nrows
+    cdef long long[::1] N = st.N
+    cdef double[:, ::1] dA = st.dA
+    cdef double[:, ::1] dB = st.dB
+    cdef double[::1] delta = st.delta
+    cdef long long[::1] slot_col = st.slot_col
+    cdef long long[::1] nslots = st.nslots
+    cdef long long[::1] cnt = st.cnt
+    cdef long long[::1] col_slot = st.col_slot
+    cdef double[::1] W = st.W
+    cdef long long[::1] ep = st.ep
+    cdef double[:, :, ::1] S = st.S
+    cdef double[:, ::1] Pv = st.Pv
+    cdef double[:, :, ::1] Qm = st.Qm
+    cdef double[::1] RH = st.RH
+    cdef long long[::1] epoch_ = st.epoch
+    cdef double lam = spec.lam, eta = spec.eta
+    cdef int schedule = spec.schedule, loss = spec.loss, family = spec.family, r = spec.r
+    cdef long long K = spec.K
     cdef int cap = <int> w.shape[0]
     cdef int n2 = 2 * r
     cdef int nlwork = 1 + 6 * n2 + 2 * n2 * n2
@@ -640,13 +721,8 @@ cdef bint finite(const double* a, Py_ssize_t n) noexcept nogil:
 
 def one_row(const double[::1] data, const int[::1] indices, const int[::1] indptr,
             const double[::1] s, const Py_ssize_t[::1] order, long long[::1] colmap,
-            long long m0, double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
-            long long[::1] nrows, long long[::1] N, double[:, ::1] dA, double[:, ::1] dB,
-            double[::1] delta, long long t0, double lam, double eta, int schedule, int loss,
-            int family, int r, long long K, long long[::1] slot_col, long long[::1] nslots,
-            long long[::1] cnt, long long[::1] col_slot, double[::1] W, long long[::1] ep,
-            double[:, :, ::1] S, double[:, ::1] Pv, double[:, :, ::1] Qm, double[::1] RH,
-            long long[::1] epoch_, bint save_sketch=True):
+            long long m0, SketchState st, long long t0, SketchSpec spec,
+            bint save_sketch=True):
     """One round of a capped model on the live state, transactional: the row ``0`` of the
     CSR arrays, label sign ``s[0]`` (``order`` is ``[0]``).
 
@@ -665,10 +741,8 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
     cdef long long m = m0, t
     memset(&bf, 0, sizeof(Buffers))
     try:
-        t = one_row_core(data, indices, indptr, s, order, colmap, m0, w, xbar, B, nrows, N,
-                         dA, dB, delta, t0, lam, eta, schedule, loss, family, r, K, slot_col,
-                         nslots, cnt, col_slot, W, ep, S, Pv, Qm, RH, epoch_, save_sketch,
-                         &bf, &m)
+        t = one_row_core(data, indices, indptr, s, order, colmap, m0, st, t0, &spec,
+                         save_sketch, &bf, &m)
     finally:
         release(&bf)
     return t, m
@@ -677,19 +751,15 @@ def one_row(const double[::1] data, const int[::1] indices, const int[::1] indpt
 cdef long long one_row_core(const double[::1] data, const int[::1] indices,
                             const int[::1] indptr, const double[::1] s,
                             const Py_ssize_t[::1] order, long long[::1] colmap, long long m0,
-                            double[::1] w, double[:, ::1] xbar, double[:, :, ::1] B,
-                            long long[::1] nrows, long long[::1] N, double[:, ::1] dA,
-                            double[:, ::1] dB, double[::1] delta, long long t0, double lam,
-                            double eta, int schedule, int loss, int family, int r,
-                            long long K, long long[::1] slot_col, long long[::1] nslots,
-                            long long[::1] cnt, long long[::1] col_slot, double[::1] W,
-                            long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
-                            double[:, :, ::1] Qm, double[::1] RH, long long[::1] epoch_,
+                            SketchState st, long long t0, const SketchSpec* spec,
                             bint save_sketch, Buffers* bf, long long* m_out) except -3:
     """The round of :func:`one_row` with its saves in ``bf`` (grown as needed); returns t,
     -1 or -2 as :func:`one_row` and the new m in ``m_out``."""
+    cdef long long K = spec.K
+    cdef int r = spec.r
     cdef Py_ssize_t nnz = indptr[1] - indptr[0], k, q, ncols, sl, nB, off
-    cdef long long kt = nslots[0], kcap = w.shape[0], cap = cnt.shape[0], nnew = 0, cmin
+    cdef long long kt = st.nslots[0], kcap = st.w.shape[0], cap = st.cnt.shape[0]
+    cdef long long nnew = 0, cmin
     cdef long long j, m = m0, t = -2
     cdef int n2 = 2 * r, c
     cdef bint may_promote = False, ok = False
@@ -700,7 +770,7 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
     cdef long long* pi
     cdef Py_ssize_t rowB[2]
     cdef Py_ssize_t lenB[2]
-    if not (1.0 / RESCALE <= fabs(RH[0]) <= RESCALE):
+    if not (1.0 / RESCALE <= fabs(st.RH[0]) <= RESCALE):
         m_out[0] = m0
         return -1
     for k in range(nnz):
@@ -710,23 +780,23 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
         m_out[0] = m0
         return -1
     if kt == K and kt > 0:
-        cmin = cnt[slot_col[0]]
+        cmin = st.cnt[st.slot_col[0]]
         for sl in range(1, kt):
-            if cnt[slot_col[sl]] < cmin:
-                cmin = cnt[slot_col[sl]]
+            if st.cnt[st.slot_col[sl]] < cmin:
+                cmin = st.cnt[st.slot_col[sl]]
         for k in range(nnz):
             j = colmap[indices[k]]
-            if j >= 0 and col_slot[j] < 0 and cnt[j] + 1 > PROMOTE * cmin:
+            if j >= 0 and st.col_slot[j] < 0 and st.cnt[j] + 1 > PROMOTE * cmin:
                 may_promote = True
     # the parts of the sketches at stake: (offset, length) in B's flat storage per class
     if may_promote:
         rowB[0], lenB[0], rowB[1], lenB[1] = 0, 2 * n2 * kcap, 0, 0
     else:
         for c in range(2):
-            if nrows[c] + 1 >= n2:
+            if st.nrows[c] + 1 >= n2:
                 rowB[c], lenB[c] = c * n2 * kcap, n2 * kcap
             else:
-                rowB[c], lenB[c] = (c * n2 + nrows[c]) * kcap, kcap
+                rowB[c], lenB[c] = (c * n2 + st.nrows[c]) * kcap, kcap
     if not save_sketch:
         lenB[0] = lenB[1] = 0
     nB = lenB[0] + lenB[1]
@@ -746,91 +816,91 @@ cdef long long one_row_core(const double[::1] data, const int[::1] indices,
             q += 1
         if may_promote:
             for sl in range(kt):
-                cols[q] = slot_col[sl]
+                cols[q] = st.slot_col[sl]
                 q += 1
         m = m0
         # save
         p = bufd
-        memcpy(p, &w[0], kcap * sizeof(double))
-        memcpy(p + kcap, &xbar[0, 0], 2 * kcap * sizeof(double))
-        memcpy(p + 3 * kcap, &dA[0, 0], 2 * kcap * sizeof(double))
-        memcpy(p + 5 * kcap, &dB[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p, &st.w[0], kcap * sizeof(double))
+        memcpy(p + kcap, &st.xbar[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 3 * kcap, &st.dA[0, 0], 2 * kcap * sizeof(double))
+        memcpy(p + 5 * kcap, &st.dB[0, 0], 2 * kcap * sizeof(double))
         p += 7 * kcap
         for c in range(2):
             if lenB[c] > 0:
-                memcpy(p, &B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
+                memcpy(p, &st.B[0, 0, 0] + rowB[c], lenB[c] * sizeof(double))
                 p += lenB[c]
         for q in range(ncols):
             j = cols[q]
-            p[0], p[1], p[2], p[3], p[4] = W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j]
+            p[0], p[1], p[2] = st.W[j], st.S[0, 0, j], st.S[0, 1, j]
+            p[3], p[4] = st.S[1, 0, j], st.S[1, 1, j]
             p += 5
-        p[0], p[1] = delta[0], delta[1]
-        memcpy(p + 2, &Pv[0, 0], 6 * sizeof(double))
-        memcpy(p + 8, &Qm[0, 0, 0], 36 * sizeof(double))
-        memcpy(p + 44, &RH[0], 3 * sizeof(double))
+        p[0], p[1] = st.delta[0], st.delta[1]
+        memcpy(p + 2, &st.Pv[0, 0], 6 * sizeof(double))
+        memcpy(p + 8, &st.Qm[0, 0, 0], 36 * sizeof(double))
+        memcpy(p + 44, &st.RH[0], 3 * sizeof(double))
         pi = bufi
-        memcpy(pi, &slot_col[0], kcap * sizeof(long long))
+        memcpy(pi, &st.slot_col[0], kcap * sizeof(long long))
         pi += kcap
         for q in range(ncols):
             j = cols[q]
-            pi[0], pi[1], pi[2] = cnt[j], col_slot[j], ep[j]
+            pi[0], pi[1], pi[2] = st.cnt[j], st.col_slot[j], st.ep[j]
             pi += 3
         for k in range(nnz):
             pi[k] = colmap[indices[k]]
         pi += nnz
-        pi[0], pi[1], pi[2], pi[3] = nrows[0], nrows[1], N[0], N[1]
+        pi[0], pi[1], pi[2], pi[3] = st.nrows[0], st.nrows[1], st.N[0], st.N[1]
         # assign the new columns (assign_columns), play the round
         for k in range(nnz):
             if colmap[indices[k]] < 0:
                 colmap[indices[k]] = m
                 m += 1
-        t = run_pass(data, indices, indptr, s, order, colmap, m, w, xbar, B, nrows, N, dA, dB,
-                     delta, t0, lam, eta, schedule, loss, family, r, K, slot_col, nslots, cnt,
-                     col_slot, W, ep, S, Pv, Qm, RH, epoch_, bf)
-        ok = (finite(&w[0], kcap) and finite(&xbar[0, 0], 2 * kcap)
-              and finite(&dA[0, 0], 2 * kcap) and finite(&dB[0, 0], 2 * kcap)
-              and finite(&delta[0], 2) and finite(&Pv[0, 0], 6)
-              and finite(&Qm[0, 0, 0], 36) and finite(&RH[0], 3))
+        t = run_pass(data, indices, indptr, s, order, colmap, m, st, t0, spec, bf)
+        ok = (finite(&st.w[0], kcap) and finite(&st.xbar[0, 0], 2 * kcap)
+              and finite(&st.dA[0, 0], 2 * kcap) and finite(&st.dB[0, 0], 2 * kcap)
+              and finite(&st.delta[0], 2) and finite(&st.Pv[0, 0], 6)
+              and finite(&st.Qm[0, 0, 0], 36) and finite(&st.RH[0], 3))
         for c in range(2):
-            ok = ok and (lenB[c] == 0 or finite(&B[0, 0, 0] + rowB[c], lenB[c]))
+            ok = ok and (lenB[c] == 0 or finite(&st.B[0, 0, 0] + rowB[c], lenB[c]))
         for q in range(ncols):
             j = cols[q]
-            ok = ok and finite(&W[j], 1) and finite(&S[0, 0, j], 1) and finite(&S[0, 1, j], 1) \
-                and finite(&S[1, 0, j], 1) and finite(&S[1, 1, j], 1)
+            ok = ok and finite(&st.W[j], 1) and finite(&st.S[0, 0, j], 1) \
+                and finite(&st.S[0, 1, j], 1) and finite(&st.S[1, 0, j], 1) \
+                and finite(&st.S[1, 1, j], 1)
     finally:
         if not ok:
             p = bufd
-            memcpy(&w[0], p, kcap * sizeof(double))
-            memcpy(&xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
-            memcpy(&dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
-            memcpy(&dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.w[0], p, kcap * sizeof(double))
+            memcpy(&st.xbar[0, 0], p + kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.dA[0, 0], p + 3 * kcap, 2 * kcap * sizeof(double))
+            memcpy(&st.dB[0, 0], p + 5 * kcap, 2 * kcap * sizeof(double))
             p += 7 * kcap
             for c in range(2):
                 if lenB[c] > 0:
-                    memcpy(&B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
+                    memcpy(&st.B[0, 0, 0] + rowB[c], p, lenB[c] * sizeof(double))
                     p += lenB[c]
             for q in range(ncols - 1, -1, -1):     # in reverse: the first save of a
                 j = cols[q]                        # duplicated column is the original
                 off = 5 * q
-                W[j], S[0, 0, j], S[0, 1, j], S[1, 0, j], S[1, 1, j] = (
+                st.W[j], st.S[0, 0, j], st.S[0, 1, j], st.S[1, 0, j], st.S[1, 1, j] = (
                     p[off], p[off + 1], p[off + 2], p[off + 3], p[off + 4])
             p += 5 * ncols
-            delta[0], delta[1] = p[0], p[1]
-            memcpy(&Pv[0, 0], p + 2, 6 * sizeof(double))
-            memcpy(&Qm[0, 0, 0], p + 8, 36 * sizeof(double))
-            memcpy(&RH[0], p + 44, 3 * sizeof(double))
+            st.delta[0], st.delta[1] = p[0], p[1]
+            memcpy(&st.Pv[0, 0], p + 2, 6 * sizeof(double))
+            memcpy(&st.Qm[0, 0, 0], p + 8, 36 * sizeof(double))
+            memcpy(&st.RH[0], p + 44, 3 * sizeof(double))
             pi = bufi
-            memcpy(&slot_col[0], pi, kcap * sizeof(long long))
+            memcpy(&st.slot_col[0], pi, kcap * sizeof(long long))
             pi += kcap
             for q in range(ncols - 1, -1, -1):
                 j = cols[q]
                 off = 3 * q
-                cnt[j], col_slot[j], ep[j] = pi[off], pi[off + 1], pi[off + 2]
+                st.cnt[j], st.col_slot[j], st.ep[j] = pi[off], pi[off + 1], pi[off + 2]
             pi += 3 * ncols
             for k in range(nnz):
                 colmap[indices[k]] = pi[k]
             pi += nnz
-            nrows[0], nrows[1], N[0], N[1] = pi[0], pi[1], pi[2], pi[3]
+            st.nrows[0], st.nrows[1], st.N[0], st.N[1] = pi[0], pi[1], pi[2], pi[3]
     if not ok:
         m_out[0] = m0
         return -2
@@ -849,40 +919,16 @@ cdef class Stepper:
     The scratch space of the pass and the saves of the round are kept across calls.
     """
     cdef long long[::1] colmap
-    cdef double[::1] w
-    cdef double[:, ::1] xbar
-    cdef double[:, :, ::1] B
-    cdef long long[::1] nrows
-    cdef long long[::1] N
-    cdef double[:, ::1] dA
-    cdef double[:, ::1] dB
-    cdef double[::1] delta
-    cdef long long[::1] slot_col
-    cdef long long[::1] cnt
-    cdef long long[::1] col_slot
-    cdef double[::1] W
-    cdef long long[::1] ep
-    cdef double[:, :, ::1] S
-    cdef double[:, ::1] Pv
-    cdef double[:, :, ::1] Qm
-    cdef double[::1] RH
+    cdef SketchState st         # the state arrays; its nslots and epoch are the stepper's
+    cdef SketchSpec spec
     cdef double[::1] calib
-    cdef double lam
-    cdef double eta
-    cdef int schedule
-    cdef int loss
-    cdef int family
-    cdef int r
-    cdef long long K
     cdef Py_ssize_t p
-    # the one-row CSR arrays of a dense row, the label sign, the pass order, the counters
+    # the one-row CSR arrays of a dense row, the label sign, the pass order
     cdef double[::1] rdata
     cdef int[::1] rind
     cdef int[::1] rptr
     cdef double[::1] sv
     cdef Py_ssize_t[::1] order
-    cdef long long[::1] kt_
-    cdef long long[::1] epoch_
     cdef Buffers bf
 
     def __cinit__(self):
@@ -891,34 +937,25 @@ cdef class Stepper:
     def __dealloc__(self):
         release(&self.bf)
 
-    def __init__(self, long long[::1] colmap, double[::1] w, double[:, ::1] xbar,
-                 double[:, :, ::1] B, long long[::1] nrows, long long[::1] N,
-                 double[:, ::1] dA, double[:, ::1] dB, double[::1] delta,
-                 long long[::1] slot_col, long long[::1] cnt, long long[::1] col_slot,
-                 double[::1] W, long long[::1] ep, double[:, :, ::1] S, double[:, ::1] Pv,
-                 double[:, :, ::1] Qm, double[::1] RH, double[::1] calibration, double lam,
-                 double eta, int schedule, int loss, int family, int r, long long K):
+    def __init__(self, long long[::1] colmap, SketchState st, double[::1] calibration,
+                 SketchSpec spec):
+        """``st``: the estimator's arrays with one-value ``nslots`` and ``epoch`` arrays of
+        the stepper's own (each call sets them from its arguments)."""
         if calibration.shape[0] != 2:
             raise ValueError("Stepper: calibration must hold [A, H]")
-        self.colmap, self.w, self.xbar, self.B, self.nrows, self.N = colmap, w, xbar, B, nrows, N
-        self.dA, self.dB, self.delta, self.slot_col, self.cnt = dA, dB, delta, slot_col, cnt
-        self.col_slot, self.W, self.ep, self.S, self.Pv, self.Qm = col_slot, W, ep, S, Pv, Qm
-        self.RH, self.calib = RH, calibration
-        self.lam, self.eta, self.schedule, self.loss = lam, eta, schedule, loss
-        self.family, self.r, self.K, self.p = family, r, K, colmap.shape[0]
+        self.colmap, self.st, self.calib, self.spec = colmap, st, calibration, spec
+        self.p = colmap.shape[0]
         self.rdata = np.zeros(16)
         self.rind = np.zeros(16, dtype=np.int32)
         self.rptr = np.zeros(2, dtype=np.int32)
         self.sv = np.zeros(1)
         self.order = np.zeros(1, dtype=np.intp)
-        self.kt_ = np.zeros(1, dtype=np.int64)
-        self.epoch_ = np.zeros(1, dtype=np.int64)
 
     cdef double icpt(self, long long kt) noexcept nogil:
         """The model's intercept (0 until both classes are seen)."""
-        if self.N[0] == 0 or self.N[1] == 0:
+        if self.st.N[0] == 0 or self.st.N[1] == 0:
             return 0.0
-        return intercept_of(self.w, self.xbar, kt, self.Pv, self.RH, self.N)
+        return intercept_of(self.st.w, self.st.xbar, kt, self.st.Pv, self.st.RH, self.st.N)
 
     cdef double csr_dot(self, const double[::1] data, const int[::1] indices,
                         long long epoch) noexcept nogil:
@@ -930,11 +967,17 @@ cdef class Stepper:
             j = self.colmap[indices[k]]
             if j < 0:
                 continue
-            if self.col_slot[j] >= 0:
-                acc += data[k] * self.w[self.col_slot[j]]
+            if self.st.col_slot[j] >= 0:
+                acc += data[k] * self.st.w[self.st.col_slot[j]]
             else:
-                acc += data[k] * weight_of(j, self.W, self.ep, epoch, self.S, self.RH)
+                acc += data[k] * weight_of(j, self.st.W, self.st.ep, epoch, self.st.S,
+                                           self.st.RH)
         return acc
+
+    cdef double dense_score(self, const double* x, long long kt, long long epoch) noexcept nogil:
+        """w.x + the intercept of one dense row of p values (``decision_function``'s bits)."""
+        return dense_dot(x, 1, self.p, self.colmap, self.st.col_slot, self.st.w, self.st.W,
+                         self.st.ep, self.st.S, self.st.RH, epoch) + self.icpt(kt)
 
     cdef bint csr_ok(self, const double[::1] data, const int[::1] indices,
                      const int[::1] indptr) noexcept nogil:
@@ -954,8 +997,7 @@ cdef class Stepper:
         cdef double f
         if x.shape[0] != self.p or not finite(&x[0], self.p):
             return None
-        f = dense_dot(&x[0], 1, self.p, self.colmap, self.col_slot, self.w, self.W, self.ep,
-                      self.S, self.RH, epoch) + self.icpt(kt)
+        f = self.dense_score(&x[0], kt, epoch)
         return f if finite(&f, 1) else None
 
     def score_csr(self, const double[::1] data, const int[::1] indices,
@@ -981,8 +1023,7 @@ cdef class Stepper:
         cdef Py_ssize_t k, nnz = 0
         if x.shape[0] != self.p or not finite(&x[0], self.p):
             return None
-        f = dense_dot(&x[0], 1, self.p, self.colmap, self.col_slot, self.w, self.W, self.ep,
-                      self.S, self.RH, epoch) + self.icpt(kt)
+        f = self.dense_score(&x[0], kt, epoch)
         if not finite(&f, 1):
             return None
         for k in range(self.p):
@@ -1018,22 +1059,57 @@ cdef class Stepper:
                      long long kt, long long epoch, bint save_sketch, bint score_first,
                      bint dense):
         cdef long long t, m = m0
+        cdef SketchState st = self.st
         self.sv[0] = s
-        self.kt_[0] = kt
-        self.epoch_[0] = epoch
-        t = one_row_core(data, indices, indptr, self.sv, self.order, self.colmap, m0, self.w,
-                         self.xbar, self.B, self.nrows, self.N, self.dA, self.dB, self.delta,
-                         t0, self.lam, self.eta, self.schedule, self.loss, self.family,
-                         self.r, self.K, self.slot_col, self.kt_, self.cnt, self.col_slot,
-                         self.W, self.ep, self.S, self.Pv, self.Qm, self.RH, self.epoch_,
-                         save_sketch, &self.bf, &m)
+        st.nslots[0] = kt
+        st.epoch[0] = epoch
+        t = one_row_core(data, indices, indptr, self.sv, self.order, self.colmap, m0, st, t0,
+                         &self.spec, save_sketch, &self.bf, &m)
         if t < 0:
             return None
         if not score_first:                   # the mutant: the score after the round
             if dense:
-                f = self.csr_dot(data[:indptr[1]], indices[:indptr[1]], self.epoch_[0]) \
-                    + self.icpt(self.kt_[0])
+                f = self.csr_dot(data[:indptr[1]], indices[:indptr[1]], st.epoch[0]) \
+                    + self.icpt(st.nslots[0])
             else:
-                f = self.csr_dot(data, indices, self.epoch_[0]) + self.icpt(self.kt_[0])
+                f = self.csr_dot(data, indices, st.epoch[0]) + self.icpt(st.nslots[0])
         platt_step(&self.calib[0], f, 1.0 if s > 0 else 0.0)
-        return t, m, self.kt_[0], self.epoch_[0]
+        return t, m, st.nslots[0], st.epoch[0]
+
+
+def read_score(dict d, object x, bint lock=True):
+    """``score_one`` of a fitted model on a dense float64 row read without its lock: the
+    score of ``x`` by the model's bound :class:`Stepper` (``d`` is the model's
+    ``__dict__``), or None when the caller must take the lock and its ordinary path (the
+    lock held by another thread, hyper-parameters not checked, no stepper, another kind
+    of row, a row that is not finite or a score that is not). The check of the lock, the
+    slots in use, the epoch and the read run with the GIL held and call no Python code,
+    which makes the unlocked read safe (:mod:`sosl._core._lock`). ``lock=False`` reads
+    whoever holds the lock: a mutant for the tests only.
+    """
+    cdef PyObject* o = PyDict_GetItem(d, "_lock_")
+    cdef PyObject* kt
+    cdef PyObject* ep
+    cdef Stepper sp
+    cdef cnp.ndarray a
+    cdef double f
+    if lock and o != NULL and not reader_may_pass(<object> o):
+        return None
+    o = PyDict_GetItem(d, "_params_ok")
+    if o == NULL or <object> o is not True:
+        return None
+    o = PyDict_GetItem(d, "_stepper_")
+    kt = PyDict_GetItem(d, "n_slots_")
+    ep = PyDict_GetItem(d, "untracked_epoch_")
+    if (o == NULL or kt == NULL or ep == NULL or type(<object> o) is not Stepper
+            or type(<object> kt) is not int or type(<object> ep) is not int
+            or type(x) is not cnp.ndarray):
+        return None
+    sp = <Stepper> o
+    a = <cnp.ndarray> x
+    if (cnp.PyArray_NDIM(a) != 1 or cnp.PyArray_DIM(a, 0) != sp.p
+            or cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(a)
+            or not finite(<const double*> cnp.PyArray_DATA(a), sp.p)):
+        return None
+    f = sp.dense_score(<const double*> cnp.PyArray_DATA(a), <object> kt, <object> ep)
+    return f if finite(&f, 1) else None

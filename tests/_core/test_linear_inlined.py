@@ -102,8 +102,8 @@ def test_inlined_pass_with_the_platt_step_equals_the_round_loop():
 
 @pytest.mark.parametrize("p", [8, 20, 13])           # 13: the round loop on both sides
 def test_partial_fit_chunks_through_the_inlined_batch_equal_the_round_loop(p):
-    """``partial_fit`` in chunks (the stepper's batch path, scores from the old w, four rows
-    at a time in the inlined pass and one by one in the round loop) gives the same model,
+    """``partial_fit`` in chunks (the stepper's batch path, scores from the old w, in the
+    inlined pass and in the round loop) gives the same model,
     calibration included, to the bit with and without the inlined pass, for 0/1 labels and
     others; a chunk with a NaN row is refused and leaves the model as it was on both."""
     from sosl import OAUCM, OAUCS
@@ -115,8 +115,7 @@ def test_partial_fit_chunks_through_the_inlined_batch_equal_the_round_loop(p):
             old = _linear.set_inlined_pass(inlined)
             try:
                 m = cls(lam=0.05).fit(X[:200], y[:200])
-                # 3, 8, 250, 250, 250, 239 rows: the batch's scores come four rows at a
-                # time with a tail of 0 to 3 rows on its own (a chunk of 3: only the tail)
+                # chunks of 3, 8, 250, 250, 250 and 239 rows
                 cuts = [200, 203, 211, 461, 711, 961, 1200]
                 for a, b in zip(cuts[:-1], cuts[1:]):
                     m.partial_fit(X[a:b], y[a:b])
