@@ -17,13 +17,17 @@ and hands every row to a :class:`MemoryController`, which
    seen), and the step schedule restarts from ``memory`` rounds (a ``1/(lam t)`` step
    becomes large again, so the weights turn towards the new concept). In calm stretches
    nothing is forgotten: the memory grows by one row per row, back to the paper's
-   learner, which is what a stationary stream calls for.
+   learner, which is what a stationary stream calls for. With labels ``label_delay``
+   rows late, a change is answered only after a concept that lasted more than twice
+   the delay (:meth:`MemoryController.due`).
 
 Why this signal
 ---------------
-The class means of the scores are what the moment learners keep already (the score of a
-class mean is ``w.xbar_k``, O(p) per row; FTRL-AUC keeps the classes' mean scores
-themselves). A row of class k scores, on a stationary stream, around its class's mean
+The class means are what the moment learners keep already (the score of a class mean
+under the current weights is ``w.xbar_k``, O(p) per row; the sketch reads it from its
+slots and untracked sums; FTRL-AUC, which keeps only running means of the scores its
+rows got on arrival, gets the class sums of :class:`ClassMeanScores`). A row of class k
+scores, on a stationary stream, around its class's mean
 score with a mean offset of zero (the mean is over earlier rows of the same
 distribution): the reference of the test is known, zero, so the test needs no running
 mean that a change soon after a restart would contaminate. A concept drift moves a class
@@ -51,7 +55,7 @@ measures it). Page-Hinkley (running mean as the reference) or ADWIN (river's, a 
 the mean either way, O(log n) per row) can be passed as ``detector=``.
 
 Cost per row (on top of the learner's round): the reference scores of the class means,
-O(p) (a moment learner; O(1) for FTRL-AUC), and O(1) for the signal and CUSUM; river's
+O(p) (a moment learner; O(nnz) for FTRL-AUC's sums), and O(1) for the signal and CUSUM; river's
 ADWIN, O(log n) amortised. A batch (``fit``, ``partial_fit``) is scored in chunks of
 :data:`CHUNK` rows before their rounds.
 """
@@ -291,7 +295,7 @@ class MemoryController:
         (FTRL-AUC).
     """
 
-    #: rows of a class its baseline holds before the class is tested: the offset of the
+    #: rows of a class its baseline holds before its detector runs: the offset of the
     #: rows of a rare class shrinks as the model sees more of them (the weights fit the
     #: class's first rows better than its next ones), and a mean over fewer rows has a
     #: standard error (1 / sqrt(n) in the signal's units) not well below ``Cusum.delta``
