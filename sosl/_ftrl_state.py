@@ -29,7 +29,7 @@ AUTO_GAMMA = 0.5
 #: the estimator's hyper-parameters and their defaults (``FTRLAUC().get_params()``)
 DEFAULTS: dict[str, Any] = {
     "gamma": "auto", "beta": 1.0, "l1": 0.0, "l2": 0.0, "shuffle": False,
-    "random_state": None, "forgetting": 1.0, "detector": None,
+    "random_state": None, "forgetting": 1.0, "detector": None, "label_delay": 0,
 }
 #: the fitted attributes that make up the state
 STATE_NAMES = ("w_", "z_", "sq_grad_", "counts_", "mean_scores_")
