@@ -67,7 +67,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._capabilities import Capabilities, register
+from ._capabilities import UNSCALED, Capabilities, register
 from ._capabilities import model_lock as _model_lock
 from ._capabilities import same as _same
 from ._core._numeric import sigmoid, sigmoid_one
@@ -415,6 +415,14 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
             Importance weight of the instance (river's name), as ``sample_weight`` of
             :meth:`partial_fit`: 0 leaves the model unchanged (the row is still checked).
         """
+        if classes is None and w == 1.0:
+            fast = self.capabilities.compiled_round
+            if fast is not None:
+                R = fast(self.__dict__, x, y)
+                if R is not None:
+                    if R > UNSCALED:
+                        self._warn_unscaled(R)      # type: ignore[attr-defined]
+                    return
         d = self.__dict__
         lock = d.get("_lock_")
         with lock if lock is not None else _model_lock(d):

@@ -36,8 +36,8 @@ import numpy as np
 from ._core._blas import one_blas_thread
 from ._core._lock import ModelLock
 
-__all__ = ["Capabilities", "Domain", "REGISTRY", "changes", "register", "check_domains",
-           "model_lock", "same"]
+__all__ = ["Capabilities", "Domain", "REGISTRY", "UNSCALED", "changes", "register",
+           "check_domains", "model_lock", "same"]
 
 
 def model_lock(d: dict) -> Any:
@@ -171,6 +171,10 @@ def check_calibration(calibration: Any, where: str) -> np.ndarray:
     return c
 
 
+#: the largest |x| a learner that rescales nothing accepts without a warning
+UNSCALED = 1e4
+
+
 # -- the record ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Capabilities:
@@ -235,6 +239,13 @@ class Capabilities:
     call_scratch : tuple of str
         Instance attributes valid within one call only (e.g. rows the pass mapped, kept
         for the scores that follow it): dropped when the call ends, failed or not.
+    compiled_round : callable or None
+        ``f(model.__dict__, x, y)``: ``learn_one``'s round of a fitted model played in
+        compiled code with the model's lock taken there (weight 1, no ``classes``).
+        It returns the largest ``|x|`` seen so far once the round is played (the base
+        then warns through ``_warn_unscaled`` above :data:`UNSCALED`), or None with
+        nothing changed, and the base's path plays the round (the lock held elsewhere, a
+        row or a state the compiled round does not cover).
     """
 
     merge: str | None = None
@@ -254,12 +265,13 @@ class Capabilities:
     decision_warns: bool = True
     scratch: tuple[str, ...] = ()
     call_scratch: tuple[str, ...] = ()
+    compiled_round: Any = None
 
     #: the fields a subclass inherits without declaring its own record: the value domains,
     #: the adapter hint and the pass traits (a subclass changing its pass says so)
     INHERITED = ("domains", "per_call_o_p", "sparse_input", "pass_checks_finite",
                  "platt_in_pass", "pass_takes_identity", "one_row_by_copy", "weighted",
-                 "decision_warns", "scratch", "call_scratch")
+                 "decision_warns", "scratch", "call_scratch", "compiled_round")
 
     def __post_init__(self):
         if self.sparse_input not in (False, True, "blocks", "storage"):

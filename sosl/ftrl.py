@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import drift as _drift
 from ._base import BaseOnlineAUC, _model_lock
-from ._capabilities import Capabilities, Domain
+from ._capabilities import UNSCALED, Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _linear
 from ._core._blas import one_blas_thread
@@ -47,7 +47,7 @@ _SAFE_ABS = 1e50
 _NO_CONTEXT = contextlib.nullcontext()
 
 #: max |x| above which the learner warns once that the features are not scaled
-_UNSCALED = 1e4
+_UNSCALED = UNSCALED
 #: largest |w.a| (and sqrt(w' Sigma w)) allowed by the no-copy argument of ``_backup_names``
 _SAFE_MARGIN = 1e150
 
@@ -101,7 +101,7 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         # the first non-finite row; a weighted pass; the Platt steps and the identity
         # order inside the pass; validated rows reach the typed decision_rows (no warnings)
         sparse_input="blocks", pass_checks_finite=True, weighted=True, platt_in_pass=True,
-        pass_takes_identity=True, decision_warns=False)
+        pass_takes_identity=True, decision_warns=False, compiled_round=_linear.learn_row)
 
     _loss = int(Loss.LOSS_M)
     _state_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
@@ -248,20 +248,6 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
                       and type(self)._learn_one_in_place
                       is _LinearSOSL._learn_one_in_place)
         return st
-
-    def learn_one(self, x: ArrayLike, y: Any, classes: ArrayLike | None = None,
-                  w: float = 1.0) -> None:
-        # a fitted model's round with the lock taken in compiled code (the stepper's
-        # one_row flag says when that round is _learn_one_in_place's); else the base path
-        if classes is None and w == 1.0:
-            R = _linear.learn_row(self.__dict__, x, y)
-            if R is not None:
-                if R > _UNSCALED:
-                    self._warn_unscaled(R)
-                return
-        super().learn_one(x, y, classes, w)
-
-    learn_one.__doc__ = BaseOnlineAUC.learn_one.__doc__
 
     def _learn_one_in_place(self, x, s):
         if type(x) is not np.ndarray:
