@@ -8,6 +8,8 @@ Three jobs, each file generated under a temporary directory (never committed):
 * ``text``: ``--text-rows`` generated messages (``label<TAB>words``; each class leans on its
   own words), hashed into 2^18 columns by both tools.
 * ``stdin``: the ``libsvm`` job with the file piped to standard input.
+* ``corpus`` (with ``--corpus FILE[:POSITIVE]``): a real ``label<TAB>text`` file, e.g. the
+  SMS spam collection of the shared data, hashed into 2^18 columns by both tools.
 * ``tiny``: the first 10 rows of the ``libsvm`` file (start-up: imports and set-up).
 
 sosl reads the LIBSVM width from the rows as they come (no ``--n-features``); a ``--before``
@@ -24,6 +26,7 @@ before/after ratios come from one run. VW runs through its Python package
 
     python benchmarks/bench_cli.py [--rows 2000000] [--text-rows 200000] [--repeat 3]
                                    [--before /path/to/main] [--jobs libsvm,text,stdin,tiny]
+                                   [--corpus $SOSL_DATA_DIR/highdim/SMSSpamCollection:spam]
 """
 
 import argparse
@@ -90,6 +93,23 @@ def make_text(path, vw_path, n, seed=0):
             g.write(f"{1 if spam else -1} |w {text}\n")
 
 
+def make_corpus(src, positive, path, vw_path):
+    """A user's ``label<TAB>text`` file (e.g. the SMS spam collection) as the two tools
+    read it: whitespace runs made one space; for VW the label as +1/-1 and ``:``/``|``
+    (its syntax) made spaces. Returns the number of rows."""
+    n = 0
+    with open(src, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g, \
+            open(vw_path, "w", encoding="utf-8") as h:
+        for line in f:
+            label, _, text = line.rstrip("\n").partition("\t")
+            text = " ".join(text.split())
+            g.write(f"{label}\t{text}\n")
+            vw_text = text.replace(":", " ").replace("|", " ")
+            h.write(f"{1 if label == positive else -1} |w {vw_text}\n")
+            n += 1
+    return n
+
+
 def prog_auc(pred_path, labels):
     pred = np.loadtxt(pred_path, usecols=0)
     return roc_auc_score(labels[1:], pred[1:])
@@ -104,6 +124,9 @@ def main():
     ap.add_argument("--jobs", default="libsvm,text,stdin,tiny")
     ap.add_argument("--blocks", default="1,1000", help="--block values of the sosl runs")
     ap.add_argument("--tmp", default=None, help="where the generated files go (kept)")
+    ap.add_argument("--corpus", default=None, metavar="FILE[:POSITIVE]",
+                    help="adds the job 'corpus': a label<TAB>text file of your own (the "
+                         "positive label after a colon, default spam)")
     args = ap.parse_args()
 
     py = sys.executable
@@ -114,6 +137,13 @@ def main():
     have_vw = subprocess.run([py, "-c", "import vowpalwabbit"], capture_output=True
                              ).returncode == 0
     jobs = args.jobs.split(",")
+    corpus_rows, corpus_positive = 0, "spam"
+    corpus, corpus_vw = tmp / "corpus.tsv", tmp / "corpus.vw"
+    if args.corpus:
+        src, _, corpus_positive = args.corpus.partition(":")
+        corpus_positive = corpus_positive or "spam"
+        corpus_rows = make_corpus(src, corpus_positive, corpus, corpus_vw)
+        jobs.append("corpus")
     blocks = [int(b) for b in args.blocks.split(",")]
 
     svm, svm_vw = tmp / f"rows{args.rows}.svm", tmp / f"rows{args.rows}.vw"
@@ -168,23 +198,23 @@ def main():
                                    [py, "-m", "vowpalwabbit", "--loss_function", "logistic",
                                     "-b", "18", "--quiet", "-d", str(tiny_vw)], env_after,
                                    None, None, 10))
-        elif job == "text":
-            for b in blocks:
-                pred = tmp / f"text_after_{b}.pred"
-                contenders.append((job, f"sosl learn --block {b}",
-                                   [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
-                                    "-b", "18", "--progress", "0", "-q", "--block", str(b),
-                                    "-p", str(pred)], env_after, None, pred, args.text_rows))
-            for b in blocks if env_before is not None else ():
-                pred = tmp / f"text_before_{b}.pred"
-                contenders.append((job, f"before: sosl learn --block {b}",
-                                   [py, "-m", "sosl", "learn", str(txt), "--positive", "spam",
-                                    "-b", "18", "--progress", "0", "-q", "--block", str(b),
-                                    "-p", str(pred)], env_before, None, pred, args.text_rows))
+        elif job in ("text", "corpus"):
+            data, data_vw, positive, rows = ((txt, txt_vw, "spam", args.text_rows)
+                                             if job == "text" else
+                                             (corpus, corpus_vw, corpus_positive, corpus_rows))
+            sides = [("", env_after)] + ([("before: ", env_before)] if env_before else [])
+            for tag, env in sides:
+                for b in blocks:
+                    pred = tmp / f"{job}_{'before' if tag else 'after'}_{b}.pred"
+                    contenders.append((job, f"{tag}sosl learn --block {b}",
+                                       [py, "-m", "sosl", "learn", str(data), "--positive",
+                                        positive, "-b", "18", "--progress", "0", "-q",
+                                        "--block", str(b), "-p", str(pred)], env, None, pred,
+                                       rows))
             if have_vw:
-                pred = tmp / "text_vw.pred"
+                pred = tmp / f"{job}_vw.pred"
                 contenders.append((job, "vw --loss_function logistic -b 18",
-                                   vw(txt_vw, pred), env_after, None, pred, args.text_rows))
+                                   vw(data_vw, pred), env_after, None, pred, rows))
 
     best = {i: (np.inf, np.inf) for i in range(len(contenders))}
     t0 = time.time()
@@ -201,8 +231,8 @@ def main():
     vw_cpu = {c[0]: best[i][0] for i, c in enumerate(contenders) if c[1].startswith("vw")}
     for i, (job, name, _cmd, _env, _stdin, pred, rows) in enumerate(contenders):
         if job not in labels:
-            src = {"text": txt_vw, "tiny": tiny_vw}.get(job, svm_vw)
-            with open(src) as f:
+            src = {"text": txt_vw, "tiny": tiny_vw, "corpus": corpus_vw}.get(job, svm_vw)
+            with open(src, encoding="utf-8") as f:
                 labels[job] = np.array([ln.split(" ", 1)[0] == "1" for ln in f], dtype=int)
         cpu, rss = best[i]
         auc = prog_auc(pred, labels[job]) if pred is not None else float("nan")

@@ -9,8 +9,11 @@ becomes one matrix:
   here, so that the message names the line), handed out as plain CSR arrays
   (:class:`Rows`) to the command line's engine, which runs without SciPy, or as the matrix
   the estimators take;
-* LIBSVM hashed, CSV, ``label<TAB>text`` and Vowpal Wabbit's text format: line by line
-  here, the text hashed by scikit-learn's ``HashingVectorizer`` / ``FeatureHasher``.
+* ``label<TAB>text``: hashed by the compiled :func:`sosl._core._reader.hash_words`, which
+  gives scikit-learn's ``HashingVectorizer`` columns and values (text that is not ASCII is
+  tokenized here first, with that vectorizer's lowercasing and token pattern);
+* LIBSVM hashed, CSV and Vowpal Wabbit's text format: line by line here (VW's names and
+  hashed LIBSVM columns through scikit-learn's ``FeatureHasher``).
 
 Whether a file is labelled is decided once, by its first row; a later row that differs
 (a missing field, a missing label) is an error naming its line.
@@ -23,6 +26,7 @@ import itertools
 import lzma
 import math
 import os
+import re
 import sys
 import warnings
 
@@ -34,6 +38,8 @@ DENSE_MAX = 1000
 MAX_INDEX = 2**31 - 2
 _POSITIVE_TOKENS = {"1", "+1", "1.0", "+1.0", "true", "yes"}
 _NEGATIVE_TOKENS = {"0", "-1", "0.0", "-1.0", "false", "no"}
+#: scikit-learn's default token pattern (HashingVectorizer's), for text that is not ASCII
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _MAGIC = ((b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)), (b"BZh", bz2.BZ2File),
           (b"\xfd7zXZ\x00", lzma.LZMAFile))
 
@@ -459,21 +465,22 @@ class FeatureSpec:
         joined = "\n".join(texts)
         if joined.isascii():
             return self._hashed_words(joined.encode("ascii"), len(texts)), y, None
-        if self._hasher is None:
-            from sklearn.feature_extraction.text import HashingVectorizer
-            self._hasher = HashingVectorizer(n_features=2 ** self.hash_bits,
-                                             ngram_range=(1, self.ngram))
-        return _csr(self._hasher.transform(texts)), y, None
+        # other text: scikit-learn's analyzer (lowercase, then its token pattern) here,
+        # the tokens of each document joined by spaces and hashed by the same kernel
+        tokens = "\n".join(" ".join(_TOKEN.findall(t.lower())) for t in texts)
+        return self._hashed_words(tokens.encode("utf-8"), len(texts), True), y, None
 
-    def _hashed_words(self, block, n_docs):
-        """The compiled HashingVectorizer (:func:`sosl._core._reader.hash_words`, the same
-        columns and values as scikit-learn's on ASCII text) on ``n_docs`` documents."""
+    def _hashed_words(self, block, n_docs, tokens_given=False):
+        """The compiled HashingVectorizer (:func:`sosl._core._reader.hash_words`: the same
+        columns and values as scikit-learn's ``HashingVectorizer(n_features,
+        ngram_range=(1, ngram))``) on ``n_docs`` documents."""
         from ._core._reader import hash_words
 
         cap = self.ngram * ((len(block) + 1) // 3 + 2)
         val, idx = np.empty(cap), np.empty(cap, dtype=np.int32)
         ptr = np.empty(n_docs + 1, dtype=np.int32)
-        nnz = hash_words(block, 2 ** self.hash_bits, self.ngram, val, idx, ptr)
+        nnz = hash_words(block, 2 ** self.hash_bits, self.ngram, val, idx, ptr,
+                         tokens_given)
         X = Rows(val[:nnz].copy(), idx[:nnz].copy(), ptr, (n_docs, 2 ** self.hash_bits))
         if self._raw:
             return X

@@ -205,7 +205,7 @@ sys.exit(code)
 def test_learn_and_score_import_neither_sklearn_nor_scipy(tmp_path, fmt):
     text = _svm_text(10, 3, seed=6)
     if fmt == "tsv":
-        text = "".join(f"{i % 2}\t{'free prize' if i % 2 else 'see you'} msg{i}\n"
+        text = "".join(f"{i % 2}\t{'free prize' if i % 2 else 'à bientôt'} msg{i}\n"
                        for i in range(10))
     if fmt == "csv":
         rows = []
@@ -218,7 +218,7 @@ def test_learn_and_score_import_neither_sklearn_nor_scipy(tmp_path, fmt):
             rows.append(",".join([label.replace("+", "").replace("-1", "0")] + x))
         text = "\n".join(rows) + "\n"
     data = tmp_path / f"r.{fmt}"
-    data.write_text(text)
+    data.write_text(text, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for argv in (["learn", str(data), "-f", str(tmp_path / "m.npz"), "-p",
                   str(tmp_path / "p.txt")],
@@ -327,6 +327,38 @@ def test_hash_words_equals_reference_and_hashing_vectorizer(bits, ngram):
         val, idx, ptr = _hash(fn, docs, bits, ngram)
         assert np.array_equal(ptr, X.indptr) and np.array_equal(idx, X.indices)
         assert np.array_equal(val, X.data)                  # the same bits
+
+
+_UNICODE = ["Café", "CAFÉ", "naïve", "ÜBER", "straße", "日本語", "ok", "Ωmega", "x", "é",
+            "naïve-e", "l'été", "₂₃", "ǅemal", "İstanbul"]
+
+
+@pytest.mark.parametrize("ngram", [1, 2])
+def test_text_that_is_not_ascii_is_hashed_as_hashing_vectorizer(ngram):
+    """The reader's path for text that is not ASCII (tokens found by the regular
+    expression, hashed by the kernel with ``tokens_given``) equals scikit-learn's
+    HashingVectorizer bit for bit, as does the reference; the mutant (the UTF-8 bytes
+    handed to the ASCII tokenizer, which splits at every non-ASCII byte) does not."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from sosl._core import _reader, _reader_ref
+    from sosl._reader import _TOKEN
+
+    rng = np.random.default_rng(ngram)
+    docs = [" ".join(rng.choice(_UNICODE + _WORDS, size=rng.integers(0, 10)))
+            for _ in range(200)] + ["", "日本 語", "ÉÉ"]
+    X = HashingVectorizer(n_features=2 ** 18, ngram_range=(1, ngram)).transform(docs)
+    X.sum_duplicates()
+    block = "\n".join(" ".join(_TOKEN.findall(d.lower())) for d in docs).encode("utf-8")
+    for fn in (_reader.hash_words, _reader_ref.hash_words):
+        cap = ngram * ((len(block) + 1) // 3 + 2)
+        val, idx = np.zeros(cap), np.zeros(cap, dtype=np.int32)
+        ptr = np.zeros(len(docs) + 1, dtype=np.int32)
+        nnz = fn(block, 2 ** 18, ngram, val, idx, ptr, True)
+        assert np.array_equal(ptr, X.indptr) and np.array_equal(idx[:nnz], X.indices)
+        assert np.array_equal(val[:nnz], X.data)
+    nnz = _reader.hash_words(block, 2 ** 18, ngram, val, idx, ptr)     # mutant
+    assert not (np.array_equal(ptr, X.indptr) and np.array_equal(idx[:nnz], X.indices))
 
 
 def test_hash_words_check_catches_a_mutant(monkeypatch):

@@ -292,7 +292,7 @@ cdef int _cmp_keys(const void* a, const void* b) noexcept nogil:
 
 
 def hash_words(bytes block, long long n_features, int ngram, double[::1] val,
-               int[::1] idx, int[::1] indptr):
+               int[::1] idx, int[::1] indptr, bint tokens_given=False):
     """scikit-learn's ``HashingVectorizer(n_features, ngram_range=(1, ngram))`` on the
     ASCII documents of ``block``, one a line (``\\\\n``-separated; the caller checks
     ASCII): tokens are the runs of 2 or more of ``[A-Za-z0-9_]``, lowercased; word n-grams
@@ -301,7 +301,10 @@ def hash_words(bytes block, long long n_features, int ngram, double[::1] val,
     summed per column (columns sorted, zero sums kept) and divided by the row's l2 norm
     (sum of squares in column order; a zero row left as is).
 
-    ``indptr`` needs one value per document plus one; ``idx`` and ``val`` room for
+    ``tokens_given=True``: the documents are already tokenized and lowercased (UTF-8
+    tokens of 2 or more characters separated by single spaces, as the caller's regular
+    expression found them): a token is a run of bytes other than the space, hashed as it
+    is. ``indptr`` needs one value per document plus one; ``idx`` and ``val`` room for
     ``ngram`` entries per possible token (a token and a separator: 3 bytes). Returns the
     number of stored entries.
     """
@@ -330,11 +333,11 @@ def hash_words(bytes block, long long n_features, int ngram, double[::1] val,
                 n_tok = 0
                 a = i
                 while a < j:
-                    if not _word(s[a]):
+                    if not (s[a] != 32 if tokens_given else _word(s[a])):
                         a += 1
                         continue
                     b = a
-                    while b < j and _word(s[b]):
+                    while b < j and (s[b] != 32 if tokens_given else _word(s[b])):
                         b += 1
                     if b - a >= 2:
                         starts[n_tok] = a

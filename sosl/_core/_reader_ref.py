@@ -90,16 +90,17 @@ def _murmur3(key):
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def hash_words(block, n_features, ngram, val, idx, indptr):
+def hash_words(block, n_features, ngram, val, idx, indptr, tokens_given=False):
     """Same signature and outputs as the kernel: the documents of ``block`` tokenized by
-    the regular expression, n-grams joined by a space, hashed, summed per column, l2
-    normalised."""
+    the regular expression (or split at spaces when ``tokens_given``), n-grams joined by
+    a space, hashed, summed per column, l2 normalised."""
     import re
 
     nnz = 0
     indptr[0] = 0
     for row, doc in enumerate(block.split(b"\n")):
-        tokens = re.findall(rb"\b[A-Za-z0-9_]{2,}\b", doc.lower())
+        tokens = ([t for t in doc.split(b" ") if t] if tokens_given
+                  else re.findall(rb"\b[A-Za-z0-9_]{2,}\b", doc.lower()))
         grams = [b" ".join(tokens[i:i + m]) for m in range(1, ngram + 1)
                  for i in range(len(tokens) - m + 1)]
         sums = {}
