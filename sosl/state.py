@@ -47,7 +47,7 @@ with the step ``1/(lam (T + 1))`` of a model that played all T rounds. Its Platt
 
 Merging one state returns it unchanged (bit for bit).
 
-**Files.** Store a state or a model with :func:`sosl.io.save` (or :meth:`LearnerState.save`):
+**Files.** Store a state or a model with :func:`sosl.io.save` (read back by :func:`sosl.io.load`):
 plain arrays and JSON, read back without running code. A pickled state or model runs
 whatever code the pickle holds when it is read: unpickle only what you wrote yourself.
 
@@ -129,18 +129,6 @@ class LearnerState:
     calibration: np.ndarray
     feature_names: Any = None
     version: int = field(default=STATE_VERSION)
-
-    def save(self, path: Any, *, meta: dict | None = None) -> None:
-        """Write this state to ``path`` in sosl's safe file format (:func:`sosl.io.save`)."""
-        from .io import save
-        save(self, path, meta=meta)
-
-    @classmethod
-    def load(cls, path: Any, *, allow_pickle: bool = False) -> LearnerState:
-        """The state stored in ``path`` by :meth:`save` (:func:`sosl.io.load_state`; a
-        pickle is refused unless ``allow_pickle=True``)."""
-        from .io import load_state
-        return load_state(path, allow_pickle=allow_pickle)[0]
 
 
 def _learner(name: Any) -> Any:

@@ -142,14 +142,9 @@ def _circles(graph):
             for m in graph if m in reached[m]}
 
 
-#: the import circles left in the package, each to be broken (the set may only shrink): a
-#: LearnerState's save/load methods call sosl.io, which reads and writes LearnerStates
-KNOWN_CIRCLES = {frozenset({"sosl.io", "sosl.state"})}
-
-
-def test_no_import_circle_in_the_package_but_the_known_ones():
+def test_no_import_circle_in_the_package():
     g = _graph()
-    assert _circles(g) == KNOWN_CIRCLES
+    assert _circles(g) == set()
     assert "sosl.datasets._loaders" in g["sosl.datasets._download"]
     # the mutant: the loaders importing the downloader again (as they did for the checksums,
     # now in datasets._checksum) closes a circle the test names
