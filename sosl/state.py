@@ -47,8 +47,8 @@ with the step ``1/(lam (T + 1))`` of a model that played all T rounds. Its Platt
 
 Merging one state returns it unchanged (bit for bit).
 
-**Files.** Store a state or a model with :func:`sosl.io.save` (read back by :func:`sosl.io.load`):
-plain arrays and JSON, read back without running code. A pickled state or model runs
+**Files.** Store a state or a model with :func:`sosl.io.save`: plain arrays and JSON,
+read back by :func:`sosl.io.load` without running code. A pickled state or model runs
 whatever code the pickle holds when it is read: unpickle only what you wrote yourself.
 
 The state size of OAUC-M/OAUC-S at p features is ``2 p^2 + 3 p + 3`` numbers that matter
