@@ -74,6 +74,7 @@ from ._core._numeric import sigmoid, sigmoid_one
 from ._input import (
     _check_binary,
     _finite_array,
+    _max_abs,
     _one_row,
     _two_numbers,
 )
@@ -179,8 +180,11 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
 
     def _finite_X(self, X) -> bool:
         """Whether the dense float64 C-contiguous batch ``X`` of a fitted model is finite
-        (``partial_fit``'s fast path); a learner that needs another statistic of ``X`` may
-        compute it in the same pass."""
+        (``partial_fit``'s fast path); with ``capabilities.scan_max_abs`` the same scan
+        takes max |X|, remembered for the pass (``sosl._input._max_abs``)."""
+        if self.capabilities.scan_max_abs:
+            R = _max_abs(X)
+            return R == R                       # NaN unless every entry is finite
         return bool(np.isfinite(X).all())
 
     def _backup_names(self, X) -> tuple | dict:
@@ -499,7 +503,8 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
                 )
             s = None
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True, sw=sw)
+        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True, sw=sw,
+                    final=True)
 
     def _partial_fit(self, X, y, classes, sample_weight=None):
         first = not hasattr(self, "classes_")
