@@ -149,6 +149,10 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
     #: names of the fitted attributes that make up the learner's state
     _state_names: tuple[str, ...] = ()
 
+    if TYPE_CHECKING:
+        # a learner's own, called only when its record sets ``one_row_score``
+        def _one_row_score(self, x: Any) -> float | None: ...
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         register(cls)
@@ -585,18 +589,23 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
         u = self.calibration_[0] * f
         return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
 
-    @_locked
     def predict_proba_one(self, x: ArrayLike) -> dict:
         """``{label: probability}`` of one instance (river's convention)."""
-        f = self.score_one(x)
-        # the math module's sigmoid of one float (NumPy's costs far more on a scalar)
-        p1 = sigmoid_one(float(self.calibration_[0]) * f)
-        c = self.classes_
-        if c.dtype.kind != "O":                 # Python scalars, as .item() gives them
-            k0, k1 = c.tolist()
-        else:
-            k0, k1 = (v.item() if hasattr(v, "item") else v for v in c)
-        return {k0: 1.0 - p1, k1: p1}
+        d = self.__dict__
+        lock = d.get("_lock_")
+        # one hold for the score and the slope, so both are of the same model; a learner
+        # whose record says so scores here without re-entering the lock (score_one does)
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x) if self.capabilities.one_row_score else None
+            if f is None:
+                f = self.score_one(x)
+            # the math module's sigmoid of one float (NumPy's costs far more on a scalar)
+            p1 = sigmoid_one(float(d["calibration_"][0]) * f)
+            signs = d.get("_signs_")                # the labels in classes_ order, as
+            if signs is None:                       # Python scalars (a pickle without them)
+                signs = [v.item() if hasattr(v, "item") else v for v in d["classes_"]]
+            negative, positive = signs
+            return {negative: 1.0 - p1, positive: p1}
 
     def _finite_scores(self, scores):
         if not _finite_array(scores):
