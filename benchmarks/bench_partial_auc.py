@@ -128,7 +128,7 @@ def budget_report(model, X, y, window):
     of ``window`` negatives in the given order; the budget's promise is stated for that
     window (``budget_window``, which only sets the threshold, not the learning)."""
     model.set_params(budget_window=window)
-    pred = model.predict(X, budget=True) == model.classes_[1]
+    pred = model.predict_at_budget(X) == model.classes_[1]
     neg = np.flatnonzero(y == 0)
     over, n_win = 0, 0
     for a in range(0, neg.shape[0] - window + 1, window):
@@ -139,7 +139,7 @@ def budget_report(model, X, y, window):
     return (over / n_win if n_win else float("nan")), tpr, n_win
 
 
-def prequential_budget(X, y, chunk, kw=None, rule=True):
+def prequential_budget(X, y, chunk, kw=None, rule="quantile"):
     """The budget on the stream itself: the rows in a seeded order, ``chunk`` rows at a
     time, each chunk predicted with the budget of the model before it, then learned. Returns
     (share of chunks whose realised FPR exceeds max_fpr, TPR over those chunks, chunks), over
@@ -153,7 +153,7 @@ def prequential_budget(X, y, chunk, kw=None, rule=True):
     model.partial_fit(X[:start], y[:start], classes=[0, 1])
     for a in range(start, X.shape[0] - chunk + 1, chunk):
         Xc, yc = X[a:a + chunk], y[a:a + chunk]
-        pred = model.predict(Xc, budget=rule) == 1
+        pred = model.predict_at_budget(Xc, rule=rule) == 1
         if (yc == 0).any():
             n += 1
             over += pred[yc == 0].mean() > model.max_fpr
@@ -219,9 +219,9 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
         if libauc:
             continue
         chunk = 1000 if X.shape[0] > 10_000 else 200
-        for rule in (True, "moments"):
+        for rule in ("quantile", "moments"):
             over, tpr, n = prequential_budget(X, y, chunk, kw, rule)
-            print(f"  {name}: prequential FPR budget ({'quantile' if rule is True else rule}), "
+            print(f"  {name}: prequential FPR budget ({rule}), "
                   f"chunks of {chunk} rows: {over:.3f} of {n} chunks over max_fpr, TPR at the "
                   f"budget {tpr:.3f}", flush=True)
     return rows

@@ -74,6 +74,7 @@ from ._core._numeric import sigmoid, sigmoid_one
 from ._input import (
     _check_binary,
     _finite_array,
+    _max_abs,
     _one_row,
     _two_numbers,
 )
@@ -148,6 +149,10 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
     #: names of the fitted attributes that make up the learner's state
     _state_names: tuple[str, ...] = ()
 
+    if TYPE_CHECKING:
+        # a learner's own, called only when its record sets ``one_row_score``
+        def _one_row_score(self, x: Any) -> float | None: ...
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         register(cls)
@@ -179,8 +184,11 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
 
     def _finite_X(self, X) -> bool:
         """Whether the dense float64 C-contiguous batch ``X`` of a fitted model is finite
-        (``partial_fit``'s fast path); a learner that needs another statistic of ``X`` may
-        compute it in the same pass."""
+        (``partial_fit``'s fast path); with ``capabilities.scan_max_abs`` the same scan
+        takes max |X|, remembered for the pass (``sosl._input._max_abs``)."""
+        if self.capabilities.scan_max_abs:
+            R = _max_abs(X)
+            return R == R                       # NaN unless every entry is finite
         return bool(np.isfinite(X).all())
 
     def _backup_names(self, X) -> tuple | dict:
@@ -507,7 +515,8 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
                 )
             s = None
         self._start(X.shape[1], classes)
-        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True, sw=sw)
+        self._learn(X, self._signs(y, known=True) if s is None else s, fresh=True, sw=sw,
+                    final=True)
 
     def _partial_fit(self, X, y, classes, sample_weight=None):
         first = not hasattr(self, "classes_")
@@ -588,18 +597,23 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
         u = self.calibration_[0] * f
         return np.column_stack([-np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)])
 
-    @_locked
     def predict_proba_one(self, x: ArrayLike) -> dict:
         """``{label: probability}`` of one instance (river's convention)."""
-        f = self.score_one(x)
-        # the math module's sigmoid of one float (NumPy's costs far more on a scalar)
-        p1 = sigmoid_one(float(self.calibration_[0]) * f)
-        c = self.classes_
-        if c.dtype.kind != "O":                 # Python scalars, as .item() gives them
-            k0, k1 = c.tolist()
-        else:
-            k0, k1 = (v.item() if hasattr(v, "item") else v for v in c)
-        return {k0: 1.0 - p1, k1: p1}
+        d = self.__dict__
+        lock = d.get("_lock_")
+        # one hold for the score and the slope, so both are of the same model; a learner
+        # whose record says so scores here without re-entering the lock (score_one does)
+        with lock if lock is not None else _model_lock(d):
+            f = self._one_row_score(x) if self.capabilities.one_row_score else None
+            if f is None:
+                f = self.score_one(x)
+            # the math module's sigmoid of one float (NumPy's costs far more on a scalar)
+            p1 = sigmoid_one(float(d["calibration_"][0]) * f)
+            signs = d.get("_signs_")                # the labels in classes_ order, as
+            if signs is None:                       # Python scalars (a pickle without them)
+                signs = [v.item() if hasattr(v, "item") else v for v in d["classes_"]]
+            negative, positive = signs
+            return {negative: 1.0 - p1, positive: p1}
 
     def _finite_scores(self, scores):
         if not _finite_array(scores):

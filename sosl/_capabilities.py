@@ -230,6 +230,20 @@ class Capabilities:
         ``_run_pass`` takes the row weights as a fifth argument (its weighted form is
         documented by the learner); otherwise only weights 0 and 1 are accepted (rows
         of weight 0 are left out before the pass).
+    scan_max_abs : bool
+        The finiteness scan of a fitted model's dense batch (``partial_fit``'s fast path)
+        also takes max |x| (``sosl._input._max_abs``, remembered for the array), which
+        ``_backup_names`` or the pass reads next (OAUC-M's bound): one scan, not two.
+    final_fit_pass : bool
+        ``_run_pass`` takes ``final=True`` on the last pass call of ``fit`` (never of
+        ``partial_fit``, whose stream goes on), so it may close what a stream keeps open:
+        NystroemOAUCM builds its map from a fit shorter than its warm-up.
+    one_row_score : bool
+        The learner has ``_one_row_score(x)``: the score of one row on the live state, by
+        ``decision_function``'s expression, or None when the row or the model does not
+        suit it (the general path then runs and says why), called with the model's lock
+        held. The base's ``predict_proba_one`` scores with it inside its one hold of the
+        lock, not through ``score_one``, which would take the lock a second time.
     decision_warns : bool
         ``_decision`` on validated rows may emit NumPy's floating-point warnings (False
         for a typed kernel: the scores skip the ``errstate`` context).
@@ -262,6 +276,9 @@ class Capabilities:
     pass_takes_identity: bool = False
     one_row_by_copy: bool = False
     weighted: bool = False
+    scan_max_abs: bool = False
+    final_fit_pass: bool = False
+    one_row_score: bool = False
     decision_warns: bool = True
     scratch: tuple[str, ...] = ()
     call_scratch: tuple[str, ...] = ()
@@ -271,7 +288,8 @@ class Capabilities:
     #: the adapter hint and the pass traits (a subclass changing its pass says so)
     INHERITED = ("domains", "per_call_o_p", "sparse_input", "pass_checks_finite",
                  "platt_in_pass", "pass_takes_identity", "one_row_by_copy", "weighted",
-                 "decision_warns", "scratch", "call_scratch", "compiled_round")
+                 "scan_max_abs", "final_fit_pass", "one_row_score", "decision_warns",
+                 "scratch", "call_scratch", "compiled_round")
 
     def __post_init__(self):
         if self.sparse_input not in (False, True, "blocks", "storage"):

@@ -6,6 +6,8 @@ sparse input, and the two binary labels of a numeric ``y`` read in one pass.
 from __future__ import annotations
 
 import math
+import weakref
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -180,6 +182,27 @@ def _two_numbers_np(y):
     s *= 2.0
     s -= 1.0
     return np.array([lo, hi], dtype=y.dtype), s
+
+
+def _no_array():
+    return None
+
+
+_abs_cache: list[Any] = [_no_array, 0.0]
+
+
+def _max_abs(X):
+    """max |X| in one pass without a temporary copy, NaN if X is not finite; remembered
+    (weakly) for the last array asked, within one ``partial_fit`` call (each call forgets
+    it first: the caller may have changed the array in place since)."""
+    if _abs_cache[0]() is not X:
+        if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                and X.flags.c_contiguous):
+            _abs_cache[1] = finite_max_abs(X)
+        else:                                   # sparse input, validated finite already
+            _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
+        _abs_cache[0] = weakref.ref(X)
+    return _abs_cache[1]
 
 
 def _finite_array(a) -> bool:

@@ -165,7 +165,7 @@ class _PassPlumbing:
                 "OAUCS) take any non-negative weight.")
         return sw
 
-    def _learn(self, X, s, fresh=False, sw=None):
+    def _learn(self, X, s, fresh=False, sw=None, final=False):
         order = self._order(X.shape[0]) if getattr(self, "shuffle", False) else None
         if sw is not None:
             if order is None:
@@ -175,16 +175,17 @@ class _PassPlumbing:
                 sw = None
             if order.shape[0] == 0:
                 return
-        self._learn_validated(X, s, order, fresh, sw)
+        self._learn_validated(X, s, order, fresh, sw, final)
 
-    def _learn_validated(self, X, s, order=None, fresh=False, sw=None):
+    def _learn_validated(self, X, s, order=None, fresh=False, sw=None, final=False):
         """One pass over validated rows; copies only what ``_backup_names`` names.
 
         ``fresh``: the state was created in this call, so the old one is restored by the
         transaction on failure and nothing needs copying. The Platt scaling of
         ``predict_proba`` learns from the scores of the model *before* this call
         (prequential); a fresh model has none, so it learns from the scores of the model
-        after the pass (in-sample).
+        after the pass (in-sample). ``final``: the rows of a ``fit``, all there will be (a
+        learner with ``capabilities.final_fit_pass`` is told so on its last pass call).
         """
         identity = order is None                  # rows in their given order
         if not identity and order.shape[0] < X.shape[0]:    # rows left out by a zero weight
@@ -203,7 +204,8 @@ class _PassPlumbing:
         copied = set(backup)
         in_pass = pre is not None and self.capabilities.platt_in_pass and not sp.issparse(X)
         try:
-            self._play_pass(state, X, s, order, sw, pre if in_pass else None)
+            self._play_pass(state, X, s, order, sw, pre if in_pass else None,
+                            final and self.capabilities.final_fit_pass)
             state["n_seen_"] += X.shape[0]
             self._check_finite_state(state, partial, copied, fresh)
         except BaseException:
@@ -234,19 +236,23 @@ class _PassPlumbing:
                  for value in (state[name],)}
         return state, partial, saved
 
-    def _play_pass(self, state, X, s, order, sw, pre):
+    def _play_pass(self, state, X, s, order, sw, pre, final=False):
         """``_run_pass`` over the rows (with the Platt steps inside when ``pre`` is given;
-        a "blocks" learner's sparse rows densified a block at a time)."""
+        a "blocks" learner's sparse rows densified a block at a time; ``final=True`` to
+        the last call when ``final``)."""
         extra = () if sw is None else (sw,)
+        last = {"final": True} if final else {}
         if pre is not None:
             self._run_pass(state, X, s, order, *extra, pre=pre)
         elif self._sparse_mode() == "blocks" and sp.issparse(X):
-            for rows in _blocks(order, X.shape[1]):
+            pieces = list(_blocks(order, X.shape[1]))
+            for i, rows in enumerate(pieces):
                 self._run_pass(state, X[rows].toarray(), np.ascontiguousarray(s[rows]),
                                np.arange(rows.shape[0], dtype=np.intp),
-                               *(() if sw is None else (np.ascontiguousarray(sw[rows]),)))
+                               *(() if sw is None else (np.ascontiguousarray(sw[rows]),)),
+                               **(last if i == len(pieces) - 1 else {}))
         else:
-            self._run_pass(state, X, s, order, *extra)
+            self._run_pass(state, X, s, order, *extra, **last)
 
     def _check_finite_state(self, state, partial, backup, fresh):
         """FloatingPointError naming the first state value the pass made non-finite (of

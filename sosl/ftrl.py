@@ -17,7 +17,7 @@ from ._capabilities import Capabilities, Domain
 from ._coef import LinearCoef
 from ._core import _ftrl
 from ._core._calibration import platt_steps
-from ._core._numeric import ftrl_weights, sigmoid_one
+from ._core._numeric import ftrl_weights
 from ._ftrl_state import STATE_NAMES, effective_params, init_state, intercept, wzn_of
 from ._input import _canonical_csr, _canonical_layout, _canonical_row, _DenseRow, _finite_array
 from ._typing import Auto, Detector, RandomState
@@ -140,7 +140,8 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
     capabilities = Capabilities(
         merge="ftrl", merge_weights=False, parallel=("local",), fixed_shapes=True,
         domains=(Domain("counts_", "count"), Domain("sq_grad_", "nonneg")),
-        sparse_input=True)
+        # CSR rows; _one_row_score serves predict_proba_one under the base's one hold
+        sparse_input=True, one_row_score=True)
 
     _parameter_constraints = {
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -391,19 +392,6 @@ class FTRLAUC(RowScaleMixin, LinearCoef, BaseOnlineAUC):
             return super().score_one(x) if f is None else f
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
-
-    def predict_proba_one(self, x: ArrayLike) -> dict:
-        d = self.__dict__
-        lock = d.get("_lock_")
-        with lock if lock is not None else _model_lock(d):
-            f = self._one_row_score(x)
-            if f is None:
-                return super().predict_proba_one(x)
-            p1 = sigmoid_one(d["calibration_"][0] * f)
-            negative, positive = d["_signs_"]         # the labels in classes_ order
-            return {negative: 1.0 - p1, positive: p1}
-
-    predict_proba_one.__doc__ = BaseOnlineAUC.predict_proba_one.__doc__
 
     def __setstate__(self, state):
         # pickling stores w_, z_ and sq_grad_ as three arrays: put them back into one

@@ -10,7 +10,6 @@ if TYPE_CHECKING:
 
 import contextlib
 import math
-import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +24,7 @@ from ._core import _linear
 from ._core._blas import one_blas_thread
 from ._core._codes import Loss, Schedule
 from ._core._losses import loss_constants
+from ._input import _abs_cache, _max_abs, _no_array  # noqa: F401  (partial imports _max_abs)
 from ._typing import Auto, Detector, RandomState
 from .exceptions import UnscaledInputWarning
 
@@ -62,27 +62,6 @@ def _same_labels(classes, fitted):
     return classes.shape == (2,) and set(classes.tolist()) == set(fitted.tolist())
 
 
-def _no_array():
-    return None
-
-
-_abs_cache: list[Any] = [_no_array, 0.0]
-
-
-def _max_abs(X):
-    """max |X| in one pass without a temporary copy, NaN if X is not finite; remembered
-    (weakly) for the last array asked, within one ``partial_fit`` call (each call forgets
-    it first: the caller may have changed the array in place since)."""
-    if _abs_cache[0]() is not X:
-        if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-                and X.flags.c_contiguous):
-            _abs_cache[1] = _linear.finite_max_abs(X)
-        else:                                   # sparse input, validated finite already
-            _abs_cache[1] = float(max(X.max(), -X.min())) if X.size else 0.0
-        _abs_cache[0] = weakref.ref(X)
-    return _abs_cache[1]
-
-
 def state_bytes(n_features):
     """Peak bytes of a dense second-order learner: two p x p covariances, plus one copy
     of them while a pass that cannot be shown to stay finite runs."""
@@ -101,7 +80,9 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         # the first non-finite row; a weighted pass; the Platt steps and the identity
         # order inside the pass; validated rows reach the typed decision_rows (no warnings)
         sparse_input="blocks", pass_checks_finite=True, weighted=True, platt_in_pass=True,
-        pass_takes_identity=True, decision_warns=False, compiled_round=_linear.learn_row)
+        pass_takes_identity=True, decision_warns=False, compiled_round=_linear.learn_row,
+        # the finiteness scan of a batch also takes the max |x| _backup_names reads next
+        scan_max_abs=True)
 
     _loss = int(Loss.LOSS_M)
     _state_names = ("w_", "means_", "scatter_", "scales_", "weights_", "counts_", "max_abs_")
@@ -159,11 +140,6 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             "counts_": np.zeros(2, dtype=np.int64),
             "max_abs_": 0.0,
         }
-
-    def _finite_X(self, X):
-        # one pass gives finiteness and the max |x| that _backup_names needs next
-        R = _max_abs(X)
-        return R == R                           # NaN unless every entry is finite
 
     def _backup_names(self, X):
         """Copy the covariances only when the pass could make the state non-finite.

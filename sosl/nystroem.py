@@ -27,7 +27,6 @@ from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import changes
 from ._core import _features, _linear
 from ._core._blas import one_blas_thread
-from ._core._calibration import platt_steps
 from ._core._codes import Loss
 from ._input import _finite_array
 from ._typing import Auto, RandomState
@@ -172,9 +171,10 @@ class NystroemOAUCM(BaseOnlineAUC):
 
     # sparse rows densified a block at a time; OAUC-M's weighted pass (see Notes); the
     # map's parts are derived from the state, rebuilt on demand; the rows a pass mapped
-    # serve the scores of the same call only
+    # serve the scores of the same call only; a fit shorter than the warm-up builds its
+    # map from all of its rows (the pass is told it has the fit's last rows)
     capabilities = changes(sparse_input="blocks", weighted=True, scratch=("_map_parts_",),
-                           call_scratch=("_mapped_tail",))
+                           call_scratch=("_mapped_tail",), final_fit_pass=True)
 
     _loss = int(Loss.LOSS_M)
     _map_names = ("gamma_", "components_", "normalization_", "random_weights_",
@@ -330,7 +330,7 @@ class NystroemOAUCM(BaseOnlineAUC):
                         "nearly singular (near-duplicate landmarks or a small gamma); try a "
                         "larger gamma, fewer components or method='rff'.")
 
-    def _run_pass(self, state, X, s, order, sw=None):
+    def _run_pass(self, state, X, s, order, sw=None, final=False):
         m = int(self.n_components)
         if state["w_"].shape[0] == 0:                 # warm-up: keep the rows
             have = state["components_"].shape[0]
@@ -341,6 +341,11 @@ class NystroemOAUCM(BaseOnlineAUC):
                 [state["warm_weights_"], np.ones(take.shape[0]) if sw is None else sw[take]])
             state["t_"] += take.shape[0]
             if state["components_"].shape[0] < m:
+                if final:
+                    # a fit shorter than the warm-up: the map is built from all of its
+                    # rows, which are then learned in their order (the base's in-sample
+                    # Platt scaling scores them under the new map, as a longer fit's)
+                    self._freeze(state)
                 return
             # warm-up rows all from this call: learned with the others, in one pass over
             # X (the same rounds, and the fit's in-sample scores can reuse the mapped rows)
@@ -410,20 +415,6 @@ class NystroemOAUCM(BaseOnlineAUC):
             return super().score_one(x)
 
     score_one.__doc__ = BaseOnlineAUC.score_one.__doc__
-
-    def _fit(self, X, y, sample_weight=None):
-        super()._fit(X, y, sample_weight)
-        d = self.__dict__
-        if d["w_"].shape[0] == 0:
-            # fewer rows than the warm-up: the map is built from all of them, and the Platt
-            # scaling learns in-sample from their scores, as a fit's does
-            state = {name: d[name] for name in self._state_names + ("t_",)}
-            rows, signs = state["components_"], state["warm_signs_"]
-            self._freeze(state)
-            d.update(state)
-            calib = np.array([1.0, 1.0])
-            platt_steps(self._raw_scores(rows), signs, calib)
-            d["calibration_"] = calib
 
     def _decision(self, X):
         d = self.__dict__

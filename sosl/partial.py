@@ -103,7 +103,7 @@ class PartialOAUCM(OAUCM):
     forgetting, shuffle, random_state, max_memory, detector, label_delay
         As in :class:`sosl.OAUCM`.
     budget_confidence : float in (0, 1), default=0.95
-        The FPR budget (``predict(X, budget=True)``) keeps a window of ``budget_window``
+        The FPR budget (:meth:`predict_at_budget`) keeps a window of ``budget_window``
         negatives at or under ``max_fpr`` with about this probability.
     budget_window : int, default=1000
         Number of negatives in the window the budget's promise is stated for.
@@ -127,7 +127,7 @@ n_features_in_
         The last negative rows seen (a ring: the first ``budget_filled_`` in use,
         ``budget_next_`` written next); the FPR budget scores them under the current model.
     budget_threshold_ : float
-        The score threshold of ``predict(X, budget=True)`` under the current model.
+        The score threshold of ``predict_at_budget(X)`` under the current model.
 
     References
     ----------
@@ -313,7 +313,7 @@ n_features_in_
 
     @property
     def budget_moment_threshold_(self):
-        """Score threshold of ``predict(X, budget="moments")``: one-sided Chebyshev
+        """Score threshold of ``predict_at_budget(X, rule="moments")``: one-sided Chebyshev
         (Cantelli) on the negatives' moments under the current model, so that at most the
         tail share q of :func:`sosl.partial.budget_rank` of the negatives seen (any law with those
         moments) score above it."""
@@ -325,24 +325,33 @@ n_features_in_
                                       self.weights_)
         return m + sd * math.sqrt((1.0 - q) / q) + self._intercept()
 
-    def predict(self, X: ArrayLike, budget: bool = False) -> np.ndarray:
-        """Predicted labels.
+    def predict_at_budget(self, X: ArrayLike, rule: str = "quantile") -> np.ndarray:
+        """Predicted labels under the FPR budget: ``classes_[1]`` where the score is above
+        the budget's threshold (``predict`` keeps the threshold 0 of every learner).
 
-        ``budget=False``: positive where the decision function is positive. ``True`` or
-        ``"quantile"``: positive above :attr:`budget_threshold_` (the FPR budget read from
-        the kept negatives' scores); ``"moments"``: above :attr:`budget_moment_threshold_`
-        (distribution-free, from the current negatives' moments only; more conservative).
+        A method of its own rather than an argument of ``predict``: scikit-learn's tools
+        call ``predict(X)`` alone, and the other learners have no budget to read.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        rule : {"quantile", "moments"}, default="quantile"
+            ``"quantile"``: above :attr:`budget_threshold_` (read from the kept negatives'
+            scores); ``"moments"``: above :attr:`budget_moment_threshold_`
+            (distribution-free, from the current negatives' moments only; more
+            conservative).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
         """
-        if budget is False:
-            return super().predict(X)
-        if budget not in (True, "quantile", "moments"):
-            raise ValueError(f"budget must be False, True, 'quantile' or 'moments', got "
-                             f"{budget!r}")
-        scores = self.decision_function(X)
-        with _model_lock(self.__dict__):
-            cut = (self.budget_moment_threshold_ if budget == "moments"
+        if rule not in ("quantile", "moments"):
+            raise ValueError(f"rule must be 'quantile' or 'moments', got {rule!r}")
+        with _model_lock(self.__dict__):            # the scores and the cut of one model
+            scores = self.decision_function(X)
+            cut = (self.budget_moment_threshold_ if rule == "moments"
                    else self.budget_threshold_)
-        return self.classes_[(scores > cut).astype(np.intp)]
+            return self.classes_[(scores > cut).astype(np.intp)]
 
     # -- the typed one-row and batch paths of OAUC-M play psi_M: use the general path --
     def _learn_one_in_place(self, x, s):

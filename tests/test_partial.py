@@ -289,17 +289,19 @@ def test_budget_keeps_the_fpr_on_a_stationary_stream():
     X[y == 1, 0] += 2.0
     m = PartialOAUCM(max_fpr=0.05, budget_window=500).fit(X[:20000], y[:20000])
     assert m.budget_filled_ == m.budget_rows_.shape[0]
-    pred = m.predict(X[20000:], budget=True) == 1
+    pred = m.predict_at_budget(X[20000:]) == 1
     neg = np.flatnonzero(y[20000:] == 0)
     windows = [pred[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)]
     assert np.mean(np.array(windows) > 0.05) <= 0.1
     assert pred[y[20000:] == 1].mean() > 0.2               # it still flags positives
     # the distribution-free rule: above the quantile rule's cut, never over budget here
     assert m.budget_moment_threshold_ > m.budget_threshold_
-    strict = m.predict(X[20000:], budget="moments") == 1
+    strict = m.predict_at_budget(X[20000:], rule="moments") == 1
     assert max(strict[neg[a:a + 500]].mean() for a in range(0, neg.shape[0] - 499, 500)) <= 0.05
-    with pytest.raises(ValueError, match="budget"):
-        m.predict(X[:5], budget="yes")
+    with pytest.raises(ValueError, match="rule"):
+        m.predict_at_budget(X[:5], rule="yes")
+    with pytest.raises(TypeError, match="budget"):           # predict keeps its one argument
+        m.predict(X[:5], budget=True)
     # the threshold is read from the kept negatives scored under the current model
     kept = m.decision_function(m.budget_rows_)
     k, _ = budget_rank(kept.shape[0], 0.05, 500, 0.95)

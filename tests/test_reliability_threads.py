@@ -32,8 +32,8 @@ def _row_log(model):
             log.append(("batch", (index[np.asarray(x).tobytes()],)))
         return ok
 
-    def rec_validated(X, s, order=None, fresh=False, sw=None):
-        validated(X, s, order, fresh, sw)
+    def rec_validated(X, s, order=None, fresh=False, sw=None, final=False):
+        validated(X, s, order, fresh, sw, final)
         rows = np.arange(X.shape[0]) if order is None else order
         log.append(("batch", tuple(index[np.asarray(X[r]).tobytes()] for r in rows)))
 
