@@ -429,7 +429,7 @@ class BaseOnlineAUC(_Validation, _PassPlumbing, ClassifierMixin, BaseEstimator):
                 R = fast(self.__dict__, x, y)
                 if R is not None:
                     if R > UNSCALED:
-                        self._warn_unscaled(R)      # type: ignore[attr-defined]
+                        self._warn_unscaled(R)
                     return
         d = self.__dict__
         lock = d.get("_lock_")
