@@ -357,6 +357,7 @@ def _cmd_learn(args):
               file=out)
     progress = _Progress(args.progress, out, exact=args.exact_auc)
     preds = _open_out(args.predictions)
+    run: _Pass | _EnginePass
     if engine is not None:
         run = _EnginePass(engine, spec, args.block, progress, preds,
                           learn=not args.test_only)
@@ -427,6 +428,8 @@ def _cmd_score(args):
                 s = engine.scores(*csr_arrays(X))
                 if args.proba:
                     s = sigmoid(engine.calibration[0] * s)
+            elif model is None:                 # the engine and the estimator are exclusive
+                raise AssertionError("no model to score with")
             elif args.proba:
                 s = model.predict_proba(X)[:, 1]
             else:
@@ -583,7 +586,7 @@ def console_main():
     """
     for name in ("pandas", "pyarrow"):
         if name not in sys.modules:
-            sys.modules[name] = None       # a later import of it raises ImportError
+            sys.modules[name] = None  # type: ignore[assignment]  # later imports raise
     return main()
 
 
