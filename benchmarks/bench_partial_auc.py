@@ -26,8 +26,14 @@ With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
 ``tpAUC_KL_Loss`` (SOTAs) on ``torch.nn.Linear``, one and five epochs of 64-row batches in
 the same order (optional extra ``libauc``).
 
+With ``--average N`` (a diagnostic of the step, not a default of the learners) PartialOAUCM
+and OAUCM get a further row each whose scores use the average of their weights over the pass
+weighted by the round t (Lacoste-Julien, Schmidt and Bach's average for a 1/(lam t) step): the
+pass runs as ``partial_fit`` calls of N rows and the weights after each call enter the
+average (exactly the per-round average at N = 1).
+
 Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
-[--window 200] [--lam auto,0.01] [--libauc]``
+[--window 200] [--lam auto,0.01] [--average N] [--libauc]``
 """
 
 import argparse
@@ -54,7 +60,33 @@ def load(name, data_dir):
     return load_dataset(name, data_dir)
 
 
-def contenders(kw=None, libauc=False, more_lams=()):
+class Averaged:
+    """A sosl linear learner whose scores use the t-weighted average of its weights over the
+    pass: ``partial_fit`` in chunks of ``chunk`` rows, the weights after a chunk ending at
+    round t entering the average with weight t times the chunk's rows."""
+
+    def __init__(self, model, chunk):
+        self.model, self.chunk = model, chunk
+
+    def fit(self, X, y):
+        total, mass = np.zeros(X.shape[1]), 0.0
+        for a in range(0, X.shape[0], self.chunk):
+            if a == 0:
+                self.model.partial_fit(X[:self.chunk], y[:self.chunk], classes=[0, 1])
+            else:
+                self.model.partial_fit(X[a:a + self.chunk], y[a:a + self.chunk])
+            t = min(a + self.chunk, X.shape[0])
+            total += (t - a) * t * self.model.w_
+            mass += (t - a) * t
+        self.w_bar = total / mass
+        return self
+
+    def decision_function(self, X):
+        m = self.model
+        return X @ self.w_bar - 0.5 * self.w_bar @ (m.means_[0] + m.means_[1])
+
+
+def contenders(kw=None, libauc=False, more_lams=(), average=0):
     kw = kw or {}
     if libauc:
         return {
@@ -72,6 +104,8 @@ def contenders(kw=None, libauc=False, more_lams=()):
         "FTRLAUC": lambda: FTRLAUC(),
         "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
                                      max_iter=1, tol=None, random_state=0),
+        **({"PartialOAUCM averaged": lambda: Averaged(PartialOAUCM(**kw), average),
+            "OAUCM averaged": lambda: Averaged(OAUCM(), average)} if average else {}),
     }
 
 
@@ -163,7 +197,8 @@ def prequential_budget(X, y, chunk, kw=None, rule=True):
     return over / max(n, 1), tp / max(pos, 1), n
 
 
-def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more_lams=()):
+def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more_lams=(),
+        average=0):
     rows = []
     for name in names:
         X, y = load(name, data_dir)
@@ -177,7 +212,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
             tr, te = perm[:cut], perm[cut:]
             Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
             Xte, yte = np.ascontiguousarray(X[te]), y[te]
-            for cname, make in contenders(kw, libauc, more_lams).items():
+            for cname, make in contenders(kw, libauc, more_lams, average).items():
                 model = make()
                 t0 = time.process_time()
                 with warnings.catch_warnings():
@@ -191,7 +226,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                 r["p05"].append(partial_auc(yte, s, max_fpr=0.05))
                 r["tw"].append(two_way_partial_auc(yte, s, min_tpr=0.5, max_fpr=0.1))
                 r["cpu"].append(cpu)
-                if cname.startswith("PartialOAUCM"):
+                if isinstance(model, PartialOAUCM):
                     over, tpr, nwin = budget_report(model, Xte, yte, window)
                     r["over"].append(over)
                     r["tpr"].append(tpr)
@@ -206,16 +241,17 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
-        mine = np.array(res.get("PartialOAUCM", {}).get("p05", []))
-        if seeds > 1 and mine.shape[0]:
+        mine = [m for m in ("PartialOAUCM", "PartialOAUCM averaged") if m in res]
+        if seeds > 1:
             # the splits are shared, so the seed-to-seed noise cancels in the differences
-            for cname, r in res.items():
-                if cname.startswith("PartialOAUCM"):
-                    continue
-                d = mine - np.array(r["p05"])
-                print(f"  {name}: PartialOAUCM - {cname} at FPR <= 0.05: {d.mean():+.4f} "
-                      f"(paired SE {d.std(ddof=1) / np.sqrt(d.shape[0]):.4f}; ahead on "
-                      f"{int((d > 0).sum())} of {d.shape[0]} seeds)", flush=True)
+            for me in mine:
+                for cname, r in res.items():
+                    if cname.startswith("PartialOAUCM"):
+                        continue
+                    d = np.array(res[me]["p05"]) - np.array(r["p05"])
+                    print(f"  {name}: {me} - {cname} at FPR <= 0.05: {d.mean():+.4f} "
+                          f"(paired SE {d.std(ddof=1) / np.sqrt(d.shape[0]):.4f}; ahead on "
+                          f"{int((d > 0).sum())} of {d.shape[0]} seeds)", flush=True)
         if libauc:
             continue
         chunk = 1000 if X.shape[0] > 10_000 else 200
@@ -236,9 +272,14 @@ def main(argv=None):
                     help='PartialOAUCM lam: "auto" or a number; a comma-separated list adds '
                          'a row per further value')
     ap.add_argument("--max-fpr", type=float, default=None)
+    ap.add_argument("--average", type=int, default=0, metavar="N",
+                    help="add PartialOAUCM and OAUCM rows scored with their t-weighted "
+                         "average weights, partial_fit in chunks of N rows (a diagnostic)")
     ap.add_argument("--libauc", action="store_true",
                     help="run LibAUC's partial-AUC losses on a linear model instead")
     args = ap.parse_args(argv)
+    if args.average < 0:
+        ap.error(f"--average: a number of rows >= 1 (0: off), got {args.average}")
     data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
     kw = {}
     lams = []
@@ -264,7 +305,7 @@ def main(argv=None):
               f"| {extra} |", flush=True)
 
     run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc,
-        lams[1:])
+        lams[1:], args.average)
 
 
 if __name__ == "__main__":
