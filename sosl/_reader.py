@@ -7,7 +7,7 @@ becomes one matrix:
 * LIBSVM with indexed columns and numeric labels: the compiled pass
   :func:`sosl._core._reader.parse_libsvm` (a chunk it cannot read is read again line by line
   here, so that the message names the line), handed out as plain CSR arrays
-  (:class:`Rows`) to the command line's engine, which runs without SciPy, or as the matrix
+  (``Rows``) to the command line's engine, which runs without SciPy, or as the matrix
   the estimators take;
 * ``label<TAB>text``: hashed by the compiled :func:`sosl._core._reader.hash_words`, which
   gives scikit-learn's ``HashingVectorizer`` columns and values (text that is not ASCII is
@@ -184,7 +184,7 @@ def _canonical(data, idx, indptr):
 
 
 def csr_arrays(X):
-    """(values, int32 indices, int32 row pointers) of the rows ``X`` (:class:`Rows`, a
+    """(values, int32 indices, int32 row pointers) of the rows ``X`` (``Rows``, a
     dense array or a SciPy CSR matrix), in canonical form; a dense array gives its non-zero
     entries."""
     if isinstance(X, Rows):
@@ -319,7 +319,7 @@ class FeatureSpec:
         LIBSVM and numeric CSV; a chunk it declines is read line by line, which names the
         line of an error. When the line-by-line reading succeeds where the pass declined
         (labels that are words, say), later chunks go to it directly. ``raw``: the compiled
-        LIBSVM pass hands out :class:`Rows` (for the engine), else the estimators' matrix.
+        LIBSVM pass hands out ``Rows`` (for the engine), else the estimators' matrix.
         """
         self._raw = raw
         declined = False

@@ -201,7 +201,7 @@ class ClassMeanScores:
     product ``S_k . w`` with the learner's weights, brought up to date after each played
     block from the weights of the columns the block touched (a round of FTRL-AUC changes
     only its row's columns): O(nnz) per row. :meth:`scale` (an answer to a change) and
-    :meth:`resync` (weights changed everywhere) cost O(p).
+    ``resync`` (weights changed everywhere) cost O(p).
     """
 
     def __init__(self, p: int) -> None:
