@@ -616,6 +616,8 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
             g = ctl.keep_factors(state["weights_"], state["counts_"])
             state["weights_"] = state["weights_"] * g
             state["scales_"] = state["scales_"] * g       # Sigma = scale C / W unchanged
+            if "w_avg_" in state:       # an average of iterates restarts with the new concept
+                state["w_avg_"] = state["w_"].copy()
             ctl.restart(state["t_"], state["counts_"])
         start += cut
     state["drift_"] = ctl

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import drift as _drift
 from ._base import BaseOnlineAUC, _model_lock
 from ._capabilities import changes
-from ._core import _partial
+from ._core import _linear, _partial
 from ._core._blas import one_blas_thread
 from ._typing import Auto, Detector, RandomState
 from .linear import BLAS_MIN_P, OAUCM, _LinearSOSL, _max_abs
@@ -32,8 +32,8 @@ __all__ = ["PartialOAUCM", "budget_rank"]
 #: FPR budget
 _BUDGET_SIZE = 500
 
-#: OAUC-M's default lambda; ``lam="auto"`` scales it by the mixed loss's largest gradient
-#: factor (see ``_lam``)
+#: OAUC-M's default lambda; ``lam="auto"`` scales it by the mixed loss's per-round gradient
+#: noise relative to OAUC-M's (see ``_lam``)
 AUTO_LAM = 1e-2
 
 
@@ -82,7 +82,9 @@ class PartialOAUCM(OAUCM):
     row counts when its standardized score is in the top beta of its class's last rows)
     and rho = ``auc_weight`` the share of OAUC-M's full-AUC loss in the mix (derivation,
     convexity and the O(ln T) regret with step 1/(lam t): docs/user_guide/partial_auc.md).
-    ``max_fpr=1`` with ``min_tpr=None`` is OAUC-M.
+    The scores read, by default, the t-weighted average of the iterates
+    ``wbar_T = sum_t t w_t / sum_t t`` (``average``). ``max_fpr=1`` with ``min_tpr=None``
+    and ``average=False`` is OAUC-M.
 
     Parameters
     ----------
@@ -93,11 +95,13 @@ class PartialOAUCM(OAUCM):
         (two-way partial AUC).
     lam : float or "auto", default="auto"
         Tikhonov weight (> 0 with ``eta=None``). ``"auto"``:
-        ``1e-2 * ((1 - rho) / (max_fpr * g) + rho)`` with ``g = 1 - min_tpr`` (1 one-way).
-        The partial term's gradient carries factors up to ``1 / (max_fpr * g)`` that
-        psi_M's does not, so the step ``1/(lam t)`` at a fixed lam is that much longer
-        than OAUC-M's; "auto" scales OAUC-M's default lam by the mix's largest factor (and
-        is OAUC-M's ``lam=1e-2`` at ``max_fpr=1``). A number is used as given.
+        ``1e-2 * sqrt((1 - rho)^2 / b + 2 rho (1 - rho) + rho^2)`` with ``b = max_fpr * g``
+        and ``g = 1 - min_tpr`` (1 one-way). The partial term's gradient is ``1 / b`` times
+        larger on the share b of the rows it selects and 0 elsewhere, so its mean square
+        per round is ``1 / b`` times psi_M's; "auto" scales OAUC-M's default lam by the root
+        of the mix's mean square factor (the per-round step noise, not its worst case
+        ``1 / b``), and is OAUC-M's ``lam=1e-2`` at ``max_fpr=1`` for any rho. A number
+        is used as given.
     eta : float or None, default=None
         None: the step 1/(lam t); a float: a constant step.
     forgetting, shuffle, random_state, max_memory, detector, label_delay
@@ -112,12 +116,23 @@ class PartialOAUCM(OAUCM):
         term learns from about ``max_fpr`` of the negatives only; the full-AUC term keeps
         every row informative (a lower-variance estimate of the direction, which the
         partial term then bends toward the top of the ranking). 0: the partial loss alone.
+    average : bool, default=True
+        True: ``decision_function``, ``coef_``, ``intercept_`` and the FPR budget read the
+        t-weighted average of the iterates, ``wbar_t = wbar_{t-1} + 2/(t+1) (w_t -
+        wbar_{t-1})`` with t the round counter (Lacoste-Julien, Schmidt and Bach's average
+        for a ``1/(lam t)`` step: it removes the late iterates' step noise the last iterate
+        keeps); False: the last iterate ``w_``. The rounds always step from ``w_``; under
+        ``forgetting="auto"`` a detected change restarts the average at ``w_``.
 
     Attributes
     ----------
     coef_, w_, intercept_, means_, covariances_, counts_, t_, n_seen_, classes_, \
 n_features_in_
-        As in :class:`sosl.OAUCM` (the same state; a fitted model merges as OAUC-M's).
+        As in :class:`sosl.OAUCM` (the same state; a fitted model merges as OAUC-M's),
+        except that ``coef_`` and ``intercept_`` read the averaged weights under
+        ``average=True`` (assigning ``coef_`` sets both ``w_`` and ``w_avg_``).
+    w_avg_ : ndarray of shape (n_features,)
+        The t-weighted average of the iterates ``w_`` (kept whatever ``average``).
     selection_scores_ : ndarray of shape (2, 500)
         Per class (row 0 negative), the last rows' standardized scores in their class
         (higher: a higher negative, a lower positive) under the model before each row's
@@ -150,7 +165,7 @@ n_features_in_
     capabilities = changes(platt_in_pass=False, pass_takes_identity=True)
     # OAUC-M's arrays, the selection rings and the FPR budget's rows (a longer tuple)
     _state_names = _LinearSOSL._state_names + (  # type: ignore[assignment]
-        "selection_scores_", "selection_next_", "selection_filled_",
+        "w_avg_", "selection_scores_", "selection_next_", "selection_filled_",
         "budget_rows_", "budget_next_", "budget_filled_")
     _parameter_constraints = {
         **_LinearSOSL._parameter_constraints,
@@ -160,6 +175,7 @@ n_features_in_
         "auc_weight": [Interval(Real, 0, 1, closed="both")],
         "budget_confidence": [Interval(Real, 0, 1, closed="neither")],
         "budget_window": [Interval(Integral, 1, None, closed="left")],
+        "average": ["boolean"],
     }
 
     def __init__(self, max_fpr: float = 0.05, min_tpr: float | None = None,
@@ -168,7 +184,7 @@ n_features_in_
                  random_state: RandomState = None, max_memory: int | Auto = "auto",
                  budget_confidence: float = 0.95, budget_window: int = 1000,
                  auc_weight: float = 0.5, detector: Detector | None = None,
-                 label_delay: int = 0) -> None:
+                 label_delay: int = 0, average: bool = True) -> None:
         self.max_fpr = max_fpr
         self.min_tpr = min_tpr
         self.auc_weight = auc_weight
@@ -182,6 +198,7 @@ n_features_in_
         self.budget_window = budget_window
         self.detector = detector
         self.label_delay = label_delay
+        self.average = average
 
     def _check_params(self):
         if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
@@ -190,10 +207,16 @@ n_features_in_
 
     def _lam(self):
         """The numeric lambda: ``lam``, or under ``lam="auto"`` OAUC-M's default times the
-        largest factor the mixed loss puts on the gradient, ``(1 - rho) / (max_fpr g) +
-        rho`` (psi_beta and the own-class selection: 1 / (max_fpr g); psi_M: 1)."""
+        root mean square factor of the mixed loss's gradient per round, ``sqrt((1 - rho)^2
+        / b + 2 rho (1 - rho) + rho^2)`` with ``b = max_fpr g``: the partial term's factor
+        is ``1 / b`` on a share b of the rounds (psi_beta and the own-class selection) and 0
+        elsewhere, psi_M's is 1 on every round."""
         if isinstance(self.lam, str):
-            return AUTO_LAM * self._gradient_factor()
+            frac = self._fractions()
+            b = float(frac[0]) * float(frac[1])
+            rho = float(self.auc_weight)
+            return AUTO_LAM * math.sqrt((1.0 - rho) ** 2 / b + 2.0 * rho * (1.0 - rho)
+                                        + rho ** 2)
         return float(self.lam)
 
     def _gradient_factor(self):
@@ -211,6 +234,7 @@ n_features_in_
 
     def _init_state(self, n_features):
         state = super()._init_state(n_features)
+        state["w_avg_"] = np.zeros(n_features)
         state["selection_scores_"] = np.zeros((2, _BUDGET_SIZE))
         state["selection_next_"] = np.zeros(2, np.int64)
         state["selection_filled_"] = np.zeros(2, np.int64)
@@ -239,7 +263,7 @@ n_features_in_
         # saved and restored on failure instead of copying the whole ring
         size = self.budget_rows_.shape[0]
         slots = (int(self.budget_next_) + np.arange(min(X.shape[0], size))) % size
-        return {**dict.fromkeys(("w_", "means_", "scales_", "weights_", "counts_",
+        return {**dict.fromkeys(("w_", "w_avg_", "means_", "scales_", "weights_", "counts_",
                                  "selection_scores_", "selection_next_",
                                  "selection_filled_")),
                 "budget_rows_": slots}
@@ -258,7 +282,8 @@ n_features_in_
                     self._lam(), 0.0 if self.eta is None else float(self.eta),
                     self._schedule(), self._beta(), self._fractions(),
                     float(self.auc_weight), state["selection_scores_"],
-                    state["selection_next_"], state["selection_filled_"], work, stats, sw)
+                    state["selection_next_"], state["selection_filled_"], work, stats, sw,
+                    state["w_avg_"])
             if stats[1] >= 0:
                 raise ValueError("Input X contains NaN or infinity.")
             signs = s if rows is None else s[rows]
@@ -273,6 +298,46 @@ n_features_in_
         state["max_abs_"] = float(stats[0])
         if state["max_abs_"] > 1e4:
             self._warn_unscaled(state["max_abs_"])
+
+    # -- the scores: the averaged weights (average=True) or the last iterate -------------
+    def _scored_weights(self):
+        """The weights the scores read: ``w_avg_`` under ``average=True``, else ``w_``."""
+        return self.w_avg_ if self.average else self.w_
+
+    @property
+    def coef_(self):
+        """Weights of shape (1, n_features) the scores read: a view of ``w_avg_`` under
+        ``average=True``, of ``w_`` otherwise (writes go through).
+
+        Assigning an array of shape (1, n_features) or (n_features,) of finite numbers
+        copies it into ``w_`` (the weights the next round starts from) and ``w_avg_`` (the
+        average then continues from it); any other shape or value raises and leaves the
+        model unchanged.
+        """
+        d = self.__dict__
+        if d.get("w_") is None:
+            return OAUCM.coef_.fget(self)  # type: ignore[attr-defined]  # raises NotFittedError
+        return self._scored_weights()[None, :]
+
+    @coef_.setter
+    def coef_(self, value):
+        with _model_lock(self.__dict__):
+            OAUCM.coef_.fset(self, value)  # type: ignore[attr-defined]  # checks, writes w_
+            self.w_avg_[...] = self.w_
+
+    def _intercept(self):
+        if self.counts_[0] == 0 or self.counts_[1] == 0:
+            return 0.0
+        return float(-0.5 * self._scored_weights() @ (self.means_[0] + self.means_[1]))
+
+    def _decision(self, X):
+        w = self._scored_weights()
+        if type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous:
+            out = np.empty(X.shape[0])
+            _linear.decision_rows(X, w, self.means_, self.counts_, out)
+            return out
+        with np.errstate(over="ignore", invalid="ignore"):
+            return X @ w + self._intercept()
 
     # -- the FPR budget --------------------------------------------------------------------
     @staticmethod
@@ -306,7 +371,7 @@ n_features_in_
                            float(self.budget_confidence))
         if k == 0:
             return math.inf
-        kept = self.budget_rows_[:n] @ self.w_          # the kept negatives, scored now
+        kept = self.budget_rows_[:n] @ self._scored_weights()   # the kept negatives, now
         s_k = np.partition(kept, n - k)[n - k]           # k-th largest
         # decision_function adds the intercept; the threshold is on the same scale
         return float(s_k) + self._intercept()
@@ -321,8 +386,8 @@ n_features_in_
                            float(self.budget_confidence))
         if self.counts_[0] < 2 or not q > 0.0:
             return math.inf
-        m, sd = self._negative_spread(self.w_, self.means_, self.scatter_, self.scales_,
-                                      self.weights_)
+        m, sd = self._negative_spread(self._scored_weights(), self.means_, self.scatter_,
+                                      self.scales_, self.weights_)
         return m + sd * math.sqrt((1.0 - q) / q) + self._intercept()
 
     def predict_at_budget(self, X: ArrayLike, rule: str = "quantile") -> np.ndarray:

@@ -43,3 +43,24 @@ def test_partial_auto_parameters():
     assert m.drift_.label_delay == 100 and m.t_ == 600
     a = PartialOAUCM(forgetting=0.99).fit(X, y)      # a fixed factor: the plain pass
     assert "drift_" not in a.__dict__
+
+
+def test_partial_auto_answer_restarts_the_average(monkeypatch):
+    """A detected change restarts the averaged weights at the iterate: a detection on the
+    last row leaves w_avg_ == w_; with no detection (the mutant: no restart) the average
+    still holds the earlier iterates."""
+    X, y, _ = make_drift_stream(900, 4, positive_rate=0.2, random_state=2)
+    plain = PartialOAUCM(forgetting="auto").fit(X, y)
+    assert np.abs(plain.w_avg_ - plain.w_).max() > 1e-3
+    calls = []
+
+    def observe(self, score, positive, ref_neg, ref_pos):
+        calls.append(1)
+        return len(calls) == X.shape[0]             # a change seen on the last row
+
+    monkeypatch.setattr(D.MemoryController, "observe", observe)
+    monkeypatch.setattr(D.MemoryController, "due", lambda self, t: True)
+    m = PartialOAUCM(forgetting="auto").fit(X, y)
+    assert len(calls) == X.shape[0]
+    np.testing.assert_array_equal(m.w_, plain.w_)   # the rows played as before the answer
+    np.testing.assert_array_equal(m.w_avg_, m.w_)

@@ -91,11 +91,12 @@ def _kernel(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, rho=0.0, m
     w, xbar = np.zeros(p), np.zeros((2, p))
     C, scale, W, N = np.zeros((2, p, p)), np.ones(2), np.zeros(2), np.zeros(2, np.int64)
     H, Hn, Hf = _rings(m)
+    wbar = np.zeros(p)
     t = _partial.partial_pass(X, s, order, w, xbar, C, scale, W, N, 0, lam, eta, schedule,
-                              beta, frac, rho, H, Hn, Hf, np.empty(4 * p), None, sw)
+                              beta, frac, rho, H, Hn, Hf, np.empty(4 * p), None, sw, wbar)
     Sigma = np.array([np.triu(C[k]) + np.triu(C[k], 1).T for k in range(2)])
     Sigma *= (scale / np.where(W > 0, W, 1.0))[:, None, None]
-    return t, w, xbar, Sigma, W, N, H, Hn, Hf
+    return t, w, xbar, Sigma, W, N, H, Hn, Hf, wbar
 
 
 def _reference(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, rho=0.0, m=30):
@@ -103,9 +104,10 @@ def _reference(X, s, order, frac, lam, eta, schedule, beta=1.0, sw=None, rho=0.0
     w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
     W, N = np.zeros(2), np.zeros(2, np.int64)
     H, Hn, Hf = _rings(m)
+    wbar = np.zeros(p)
     t = PR.partial_pass(X, s, order, w, xbar, Sigma, W, N, 0, lam, eta, schedule, beta, frac,
-                        rho, H, Hn, Hf, sw)
-    return t, w, xbar, Sigma, W, N, H, Hn, Hf
+                        rho, H, Hn, Hf, sw, wbar)
+    return t, w, xbar, Sigma, W, N, H, Hn, Hf, wbar
 
 
 CASES = [([0.05, 1.0], 0.1, 0.0, INV, 1.0, 0.0), ([0.2, 0.5], 0.05, 0.0, INV, 1.0, 0.5),
@@ -128,6 +130,7 @@ def test_kernel_equals_reference(frac, lam, eta, schedule, beta, rho, p, weighte
     for g, r in zip(got[1:], want[1:]):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(r).max()))
     assert np.abs(got[1]).max() > 1e-3          # not trivially zero
+    assert np.abs(got[9] - got[1]).max() > 1e-6  # the average is not the last iterate
     if frac.min() < 1.0:
         assert got[8].max() > 0                  # the rings were used
         # mutant: the hardness with the wrong sign (the easiest rows selected)
@@ -142,6 +145,30 @@ def test_kernel_equals_reference(frac, lam, eta, schedule, beta, rho, p, weighte
     if rho > 0.0 and frac.min() < 1.0:      # mutant: the full-AUC term left out
         bad = _reference(X, s, order, frac, lam, eta, schedule, beta, sw, 0.0)
         assert np.abs(bad[1] - got[1]).max() > 1e-6
+
+
+def test_average_is_the_t_weighted_mean_of_the_iterates():
+    """The kernel's w_avg after T rounds is sum_t t w_t / sum_t t of the reference's
+    iterates, round by round (any start t0); the uniform average (1/t, the mutant) is
+    not."""
+    rng = np.random.default_rng(8)
+    X, s = _stream(rng, p=4)
+    frac = np.array([0.1, 1.0])
+    got = _kernel(X, s, None, frac, 0.05, 0.0, INV, rho=0.5)
+    p, T = X.shape[1], X.shape[0]
+    w, xbar, Sigma = np.zeros(p), np.zeros((2, p)), np.zeros((2, p, p))
+    W, N = np.zeros(2), np.zeros(2, np.int64)
+    H, Hn, Hf = _rings(30)
+    iterates = []
+    for r in range(T):
+        PR.partial_pass(X, s, [r], w, xbar, Sigma, W, N, r, 0.05, 0.0, INV, 1.0, frac, 0.5,
+                        H, Hn, Hf)
+        iterates.append(w.copy())
+    ts = np.arange(1, T + 1, dtype=float)
+    weighted = ts @ np.array(iterates) / ts.sum()
+    np.testing.assert_allclose(got[9], weighted, rtol=1e-12, atol=1e-12)
+    uniform = np.mean(iterates, axis=0)                       # mutant: 1/t
+    assert np.abs(uniform - got[9]).max() > 1e-4
 
 
 def test_kernel_refuses_a_ring_out_of_range():
@@ -203,6 +230,11 @@ def test_max_fpr_one_is_oaucm():
     np.testing.assert_allclose(b.covariances_, a.covariances_, rtol=1e-12, atol=1e-14)
     c = PartialOAUCM(max_fpr=0.5, lam=0.05).fit(X, y)      # mutant: another level differs
     assert np.abs(c.w_ - a.w_).max() > 1e-3
+    d = PartialOAUCM(max_fpr=1.0, lam=0.05, average=False).fit(X, y)
+    np.testing.assert_allclose(d.decision_function(X), a.decision_function(X), rtol=1e-12,
+                               atol=1e-12)
+    # averaged (the default): the same iterates, other scores
+    assert np.abs(b.decision_function(X) - a.decision_function(X)).max() > 1e-3
 
 
 def test_learn_one_partial_fit_sparse_and_pickle_agree():
@@ -214,11 +246,13 @@ def test_learn_one_partial_fit_sparse_and_pickle_agree():
     for i in range(50, 400):
         one.learn_one(X[i], y[i])
     np.testing.assert_array_equal(one.w_, full.w_)
+    np.testing.assert_array_equal(one.w_avg_, full.w_avg_)
     np.testing.assert_array_equal(one.budget_rows_, full.budget_rows_)
     np.testing.assert_array_equal(one.selection_scores_, full.selection_scores_)
     assert full.selection_filled_.min() > 0
     sparse = PartialOAUCM(min_tpr=0.3).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.w_, full.w_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sparse.w_avg_, full.w_avg_, rtol=1e-12, atol=1e-15)
 
 
 def test_bad_parameters_raise_and_leave_the_model():
@@ -236,36 +270,95 @@ def test_bad_parameters_raise_and_leave_the_model():
     assert np.abs(m.w_ - w).max() > 0
 
 
-@pytest.mark.parametrize("kw,lam", [({}, 0.01 * (0.5 / 0.05 + 0.5)),
-                                    ({"max_fpr": 0.01}, 0.01 * (0.5 / 0.01 + 0.5)),
-                                    ({"max_fpr": 0.2, "min_tpr": 0.5},
-                                     0.01 * (0.5 / (0.2 * 0.5) + 0.5)),
-                                    ({"max_fpr": 0.1, "auc_weight": 0.0}, 0.01 / 0.1),
-                                    ({"max_fpr": 1.0}, 0.01)])
-def test_auto_lam_is_oaucm_default_over_the_kept_shares(kw, lam):
+def _rms_lam(b, rho):
+    return 0.01 * math.sqrt((1 - rho) ** 2 / b + 2 * rho * (1 - rho) + rho ** 2)
+
+
+@pytest.mark.parametrize("kw,lam", [({}, _rms_lam(0.05, 0.5)),
+                                    ({"max_fpr": 0.01}, _rms_lam(0.01, 0.5)),
+                                    ({"max_fpr": 0.2, "min_tpr": 0.5}, _rms_lam(0.1, 0.5)),
+                                    ({"max_fpr": 0.1, "auc_weight": 0.0}, 0.01 / math.sqrt(0.1)),
+                                    ({"max_fpr": 0.1, "auc_weight": 1.0}, 0.01),
+                                    ({"max_fpr": 1.0}, 0.01),
+                                    ({"max_fpr": 1.0, "auc_weight": 0.2}, 0.01)])
+def test_auto_lam_is_oaucm_default_times_the_rms_gradient_factor(kw, lam):
     """lam="auto" plays exactly the rounds of the explicit
-    1e-2 ((1 - auc_weight) / (max_fpr (1 - min_tpr)) + auc_weight)."""
+    1e-2 sqrt((1 - rho)^2 / b + 2 rho (1 - rho) + rho^2), b = max_fpr (1 - min_tpr)."""
     X, y = _data(600)
     auto = PartialOAUCM(**kw).fit(X, y)
     assert auto.get_params()["lam"] == "auto" and auto._lam() == pytest.approx(lam, rel=1e-15)
     fixed = PartialOAUCM(lam=auto._lam(), **kw).fit(X, y)
     np.testing.assert_array_equal(auto.w_, fixed.w_)
-    if kw.get("max_fpr", 0.05) < 1.0:   # mutant: the unscaled 1e-2 (the former default)
-        assert np.abs(PartialOAUCM(lam=0.01, **kw).fit(X, y).w_ - auto.w_).max() > 1e-3
+    np.testing.assert_array_equal(auto.w_avg_, fixed.w_avg_)
+    frac = auto._fractions()
+    rho = auto.get_params()["auc_weight"]
+    worst = 0.01 * ((1 - rho) / (frac[0] * frac[1]) + rho)
+    if worst > lam * (1 + 1e-9):        # mutant: the worst-case rule (the former default)
+        assert np.abs(PartialOAUCM(lam=worst, **kw).fit(X, y).w_ - auto.w_).max() > 1e-3
+
+
+def test_default_scores_read_the_average():
+    """average=True (the default): decision_function, coef_, intercept_ and the budget
+    read w_avg_; average=False (the mutant of the default) reads the last iterate."""
+    X, y = _data(800)
+    m = PartialOAUCM().fit(X, y)
+    assert m.get_params()["average"] is True
+    assert np.abs(m.w_avg_ - m.w_).max() > 1e-3
+    mid = -0.5 * m.w_avg_ @ (m.means_[0] + m.means_[1])
+    np.testing.assert_allclose(m.decision_function(X), X @ m.w_avg_ + mid, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_array_equal(m.coef_[0], m.w_avg_)
+    assert m.intercept_[0] == pytest.approx(mid, rel=1e-12)
+    n = m.budget_filled_
+    assert m.budget_threshold_ in (m.budget_rows_[:n] @ m.w_avg_ + mid).tolist()
+    last = PartialOAUCM(average=False).fit(X, y)
+    np.testing.assert_array_equal(last.w_, m.w_)
+    np.testing.assert_array_equal(last.w_avg_, m.w_avg_)
+    np.testing.assert_array_equal(last.coef_[0], m.w_)
+    mid_w = -0.5 * m.w_ @ (m.means_[0] + m.means_[1])
+    np.testing.assert_allclose(last.decision_function(X), X @ m.w_ + mid_w, rtol=1e-12,
+                               atol=1e-12)
+    assert np.abs(last.decision_function(X) - m.decision_function(X)).max() > 1e-3
+    assert m.score_one(X[3]) == pytest.approx(m.decision_function(X[3:4])[0], rel=1e-12)
+    # coef_ assigned: both the iterate and the average take it
+    m.coef_ = np.ones(X.shape[1])
+    np.testing.assert_array_equal(m.w_, np.ones(X.shape[1]))
+    np.testing.assert_array_equal(m.w_avg_, np.ones(X.shape[1]))
+    with pytest.raises(ValueError, match="finite"):
+        m.coef_ = np.full(X.shape[1], np.nan)
+    np.testing.assert_array_equal(m.w_avg_, np.ones(X.shape[1]))
+
+
+def test_state_without_the_average_is_refused():
+    from sosl.state import from_state, get_state
+    X, y = _data(300)
+    m = PartialOAUCM().fit(X, y)
+    st = get_state(m)
+    back = from_state(st)
+    np.testing.assert_array_equal(back.w_avg_, m.w_avg_)
+    np.testing.assert_array_equal(back.decision_function(X), m.decision_function(X))
+    del st.arrays["w_avg_"]
+    with pytest.raises(ValueError, match="w_avg_"):
+        from_state(st)
+    again = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(again.w_avg_, m.w_avg_)
 
 
 def test_default_lam_matches_oaucm_on_unscaled_rows():
     """On standard-normal rows the default learns the top 5% as well as OAUC-M; steps ten
-    times longer than "auto"'s (lam=1e-3, the mutant) fall far behind."""
+    times longer than "auto"'s (lam=1e-3) scored at the last iterate (the mutant) fall far
+    behind, the average of the same iterates does not."""
     from sosl.metrics import partial_auc
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3))
     y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 1.5).astype(int)
     ref = partial_auc(y, OAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
     got = partial_auc(y, PartialOAUCM().fit(X, y).decision_function(X), max_fpr=0.05)
-    old = partial_auc(y, PartialOAUCM(lam=1e-3).fit(X, y).decision_function(X), max_fpr=0.05)
+    old = partial_auc(y, PartialOAUCM(lam=1e-3, average=False).fit(X, y).decision_function(X),
+                      max_fpr=0.05)
+    avg = partial_auc(y, PartialOAUCM(lam=1e-3).fit(X, y).decision_function(X), max_fpr=0.05)
     assert got > ref - 0.02 and got > 0.9
-    assert old < got - 0.1
+    assert old < got - 0.1 and old < avg - 0.1
 
 
 # -- the FPR budget -----------------------------------------------------------------------
@@ -429,7 +522,7 @@ def test_budget_follows_a_turning_model():
     kept = m.budget_rows_[:m.budget_filled_].copy()
     old_w = np.array([0.0, 1.0])                     # the far cluster at the bottom
     new_w = np.array([1.0, 0.0])                     # ... and now above the normal bulk
-    m.w_[:] = new_w                                  # the turn
+    m.coef_ = new_w                                  # the turn (the iterate and average)
     fresh = negatives(20000)
     fpr = np.mean(m.decision_function(fresh) > m.budget_threshold_)
     assert fpr <= 0.05

@@ -29,7 +29,10 @@ Per round t on row x of sign y and weight v (own class k, other class o):
 * the loss mixes the partial term with the full-AUC one, weight ``rho`` on psi_M:
   ``(1 - rho) sel psi_{frac[o]} + rho psi_M``;
 * the own class's moments take the row (decay ``beta``, weight v), then the step
-  ``w <- w - eta_t (lam w + v ((1 - rho) sel (d_mu a + 2 d_s2 Sw) + rho (m_mu a + 2 m_s2 Sw)))``.
+  ``w <- w - eta_t (lam w + v ((1 - rho) sel (d_mu a + 2 d_s2 Sw) + rho (m_mu a + 2 m_s2 Sw)))``;
+* if asked, the t-weighted average of the iterates, ``wbar <- wbar + 2/(t+1) (w - wbar)``
+  (``wbar_t = sum_s s w_s / sum_s s``, the average for a ``1/(lam t)`` step); the rounds
+  themselves read only ``w``.
 """
 
 cimport numpy as cnp
@@ -69,7 +72,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
                  double[::1] W, long long[::1] N, long long t0, double lam, double eta,
                  int schedule, double beta, const double[::1] frac, double rho,
                  double[:, ::1] H, long long[::1] Hn, long long[::1] Hf,
-                 double[::1] work, double[::1] stats=None, const double[::1] sw=None):
+                 double[::1] work, double[::1] stats=None, const double[::1] sw=None,
+                 double[::1] w_avg=None):
     """Rounds of PartialOAUCM over ``X[order]``; ``w, xbar, C, scale, W, N`` in place.
 
     ``order=None`` visits every row in order. ``frac[k]`` is the share of class k kept
@@ -79,6 +83,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
     holds at least ``4 p`` values. ``stats`` (length 2), if given: ``stats[0]`` is raised to
     the largest ``|x|`` visited and a row with a NaN or an infinity stops the pass after its
     round with ``stats[1]`` set to its position. ``sw``: the rows' importance weights.
+    ``w_avg`` (p,), if given: the t-weighted average of the iterates, updated in place after
+    each round's step (round t: ``w_avg += 2/(t+1) (w - w_avg)``).
     Returns the round counter after the pass.
     """
     cdef bint every = order is None
@@ -90,6 +96,7 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
     cdef double y, v, eta_t, mu, s2, so2, d_mu, d_s2, sel, dev, W_new, c, f, R, R_max = 0.0
     cdef double g_a, g_c, m_mu, m_s2, hard
     cdef bint seen, track = stats is not None, weighted = sw is not None
+    cdef bint averaging = w_avg is not None
     cdef const double* x
     cdef double* a
     cdef double* Sw
@@ -114,6 +121,8 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
         raise ValueError("partial_pass: work must hold at least 4 p values")
     if weighted and sw.shape[0] != X.shape[0]:
         raise ValueError("partial_pass: sw must hold one weight per row of X")
+    if averaging and w_avg.shape[0] != p:
+        raise ValueError("partial_pass: w_avg must hold one value per feature")
     if track and stats.shape[0] != 2:
         raise ValueError("partial_pass: stats must hold [max |x|, position of a bad row]")
     if p == 0:
@@ -205,6 +214,11 @@ def partial_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[:
             else:
                 for j in range(p):
                     w[j] -= eta_t * lam * w[j]
+            if averaging:
+                # the t-weighted average of the iterates: sum_s s w_s / sum_s s
+                f = 2.0 / <double> (t + 1)
+                for j in range(p):
+                    w_avg[j] += f * (w[j] - w_avg[j])
             if R > R_max:
                 R_max = R
             elif R != R:

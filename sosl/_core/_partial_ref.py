@@ -10,7 +10,8 @@ Symbols
 =========  =================================================  =======================
 symbol     meaning                                            public name
 =========  =================================================  =======================
-w          weights                                            ``w_``
+w          weights (the iterate)                              ``w_``
+wbar       the t-weighted average of the iterates             ``w_avg_``
 xbar       class means (row 0 negative)                       ``means_``
 Sigma      class covariances                                  ``covariances_``
 W, N       class (forgetting-) weights and counts             ``weights_``, ``counts_``
@@ -56,12 +57,13 @@ def own_selection(w, x, y, xbar_own, Sigma_own, N_own, frac_own, H, Hn, Hf, k):
 
 
 def partial_pass(X, s, order, w, xbar, Sigma, W, N, t0, lam, eta, schedule, beta, frac, rho,
-                 H, Hn, Hf, sw=None):
+                 H, Hn, Hf, sw=None, wbar=None):
     """PartialOAUCM's rounds over ``X[order]``, state in place; returns the round counter.
 
     ``Sigma`` (2, p, p) are covariances, ``W`` (2,) the decayed class weights, ``N`` (2,)
     counts, ``H`` (2, m), ``Hn``, ``Hf`` (2,) the selection rings; the other parameters as
-    in the kernel.
+    in the kernel; ``wbar`` (p,), if given, the t-weighted average of the iterates, in
+    place (the rounds read only w).
     """
     t = t0
     for i in order:
@@ -83,4 +85,6 @@ def partial_pass(X, s, order, w, xbar, Sigma, W, N, t0, lam, eta, schedule, beta
         W[own] = moment_update(x, xbar[own], Sigma[own], W[own], beta, v)   # eqs. (15)-(18)
         N[own] += 1
         w -= eta_t * g                                                  # eq. (12)
+        if wbar is not None:
+            wbar += 2.0 / (t + 1) * (w - wbar)                          # sum t w_t / sum t
     return t
