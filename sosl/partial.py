@@ -220,6 +220,8 @@ n_features_in_
         return float(self.lam)
 
     def _gradient_factor(self):
+        """The largest factor the mixed loss puts on a row's gradient relative to psi_M's,
+        ``(1 - rho) / b + rho`` (the worst case, for the no-copy bound of the backup)."""
         frac = self._fractions()
         rho = float(self.auc_weight)
         return (1.0 - rho) / (float(frac[0]) * float(frac[1])) + rho
