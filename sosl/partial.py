@@ -200,6 +200,14 @@ n_features_in_
         self.label_delay = label_delay
         self.average = average
 
+    def __setstate__(self, state):
+        # a fitted model pickled before the averaged weights were kept has no w_avg_ to
+        # score with: refused rather than guessed
+        if "w_" in state and "w_avg_" not in state:
+            raise ValueError("this PartialOAUCM was saved without the state array 'w_avg_' "
+                             "(the averaged weights its scores read): refit it")
+        super().__setstate__(state)
+
     def _check_params(self):
         if self.eta is None and not isinstance(self.lam, str) and self.lam == 0:
             raise ValueError("lam must be > 0 when eta=None (the step is 1/(lam t))")

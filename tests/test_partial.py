@@ -342,6 +342,11 @@ def test_state_without_the_average_is_refused():
         from_state(st)
     again = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(again.w_avg_, m.w_avg_)
+    old = m.__getstate__()
+    del old["w_avg_"]
+    with pytest.raises(ValueError, match="w_avg_"):
+        PartialOAUCM().__setstate__(old)
+    PartialOAUCM().__setstate__(PartialOAUCM().__getstate__())     # unfitted: no average
 
 
 def test_default_lam_matches_oaucm_on_unscaled_rows():
