@@ -13,6 +13,8 @@ train; with ``delay=d`` a row is learned once row ``i + d`` was scored) and repo
   ``nan``: not back before the next drift), as the mean over the stream's drifts;
 * ``fa/M``: detections (``forgetting="auto"``) or resets (river with ADWIN) per million
   rows on the stationary stretches: outside ``[drift start, drift end + window)``;
+* ``switches``: the rounds at which the lead of ``"auto"``'s two memories changed (the
+  detector's and the fixed factor 0.99's, :mod:`sosl._drift_select`);
 * ``cpu``: process CPU seconds of the run (scoring, learning, metrics).
 
 Contenders: OAUCM with no forgetting, the fixed factors 0.99, 0.999, 0.9999, and
@@ -156,6 +158,11 @@ def river_streams(n, seed):
     return out
 
 
+def switches_of(model):
+    sel = getattr(getattr(model, "drift_", None), "selector", None)
+    return None if sel is None else list(sel.switches)
+
+
 def detections_of(model):
     ctl = getattr(model, "drift_", None)
     if ctl is not None:
@@ -204,11 +211,12 @@ def run(args):
                              "dip": np.mean(dips) if dips else math.nan,
                              "recover": np.mean(recs) if recs else math.nan,
                              "fa": fa, "n_events": None if events is None else len(events),
-                             "cpu": cpu})
+                             "switches": switches_of(model), "cpu": cpu})
                 r = rows[-1]
                 print(f"{name:9s} d={delay:<6d} {label:15s} auc {r['auc']:.4f} pauc "
                       f"{r['pauc']:.4f} dip {r['dip']:.3f} recover {r['recover']:7.0f} "
-                      f"fa/M {r['fa']:6.1f} events {r['n_events']} cpu {cpu:5.1f}s",
+                      f"fa/M {r['fa']:6.1f} events {r['n_events']} cpu {cpu:5.1f}s"
+                      + ("" if r["switches"] is None else f" switches {r['switches']}"),
                       flush=True)
     return rows
 

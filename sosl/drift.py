@@ -68,6 +68,7 @@ from numbers import Real
 
 import numpy as np
 
+from ._drift_select import SHORT, MemorySelector, new_selector
 from ._typing import Detector
 
 __all__ = ["Cusum", "ClassScoreShift", "ClassMeanScores", "MemoryController", "CHUNK",
@@ -304,6 +305,8 @@ class MemoryController:
     label_delay: int = 0
     _last: int = 0
     means: ClassMeanScores | None = None
+    #: the two memories of a moment learner (:mod:`sosl._drift_select`), None for others
+    selector: MemorySelector | None = None
 
     def __init__(self, detector: Detector | None = None, memory: int = 1000,
                  min_class: int = 20, label_delay: int = 0) -> None:
@@ -364,6 +367,8 @@ class MemoryController:
             new.unanswered = list(self.unanswered)
         if self.means is not None:
             new.means = copy.deepcopy(self.means)
+        if self.selector is not None:
+            new.selector = copy.deepcopy(self.selector)
         return new
 
     def due(self, t_round: int) -> bool:
@@ -455,7 +460,7 @@ def linear_one_row(model, st, x, s, safe_p):
     learner's round needs at this width (a context manager)."""
     d = model.__dict__
     ctl = d.get("drift_")
-    if ctl is None:
+    if ctl is None or ctl.selector is not None:  # two candidates: the general path
         return False
     f = st.score(x)
     if f != f:
@@ -585,23 +590,32 @@ def _ftrl_one_row(d, X, s, order, wzn, play, ftrl_weights):
 
 
 def linear_auto_pass(model, state, X, s, order, pre, play):
-    """``forgetting="auto"`` for the moment learners (OAUCM, OAUCS): the rows in chunks.
+    """``forgetting="auto"`` for the moment learners (OAUCM, OAUCS, PartialOAUCM): the
+    rows in chunks, each played by two candidates (:mod:`sosl._drift_select`).
 
-    ``play(rows, t0)`` runs the plain pass (no decay) over the rows ``rows`` of X with the
-    step counter ``t0`` and returns the new counter (raising as the plain pass does).
-    Each chunk of :data:`CHUNK` rows is scored first (the first one by ``pre``, the
-    scores before the call, when given); its rows feed the controller in order, and at a
-    detection the rows up to it are played, the memory is shortened, and the rest of the
-    chunk waits for the next one (scored under the model that answered).
+    ``play(rows, t0, st, beta)`` runs the kernel's pass over the rows ``rows`` of X on the
+    state dict ``st`` with the step counter ``t0`` and the decay ``beta`` and returns the
+    new counter (raising as the plain pass does). Each chunk of :data:`CHUNK` rows is
+    scored first under the detector's candidate (the first chunk by ``pre``, the scores
+    before the call, when that candidate leads); its rows feed the controller in order,
+    and at a detection the rows up to it are played, the detector's candidate's memory
+    is shortened, and the rest of the chunk waits for the next one. The same rows are
+    played by the fixed factor's candidate (decay :data:`SHORT`, step counter the
+    round count) and their scores at scoring time feed the selector; when it asks, the
+    candidates trade places after the chunk (the learner's arrays hold the leader).
     """
     ctl = controller_for(model, state)
+    if ctl.selector is None:
+        ctl.selector = new_selector(state, model._state_names, ctl.label_delay)
+    sel = ctl.selector
     rows = np.arange(X.shape[0], dtype=np.intp) if order is None else np.asarray(order)
     labels = s > 0
     start, n = 0, rows.shape[0]
     while start < n:
         chunk = rows[start:start + CHUNK]
-        f, ref = _linear_scores(state, X, chunk)
-        if start == 0 and pre is not None:
+        det, fix = (state, sel.shadow) if sel.detector_leads else (sel.shadow, state)
+        f, ref = _linear_scores(det, X, chunk)
+        if start == 0 and pre is not None and sel.detector_leads:
             f = pre[chunk]                   # the same model; the scores made for Platt
         lo, hi = float(ref[0]), float(ref[1])
         cut, fired = chunk.shape[0], False
@@ -609,18 +623,51 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
             if ctl.observe(float(f[r]), labels[chunk[r]], lo, hi):
                 cut, fired = r + 1, True
                 break
+        played = np.ascontiguousarray(chunk[:cut])
+        switch = _select_evidence(sel, X, played, labels, state["t_"], det, fix)
         t0 = ctl.t
-        ctl.t = play(np.ascontiguousarray(chunk[:cut]), t0)
+        ctl.t = play(played, t0, det, 1.0)
+        play(played, state["t_"], fix, SHORT)
         state["t_"] += ctl.t - t0
         if fired and ctl.due(state["t_"]):
-            g = ctl.keep_factors(state["weights_"], state["counts_"])
-            state["weights_"] = state["weights_"] * g
-            state["scales_"] = state["scales_"] * g       # Sigma = scale C / W unchanged
-            if "w_avg_" in state:       # an average of iterates restarts with the new concept
-                state["w_avg_"] = state["w_"].copy()
-            ctl.restart(state["t_"], state["counts_"])
+            g = ctl.keep_factors(det["weights_"], det["counts_"])
+            det["weights_"] = det["weights_"] * g
+            det["scales_"] = det["scales_"] * g           # Sigma = scale C / W unchanged
+            if "w_avg_" in det:         # an average of iterates restarts with the new concept
+                det["w_avg_"] = det["w_"].copy()
+            ctl.restart(state["t_"], det["counts_"])
+        if switch:
+            sel.swap(state, model._state_names, state["t_"])
         start += cut
     state["drift_"] = ctl
+
+
+def _candidate(st):
+    """The weights of a moment learner's state and the midpoint its scores subtract."""
+    w = st["w_"]
+    if st["counts_"][0] > 0 and st["counts_"][1] > 0:
+        return w, float(0.5 * (st["means_"][0] @ w + st["means_"][1] @ w))
+    return w, 0.0
+
+
+def _select_evidence(sel, X, rows, labels, t_round, det, fix):
+    """Feed the selector the rows' scores under both candidates at their scoring time
+    (the chunk's start, or ``label_delay`` rounds earlier); True if the lead changes."""
+    w0, m0 = _candidate(det)
+    w1, m1 = _candidate(fix)
+    then = sel.scoring_weights(t_round, (w0, m0, w1, m1))
+    if then is None:
+        return False
+    w0, m0, w1, m1 = then
+    Xr = X[rows]
+    f = np.empty((rows.shape[0], 2))
+    f[:, 0] = Xr @ w0 - m0
+    f[:, 1] = Xr @ w1 - m1
+    switch = False
+    for r in range(rows.shape[0]):
+        if sel.observe(f[r], bool(labels[rows[r]])):
+            switch = True
+    return switch
 
 
 def _sketch_scores(state, X, rows):

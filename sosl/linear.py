@@ -182,17 +182,20 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
         p = X.shape[1]
         stats = np.array([state["max_abs_"], -1.0])     # the pass keeps max |x| up to date
 
-        def play(rows, t0):
+        def play(rows, t0, st=state, beta=None):
+            # st, beta: the second candidate of forgetting="auto" (its own state, no Platt)
             kmax = min(KMAX if p >= BLAS_MIN_P else SMALL_KMAX,
                        X.shape[0] if rows is None else rows.shape[0])
+            own = st is state
             with one_blas_thread() if p >= BLAS_MIN_P else _NO_CONTEXT:
                 t = _linear.linear_pass(
-                    X, s, rows, state["w_"], state["means_"], state["scatter_"],
-                    state["scales_"], state["weights_"], state["counts_"], t0,
+                    X, s, rows, st["w_"], st["means_"], st["scatter_"],
+                    st["scales_"], st["weights_"], st["counts_"], t0,
                     float(self.lam), 0.0 if self.eta is None else float(self.eta),
-                    self._schedule(), self._loss, self._beta(), BLAS_MIN_P,
-                    np.empty(3 * p + 2 * kmax * p), stats, sw,
-                    pre, None if pre is None else state["calibration_"],
+                    self._schedule(), self._loss, self._beta() if beta is None else beta,
+                    BLAS_MIN_P, np.empty(3 * p + 2 * kmax * p), stats, sw,
+                    pre if own else None,
+                    None if pre is None or not own else state["calibration_"],
                 )
             if stats[1] >= 0:                            # only a fresh pass sees such rows
                 raise ValueError("Input X contains NaN or infinity.")

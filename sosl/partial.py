@@ -283,22 +283,23 @@ n_features_in_
         stats = np.array([state["max_abs_"], -1.0])
         work = np.empty(4 * p)
 
-        def play(rows, t0):
+        def play(rows, t0, st=state, beta=None):
+            # st, beta: the second candidate of forgetting="auto" (its own state)
             # each round's p x p products are too small to share between threads (as OAUC-M's)
             with one_blas_thread() if p >= BLAS_MIN_P else contextlib.nullcontext():
                 t = _partial.partial_pass(
-                    X, s, rows, state["w_"], state["means_"], state["scatter_"],
-                    state["scales_"], state["weights_"], state["counts_"], t0,
+                    X, s, rows, st["w_"], st["means_"], st["scatter_"],
+                    st["scales_"], st["weights_"], st["counts_"], t0,
                     self._lam(), 0.0 if self.eta is None else float(self.eta),
-                    self._schedule(), self._beta(), self._fractions(),
-                    float(self.auc_weight), state["selection_scores_"],
-                    state["selection_next_"], state["selection_filled_"], work, stats, sw,
-                    state["w_avg_"])
+                    self._schedule(), self._beta() if beta is None else beta,
+                    self._fractions(), float(self.auc_weight), st["selection_scores_"],
+                    st["selection_next_"], st["selection_filled_"], work, stats, sw,
+                    st["w_avg_"])
             if stats[1] >= 0:
                 raise ValueError("Input X contains NaN or infinity.")
             signs = s if rows is None else s[rows]
             neg = np.flatnonzero(signs < 0)
-            self._record_negatives(state, X, neg if rows is None else rows[neg])
+            self._record_negatives(st, X, neg if rows is None else rows[neg])
             return t
 
         if self.forgetting == "auto":       # drift detected and answered, as OAUC-M's

@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
+import sosl._drift_select as S
 import sosl.drift as D
 from sosl import OAUCM, OAUCS
 from sosl._core import _linear
@@ -60,6 +61,8 @@ def test_auto_answer_mutant_is_caught(monkeypatch):
     paper's learner again: the gain above is gone."""
     X, y, _ = _abrupt()
     base = prequential(OAUCM(), X, y, every=N).final()["auc"]
+    # the detector's candidate alone (the fixed factor's never leads)
+    monkeypatch.setattr(S.MemorySelector, "observe", lambda self, f, positive: False)
     monkeypatch.setattr(D.MemoryController, "keep_factors", lambda self, w, c: np.ones(2))
     monkeypatch.setattr(D.MemoryController, "restart",
                         lambda self, t, c: self.detections.append(t))

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import sosl._drift_select as S
 import sosl.drift as D
 from sosl import PartialOAUCM
 from sosl.datasets import make_drift_stream
@@ -25,7 +26,9 @@ def test_partial_auto_answers_the_change(monkeypatch):
     assert len(det) == 1 and N // 2 <= det[0] < N // 2 + 300, det
     assert p_auto > p_none + 0.02, (p_auto, p_none)
     assert auto.budget_filled_ > 0                     # the budget's negatives kept coming
-    # mutant: the answer switched off; "auto" is then the fixed learner bit for bit
+    # mutant: the answer switched off (and the fixed factor's candidate never leading);
+    # "auto" is then the learner without forgetting bit for bit
+    monkeypatch.setattr(S.MemorySelector, "observe", lambda self, f, positive: False)
     monkeypatch.setattr(D.MemoryController, "keep_factors", lambda self, w, c: np.ones(2))
     monkeypatch.setattr(D.MemoryController, "restart", lambda self, t, c: None)
     off, _ = _fit_tail("auto")

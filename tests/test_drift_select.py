@@ -1,0 +1,109 @@
+"""forgetting="auto" of the moment learners: two memories and the evidence between them
+(sosl._drift_select)."""
+
+import numpy as np
+import pytest
+
+import sosl._drift_select as S
+from sosl import OAUCM
+from sosl.datasets import make_drift_stream
+from sosl.evaluate import prequential
+
+
+def _rotating(n, p=6, rate=0.05, turn=3e-4, seed=0):
+    """Class-conditional Gaussians whose separating direction turns by ``turn`` radians
+    a row in the plane of the first two features (a third of a turn over 20,000 rows,
+    the concept at the end nearly opposed to the one at the start): a continuous drift,
+    no change point."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < rate).astype(np.int64)
+    angle = turn * np.arange(n)
+    d = np.zeros((n, p))
+    d[:, 0], d[:, 1] = np.cos(angle), np.sin(angle)
+    X = rng.standard_normal((n, p)) + 1.5 * (2 * y[:, None] - 1) * d
+    return X, y
+
+
+def test_the_model_is_the_leading_candidate(monkeypatch):
+    """The learner's arrays are those of the candidate leading, bit for bit: the
+    detector's candidate (run alone: the fixed factor's never leads) or OAUC-M with
+    forgetting=0.99, each fitted on the same rows by itself; the other is the shadow."""
+    X, y = _rotating(12_000)
+    auto = OAUCM(forgetting="auto").fit(X, y)
+    sel = auto.drift_.selector
+    assert len(sel.switches) >= 1
+    short = OAUCM(forgetting=S.SHORT).fit(X, y)
+    monkeypatch.setattr(S.MemorySelector, "observe", lambda self, f, positive: False)
+    alone = OAUCM(forgetting="auto").fit(X, y)
+    assert alone.drift_.selector.switches == []
+    lead, other = (alone, short) if sel.detector_leads else (short, alone)
+    assert not np.allclose(lead.w_, other.w_)
+    for name in ("w_", "means_", "scatter_", "scales_", "weights_", "counts_"):
+        np.testing.assert_allclose(getattr(auto, name), getattr(lead, name), rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(sel.shadow[name], getattr(other, name), rtol=1e-12,
+                                   atol=1e-12)
+    assert auto.t_ == short.t_ == alone.t_ == X.shape[0]
+
+
+def test_a_continuous_drift_is_followed_and_a_stationary_stream_left_alone(monkeypatch):
+    X, y = _rotating(20_000, seed=1)
+    runs = {}
+    for f in (1.0, 0.99, "auto"):
+        m = OAUCM(forgetting=f)
+        runs[f] = prequential(m, X, y, every=X.shape[0]).final()["auc"]
+    assert m.drift_.detections == []               # no change point for the detector
+    assert len(m.drift_.selector.switches) >= 1
+    assert runs["auto"] > runs[1.0] + 0.005 and runs["auto"] > runs[0.99] - 0.002, runs
+    # mutant: the fixed factor's candidate never leads; "auto" is then no forgetting
+    monkeypatch.setattr(S.MemorySelector, "observe", lambda self, f, positive: False)
+    off = prequential(OAUCM(forgetting="auto"), X, y, every=X.shape[0]).final()["auc"]
+    assert off == pytest.approx(runs[1.0], abs=1e-9)
+    monkeypatch.undo()
+    # negative control of the rule: no switch on stationary streams
+    for seed in (2, 3):
+        Xs, ys, _ = make_drift_stream(40_000, 10, drift="none", positive_rate=0.02,
+                                      random_state=seed)
+        m = OAUCM(forgetting="auto").fit(Xs, ys)
+        assert m.drift_.selector.switches == []
+
+
+def test_evidence_is_taken_at_scoring_time():
+    """With a label delay d the scores the evidence compares are those of the
+    candidates d rounds before (snapshots every d // 16 rounds), None before the first
+    snapshot that old."""
+    sel = S.MemorySelector({}, label_delay=32)
+    assert sel.stride == 2
+    seen = {}
+    for t in range(0, 100):
+        w = np.full(2, float(t))
+        got = sel.scoring_weights(t, (w, 0.0, -w, 0.0))
+        seen[t] = None if got is None else got[0][0]
+    assert all(seen[t] is None for t in range(32))
+    for t in range(32, 100):
+        assert t - 32 - sel.stride < seen[t] <= t - 32, (t, seen[t])
+    # no delay: the candidates as they are
+    now = S.MemorySelector({}, label_delay=0)
+    w = np.ones(3)
+    assert now.scoring_weights(5, (w, 1.0, w, 2.0))[3] == 2.0
+
+
+def test_the_rule_waits_for_evidence_and_a_significant_gain():
+    sel = S.MemorySelector({}, label_delay=0)
+    rng = np.random.default_rng(0)
+    # candidate 1 better by a clear margin: the lead changes, but not before `start`
+    fired = []
+    for i in range(6000):
+        pos = rng.random() < 0.1
+        base = rng.standard_normal() + (1.0 if pos else 0.0)
+        f = np.array([base + rng.standard_normal(), base + (0.6 if pos else -0.6)])
+        if sel.observe(f, pos):
+            fired.append(sel.seen)
+            break
+    assert fired and fired[0] >= sel.start
+    # two equal candidates: never
+    eq = S.MemorySelector({}, label_delay=0)
+    for i in range(6000):
+        pos = rng.random() < 0.1
+        f = rng.standard_normal(2) + (1.0 if pos else 0.0)
+        assert not eq.observe(f, pos)
