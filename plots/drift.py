@@ -6,10 +6,11 @@ half and three quarters of the stream and turns back in between). OAUC-M with no
 forgetting, with ``forgetting=0.99`` and with ``forgetting="auto"`` are run test-then-train by
 :func:`sosl.evaluate.prequential` (with ``--delay`` rows of label delay). The figure draws
 each learner's rolling AUC (:class:`sosl.metrics.RollingAUC`), the drift rows as dotted
-vertical lines and the rows where ``"auto"`` detected a change (``drift_.detections``,
+vertical lines, the rows where ``"auto"`` detected a change (``drift_.detections``,
 counted in rows learned, placed at the row then being scored) as triangles on its curve:
 filled where it answered, open where the label delay rule left the change unanswered
-(``"auto"`` is told the delay: ``label_delay=--delay``).
+(``"auto"`` is told the delay: ``label_delay=--delay``), and the rows where the lead of
+its two memories changed (``drift_.selector.switches``) as open diamonds.
 """
 
 import sys
@@ -78,6 +79,14 @@ def main(argv=None):
                         else "detections left unanswered (label delay)")
                 line += (f"  {'answered' if answered else 'unanswered'} at rows "
                          f"{det.tolist()}")
+            sel = getattr(ctl, "selector", None)
+            if sel is not None and sel.switches:      # the lead of the two memories changed
+                sw = np.asarray(sel.switches, dtype=np.int64) + args.delay
+                idx = np.clip(np.searchsorted(res.steps, sw), 0, len(res.steps) - 1)
+                ax.plot(res.steps[idx], rolling[idx], ls="none", marker="D", ms=7,
+                        color=style(name)["color"], mfc="white", zorder=6,
+                        label="lead changed (\"auto\": detector / 0.99 memory)")
+                line += f"  lead changed at rows {sw.tolist()}"
         print(line)
     for i, d in enumerate(drifts if args.drift != "gradual" else [n // 2]):
         ax.axvline(d, color="0.4", lw=0.9, ls=":", label="drift" if i == 0 else None)

@@ -21,6 +21,11 @@ and hands every row to a :class:`MemoryController`, which
    rows late, a change is answered only after a concept that lasted more than twice
    the delay (:meth:`MemoryController.due`).
 
+The moment learners (OAUCM, OAUCS, PartialOAUCM) also keep a second candidate, the same
+learner with the fixed factor 0.99, learning the same rows, and lead with whichever of the
+two has the clearly higher AUC on the labelled rows (:mod:`sosl._drift_select`): a change
+detector has nothing to answer when the concept turns a little every row.
+
 Why this signal
 ---------------
 The class means are what the moment learners keep already (the score of a class mean
@@ -68,7 +73,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._drift_select import SHORT, MemorySelector, new_selector
+from ._drift_select import SHORT, MemorySelector, candidate, new_selector, select_evidence
 from ._typing import Detector
 
 __all__ = ["Cusum", "ClassScoreShift", "ClassMeanScores", "MemoryController", "CHUNK",
@@ -451,40 +456,59 @@ def _linear_scores(state, X, rows):
 
 
 def linear_one_row(model, st, x, s, safe_p):
-    """One dense row of ``forgetting="auto"`` on a fitted moment learner's live state
-    through its typed stepper ``st`` (bound to the state, built with no decay): the
-    row's score and the class means' scores, the round at the controller's step counter,
-    then the row's signal and, on a detected change, the shorter memory (in place, where
-    the stepper reads it). False, with nothing changed, when the stepper declines the row
-    (the general path then plays it, or reports it). ``safe_p``: the BLAS context the
+    """One dense row of ``forgetting="auto"`` on a fitted moment learner's live state,
+    through typed steppers bound to its arrays and to the shadow's (``st``, the learner's
+    own stepper, is built with no decay and is not used here): the row's score under
+    both candidates, the leader's round (False, with nothing changed, when it declines
+    the row: the general path then plays it, or reports it), the other's (a candidate
+    not leading that diverges restarts as a copy of the leader), then the row's signal
+    and, on a detected change, the shorter memory of the detector's candidate (in place,
+    where the steppers read it), and the evidence. ``safe_p``: the BLAS context the
     learner's round needs at this width (a context manager)."""
     d = model.__dict__
     ctl = d.get("drift_")
-    if ctl is None or ctl.selector is not None:  # two candidates: the general path
+    if ctl is None or ctl.selector is None:     # the general path makes the selector
         return False
-    f = st.score(x)
+    sel = ctl.selector
+    names = model._state_names
+    lead, other = sel.steppers(model, names)
+    leads = sel.detector_leads
+    det, fix = (d, sel.shadow) if leads else (sel.shadow, d)
+    det_st, fix_st = (lead, other) if leads else (other, lead)
+    f = det_st.score(x)
     if f != f:
         return False
-    w = d["w_"]
-    ref = d["means_"] @ w
-    counts = d["counts_"]
+    f_fix = fix_st.score(x)
+    w = det["w_"]
+    counts = det["counts_"]
+    ref = det["means_"] @ w
     if counts[0] > 0 and counts[1] > 0:
-        mid = 0.5 * (ref[0] + ref[1])
-        ref = ref - mid
-    t = ctl.t + 1
+        ref = ref - 0.5 * (ref[0] + ref[1])
+    then: tuple[float, float] | None = (f, f_fix)
+    if sel.delay:
+        old = sel.scoring_weights(d["t_"], (*candidate(det), *candidate(fix)))
+        then = None if old is None else (float(x @ old[0]) - old[1],
+                                          float(x @ old[2]) - old[3])
+    t_det, t_fix = ctl.t + 1, d["t_"] + 1
     with safe_p:
-        R = st.step(x, s, t, d["max_abs_"])
+        R = lead.step(x, s, t_det if leads else t_fix, d["max_abs_"])
     if R < 0.0:
         return False
-    ctl.t = t
+    with safe_p:
+        if other.step(x, s, t_fix if leads else t_det, d["max_abs_"]) < 0.0:
+            sel.restart_shadow(d, names)
+    ctl.t = t_det
     d["t_"] += 1
     d["n_seen_"] += 1
     d["max_abs_"] = R
     if ctl.observe(f, s > 0, float(ref[0]), float(ref[1])) and ctl.due(d["t_"]):
-        g = ctl.keep_factors(d["weights_"], counts)
-        d["weights_"] *= g                      # in place: the stepper reads these arrays
-        d["scales_"] *= g
+        g = ctl.keep_factors(det["weights_"], counts)
+        det["weights_"] *= g                    # in place: the steppers read these arrays
+        det["scales_"] *= g
         ctl.restart(d["t_"], counts)
+    if then is not None and sel.observe(np.array(then), s > 0):
+        sel.swap(d, names, d["t_"])
+        model._forget_stepper()                 # bound to the arrays that left
     return True
 
 
@@ -608,6 +632,7 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
     if ctl.selector is None:
         ctl.selector = new_selector(state, model._state_names, ctl.label_delay)
     sel = ctl.selector
+    avg = "w_avg_" in state and bool(getattr(model, "average", False))  # what it scores with
     rows = np.arange(X.shape[0], dtype=np.intp) if order is None else np.asarray(order)
     labels = s > 0
     start, n = 0, rows.shape[0]
@@ -624,11 +649,14 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
                 cut, fired = r + 1, True
                 break
         played = np.ascontiguousarray(chunk[:cut])
-        switch = _select_evidence(sel, X, played, labels, state["t_"], det, fix)
+        switch = select_evidence(sel, X, played, labels, state["t_"], det, fix, avg)
         t0 = ctl.t
-        ctl.t = play(played, t0, det, 1.0)
+        t1 = play(played, t0, det, 1.0)
         play(played, state["t_"], fix, SHORT)
-        state["t_"] += ctl.t - t0
+        ctl.t = t1
+        state["t_"] += t1 - t0
+        if not np.isfinite(sel.shadow["w_"]).all():     # the candidate not leading diverged
+            sel.restart_shadow(state, model._state_names)
         if fired and ctl.due(state["t_"]):
             g = ctl.keep_factors(det["weights_"], det["counts_"])
             det["weights_"] = det["weights_"] * g
@@ -640,34 +668,6 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
             sel.swap(state, model._state_names, state["t_"])
         start += cut
     state["drift_"] = ctl
-
-
-def _candidate(st):
-    """The weights of a moment learner's state and the midpoint its scores subtract."""
-    w = st["w_"]
-    if st["counts_"][0] > 0 and st["counts_"][1] > 0:
-        return w, float(0.5 * (st["means_"][0] @ w + st["means_"][1] @ w))
-    return w, 0.0
-
-
-def _select_evidence(sel, X, rows, labels, t_round, det, fix):
-    """Feed the selector the rows' scores under both candidates at their scoring time
-    (the chunk's start, or ``label_delay`` rounds earlier); True if the lead changes."""
-    w0, m0 = _candidate(det)
-    w1, m1 = _candidate(fix)
-    then = sel.scoring_weights(t_round, (w0, m0, w1, m1))
-    if then is None:
-        return False
-    w0, m0, w1, m1 = then
-    Xr = X[rows]
-    f = np.empty((rows.shape[0], 2))
-    f[:, 0] = Xr @ w0 - m0
-    f[:, 1] = Xr @ w1 - m1
-    switch = False
-    for r in range(rows.shape[0]):
-        if sel.observe(f[r], bool(labels[rows[r]])):
-            switch = True
-    return switch
 
 
 def _sketch_scores(state, X, rows):

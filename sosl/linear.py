@@ -210,14 +210,19 @@ class _LinearSOSL(LinearCoef, BaseOnlineAUC):
             self._warn_unscaled(state["max_abs_"])
 
     # -- one row at a time: a typed stepper bound to the state arrays ------------------
-    def _new_stepper(self):
+    def _stepper_on(self, st, beta, calibration):
+        """A typed one-row stepper bound to the arrays of the state dict ``st`` with the
+        decay ``beta`` (``_new_stepper``; the two candidates of forgetting="auto")."""
         lam = float(self.lam)
         eta = 0.0 if self.eta is None else float(self.eta)
         G_factor = loss_constants(self._loss)[1]  # the stepper checks the contraction
-        st = _linear.Stepper(self.w_, self.means_, self.scatter_, self.scales_,
-                             self.weights_, self.counts_, lam, eta, self._schedule(),
-                             self._loss, self._beta(), BLAS_MIN_P, _SAFE_ABS,
-                             _SAFE_MARGIN, G_factor, self.calibration_)
+        return _linear.Stepper(st["w_"], st["means_"], st["scatter_"], st["scales_"],
+                               st["weights_"], st["counts_"], lam, eta, self._schedule(),
+                               self._loss, beta, BLAS_MIN_P, _SAFE_ABS, _SAFE_MARGIN,
+                               G_factor, calibration)
+
+    def _new_stepper(self):
+        st = self._stepper_on(self.__dict__, self._beta(), self.calibration_)
         # the batch path hands int64 labels to the kernel for these classes (a new
         # stepper is made whenever the state, hence classes_, is replaced)
         st.labels01 = self.classes_.tolist() == [0, 1]
@@ -423,7 +428,11 @@ class OAUCM(_LinearSOSL):
         class. 1.0 (the default) is the paper's learner: all instances count alike.
         "auto": no decay until a change is detected in how far the rows score from their
         class's mean score, then a shorter memory that lengthens again in calm stretches
-        (see :mod:`sosl.drift`; the detections are listed in ``drift_.detections``).
+        (see :mod:`sosl.drift`; the detections are listed in ``drift_.detections``); a
+        second copy of the learner with ``forgetting=0.99`` learns the same rows and takes
+        the lead while its AUC on the labelled rows is clearly higher, as under a
+        continuous drift (:mod:`sosl._drift_select`; ``drift_.selector.switches``). Each
+        row then costs two rounds.
     detector : object or None, default=None
         With ``forgetting="auto"``, the change detector: any object with ``update(x)``
         and ``drift_detected`` (river's ``drift.ADWIN()`` fits); None is

@@ -356,6 +356,7 @@ class NystroemOAUCM(BaseOnlineAUC):
             self._learn_mapped(state, X, s, order, sw)
 
     # -- one row at a time: the mapped row through OAUC-M's typed stepper -----------------
+    _stepper_on = _LinearSOSL._stepper_on
     _new_stepper = _LinearSOSL._new_stepper
 
     def _one_mapped(self, x):

@@ -93,7 +93,7 @@ def test_the_rule_waits_for_evidence_and_a_significant_gain():
     rng = np.random.default_rng(0)
     # candidate 1 better by a clear margin: the lead changes, but not before `start`
     fired = []
-    for i in range(6000):
+    for _ in range(6000):
         pos = rng.random() < 0.1
         base = rng.standard_normal() + (1.0 if pos else 0.0)
         f = np.array([base + rng.standard_normal(), base + (0.6 if pos else -0.6)])
@@ -103,7 +103,54 @@ def test_the_rule_waits_for_evidence_and_a_significant_gain():
     assert fired and fired[0] >= sel.start
     # two equal candidates: never
     eq = S.MemorySelector({}, label_delay=0)
-    for i in range(6000):
+    for _ in range(6000):
         pos = rng.random() < 0.1
         f = rng.standard_normal(2) + (1.0 if pos else 0.0)
         assert not eq.observe(f, pos)
+
+
+def test_one_row_path_plays_what_the_batch_path_plays(monkeypatch):
+    """learn_one (typed steppers on the learner's and the shadow's arrays) and one-row
+    partial_fit (the general pass) give the same candidates and the same switches; a
+    pickle in the middle changes nothing."""
+    import pickle
+
+    import sosl.drift as D
+
+    X, y = _rotating(9_000, seed=3)
+    one, gen = OAUCM(forgetting="auto"), OAUCM(forgetting="auto")
+    with monkeypatch.context() as mp:            # gen: the general path, every row
+        mp.setattr(D, "linear_one_row", lambda *args: False)
+        gen.partial_fit(X[:1], y[:1], classes=[0, 1])
+        for i in range(1, X.shape[0]):
+            gen.partial_fit(X[i:i + 1], y[i:i + 1])
+    one.learn_one(X[0], y[0], classes=[0, 1])
+    for i in range(1, X.shape[0]):
+        one.learn_one(X[i], y[i])
+        if i == 4_000:
+            one = pickle.loads(pickle.dumps(one))
+    a, b = one.drift_.selector, gen.drift_.selector
+    assert a._steppers is not None and b._steppers is None   # the typed path ran
+    assert a.switches == b.switches and len(a.switches) >= 1
+    for name in ("w_", "means_", "scatter_", "weights_"):
+        np.testing.assert_allclose(getattr(one, name), getattr(gen, name), rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(a.shadow[name], b.shadow[name], rtol=1e-12, atol=1e-12)
+    # mutant: the one-row path skips the round of the candidate not leading
+    real = D.linear_one_row
+
+    def lazy(model, st, x, s, safe_p):
+        sel = model.__dict__["drift_"].selector
+        keep = {k: v.copy() for k, v in sel.shadow.items() if isinstance(v, np.ndarray)}
+        ok = real(model, st, x, s, safe_p)
+        if ok and not sel.switches:
+            for k, v in keep.items():
+                sel.shadow[k][...] = v
+        return ok
+
+    monkeypatch.setattr(D, "linear_one_row", lazy)
+    bad = OAUCM(forgetting="auto")
+    bad.learn_one(X[0], y[0], classes=[0, 1])
+    for i in range(1, X.shape[0]):
+        bad.learn_one(X[i], y[i])
+    assert bad.drift_.selector.switches != b.switches or not np.allclose(bad.w_, gen.w_)
