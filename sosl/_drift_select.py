@@ -19,12 +19,14 @@ estimates each candidate's AUC and the gain of one over the other, with its vari
 
 Rule. The other candidate takes the lead when its estimated AUC (the mean of the two
 classes' estimates) exceeds the leader's by more than :data:`MARGIN` and by more than
-:data:`Z` standard errors of the gain, and only once ``start`` rows have given evidence.
-The horizon and the start grow with the delay (``max(5000, 6 d)`` and
+:data:`Z` standard errors of the gain, only once ``start`` rows have given evidence, and
+(from the detector's candidate to the short memory) not within ``2 d`` rounds after a
+change the detector saw, answered or not. The horizon and the start grow with the delay (``max(5000, 6 d)`` and
 ``max(5000, 2 d)`` rows): evidence that arrives ``d`` rows late describes the stream of
 ``d`` rows ago, and a concept that recurs within a few delays would otherwise have the
 short memory lead in the phase where it pays least (it scores every recurrence with the
-concept that just ended, for the ``d`` rows before its labels arrive).
+concept that just ended, for the ``d`` rows before its labels arrive); a detection says
+such a change happened.
 
 Cost per row: a second round of the learner (the candidate not leading), two scores and
 two comparisons with rings of :data:`RING` and ``RING // 10`` scores (O(p + RING)).
@@ -45,7 +47,7 @@ RING = 500
 #: the lead changes at a gain of more than this (AUC units) ...
 MARGIN = 0.002
 #: ... and of more than this many standard errors
-Z = 3.0
+Z = 4.0
 
 
 class MemorySelector:
@@ -76,6 +78,7 @@ class MemorySelector:
         self.start = max(5000, 2 * d)
         self.stride = max(1, d // 16)
         self.detector_leads = True
+        self.hold_until = 0                  # no lead to the short memory before this round
         self.switches: list[int] = []
         self.rings = [np.full((2, RING), np.nan), np.full((2, RING // 10), np.nan)]
         self.filled = [0, 0]
@@ -199,6 +202,17 @@ class MemorySelector:
         for n in names:
             v = state[n]
             self.shadow[n] = v.copy() if isinstance(v, np.ndarray) else v
+
+    def detected(self, t_round: int) -> None:
+        """The detector saw a change at round ``t_round`` (answered or not): the
+        evidence of the next ``2 label_delay`` rounds straddles it (rows scored before
+        the change, labelled after), so the short memory may not take the lead from the
+        detector's candidate until then."""
+        self.hold_until = max(self.hold_until, int(t_round) + 2 * self.delay)
+
+    def may_switch(self, t_round: int) -> bool:
+        """Whether the lead may change at round ``t_round`` (see :meth:`detected`)."""
+        return not self.detector_leads or t_round >= self.hold_until
 
     def swap(self, state: dict, names: tuple, t_round: int) -> None:
         """The other candidate leads: its arrays into ``state`` (the learner's), the

@@ -501,12 +501,14 @@ def linear_one_row(model, st, x, s, safe_p):
     d["t_"] += 1
     d["n_seen_"] += 1
     d["max_abs_"] = R
-    if ctl.observe(f, s > 0, float(ref[0]), float(ref[1])) and ctl.due(d["t_"]):
-        g = ctl.keep_factors(det["weights_"], counts)
-        det["weights_"] *= g                    # in place: the steppers read these arrays
-        det["scales_"] *= g
-        ctl.restart(d["t_"], counts)
-    if then is not None and sel.observe(np.array(then), s > 0):
+    if ctl.observe(f, s > 0, float(ref[0]), float(ref[1])):
+        sel.detected(d["t_"])
+        if ctl.due(d["t_"]):
+            g = ctl.keep_factors(det["weights_"], counts)
+            det["weights_"] *= g                # in place: the steppers read these arrays
+            det["scales_"] *= g
+            ctl.restart(d["t_"], counts)
+    if then is not None and sel.observe(then, s > 0) and sel.may_switch(d["t_"]):
         sel.swap(d, names, d["t_"])
         model._forget_stepper()                 # bound to the arrays that left
     return True
@@ -657,6 +659,8 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
         state["t_"] += t1 - t0
         if not np.isfinite(sel.shadow["w_"]).all():     # the candidate not leading diverged
             sel.restart_shadow(state, model._state_names)
+        if fired:
+            sel.detected(state["t_"])
         if fired and ctl.due(state["t_"]):
             g = ctl.keep_factors(det["weights_"], det["counts_"])
             det["weights_"] = det["weights_"] * g
@@ -664,7 +668,7 @@ def linear_auto_pass(model, state, X, s, order, pre, play):
             if "w_avg_" in det:         # an average of iterates restarts with the new concept
                 det["w_avg_"] = det["w_"].copy()
             ctl.restart(state["t_"], det["counts_"])
-        if switch:
+        if switch and sel.may_switch(state["t_"]):
             sel.swap(state, model._state_names, state["t_"])
         start += cut
     state["drift_"] = ctl

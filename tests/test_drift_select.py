@@ -154,3 +154,16 @@ def test_one_row_path_plays_what_the_batch_path_plays(monkeypatch):
     for i in range(1, X.shape[0]):
         bad.learn_one(X[i], y[i])
     assert bad.drift_.selector.switches != b.switches or not np.allclose(bad.w_, gen.w_)
+
+
+def test_no_lead_to_the_short_memory_within_two_delays_of_a_detection():
+    sel = S.MemorySelector({}, label_delay=100)
+    assert sel.may_switch(0)
+    sel.detected(500)
+    assert not sel.may_switch(699) and sel.may_switch(700)
+    sel.detector_leads = False                   # back to the detector: never held
+    assert sel.may_switch(600)
+    # no delay: a detection holds nothing
+    now = S.MemorySelector({}, label_delay=0)
+    now.detected(500)
+    assert now.may_switch(500)
