@@ -22,7 +22,7 @@ classes' estimates) exceeds the leader's by more than :data:`MARGIN` and by more
 :data:`Z` standard errors of the gain, only once ``start`` rows have given evidence, and
 (from the detector's candidate to the short memory) not within ``2 d`` rounds after a
 change the detector saw, answered or not. The horizon and the start grow with the delay (``max(5000, 6 d)`` and
-``max(5000, 2 d)`` rows): evidence that arrives ``d`` rows late describes the stream of
+``max(5000, d)`` rows): evidence that arrives ``d`` rows late describes the stream of
 ``d`` rows ago, and a concept that recurs within a few delays would otherwise have the
 short memory lead in the phase where it pays least (it scores every recurrence with the
 concept that just ended, for the ``d`` rows before its labels arrive); a detection says
@@ -75,7 +75,7 @@ class MemorySelector:
         self.shadow = shadow
         self.delay = d
         self.horizon = max(5000, 6 * d)
-        self.start = max(5000, 2 * d)
+        self.start = max(5000, d)
         self.stride = max(1, d // 16)
         self.detector_leads = True
         self.hold_until = 0                  # no lead to the short memory before this round
