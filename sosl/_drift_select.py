@@ -21,12 +21,12 @@ Rule. The other candidate takes the lead when its estimated AUC (the mean of the
 classes' estimates) exceeds the leader's by more than :data:`MARGIN` and by more than
 :data:`Z` standard errors of the gain, only once ``start`` rows have given evidence, and
 (from the detector's candidate to the short memory) not within ``2 d`` rounds after a
-change the detector saw, answered or not. The horizon and the start grow with the delay (``max(5000, 6 d)`` and
-``max(5000, d)`` rows): evidence that arrives ``d`` rows late describes the stream of
-``d`` rows ago, and a concept that recurs within a few delays would otherwise have the
-short memory lead in the phase where it pays least (it scores every recurrence with the
-concept that just ended, for the ``d`` rows before its labels arrive); a detection says
-such a change happened.
+change the detector saw, answered or not. The horizon and the start grow with the delay
+(``max(5000, 6 d)`` and ``max(5000, d)`` rows): evidence that arrives ``d`` rows late
+describes the stream of ``d`` rows ago, and a concept that recurs within a few delays
+would otherwise have the short memory lead in the phase where it pays least (it scores
+every recurrence with the concept that just ended, for the ``d`` rows before its labels
+arrive); a detection says such a change happened.
 
 Cost per row: a second round of the learner (the candidate not leading), two scores and
 two comparisons with rings of :data:`RING` and ``RING // 10`` scores (O(p + RING)).
@@ -44,6 +44,9 @@ import numpy as np
 SHORT = 0.99
 #: negative rows a positive row's evidence compares with (a tenth of it for the negatives)
 RING = 500
+#: state of the stream, not of a candidate: kept by the learner, never swapped (the
+#: largest |x| seen bounds every row both candidates played)
+SHARED = ("max_abs_",)
 #: the lead changes at a gain of more than this (AUC units) ...
 MARGIN = 0.002
 #: ... and of more than this many standard errors
@@ -218,7 +221,8 @@ class MemorySelector:
         """The other candidate leads: its arrays into ``state`` (the learner's), the
         learner's into ``shadow``."""
         for name in names:
-            state[name], self.shadow[name] = self.shadow[name], state[name]
+            if name not in SHARED:
+                state[name], self.shadow[name] = self.shadow[name], state[name]
         self.detector_leads = not self.detector_leads
         self.switches.append(int(t_round))
 

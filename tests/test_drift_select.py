@@ -167,3 +167,17 @@ def test_no_lead_to_the_short_memory_within_two_delays_of_a_detection():
     now = S.MemorySelector({}, label_delay=0)
     now.detected(500)
     assert now.may_switch(500)
+
+
+def test_a_change_of_lead_keeps_the_largest_row_seen():
+    """max_abs_ (the largest |x| seen, which the one-row path's no-copy proof reads) is
+    the stream's, not a candidate's: a swap leaves it (mutant: it swapped in the shadow's
+    value, stale since the shadow was made)."""
+    X, y = _rotating(9_000, seed=3)
+    X[:200] *= 3.0                      # the largest rows come before any change of lead
+    m = OAUCM(forgetting="auto")
+    m.learn_one(X[0], y[0], classes=[0, 1])
+    for i in range(1, X.shape[0]):
+        m.learn_one(X[i], y[i])
+    assert len(m.drift_.selector.switches) >= 1
+    assert m.max_abs_ == pytest.approx(np.abs(X).max(), rel=0, abs=0)
