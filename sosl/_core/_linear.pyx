@@ -925,6 +925,19 @@ def fixed_pass(const double[:, ::1] X, const double[::1] s, const Py_ssize_t[::1
     return t, finite
 
 
+cdef inline object bound_stepper(dict d, object x):
+    """The model's bound :class:`Stepper` (``d`` is its ``__dict__``) when its
+    hyper-parameters are checked and ``x`` is an ndarray; None otherwise (the caller
+    then takes its ordinary path). Calls no Python code."""
+    cdef PyObject* o = PyDict_GetItem(d, "_params_ok")
+    if o == NULL or <object> o is not True:
+        return None
+    o = PyDict_GetItem(d, "_stepper_")
+    if o == NULL or type(<object> o) is not Stepper or type(x) is not cnp.ndarray:
+        return None
+    return <object> o
+
+
 def read_score(dict d, object x, bint lock=True):
     """``score_one`` of a fitted model read without its lock: the decision value of the
     float64 row ``x`` by the model's bound :class:`Stepper` (``d`` is the model's
@@ -942,13 +955,10 @@ def read_score(dict d, object x, bint lock=True):
     cdef double f
     if lock and o != NULL and not reader_may_pass(<object> o):
         return None
-    o = PyDict_GetItem(d, "_params_ok")
-    if o == NULL or <object> o is not True:
+    b = bound_stepper(d, x)
+    if b is None:
         return None
-    o = PyDict_GetItem(d, "_stepper_")
-    if o == NULL or type(<object> o) is not Stepper or type(x) is not cnp.ndarray:
-        return None
-    st = <Stepper> o
+    st = <Stepper> b
     a = <cnp.ndarray> x
     if (cnp.PyArray_NDIM(a) != 1 or cnp.PyArray_DIM(a, 0) != st.m.p
             or cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(a)):
@@ -985,13 +995,10 @@ def learn_row(dict d, object x, object y, bint lock=True):
     if lock and not lk.acquire(False):      # held by another thread: the caller waits
         return None
     try:
-        o = PyDict_GetItem(d, "_params_ok")
-        if o == NULL or <object> o is not True:
+        b = bound_stepper(d, x)
+        if b is None:
             return None
-        o = PyDict_GetItem(d, "_stepper_")
-        if o == NULL or type(<object> o) is not Stepper or type(x) is not cnp.ndarray:
-            return None
-        st = <Stepper> o
+        st = <Stepper> b
         if not st.one_row or PyDict_GetItem(d, "_learn_one_in_place") != NULL:
             return None
         o = PyDict_GetItem(d, "_signs_")
